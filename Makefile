@@ -1,0 +1,46 @@
+# Conveyor developer targets. `make test` and `make dev` work on a fresh machine:
+# they build what they need (Kubernetes test binaries, controller-gen, helm) into
+# ~/.cache/conveyor first.
+
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -euo pipefail -c
+
+BIN ?= bin
+TOOLS = $(shell hack/build-test-binaries.sh tools)
+CONTROLLER_GEN = $(TOOLS)/controller-gen
+
+.PHONY: all
+all: build
+
+.PHONY: generate
+generate:
+	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths="./api/..."
+
+.PHONY: manifests
+manifests:
+	$(CONTROLLER_GEN) rbac:roleName=conveyor-operator crd:maxDescLen=0 paths="./api/..." paths="./controllers/..." \
+		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	hack/sync-chart-crds.sh
+
+.PHONY: build
+build:
+	CGO_ENABLED=0 go build -trimpath -o $(BIN)/conveyor .
+	CGO_ENABLED=0 go build -trimpath -o $(BIN)/conveyor-worker ./runtime/cmd/conveyor-worker
+
+.PHONY: envtest-assets
+envtest-assets:
+	hack/build-test-binaries.sh all
+
+.PHONY: test
+test:
+	hack/test.sh
+
+.PHONY: lint
+lint:
+	go vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
+
+.PHONY: verify-generated
+verify-generated: generate manifests 
+	@git diff --exit-code --stat -- . || { echo "generated files are stale: run 'make generate manifests' and commit"; exit 1; }
+	@test -z "$$(git status --porcelain --untracked-files=all -- api config charts)" || { git status --porcelain -- api config charts; echo "generated files are untracked: commit them"; exit 1; }

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Runs every test tier and prints how long each took:
+#   assets    build (or find cached) Kubernetes test binaries and tools
+#   unit      pure tests and runtime tests against the embedded Kafka (kfake)
+#   envtest   API behaviour and reconcilers against a real kube-apiserver
+#   e2e       the local cluster with real kubectl, helm and kcat
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+declare -a TIMINGS=()
+tier() {
+  local name=$1; shift
+  local start=$SECONDS
+  echo "=== tier $name"
+  "$@"
+  TIMINGS+=("$name $((SECONDS - start))s")
+}
+report() {
+  echo "=== tier timings"
+  for t in "${TIMINGS[@]}"; do echo "  $t"; done
+}
+trap report EXIT
+
+GOTEST_FLAGS=${GOTEST_FLAGS:-}
+assets() {
+  hack/install-deps.sh
+  KUBEBUILDER_ASSETS=$(hack/build-test-binaries.sh all)
+  export KUBEBUILDER_ASSETS
+  echo "KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS"
+}
+pkgs_of() { go list "$@" 2>/dev/null || true; }
+
+tier assets assets
+unit_pkgs=$(go list ./... | grep -v '/test/' )
+tier unit go test $GOTEST_FLAGS -count=1 $unit_pkgs
+envtest_pkgs=$(pkgs_of ./test/envtest/...)
+if [[ -n "$envtest_pkgs" ]]; then tier envtest go test $GOTEST_FLAGS -count=1 -p 1 $envtest_pkgs; fi
+e2e_pkgs=$(pkgs_of ./test/e2e/...)
+if [[ -n "$e2e_pkgs" ]]; then tier e2e go test $GOTEST_FLAGS -count=1 -p 1 -timeout 20m $e2e_pkgs; fi

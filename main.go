@@ -1,0 +1,145 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command conveyor is the Conveyor operator and its developer commands.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	connectv1alpha1 "github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers"
+)
+
+const usage = `conveyor runs Kafka Connect-style clusters on Kubernetes.
+
+Usage:
+  conveyor operator [flags]   run the operator (controller manager)
+  conveyor help               show this help
+
+Run "conveyor operator --help" for the operator's flags.
+`
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "conveyor:", err)
+		}
+		os.Exit(2)
+	}
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errors.New("a command is required")
+	}
+	switch args[0] {
+	case "operator":
+		return runOperator(args[1:], stderr)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	default:
+		fmt.Fprint(stderr, usage)
+		return fmt.Errorf("unknown command %q", args[0])
+	}
+}
+
+func newScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(connectv1alpha1.AddToScheme(s))
+	return s
+}
+
+func runOperator(args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("conveyor operator", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	metricsAddr := fs.String("metrics-bind-address", ":8080", "address the metrics endpoint binds to; 0 disables it")
+	probeAddr := fs.String("health-probe-bind-address", ":8081", "address the /healthz and /readyz probes bind to")
+	leaderElect := fs.Bool("leader-elect", false, "elect a leader so that only one operator replica reconciles")
+	watchNamespaces := fs.String("watch-namespaces", "", "comma-separated namespaces to watch; empty watches all")
+	workerImage := fs.String("worker-image", os.Getenv("CONVEYOR_IMAGE"), "image for worker pods of clusters that name none (default: $CONVEYOR_IMAGE, the operator's own image)")
+	zapOpts := zap.Options{}
+	zapOpts.BindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+
+	cacheOpts := cache.Options{}
+	if ns := splitList(*watchNamespaces); len(ns) > 0 {
+		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
+		for _, n := range ns {
+			cacheOpts.DefaultNamespaces[n] = cache.Config{}
+		}
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("loading Kubernetes client configuration: %w", err)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  newScheme(),
+		Cache:                   cacheOpts,
+		Metrics:                 metricsserver.Options{BindAddress: *metricsAddr},
+		HealthProbeBindAddress:  *probeAddr,
+		LeaderElection:          *leaderElect,
+		LeaderElectionID:        "conveyor-operator.connect.conveyor.dev",
+		LeaderElectionNamespace: os.Getenv("POD_NAMESPACE"),
+	})
+	if err != nil {
+		return fmt.Errorf("creating the controller manager: %w", err)
+	}
+	if err := controllers.Setup(mgr, controllers.Options{
+		WorkerImage:       *workerImage,
+		OperatorNamespace: os.Getenv("POD_NAMESPACE"),
+	}); err != nil {
+		return fmt.Errorf("setting up reconcilers: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return fmt.Errorf("adding the health check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return fmt.Errorf("adding the readiness check: %w", err)
+	}
+	ctrl.Log.WithName("setup").Info("starting the operator", "watchNamespaces", *watchNamespaces, "leaderElection", *leaderElect)
+	return mgr.Start(ctrl.SetupSignalHandler())
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
