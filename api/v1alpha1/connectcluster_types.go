@@ -23,11 +23,10 @@ import (
 
 // ConnectClusterSpec is the desired state of a group of Conveyor workers.
 //
-// The CEL rules below keep a cluster from silently moving to another Kafka Connect group or to
-// other internal topics: the group and the topics hold every connector config, offset and status.
+// The CEL rule below (and those on StorageSpec) keep a cluster from silently moving to another
+// Kafka Connect group or to other internal topics: they hold every connector config and offset.
 //
 // +kubebuilder:validation:XValidation:rule="has(self.groupId) == has(oldSelf.groupId) && (!has(self.groupId) || self.groupId == oldSelf.groupId)",message="groupId cannot be added, removed or changed after creation: the cluster's connector configs and offsets live under the original group; create a new ConnectCluster to use another group",fieldPath=".groupId",reason=FieldValueForbidden
-// +kubebuilder:validation:XValidation:rule="(has(self.storage) && has(self.storage.configTopic) ? self.storage.configTopic : ”) == (has(oldSelf.storage) && has(oldSelf.storage.configTopic) ? oldSelf.storage.configTopic : ”) && (has(self.storage) && has(self.storage.offsetTopic) ? self.storage.offsetTopic : ”) == (has(oldSelf.storage) && has(oldSelf.storage.offsetTopic) ? oldSelf.storage.offsetTopic : ”) && (has(self.storage) && has(self.storage.statusTopic) ? self.storage.statusTopic : ”) == (has(oldSelf.storage) && has(oldSelf.storage.statusTopic) ? oldSelf.storage.statusTopic : ”)",message="storage.configTopic, storage.offsetTopic and storage.statusTopic cannot be added, removed or changed after creation: they hold the cluster's connector configs, offsets and statuses; create a new ConnectCluster to use other topics",fieldPath=".storage",reason=FieldValueForbidden
 type ConnectClusterSpec struct {
 	// replicas is the number of worker pods when autoscaling is disabled. The operator may run
 	// more: never fewer than ceil(total effective tasks / maxTasksPerWorker), and the
@@ -226,6 +225,9 @@ type SecretRef struct {
 
 // StorageSpec names and sizes the internal topics.
 //
+// +kubebuilder:validation:XValidation:rule="has(self.configTopic) == has(oldSelf.configTopic) && (!has(self.configTopic) || self.configTopic == oldSelf.configTopic)",message="storage.configTopic cannot be added, removed or changed after creation: it holds the cluster's connector configs; create a new ConnectCluster to use another topic",fieldPath=".configTopic",reason=FieldValueForbidden
+// +kubebuilder:validation:XValidation:rule="has(self.offsetTopic) == has(oldSelf.offsetTopic) && (!has(self.offsetTopic) || self.offsetTopic == oldSelf.offsetTopic)",message="storage.offsetTopic cannot be added, removed or changed after creation: it holds the source connectors' offsets; create a new ConnectCluster to use another topic",fieldPath=".offsetTopic",reason=FieldValueForbidden
+// +kubebuilder:validation:XValidation:rule="has(self.statusTopic) == has(oldSelf.statusTopic) && (!has(self.statusTopic) || self.statusTopic == oldSelf.statusTopic)",message="storage.statusTopic cannot be added, removed or changed after creation: it holds the connector and task statuses; create a new ConnectCluster to use another topic",fieldPath=".statusTopic",reason=FieldValueForbidden
 // +kubebuilder:validation:XValidation:rule="!has(self.configTopic) || !has(self.offsetTopic) || self.configTopic != self.offsetTopic",message="storage.configTopic and storage.offsetTopic must be different topics",fieldPath=".offsetTopic"
 // +kubebuilder:validation:XValidation:rule="!has(self.configTopic) || !has(self.statusTopic) || self.configTopic != self.statusTopic",message="storage.configTopic and storage.statusTopic must be different topics",fieldPath=".statusTopic"
 // +kubebuilder:validation:XValidation:rule="!has(self.offsetTopic) || !has(self.statusTopic) || self.offsetTopic != self.statusTopic",message="storage.offsetTopic and storage.statusTopic must be different topics",fieldPath=".statusTopic"
