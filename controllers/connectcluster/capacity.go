@@ -16,14 +16,10 @@ limitations under the License.
 
 package connectcluster
 
-import "fmt"
+import (
+	"fmt"
 
-// Capacity reasons, used as the reason of the capacity condition and events.
-const (
-	// ReasonCapacityFloor says the task floor raised the replica count above spec.replicas.
-	ReasonCapacityFloor = "CapacityFloor"
-	// ReasonReplicasAsRequested says the Deployment runs spec.replicas workers.
-	ReasonReplicasAsRequested = "ReplicasAsRequested"
+	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 )
 
 // Capacity is the outcome of the capacity rule for a cluster without autoscaling.
@@ -70,7 +66,7 @@ func DesiredReplicas(requested int32, totalEffectiveTasks, maxTasksPerWorker int
 			Replicas: floor,
 			Floor:    floor,
 			Raised:   true,
-			Reason:   ReasonCapacityFloor,
+			Reason:   v1alpha1.ReasonTaskFloor,
 			Message: fmt.Sprintf("running %d workers instead of spec.replicas=%d: connectors need %d tasks and maxTasksPerWorker is %d (ceil(%d/%d)=%d)",
 				floor, requested, totalEffectiveTasks, maxTasksPerWorker, totalEffectiveTasks, maxTasksPerWorker, floor),
 		}
@@ -79,5 +75,5 @@ func DesiredReplicas(requested int32, totalEffectiveTasks, maxTasksPerWorker int
 	if floor > 0 {
 		msg += fmt.Sprintf("; connectors need at least %d (%d tasks, at most %d per worker)", floor, totalEffectiveTasks, maxTasksPerWorker)
 	}
-	return Capacity{Replicas: requested, Floor: floor, Reason: ReasonReplicasAsRequested, Message: msg}
+	return Capacity{Replicas: requested, Floor: floor, Reason: v1alpha1.ReasonWithinRequested, Message: msg}
 }

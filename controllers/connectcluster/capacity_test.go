@@ -19,6 +19,8 @@ package connectcluster
 import (
 	"strings"
 	"testing"
+
+	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 )
 
 func TestCapacityFloor(t *testing.T) {
@@ -56,13 +58,13 @@ func TestDesiredReplicas(t *testing.T) {
 		wantReason    string
 		wantInMessage string
 	}{
-		{"spec wins without connectors", 3, 0, 4, 3, false, ReasonReplicasAsRequested, "spec.replicas=3"},
-		{"spec wins when above floor", 5, 8, 4, 5, false, ReasonReplicasAsRequested, "at least 2"},
-		{"equal to floor is not raised", 2, 8, 4, 2, false, ReasonReplicasAsRequested, "spec.replicas=2"},
-		{"floor raises", 1, 9, 4, 3, true, ReasonCapacityFloor, "instead of spec.replicas=1"},
-		{"floor raises from zero", 0, 1, 4, 1, true, ReasonCapacityFloor, "need 1 tasks"},
-		{"no limit keeps spec", 2, 1000, 0, 2, false, ReasonReplicasAsRequested, "spec.replicas=2"},
-		{"negative request treated as zero", -1, 0, 4, 0, false, ReasonReplicasAsRequested, "spec.replicas=0"},
+		{"spec wins without connectors", 3, 0, 4, 3, false, v1alpha1.ReasonWithinRequested, "spec.replicas=3"},
+		{"spec wins when above floor", 5, 8, 4, 5, false, v1alpha1.ReasonWithinRequested, "at least 2"},
+		{"equal to floor is not raised", 2, 8, 4, 2, false, v1alpha1.ReasonWithinRequested, "spec.replicas=2"},
+		{"floor raises", 1, 9, 4, 3, true, v1alpha1.ReasonTaskFloor, "instead of spec.replicas=1"},
+		{"floor raises from zero", 0, 1, 4, 1, true, v1alpha1.ReasonTaskFloor, "need 1 tasks"},
+		{"no limit keeps spec", 2, 1000, 0, 2, false, v1alpha1.ReasonWithinRequested, "spec.replicas=2"},
+		{"negative request treated as zero", -1, 0, 4, 0, false, v1alpha1.ReasonWithinRequested, "spec.replicas=0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := DesiredReplicas(tc.requested, tc.total, tc.per)
