@@ -113,6 +113,7 @@ type ConnectClusterSpec struct {
 	Pod *PodOverrides `json:"pod,omitempty"`
 
 	// restApi configures the Kafka Connect REST API that workers serve on port 8083.
+	// Authentication with a bearer token is on by default.
 	// +optional
 	// +kubebuilder:default={}
 	RestAPI RestAPISpec `json:"restApi,omitempty"`
@@ -415,18 +416,20 @@ type RestAPISpec struct {
 	Authentication RestAuthentication `json:"authentication,omitempty"`
 }
 
-// RestAuthentication protects the REST API of the workers with HTTP basic authentication.
+// RestAuthentication protects the REST API of the workers with a bearer token.
 type RestAuthentication struct {
-	// enabled requires HTTP basic authentication on every REST call except the health
-	// endpoint. Default true; turn it off only where the NetworkPolicy alone is enough.
+	// enabled requires "Authorization: Bearer <token>" on every REST call except the health
+	// endpoints; calls without it get 401. Default true; turn it off only where the
+	// NetworkPolicy alone is enough.
 	// +optional
 	// +kubebuilder:default=true
 	Enabled *bool `json:"enabled,omitempty"`
 
-	// credentialsSecret names a Secret with "username" and "password" keys that clients use.
-	// Absent means the operator generates one named "<cluster>-rest-credentials".
+	// tokenSecret references the Secret key holding the token that the workers accept and the
+	// operator sends. Absent means the operator generates a random token once, in a Secret
+	// named "<cluster>-rest-token" with key "token", and never rotates it by accident.
 	// +optional
-	CredentialsSecret *SecretRef `json:"credentialsSecret,omitempty"`
+	TokenSecret *SecretKeyRef `json:"tokenSecret,omitempty"`
 }
 
 // NetworkPolicySpec configures the NetworkPolicy of the workers.
@@ -447,11 +450,20 @@ type NetworkPolicySpec struct {
 
 // MetricsSpec configures the workers' Prometheus metrics.
 type MetricsSpec struct {
-	// enabled serves Prometheus metrics, named after Kafka Connect's, at /metrics on the REST
-	// port, and annotates the pods for scraping. Default true.
+	// enabled serves Prometheus metrics, named after Kafka Connect's, at /metrics on port and
+	// annotates the pods for scraping. Default true.
 	// +optional
 	// +kubebuilder:default=true
 	Enabled *bool `json:"enabled,omitempty"`
+
+	// port serves /metrics, apart from the REST port 8083 so that the NetworkPolicy can admit
+	// scrapers without opening the REST API to them.
+	// +optional
+	// +kubebuilder:default=9404
+	// +kubebuilder:validation:Minimum=1024
+	// +kubebuilder:validation:Maximum=65535
+	// +kubebuilder:validation:XValidation:rule="self != 8083",message="metrics.port must differ from 8083, the REST API port"
+	Port *int32 `json:"port,omitempty"`
 }
 
 // ConnectClusterStatus is the observed state of a ConnectCluster.
