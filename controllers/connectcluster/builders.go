@@ -61,10 +61,10 @@ func BuildService(cc *v1alpha1.ConnectCluster) *corev1.Service {
 			}},
 		},
 	}
-	if cc.MetricsEnabled() && MetricsPort != v1alpha1.RestPort {
+	if cc.MetricsEnabled() {
 		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{
 			Name:        MetricsPortName,
-			Port:        MetricsPort,
+			Port:        cc.MetricsPort(),
 			TargetPort:  intstr.FromString(MetricsPortName),
 			Protocol:    corev1.ProtocolTCP,
 			AppProtocol: ptr.To("http"),
@@ -113,7 +113,7 @@ func BuildNetworkPolicy(cc *v1alpha1.ConnectCluster, operatorNamespace string) *
 	if sel := cc.Spec.NetworkPolicy.MetricsNamespaceSelector; cc.MetricsEnabled() && sel != nil {
 		rules = append(rules, networkingv1.NetworkPolicyIngressRule{
 			From:  []networkingv1.NetworkPolicyPeer{{NamespaceSelector: sel.DeepCopy()}},
-			Ports: []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: ptr.To(intstr.FromInt32(MetricsPort))}},
+			Ports: []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: ptr.To(intstr.FromInt32(cc.MetricsPort()))}},
 		})
 	}
 	return &networkingv1.NetworkPolicy{
@@ -127,31 +127,29 @@ func BuildNetworkPolicy(cc *v1alpha1.ConnectCluster, operatorNamespace string) *
 	}
 }
 
-// NewRestPassword returns a random password for the REST API: 32 bytes from
-// r (crypto/rand.Reader when nil), base64url-encoded.
-func NewRestPassword(r io.Reader) (string, error) {
+// NewRestToken returns a random REST API bearer token: 32 bytes from r
+// (crypto/rand.Reader when nil), base64url-encoded.
+func NewRestToken(r io.Reader) (string, error) {
 	if r == nil {
 		r = rand.Reader
 	}
 	b := make([]byte, 32)
 	if _, err := io.ReadFull(r, b); err != nil {
-		return "", fmt.Errorf("generating the REST API password: %w", err)
+		return "", fmt.Errorf("generating the REST API token: %w", err)
 	}
 	return base64.RawURLEncoding.EncodeToString(b), nil
 }
 
-// BuildRestCredentialsSecret builds the generated REST credentials Secret
-// ("<cluster>-rest-credentials"). The caller passes the password: the one the
-// existing Secret holds, or a new one (NewRestPassword) only when there is no
+// BuildRestTokenSecret builds the generated REST token Secret
+// ("<cluster>-rest-token", key "token"). The caller passes the token: the one
+// the existing Secret holds, or a new one (NewRestToken) only when there is no
 // Secret yet, so a reconcile never rotates it by accident.
-func BuildRestCredentialsSecret(cc *v1alpha1.ConnectCluster, password string) *corev1.Secret {
+func BuildRestTokenSecret(cc *v1alpha1.ConnectCluster, token string) *corev1.Secret {
+	ref := cc.RestTokenSecret()
 	return &corev1.Secret{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
-		ObjectMeta: objectMeta(cc, cc.RestCredentialsSecretName()),
-		Type:       corev1.SecretTypeBasicAuth,
-		Data: map[string][]byte{
-			RestUsernameKey: []byte(RestUsername),
-			RestPasswordKey: []byte(password),
-		},
+		ObjectMeta: objectMeta(cc, ref.Name),
+		Type:       corev1.SecretTypeOpaque,
+		Data:       map[string][]byte{ref.Key: []byte(token)},
 	}
 }

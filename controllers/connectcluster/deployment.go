@@ -86,7 +86,7 @@ func BuildWorkerDeployment(cc *v1alpha1.ConnectCluster, in DeploymentInputs) *ap
 	}
 	if cc.MetricsEnabled() {
 		podAnnotations["prometheus.io/scrape"] = "true"
-		podAnnotations["prometheus.io/port"] = strconv.Itoa(int(MetricsPort))
+		podAnnotations["prometheus.io/port"] = strconv.Itoa(int(cc.MetricsPort()))
 		podAnnotations["prometheus.io/path"] = "/metrics"
 	}
 	podAnnotations[AnnotationConfigHash] = in.ConfigHash
@@ -223,8 +223,8 @@ func httpGet(path string) corev1.ProbeHandler {
 
 func containerPorts(cc *v1alpha1.ConnectCluster) []corev1.ContainerPort {
 	ports := []corev1.ContainerPort{{Name: RestPortName, ContainerPort: v1alpha1.RestPort, Protocol: corev1.ProtocolTCP}}
-	if cc.MetricsEnabled() && MetricsPort != v1alpha1.RestPort {
-		ports = append(ports, corev1.ContainerPort{Name: MetricsPortName, ContainerPort: MetricsPort, Protocol: corev1.ProtocolTCP})
+	if cc.MetricsEnabled() {
+		ports = append(ports, corev1.ContainerPort{Name: MetricsPortName, ContainerPort: cc.MetricsPort(), Protocol: corev1.ProtocolTCP})
 	}
 	return ports
 }
@@ -271,13 +271,7 @@ func workerVolumes(cc *v1alpha1.ConnectCluster) ([]corev1.VolumeMount, []corev1.
 		Items:                []corev1.KeyToPath{{Key: ConfigFileName, Path: ConfigFileName}},
 	}}}
 	if cc.RestAuthenticationEnabled() {
-		sources = append(sources, corev1.VolumeProjection{Secret: &corev1.SecretProjection{
-			LocalObjectReference: corev1.LocalObjectReference{Name: cc.RestCredentialsSecretName()},
-			Items: []corev1.KeyToPath{
-				{Key: RestUsernameKey, Path: RestCredentialsSubdir + "/" + RestUsernameKey},
-				{Key: RestPasswordKey, Path: RestCredentialsSubdir + "/" + RestPasswordKey},
-			},
-		}})
+		sources = append(sources, secretItem(cc.RestTokenSecret(), RestTokenPath))
 	}
 	if tls := cc.Spec.Kafka.TLS; tls != nil {
 		for _, f := range []struct {
@@ -290,9 +284,9 @@ func workerVolumes(cc *v1alpha1.ConnectCluster) ([]corev1.VolumeMount, []corev1.
 		}
 	}
 	if sasl := cc.Spec.Kafka.SASL; sasl != nil {
-		sources = append(sources,
-			secretItem(sasl.Username, KafkaSASLSubdir+"/"+KafkaSASLUsernameFile),
-			secretItem(sasl.Password, KafkaSASLSubdir+"/"+KafkaSASLPasswordFile))
+		// sasl.username is a plain value of the worker config; only the
+		// password is a file.
+		sources = append(sources, secretItem(sasl.Password, KafkaSASLSubdir+"/"+KafkaSASLPasswordFile))
 	}
 	mounts := []corev1.VolumeMount{
 		{Name: "conveyor", MountPath: ConfigDir, ReadOnly: true},
@@ -309,13 +303,12 @@ func workerVolumes(cc *v1alpha1.ConnectCluster) ([]corev1.VolumeMount, []corev1.
 
 // Files of the worker's projected volume, relative to ConfigDir.
 const (
-	RestCredentialsSubdir = "rest"
+	RestTokenPath         = "rest/token"
 	KafkaTLSSubdir        = "kafka-tls"
 	KafkaSASLSubdir       = "kafka-sasl"
 	KafkaTLSCAFile        = "ca.crt"
 	KafkaTLSCertFile      = "tls.crt"
 	KafkaTLSKeyFile       = "tls.key"
-	KafkaSASLUsernameFile = "username"
 	KafkaSASLPasswordFile = "password"
 )
 

@@ -66,12 +66,6 @@ const (
 	ConfigFileName = "worker.properties"
 	// ConfigPath is the file that conveyor-worker --config reads.
 	ConfigPath = ConfigDir + "/" + ConfigFileName
-
-	// RestUsernameKey and RestPasswordKey are the keys of the REST credentials Secret.
-	RestUsernameKey = "username"
-	RestPasswordKey = "password"
-	// RestUsername is the user name the operator generates.
-	RestUsername = "conveyor"
 )
 
 // maxNameLength keeps child names valid as Service names (DNS-1035 labels).
@@ -169,6 +163,3 @@ func objectMeta(cc *v1alpha1.ConnectCluster, name string) metav1.ObjectMeta {
 		OwnerReferences: []metav1.OwnerReference{OwnerReference(cc)},
 	}
 }
-
-// MetricsPort is the port the workers serve /metrics on.
-const MetricsPort = v1alpha1.RestPort
