@@ -18,7 +18,12 @@ limitations under the License.
 package controllers
 
 import (
+	"context"
+	"fmt"
+
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
 )
 
 // Options configures the reconcilers.
@@ -29,11 +34,22 @@ type Options struct {
 	// OperatorNamespace is where the operator runs; worker NetworkPolicies admit
 	// REST traffic from it.
 	OperatorNamespace string
+	// ConnectCluster tunes the ConnectCluster reconciler (tests shorten its
+	// timeouts); WorkerImage and OperatorNamespace above take precedence.
+	ConnectCluster connectcluster.Options
 }
 
 // Setup registers every reconciler with the manager.
 func Setup(mgr ctrl.Manager, opts Options) error {
-	_ = mgr
-	_ = opts
+	// The field indexes are shared by the reconcilers: register them once.
+	if err := connectcluster.SetupIndexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	ccOpts := opts.ConnectCluster
+	ccOpts.WorkerImage = opts.WorkerImage
+	ccOpts.OperatorNamespace = opts.OperatorNamespace
+	if err := connectcluster.NewReconciler(mgr, ccOpts).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the ConnectCluster reconciler: %w", err)
+	}
 	return nil
 }

@@ -189,7 +189,7 @@ func EnsureTopics(ctx context.Context, admin TopicAdmin, servers []string, wants
 				if isConnectionError(err) {
 					return nil, &KafkaUnreachableError{BootstrapServers: servers, Err: err}
 				}
-				v = TopicVerdict{Topic: w, Action: TopicInvalid, Problem: fmt.Sprintf("cannot be created: %v", err)}
+				v = TopicVerdict{Topic: w, Action: TopicInvalid, CreateFailed: true, Problem: fmt.Sprintf("cannot be created: %v", err)}
 			}
 		}
 		if v.Action == TopicInvalid {

@@ -76,6 +76,8 @@ type TopicVerdict struct {
 	Action TopicAction
 	// Problem says what is wrong when Action is TopicInvalid.
 	Problem string
+	// CreateFailed marks a missing topic that could not be created.
+	CreateFailed bool
 }
 
 // topicCheck is one rule an existing internal topic must pass, in the manner
@@ -175,4 +177,15 @@ func (e *TopicInvalidError) Error() string {
 	}
 	slices.Sort(parts)
 	return strings.Join(parts, "; ")
+}
+
+// OnlyCreateFailures reports whether every problem is a topic that could not
+// be created (rather than an existing topic that is wrong).
+func (e *TopicInvalidError) OnlyCreateFailures() bool {
+	for _, v := range e.Verdicts {
+		if !v.CreateFailed {
+			return false
+		}
+	}
+	return len(e.Verdicts) > 0
 }
