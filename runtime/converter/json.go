@@ -28,6 +28,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/conveyor-dev/conveyor/runtime/data"
 )
@@ -226,10 +227,54 @@ func (c *JSON) writeSchemaField(b *bytes.Buffer, s *data.Schema, field string) e
 	return nil
 }
 
+// writeString writes s as a JSON string. Like Jackson it leaves '<', '>'
+// and '&' unescaped; invalid UTF-8 becomes U+FFFD.
 func writeString(b *bytes.Buffer, s string) {
-	out, _ := json.Marshal(s) // strings always marshal
-	b.Write(out)
+	b.WriteByte('"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			b.WriteString(s[start:i])
+			switch c {
+			case '"':
+				b.WriteString(`\"`)
+			case '\\':
+				b.WriteString(`\\`)
+			case '\n':
+				b.WriteString(`\n`)
+			case '\r':
+				b.WriteString(`\r`)
+			case '\t':
+				b.WriteString(`\t`)
+			default:
+				b.WriteString(`\u00`)
+				b.WriteByte(hexDigits[c>>4])
+				b.WriteByte(hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b.WriteString(s[start:i])
+			b.WriteString(`\ufffd`)
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b.WriteString(s[start:])
+	b.WriteByte('"')
 }
+
+const hexDigits = "0123456789abcdef"
 
 func typeErr(path string, s *data.Schema, v any) error {
 	return fmt.Errorf("%sinvalid Go type %T for schema %s", at(path), v, s)

@@ -439,3 +439,30 @@ func golden(t *testing.T, name string, got []byte) {
 		t.Fatalf("%s differs from the golden file (UPDATE_GOLDEN=1 to accept):\n%s", path, got)
 	}
 }
+
+func TestWriteStringMatchesEncodingJSON(t *testing.T) {
+	for _, s := range []string{"", "plain", "quote\" back\\slash", "ctl\x00\x01\x1f\t\r\n", "ünï😀", "bad\xffutf8", "<&>", "\u2028"} {
+		var b bytes.Buffer
+		writeString(&b, s)
+		var back string
+		if err := json.Unmarshal(b.Bytes(), &back); err != nil {
+			t.Fatalf("%q → %s: %v", s, b.Bytes(), err)
+		}
+		want := strings.ToValidUTF8(s, "\ufffd")
+		if back != want {
+			t.Fatalf("%q → %s → %q", s, b.Bytes(), back)
+		}
+	}
+}
+
+func BenchmarkJSONRangeRecord(b *testing.B) {
+	c, _ := NewJSON(nil)
+	s := data.StructOf("r", data.F("id", data.Int64Schema), data.F("payload", data.StringSchema))
+	v := data.NewStruct(s).Put("id", int64(123456)).Put("payload", strings.Repeat("x", 200))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.FromConnectData("t", s, v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
