@@ -44,8 +44,6 @@ const SimpleHeaderClass = "org.apache.kafka.connect.storage.SimpleHeaderConverte
 // strings and other bytes as optional bytes.
 type SimpleHeader struct{}
 
-var headerJSON = &JSON{schemasEnable: false, replaceNullWithDefault: true}
-
 // FromHeader implements HeaderConverter.
 func (SimpleHeader) FromHeader(topic, key string, schema *data.Schema, value any) ([]byte, error) {
 	switch v := value.(type) {
@@ -69,7 +67,7 @@ func (SimpleHeader) FromHeader(topic, key string, schema *data.Schema, value any
 		return []byte(v.String()), nil
 	}
 	var b bytes.Buffer
-	if err := headerJSON.writeValue(&b, schema, value, ""); err != nil {
+	if err := (data.JSONEncoder{}).Write(&b, schema, value); err != nil {
 		return nil, fmt.Errorf("converting header %q for topic %q: %w", key, topic, err)
 	}
 	return b.Bytes(), nil

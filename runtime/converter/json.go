@@ -21,14 +21,11 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"math"
 	"math/big"
 	"reflect"
 	"sort"
 	"strconv"
 	"strings"
-	"time"
-	"unicode/utf8"
 
 	"github.com/conveyor-dev/conveyor/runtime/data"
 )
@@ -72,8 +69,8 @@ var jsonToType = func() map[string]data.Type {
 // Time are numbers (ms, days, ms); Decimal is base64 of the unscaled value
 // or, with decimal.format=NUMERIC, a JSON number.
 type JSON struct {
+	enc                    data.JSONEncoder
 	schemasEnable          bool
-	numericDecimal         bool
 	replaceNullWithDefault bool
 }
 
@@ -91,7 +88,7 @@ func NewJSON(config map[string]string) (*JSON, error) {
 	switch f := strings.ToUpper(strings.TrimSpace(config[KeyDecimalFormat])); f {
 	case "", "BASE64":
 	case "NUMERIC":
-		c.numericDecimal = true
+		c.enc.NumericDecimal = true
 	default:
 		return nil, fmt.Errorf("%s=%q: use BASE64 or NUMERIC", KeyDecimalFormat, config[KeyDecimalFormat])
 	}
@@ -130,7 +127,7 @@ func (c *JSON) FromConnectData(topic string, schema *data.Schema, value any) ([]
 		}
 		b.WriteString(`,"payload":`)
 	}
-	if err := c.writeValue(&b, schema, value, ""); err != nil {
+	if err := c.enc.Write(&b, schema, value); err != nil {
 		return nil, fmt.Errorf("converting value for topic %q to JSON: %w", topic, err)
 	}
 	if c.schemasEnable {
@@ -154,7 +151,7 @@ func (c *JSON) writeSchemaField(b *bytes.Buffer, s *data.Schema, field string) e
 		return fmt.Errorf("unknown schema type %q", s.Type)
 	}
 	b.WriteString(`{"type":`)
-	writeString(b, t)
+	data.WriteJSONString(b, t)
 	switch s.Type {
 	case data.TypeArray:
 		b.WriteString(`,"items":`)
@@ -186,7 +183,7 @@ func (c *JSON) writeSchemaField(b *bytes.Buffer, s *data.Schema, field string) e
 	b.WriteString(strconv.FormatBool(s.Optional))
 	if s.Name != "" {
 		b.WriteString(`,"name":`)
-		writeString(b, s.Name)
+		data.WriteJSONString(b, s.Name)
 	}
 	if s.Version != 0 {
 		b.WriteString(`,"version":`)
@@ -194,7 +191,7 @@ func (c *JSON) writeSchemaField(b *bytes.Buffer, s *data.Schema, field string) e
 	}
 	if s.Doc != "" {
 		b.WriteString(`,"doc":`)
-		writeString(b, s.Doc)
+		data.WriteJSONString(b, s.Doc)
 	}
 	if s.Parameters != nil {
 		b.WriteString(`,"parameters":{`)
@@ -207,77 +204,24 @@ func (c *JSON) writeSchemaField(b *bytes.Buffer, s *data.Schema, field string) e
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			writeString(b, k)
+			data.WriteJSONString(b, k)
 			b.WriteByte(':')
-			writeString(b, s.Parameters[k])
+			data.WriteJSONString(b, s.Parameters[k])
 		}
 		b.WriteByte('}')
 	}
 	if s.Default != nil {
 		b.WriteString(`,"default":`)
-		if err := c.writeValue(b, s, s.Default, "<default>"); err != nil {
+		if err := c.enc.Write(b, s, s.Default); err != nil {
 			return err
 		}
 	}
 	if field != "" {
 		b.WriteString(`,"field":`)
-		writeString(b, field)
+		data.WriteJSONString(b, field)
 	}
 	b.WriteByte('}')
 	return nil
-}
-
-// writeString writes s as a JSON string. Like Jackson it leaves '<', '>'
-// and '&' unescaped; invalid UTF-8 becomes U+FFFD.
-func writeString(b *bytes.Buffer, s string) {
-	b.WriteByte('"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			b.WriteString(s[start:i])
-			switch c {
-			case '"':
-				b.WriteString(`\"`)
-			case '\\':
-				b.WriteString(`\\`)
-			case '\n':
-				b.WriteString(`\n`)
-			case '\r':
-				b.WriteString(`\r`)
-			case '\t':
-				b.WriteString(`\t`)
-			default:
-				b.WriteString(`\u00`)
-				b.WriteByte(hexDigits[c>>4])
-				b.WriteByte(hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b.WriteString(s[start:i])
-			b.WriteString(`\ufffd`)
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b.WriteString(s[start:])
-	b.WriteByte('"')
-}
-
-const hexDigits = "0123456789abcdef"
-
-func typeErr(path string, s *data.Schema, v any) error {
-	return fmt.Errorf("%sinvalid Go type %T for schema %s", at(path), v, s)
 }
 
 func at(path string) string {
@@ -287,376 +231,11 @@ func at(path string) string {
 	return path + ": "
 }
 
-func writeFloat(b *bytes.Buffer, f float64, bits int) error {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return fmt.Errorf("cannot encode %v as JSON", f)
-	}
-	b.WriteString(strconv.FormatFloat(f, 'g', -1, bits))
-	return nil
-}
-
-// writeValue writes value following schema; a nil schema writes schemaless.
-func (c *JSON) writeValue(b *bytes.Buffer, s *data.Schema, v any, path string) error {
-	if s == nil {
-		return c.writeSchemaless(b, v, path)
-	}
-	if v == nil {
-		if s.Default != nil && path != "<default>" {
-			return c.writeValue(b, s, s.Default, path)
-		}
-		if !s.Optional {
-			return fmt.Errorf("%snull value for required %s schema", at(path), s.Type)
-		}
-		b.WriteString("null")
-		return nil
-	}
-	if s.IsLogical() {
-		return c.writeLogical(b, s, v, path)
-	}
-	switch s.Type {
-	case data.TypeInt8:
-		x, ok := v.(int8)
-		if !ok {
-			return typeErr(path, s, v)
-		}
-		b.WriteString(strconv.FormatInt(int64(x), 10))
-	case data.TypeInt16:
-		x, ok := v.(int16)
-		if !ok {
-			return typeErr(path, s, v)
-		}
-		b.WriteString(strconv.FormatInt(int64(x), 10))
-	case data.TypeInt32:
-		x, ok := v.(int32)
-		if !ok {
-			return typeErr(path, s, v)
-		}
-		b.WriteString(strconv.FormatInt(int64(x), 10))
-	case data.TypeInt64:
-		x, ok := v.(int64)
-		if !ok {
-			return typeErr(path, s, v)
-		}
-		b.WriteString(strconv.FormatInt(x, 10))
-	case data.TypeFloat32:
-		x, ok := v.(float32)
-		if !ok {
-			return typeErr(path, s, v)
-		}
-		return writeFloat(b, float64(x), 32)
-	case data.TypeFloat64:
-		x, ok := v.(float64)
-		if !ok {
-			return typeErr(path, s, v)
-		}
-		return writeFloat(b, x, 64)
-	case data.TypeBoolean:
-		x, ok := v.(bool)
-		if !ok {
-			return typeErr(path, s, v)
-		}
-		b.WriteString(strconv.FormatBool(x))
-	case data.TypeString:
-		x, ok := v.(string)
-		if !ok {
-			return typeErr(path, s, v)
-		}
-		writeString(b, x)
-	case data.TypeBytes:
-		x, ok := v.([]byte)
-		if !ok {
-			return typeErr(path, s, v)
-		}
-		writeString(b, base64.StdEncoding.EncodeToString(x))
-	case data.TypeArray:
-		x, ok := v.([]any)
-		if !ok {
-			return typeErr(path, s, v)
-		}
-		b.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			if err := c.writeValue(b, s.Elem, e, path+"["+strconv.Itoa(i)+"]"); err != nil {
-				return err
-			}
-		}
-		b.WriteByte(']')
-	case data.TypeMap:
-		entries, err := mapEntries(v)
-		if err != nil {
-			return fmt.Errorf("%s%w", at(path), err)
-		}
-		if s.Key != nil && s.Key.Type == data.TypeString {
-			b.WriteByte('{')
-			for i, e := range entries {
-				k, ok := e.k.(string)
-				if !ok {
-					return fmt.Errorf("%smap key %v is %T, schema wants string", at(path), e.k, e.k)
-				}
-				if i > 0 {
-					b.WriteByte(',')
-				}
-				writeString(b, k)
-				b.WriteByte(':')
-				if err := c.writeValue(b, s.Elem, e.v, path+"["+k+"]"); err != nil {
-					return err
-				}
-			}
-			b.WriteByte('}')
-			return nil
-		}
-		b.WriteByte('[')
-		for i, e := range entries {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteByte('[')
-			if err := c.writeValue(b, s.Key, e.k, path+"<key>"); err != nil {
-				return err
-			}
-			b.WriteByte(',')
-			if err := c.writeValue(b, s.Elem, e.v, path+"["+fmt.Sprint(e.k)+"]"); err != nil {
-				return err
-			}
-			b.WriteByte(']')
-		}
-		b.WriteByte(']')
-	case data.TypeStruct:
-		st, ok := v.(*data.Struct)
-		if !ok || st == nil {
-			return typeErr(path, s, v)
-		}
-		if st.Schema() != s && !st.Schema().Equal(s) {
-			return fmt.Errorf("%sstruct schema %s does not match %s", at(path), st.Schema(), s)
-		}
-		b.WriteByte('{')
-		for i, f := range s.Fields {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeString(b, f.Name)
-			b.WriteByte(':')
-			if err := c.writeValue(b, f.Schema, st.GetIndex(f.Index), joinPath(path, f.Name)); err != nil {
-				return err
-			}
-		}
-		b.WriteByte('}')
-	default:
-		return fmt.Errorf("%sunknown schema type %q", at(path), s.Type)
-	}
-	return nil
-}
-
 func joinPath(path, name string) string {
 	if path == "" {
 		return name
 	}
 	return path + "." + name
-}
-
-func (c *JSON) writeLogical(b *bytes.Buffer, s *data.Schema, v any, path string) error {
-	switch s.Name {
-	case data.DecimalName:
-		d, ok := v.(data.Decimal)
-		if !ok {
-			return typeErr(path, s, v)
-		}
-		if c.numericDecimal {
-			b.WriteString(d.String())
-			return nil
-		}
-		writeString(b, base64.StdEncoding.EncodeToString(data.DecimalToBytes(d)))
-		return nil
-	}
-	t, ok := v.(time.Time)
-	if !ok {
-		return typeErr(path, s, v)
-	}
-	switch s.Name {
-	case data.TimestampName:
-		b.WriteString(strconv.FormatInt(data.TimestampToMillis(t), 10))
-	case data.DateName:
-		d, err := data.DateToDays(t)
-		if err != nil {
-			return fmt.Errorf("%s%w", at(path), err)
-		}
-		b.WriteString(strconv.Itoa(int(d)))
-	case data.TimeName:
-		ms, err := data.TimeToMillis(t)
-		if err != nil {
-			return fmt.Errorf("%s%w", at(path), err)
-		}
-		b.WriteString(strconv.Itoa(int(ms)))
-	}
-	return nil
-}
-
-type entry struct{ k, v any }
-
-// mapEntries returns a map's entries sorted by key, for stable output.
-func mapEntries(v any) ([]entry, error) {
-	var out []entry
-	switch m := v.(type) {
-	case map[string]any:
-		for k, x := range m {
-			out = append(out, entry{k, x})
-		}
-	case map[any]any:
-		for k, x := range m {
-			out = append(out, entry{k, x})
-		}
-	default:
-		rv := reflect.ValueOf(v)
-		if rv.Kind() != reflect.Map {
-			return nil, fmt.Errorf("invalid Go type %T for a map", v)
-		}
-		it := rv.MapRange()
-		for it.Next() {
-			out = append(out, entry{it.Key().Interface(), it.Value().Interface()})
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return lessKey(out[i].k, out[j].k) })
-	return out, nil
-}
-
-func lessKey(a, b any) bool {
-	switch x := a.(type) {
-	case string:
-		if y, ok := b.(string); ok {
-			return x < y
-		}
-	case int64:
-		if y, ok := b.(int64); ok {
-			return x < y
-		}
-	case int32:
-		if y, ok := b.(int32); ok {
-			return x < y
-		}
-	}
-	return fmt.Sprint(a) < fmt.Sprint(b)
-}
-
-// writeSchemaless writes a Go value without a schema.
-func (c *JSON) writeSchemaless(b *bytes.Buffer, v any, path string) error {
-	switch x := v.(type) {
-	case nil:
-		b.WriteString("null")
-	case bool:
-		b.WriteString(strconv.FormatBool(x))
-	case string:
-		writeString(b, x)
-	case []byte:
-		writeString(b, base64.StdEncoding.EncodeToString(x))
-	case int:
-		b.WriteString(strconv.FormatInt(int64(x), 10))
-	case int8:
-		b.WriteString(strconv.FormatInt(int64(x), 10))
-	case int16:
-		b.WriteString(strconv.FormatInt(int64(x), 10))
-	case int32:
-		b.WriteString(strconv.FormatInt(int64(x), 10))
-	case int64:
-		b.WriteString(strconv.FormatInt(x, 10))
-	case uint:
-		b.WriteString(strconv.FormatUint(uint64(x), 10))
-	case uint8:
-		b.WriteString(strconv.FormatUint(uint64(x), 10))
-	case uint16:
-		b.WriteString(strconv.FormatUint(uint64(x), 10))
-	case uint32:
-		b.WriteString(strconv.FormatUint(uint64(x), 10))
-	case uint64:
-		b.WriteString(strconv.FormatUint(x, 10))
-	case float32:
-		return writeFloat(b, float64(x), 32)
-	case float64:
-		return writeFloat(b, x, 64)
-	case json.Number:
-		b.WriteString(x.String())
-	case time.Time:
-		b.WriteString(strconv.FormatInt(data.TimestampToMillis(x), 10))
-	case data.Decimal:
-		b.WriteString(x.String())
-	case *big.Int:
-		b.WriteString(x.String())
-	case *data.Struct:
-		if x == nil {
-			b.WriteString("null")
-			return nil
-		}
-		return c.writeValue(b, x.Schema(), x, path)
-	case []any:
-		b.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			if err := c.writeSchemaless(b, e, path+"["+strconv.Itoa(i)+"]"); err != nil {
-				return err
-			}
-		}
-		b.WriteByte(']')
-	case []string:
-		b.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeString(b, e)
-		}
-		b.WriteByte(']')
-	default:
-		rv := reflect.ValueOf(v)
-		if rv.Kind() != reflect.Map {
-			return fmt.Errorf("%sschemaless JSON cannot encode Go type %T", at(path), v)
-		}
-		entries, err := mapEntries(v)
-		if err != nil {
-			return fmt.Errorf("%s%w", at(path), err)
-		}
-		allStrings := true
-		for _, e := range entries {
-			if _, ok := e.k.(string); !ok {
-				allStrings = false
-				break
-			}
-		}
-		if allStrings {
-			b.WriteByte('{')
-			for i, e := range entries {
-				if i > 0 {
-					b.WriteByte(',')
-				}
-				writeString(b, e.k.(string))
-				b.WriteByte(':')
-				if err := c.writeSchemaless(b, e.v, path+"["+e.k.(string)+"]"); err != nil {
-					return err
-				}
-			}
-			b.WriteByte('}')
-			return nil
-		}
-		b.WriteByte('[')
-		for i, e := range entries {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteByte('[')
-			if err := c.writeSchemaless(b, e.k, path+"<key>"); err != nil {
-				return err
-			}
-			b.WriteByte(',')
-			if err := c.writeSchemaless(b, e.v, path+"["+fmt.Sprint(e.k)+"]"); err != nil {
-				return err
-			}
-			b.WriteByte(']')
-		}
-		b.WriteByte(']')
-	}
-	return nil
 }
 
 const envelopeError = `JsonConverter with schemas.enable requires "schema" and "payload" fields and may not contain additional fields. If you are trying to deserialize plain JSON data, set schemas.enable=false in your converter configuration.`

@@ -443,7 +443,7 @@ func golden(t *testing.T, name string, got []byte) {
 func TestWriteStringMatchesEncodingJSON(t *testing.T) {
 	for _, s := range []string{"", "plain", "quote\" back\\slash", "ctl\x00\x01\x1f\t\r\n", "ünï😀", "bad\xffutf8", "<&>", "\u2028"} {
 		var b bytes.Buffer
-		writeString(&b, s)
+		data.WriteJSONString(&b, s)
 		var back string
 		if err := json.Unmarshal(b.Bytes(), &back); err != nil {
 			t.Fatalf("%q → %s: %v", s, b.Bytes(), err)
