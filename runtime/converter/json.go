@@ -20,12 +20,15 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math/big"
 	"reflect"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/conveyor-dev/conveyor/runtime/data"
 )
@@ -69,6 +72,8 @@ var jsonToType = func() map[string]data.Type {
 // Time are numbers (ms, days, ms); Decimal is base64 of the unscaled value
 // or, with decimal.format=NUMERIC, a JSON number.
 type JSON struct {
+	mu                     sync.Mutex
+	schemas                map[string]*data.Schema
 	enc                    data.JSONEncoder
 	schemasEnable          bool
 	replaceNullWithDefault bool
@@ -240,52 +245,106 @@ func joinPath(path, name string) string {
 
 const envelopeError = `JsonConverter with schemas.enable requires "schema" and "payload" fields and may not contain additional fields. If you are trying to deserialize plain JSON data, set schemas.enable=false in your converter configuration.`
 
-// ToConnectData parses JSON bytes.
+// ToConnectData parses JSON bytes. Parsed schemas are cached by their JSON
+// text (bounded), since a topic usually carries few distinct schemas.
 func (c *JSON) ToConnectData(topic string, b []byte) (*data.Schema, any, error) {
 	if len(b) == 0 {
 		return nil, nil, nil
 	}
-	var root any
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if err := dec.Decode(&root); err != nil {
-		return nil, nil, fmt.Errorf("converting bytes of topic %q to Connect data: invalid JSON: %w", topic, err)
-	}
-	if dec.More() {
-		return nil, nil, fmt.Errorf("converting bytes of topic %q to Connect data: trailing data after the JSON value", topic)
+	fail := func(format string, args ...any) (*data.Schema, any, error) {
+		return nil, nil, fmt.Errorf("converting bytes of topic %q to Connect data: "+format, append([]any{topic}, args...)...)
 	}
 	if !c.schemasEnable {
+		root, err := decodeJSON(b)
+		if err != nil {
+			return fail("%w", err)
+		}
 		v, err := schemaless(root)
 		if err != nil {
-			return nil, nil, fmt.Errorf("converting bytes of topic %q to Connect data: %w", topic, err)
+			return fail("%w", err)
 		}
 		return nil, v, nil
 	}
-	env, ok := root.(map[string]any)
-	if !ok || len(env) != 2 {
-		return nil, nil, fmt.Errorf("converting bytes of topic %q to Connect data: %s", topic, envelopeError)
+	var env map[string]json.RawMessage
+	if err := json.Unmarshal(b, &env); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			return fail("%s", envelopeError)
+		}
+		return fail("invalid JSON: %w", err)
 	}
 	rawSchema, ok1 := env["schema"]
-	payload, ok2 := env["payload"]
-	if !ok1 || !ok2 {
-		return nil, nil, fmt.Errorf("converting bytes of topic %q to Connect data: %s", topic, envelopeError)
+	rawPayload, ok2 := env["payload"]
+	if len(env) != 2 || !ok1 || !ok2 {
+		return fail("%s", envelopeError)
 	}
-	if rawSchema == nil {
+	payload, err := decodeJSON(rawPayload)
+	if err != nil {
+		return fail("payload: %w", err)
+	}
+	schema, err := c.schemaFor(rawSchema)
+	if err != nil {
+		return fail("invalid schema: %w", err)
+	}
+	if schema == nil {
 		v, err := schemaless(payload)
 		if err != nil {
-			return nil, nil, fmt.Errorf("converting bytes of topic %q to Connect data: %w", topic, err)
+			return fail("%w", err)
 		}
 		return nil, v, nil
-	}
-	schema, err := c.parseSchema(rawSchema, "")
-	if err != nil {
-		return nil, nil, fmt.Errorf("converting bytes of topic %q to Connect data: invalid schema: %w", topic, err)
 	}
 	v, err := c.readValue(schema, payload, "")
 	if err != nil {
-		return nil, nil, fmt.Errorf("converting bytes of topic %q to Connect data: %w", topic, err)
+		return fail("%w", err)
 	}
 	return schema, v, nil
+}
+
+// schemaCacheSize bounds the parsed-schema cache of one converter.
+const schemaCacheSize = 256
+
+// schemaFor parses (or finds in the cache) the schema of an envelope; nil
+// for a JSON null.
+func (c *JSON) schemaFor(raw json.RawMessage) (*data.Schema, error) {
+	text := string(bytes.TrimSpace(raw))
+	if text == "null" {
+		return nil, nil
+	}
+	c.mu.Lock()
+	s, ok := c.schemas[text]
+	c.mu.Unlock()
+	if ok {
+		return s, nil
+	}
+	tree, err := decodeJSON(raw)
+	if err != nil {
+		return nil, err
+	}
+	s, err = c.parseSchema(tree, "")
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.schemas == nil || len(c.schemas) >= schemaCacheSize {
+		c.schemas = make(map[string]*data.Schema)
+	}
+	c.schemas[text] = s
+	c.mu.Unlock()
+	return s, nil
+}
+
+// decodeJSON decodes one JSON value keeping numbers exact.
+func decodeJSON(b []byte) (any, error) {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("invalid JSON: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("invalid JSON: trailing data after the value")
+	}
+	return v, nil
 }
 
 // schemaless turns decoded JSON into Connect's schemaless values.
