@@ -187,7 +187,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, cc *v1alpha1.ConnectCluste
 	}
 	patched := cc.DeepCopy()
 	patched.Status = *s
-	if err := r.client.Status().Patch(ctx, patched, client.MergeFrom(cc)); err != nil {
+	if err := r.client.Status().Patch(ctx, patched, client.MergeFrom(cc)); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("writing the status of ConnectCluster %s/%s: %w", cc.Namespace, cc.Name, err)
 	}
 	return nil

@@ -90,6 +90,17 @@ func create(t *testing.T, o client.Object) {
 	}
 }
 
+// updateCluster changes a cluster's spec, retrying when the operator's
+// status writes got in between.
+func updateCluster(t *testing.T, ns, name string, change func(*v1alpha1.ConnectCluster)) {
+	t.Helper()
+	eventually(t, "updating ConnectCluster "+name, func() error {
+		c := getCluster(t, ns, name)
+		change(c)
+		return k8s.Update(context.Background(), c)
+	})
+}
+
 func getCluster(t *testing.T, ns, name string) *v1alpha1.ConnectCluster {
 	t.Helper()
 	c := &v1alpha1.ConnectCluster{}
@@ -294,12 +305,10 @@ func TestSpecChangeRollsPodsAndKeepsToken(t *testing.T) {
 		t.Fatalf("generated token %d characters long, want a random 32-byte token", len(token))
 	}
 
-	c := getCluster(t, ns, "billing")
-	c.Spec.Config = map[string]string{"offset.flush.interval.ms": "2500"}
-	c.Spec.Rebalance.LostWorkerDelay = &metav1.Duration{Duration: 7 * time.Second}
-	if err := k8s.Update(ctx, c); err != nil {
-		t.Fatal(err)
-	}
+	updateCluster(t, ns, "billing", func(c *v1alpha1.ConnectCluster) {
+		c.Spec.Config = map[string]string{"offset.flush.interval.ms": "2500"}
+		c.Spec.Rebalance.LostWorkerDelay = &metav1.Duration{Duration: 7 * time.Second}
+	})
 	eventually(t, "a new config hash on the pod template", func() error {
 		d, err := getDeployment(ns, "billing")
 		if err != nil {
@@ -587,10 +596,7 @@ func TestCapacityFloorFromConnectorTotals(t *testing.T) {
 		t.Errorf("status connectors %d tasks %d desired %d, want 2, 5, 3", c.Status.Connectors, c.Status.Tasks, c.Status.DesiredReplicas)
 	}
 	// Raising spec.replicas above the floor wins, and the condition clears.
-	c.Spec.Replicas = ptr[int32](4)
-	if err := k8s.Update(ctx, c); err != nil {
-		t.Fatal(err)
-	}
+	updateCluster(t, ns, "etl", func(c *v1alpha1.ConnectCluster) { c.Spec.Replicas = ptr[int32](4) })
 	eventually(t, "4 replicas and CapacityRaised=False", func() error {
 		d, err := getDeployment(ns, "etl")
 		if err != nil {
