@@ -22,6 +22,7 @@ import (
 	"fmt"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
 )
@@ -37,6 +38,21 @@ type Options struct {
 	// ConnectCluster tunes the ConnectCluster reconciler (tests shorten its
 	// timeouts); WorkerImage and OperatorNamespace above take precedence.
 	ConnectCluster connectcluster.Options
+}
+
+// CacheOptions limits what the manager watches to the given namespaces
+// (conveyor operator --watch-namespaces); none means every namespace. The
+// reconcilers only read through this cache, so objects elsewhere are never
+// reconciled; group conflicts are detected among the watched namespaces.
+func CacheOptions(watchNamespaces []string) cache.Options {
+	opts := cache.Options{}
+	if len(watchNamespaces) > 0 {
+		opts.DefaultNamespaces = map[string]cache.Config{}
+		for _, n := range watchNamespaces {
+			opts.DefaultNamespaces[n] = cache.Config{}
+		}
+	}
+	return opts
 }
 
 // Setup registers every reconciler with the manager.

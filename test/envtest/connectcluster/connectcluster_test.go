@@ -20,7 +20,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -45,12 +44,10 @@ import (
 
 const waitTimeout = 30 * time.Second
 
-var nsCounter atomic.Int32
-
-// newNamespace creates a namespace of its own for a test.
-func newNamespace(t *testing.T, prefix string) string {
+// newNamespace creates a test's namespace; each envtest run starts from an
+// empty API server, so the names are fixed (and listed in watchedNamespaces).
+func newNamespace(t *testing.T, name string) string {
 	t.Helper()
-	name := fmt.Sprintf("%s-%d-%d", prefix, time.Now().Unix()%100000, nsCounter.Add(1))
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	if err := k8s.Create(context.Background(), ns); err != nil {
 		t.Fatalf("creating namespace %s: %v", name, err)
@@ -607,4 +604,27 @@ func TestCapacityFloorFromConnectorTotals(t *testing.T) {
 		}
 		return condition(ns, "etl", v1alpha1.ConnectClusterCapacityRaised, metav1.ConditionFalse, v1alpha1.ReasonWithinRequested)()
 	})
+}
+
+func TestWatchNamespaces(t *testing.T) {
+	ctx := context.Background()
+	ignored := newNamespace(t, "not-watched")
+	watched := newNamespace(t, "scoped")
+	create(t, newCluster(ignored, "outside", kafka.ListenAddrs()))
+	create(t, newCluster(watched, "inside", kafka.ListenAddrs()))
+	eventually(t, "the watched cluster reconciled", condition(watched, "inside", v1alpha1.ConnectClusterReconciled, metav1.ConditionTrue, ""))
+	eventually(t, "the watched cluster's Deployment", func() error { _, err := getDeployment(watched, "inside"); return err })
+
+	// The operator's cache does not even hold the other namespace.
+	var c v1alpha1.ConnectCluster
+	if err := mgrCache.Get(ctx, types.NamespacedName{Namespace: ignored, Name: "outside"}, &c); err == nil {
+		t.Fatal("the operator's cache serves a namespace outside --watch-namespaces")
+	}
+	outside := getCluster(t, ignored, "outside")
+	if len(outside.Status.Conditions) != 0 || outside.Status.ObservedGeneration != 0 {
+		t.Errorf("a cluster outside the watched namespaces got a status: %+v", outside.Status)
+	}
+	if _, err := getDeployment(ignored, "outside"); !apierrors.IsNotFound(err) {
+		t.Errorf("a cluster outside the watched namespaces got a Deployment (err %v)", err)
+	}
 }

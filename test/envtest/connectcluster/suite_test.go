@@ -35,6 +35,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -62,7 +63,17 @@ var (
 	scheme  = runtime.NewScheme()
 	// kafka is the shared 3-broker Kafka most tests use.
 	kafka *kfake.Cluster
+	// mgrCache is the operator's cache, limited to watchedNamespaces.
+	mgrCache cache.Cache
 )
+
+// watchedNamespaces are the namespaces the operator watches, as with
+// conveyor operator --watch-namespaces=...: every test works in one of its
+// own, and TestWatchNamespaces checks that the rest is left alone.
+var watchedNamespaces = []string{
+	"create", "rollout", "delete", "team-a", "team-b", "outage", "unaffected",
+	"badtopic", "scale", "capacity", "scoped",
+}
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
@@ -112,6 +123,7 @@ func run(m *testing.M) (code int) {
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
+		Cache:                  controllers.CacheOptions(watchedNamespaces),
 		Controller:             config.Controller{SkipNameValidation: ptr(true)},
 	})
 	if err != nil {
@@ -141,6 +153,7 @@ func run(m *testing.M) (code int) {
 			code = 1
 		}
 	}()
+	mgrCache = mgr.GetCache()
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
 		fmt.Fprintln(os.Stderr, "the manager's cache did not sync")
 		return 1
