@@ -24,6 +24,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/go-logr/logr"
@@ -204,7 +205,7 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 			// existing Deployment keeps following the spec.
 			continue
 		}
-		if err := r.apply(ctx, o); err != nil {
+		if err := r.apply(ctx, cc, o); err != nil {
 			if st.problem == nil {
 				st.problem = &problem{reason: v1alpha1.ReasonReconcileFailed, message: err.Error()}
 			}
@@ -225,13 +226,32 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 	return st, nil
 }
 
-// apply converges one child with server-side apply as the operator's field manager.
-func (r *Reconciler) apply(ctx context.Context, o client.Object) error {
+// apply converges one child with server-side apply as the operator's field
+// manager. It refuses to take over an object of the same name that the
+// cluster does not control (a user's own Deployment "<cluster>-connect", say).
+func (r *Reconciler) apply(ctx context.Context, cc *v1alpha1.ConnectCluster, o client.Object) error {
 	u, err := ApplyForm(o)
 	if err != nil {
 		return err
 	}
 	kind := u.GetKind()
+	// A fresh, empty object: decoding into a copy of o would keep o's owner
+	// references when the stored object has none.
+	existing, ok := reflect.New(reflect.TypeOf(o).Elem()).Interface().(client.Object)
+	if !ok {
+		return fmt.Errorf("%s %s is not a client.Object", kind, o.GetName())
+	}
+	// Secrets are read past the cache: the operator does not watch Secrets.
+	var reader client.Reader = r.client
+	if _, isSecret := o.(*corev1.Secret); isSecret {
+		reader = r.apiReader
+	}
+	switch err := reader.Get(ctx, client.ObjectKeyFromObject(o), existing); {
+	case err == nil && !metav1.IsControlledBy(existing, cc):
+		return fmt.Errorf("%s %s already exists and is not managed by this ConnectCluster: rename or delete it", kind, o.GetName())
+	case err != nil && !apierrors.IsNotFound(err):
+		return fmt.Errorf("reading %s %s: %w", kind, o.GetName(), err)
+	}
 	if err := r.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 		return fmt.Errorf("applying %s %s: %w", kind, o.GetName(), err)
 	}
@@ -404,7 +424,7 @@ func (r *Reconciler) ensureTopics(ctx context.Context, cc *v1alpha1.ConnectClust
 	var invalid *TopicInvalidError
 	switch {
 	case errors.Is(err, ErrKafkaUnreachable):
-		return fail(v1alpha1.ReasonKafkaUnreachable, err.Error())
+		return fail(v1alpha1.ReasonKafkaUnreachable, err.Error()+"; check spec.kafka (bootstrap servers, TLS, SASL) and that the operator can reach the brokers")
 	case errors.As(err, &invalid):
 		reason := v1alpha1.ReasonTopicInvalid
 		if invalid.OnlyCreateFailures() {

@@ -628,3 +628,32 @@ func TestWatchNamespaces(t *testing.T) {
 		t.Errorf("a cluster outside the watched namespaces got a Deployment (err %v)", err)
 	}
 }
+
+func TestRefusesToTakeOverForeignObjects(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t, "foreign")
+	// A Service of the user's that happens to have the name the operator wants.
+	mine := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "taken-connect", Labels: map[string]string{"owner": "me"}},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}},
+	}
+	create(t, mine)
+	create(t, newCluster(ns, "taken", kafka.ListenAddrs()))
+	eventually(t, "Reconciled=False naming the Service", func() error {
+		if err := condition(ns, "taken", v1alpha1.ConnectClusterReconciled, metav1.ConditionFalse, v1alpha1.ReasonReconcileFailed)(); err != nil {
+			return err
+		}
+		msg := meta.FindStatusCondition(getCluster(t, ns, "taken").Status.Conditions, v1alpha1.ConnectClusterReconciled).Message
+		if !strings.Contains(msg, "Service taken-connect already exists and is not managed by this ConnectCluster") {
+			return fmt.Errorf("message %q", msg)
+		}
+		return nil
+	})
+	var svc corev1.Service
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(mine), &svc); err != nil {
+		t.Fatal(err)
+	}
+	if len(svc.OwnerReferences) != 0 || svc.Spec.Ports[0].Port != 80 {
+		t.Errorf("the user's Service was changed: owners %v ports %v", svc.OwnerReferences, svc.Spec.Ports)
+	}
+}
