@@ -82,6 +82,11 @@ func TestStatusCode(t *testing.T) {
 		{Conflictf("busy"), http.StatusConflict},
 		{&NotLeaderError{}, http.StatusConflict},
 		{errors.New("disk on fire"), http.StatusInternalServerError},
+		{ConnectorNotFound("c"), http.StatusNotFound},
+		{ConnectorAlreadyExists("c"), http.StatusConflict},
+		{TaskNotFound(ConnectorTaskID{"c", 1}), http.StatusNotFound},
+		{OffsetsNotStopped("c"), http.StatusBadRequest},
+		{RebalanceInProgress(), http.StatusConflict},
 	}
 	for _, tc := range cases {
 		if got := StatusCode(tc.err); got != tc.want {

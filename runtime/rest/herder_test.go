@@ -119,7 +119,7 @@ func (h *memHerder) write(ctx context.Context, call string) error {
 		return ctx.Err()
 	}
 	if h.rebalance {
-		return connectapi.RebalanceInProgressf(connectapi.MessageRebalance)
+		return connectapi.RebalanceInProgress()
 	}
 	if !h.leader {
 		return &connectapi.NotLeaderError{LeaderURL: h.leaderURL}
@@ -130,7 +130,7 @@ func (h *memHerder) write(ctx context.Context, call string) error {
 func (h *memHerder) get(name string) (*memConnector, error) {
 	c, ok := h.conns[name]
 	if !ok {
-		return nil, connectapi.NotFoundf("Connector %s not found", name)
+		return nil, connectapi.ConnectorNotFound(name)
 	}
 	return c, nil
 }
@@ -263,7 +263,7 @@ func (h *memHerder) CreateConnector(ctx context.Context, req connectapi.CreateCo
 	}
 	h.lastConfig = maps.Clone(req.Config)
 	if _, ok := h.conns[req.Name]; ok {
-		return connectapi.ConnectorInfo{}, connectapi.AlreadyExistsf("Connector %s already exists", req.Name)
+		return connectapi.ConnectorInfo{}, connectapi.ConnectorAlreadyExists(req.Name)
 	}
 	state := string(req.InitialState)
 	if state == "" {
@@ -362,7 +362,7 @@ func (h *memHerder) TaskStatus(ctx context.Context, id connectapi.ConnectorTaskI
 		return connectapi.TaskState{}, err
 	}
 	if id.Task >= len(c.tasks) {
-		return connectapi.TaskState{}, connectapi.NotFoundf("No status found for task %s", id)
+		return connectapi.TaskState{}, connectapi.TaskNotFound(id)
 	}
 	t := c.tasks[id.Task]
 	return connectapi.TaskState{ID: id.Task, State: t.state, WorkerID: fakeWorkerID, Trace: t.trace}, nil
@@ -454,7 +454,7 @@ func (h *memHerder) stopped(name string) (*memConnector, error) {
 		return nil, err
 	}
 	if c.state != connectapi.StateStopped {
-		return nil, connectapi.BadRequestf("%s", connectapi.OffsetsNotStoppedMessage(name))
+		return nil, connectapi.OffsetsNotStopped(name)
 	}
 	return c, nil
 }
@@ -471,10 +471,9 @@ func (h *memHerder) AlterOffsets(ctx context.Context, name string, offsets conne
 	}
 	c.offsets = offsets.Offsets
 	if connectorType(c.cfg) == connectapi.TypeSink {
-		return connectapi.Message{Message: "The offsets for this connector have been altered successfully"}, nil
+		return connectapi.Message{Message: connectapi.MessageSinkOffsetsAltered}, nil
 	}
-	return connectapi.Message{Message: "The Connect framework-managed offsets for this connector have been altered successfully. " +
-		"However, if this connector manages offsets externally, they will need to be manually altered in the system that the connector uses."}, nil
+	return connectapi.Message{Message: connectapi.MessageSourceOffsetsAltered}, nil
 }
 
 func (h *memHerder) ResetOffsets(ctx context.Context, name string) (connectapi.Message, error) {
@@ -489,10 +488,9 @@ func (h *memHerder) ResetOffsets(ctx context.Context, name string) (connectapi.M
 	}
 	c.offsets = nil
 	if connectorType(c.cfg) == connectapi.TypeSink {
-		return connectapi.Message{Message: "The offsets for this connector have been reset successfully"}, nil
+		return connectapi.Message{Message: connectapi.MessageSinkOffsetsReset}, nil
 	}
-	return connectapi.Message{Message: "The Connect framework-managed offsets for this connector have been reset successfully. " +
-		"However, if this connector manages offsets externally, they will need to be manually reset in the system that the connector uses."}, nil
+	return connectapi.Message{Message: connectapi.MessageSourceOffsetsReset}, nil
 }
 
 func (h *memHerder) ActiveTopics(ctx context.Context, name string) (connectapi.ActiveTopicsInfo, error) {
