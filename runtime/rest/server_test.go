@@ -685,3 +685,16 @@ func TestServeAndShutdown(t *testing.T) {
 }
 
 func listenLoopback() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }
+
+func TestConnectorNamesAreUnescapedFromThePath(t *testing.T) {
+	h := newMemHerder()
+	ts, _ := newTestServer(t, h, Config{})
+	resp, body := do(t, ts, req("POST", "/connectors", `{"name":"team a/orders","config":{"connector.class":"`+fakeSinkClass+`"}}`, 201))
+	if resp.StatusCode != 201 || resp.Header.Get("Location") != "/connectors/team%20a%2Forders" {
+		t.Fatalf("create: status %d, Location %q: %s", resp.StatusCode, resp.Header.Get("Location"), body)
+	}
+	resp, body = do(t, ts, get("/connectors/team%20a%2Forders/status", 200))
+	if resp.StatusCode != 200 || !bytes.Contains(body, []byte(`"name":"team a/orders"`)) {
+		t.Errorf("status of an escaped name: %d: %s", resp.StatusCode, body)
+	}
+}
