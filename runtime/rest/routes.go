@@ -268,7 +268,7 @@ func (s *Server) createConnector(ctx context.Context, _ *http.Request, body []by
 	if b.InitialState != nil {
 		st, err := connectapi.ParseInitialState(*b.InitialState)
 		if err != nil {
-			return reply{}, connectapi.BadRequestf("%s", strings.ToUpper(err.Error()[:1])+err.Error()[1:])
+			return reply{}, connectapi.BadRequestf("%s", err.Error())
 		}
 		req.InitialState = st
 	}
