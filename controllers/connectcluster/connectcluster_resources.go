@@ -50,7 +50,7 @@ type loopState struct {
 	totals   Totals
 	conflict *GroupConflict
 	// problem stops the loop short of a converged cluster (Reconciled=False).
-	problem *problem
+	problem *Problem
 	topics  topicsOutcome
 	// capacity is the capacity rule's decision (without autoscaling).
 	capacity    Capacity
@@ -63,13 +63,14 @@ type loopState struct {
 	retry bool
 }
 
-// problem is a reason and message for the Reconciled condition.
-type problem struct {
-	reason  string
-	message string
+// Problem is a reason (a condition reason constant) and a message naming
+// the field and the fix; it stops a reconcile short of a converged cluster.
+type Problem struct {
+	Reason  string
+	Message string
 }
 
-func (p *problem) Error() string { return p.reason + ": " + p.message }
+func (p *Problem) Error() string { return p.Reason + ": " + p.Message }
 
 type topicsOutcome struct {
 	// state is "", "ok" or "failed"; "" means not checked this loop for
@@ -141,7 +142,7 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 		return st, nil
 	}
 
-	conn, saslUser, prob := r.kafkaConnection(ctx, cc)
+	conn, saslUser, prob := KafkaConnectionFor(ctx, r.apiReader, cc)
 	if prob == nil {
 		prob = r.checkTokenSecret(ctx, cc)
 	}
@@ -153,7 +154,7 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 
 	st.topics = r.ensureTopics(ctx, cc, conn)
 	if st.topics.state == "failed" {
-		st.problem = &problem{reason: st.topics.reason, message: st.topics.message}
+		st.problem = &Problem{Reason: st.topics.reason, Message: st.topics.message}
 		st.retry = true
 	}
 
@@ -190,12 +191,12 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 	})
 	if err != nil {
 		if st.problem == nil {
-			st.problem = &problem{reason: v1alpha1.ReasonInvalidSpec, message: err.Error()}
+			st.problem = &Problem{Reason: v1alpha1.ReasonInvalidSpec, Message: err.Error()}
 		}
 		return st, nil
 	}
 	if image == "" && st.problem == nil {
-		st.problem = &problem{reason: v1alpha1.ReasonInvalidSpec, message: "spec.image is empty and the operator has no default worker image: set spec.image, or start the operator with --worker-image"}
+		st.problem = &Problem{Reason: v1alpha1.ReasonInvalidSpec, Message: "spec.image is empty and the operator has no default worker image: set spec.image, or start the operator with --worker-image"}
 		return st, nil
 	}
 
@@ -207,7 +208,7 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 		}
 		if err := r.apply(ctx, cc, o); err != nil {
 			if st.problem == nil {
-				st.problem = &problem{reason: v1alpha1.ReasonReconcileFailed, message: err.Error()}
+				st.problem = &Problem{Reason: v1alpha1.ReasonReconcileFailed, Message: err.Error()}
 			}
 			st.retry = true
 			return st, nil
@@ -219,7 +220,7 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 	}
 	if children.NetworkPolicy == nil {
 		if err := r.deleteOwned(ctx, cc, &networkingv1.NetworkPolicy{}, NetworkPolicyName(cc)); err != nil {
-			st.problem = &problem{reason: v1alpha1.ReasonReconcileFailed, message: err.Error()}
+			st.problem = &Problem{Reason: v1alpha1.ReasonReconcileFailed, Message: err.Error()}
 			st.retry = true
 		}
 	}
@@ -293,62 +294,65 @@ func (r *Reconciler) restToken(ctx context.Context, cc *v1alpha1.ConnectCluster)
 
 // checkTokenSecret reports a user-named REST token Secret that is missing:
 // worker pods could not start without it.
-func (r *Reconciler) checkTokenSecret(ctx context.Context, cc *v1alpha1.ConnectCluster) *problem {
+func (r *Reconciler) checkTokenSecret(ctx context.Context, cc *v1alpha1.ConnectCluster) *Problem {
 	if !cc.RestAuthenticationEnabled() || GeneratesRestToken(cc) {
 		return nil
 	}
-	_, prob := r.secretValue(ctx, cc.Namespace, cc.RestTokenSecret(), "spec.restApi.authentication.tokenSecret")
+	_, prob := secretValue(ctx, r.apiReader, cc.Namespace, cc.RestTokenSecret(), "spec.restApi.authentication.tokenSecret")
 	return prob
 }
 
-// secretValue reads one key of a Secret with the uncached reader.
-func (r *Reconciler) secretValue(ctx context.Context, namespace string, ref v1alpha1.SecretKeyRef, field string) ([]byte, *problem) {
+// secretValue reads one key of a Secret (with an uncached reader: the
+// operator does not watch Secrets).
+func secretValue(ctx context.Context, reader client.Reader, namespace string, ref v1alpha1.SecretKeyRef, field string) ([]byte, *Problem) {
 	var s corev1.Secret
-	if err := r.apiReader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: ref.Name}, &s); err != nil {
+	if err := reader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: ref.Name}, &s); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, &problem{reason: v1alpha1.ReasonSecretNotFound,
-				message: fmt.Sprintf("%s: Secret %q does not exist in namespace %q; create it or fix the reference", field, ref.Name, namespace)}
+			return nil, &Problem{Reason: v1alpha1.ReasonSecretNotFound,
+				Message: fmt.Sprintf("%s: Secret %q does not exist in namespace %q; create it or fix the reference", field, ref.Name, namespace)}
 		}
-		return nil, &problem{reason: v1alpha1.ReasonReconcileFailed, message: fmt.Sprintf("%s: reading Secret %q: %v", field, ref.Name, err)}
+		return nil, &Problem{Reason: v1alpha1.ReasonReconcileFailed, Message: fmt.Sprintf("%s: reading Secret %q: %v", field, ref.Name, err)}
 	}
 	v, ok := s.Data[ref.Key]
 	if !ok || len(v) == 0 {
-		return nil, &problem{reason: v1alpha1.ReasonSecretNotFound,
-			message: fmt.Sprintf("%s: Secret %q has no key %q (or it is empty)", field, ref.Name, ref.Key)}
+		return nil, &Problem{Reason: v1alpha1.ReasonSecretNotFound,
+			Message: fmt.Sprintf("%s: Secret %q has no key %q (or it is empty)", field, ref.Name, ref.Key)}
 	}
 	return v, nil
 }
 
-// kafkaConnection builds the operator's own connection to the cluster's
-// Kafka from spec.kafka and its Secrets, and returns the SASL user name.
-func (r *Reconciler) kafkaConnection(ctx context.Context, cc *v1alpha1.ConnectCluster) (KafkaConnection, string, *problem) {
+// KafkaConnectionFor builds the operator's own connection to a cluster's
+// Kafka from spec.kafka and the Secrets it references (read with reader,
+// which should bypass the cache), and returns the SASL user name. The
+// KafkaConnector reconciler uses it for its kadm reads of partition counts.
+func KafkaConnectionFor(ctx context.Context, reader client.Reader, cc *v1alpha1.ConnectCluster) (KafkaConnection, string, *Problem) {
 	k := cc.Spec.Kafka
 	conn := KafkaConnection{BootstrapServers: splitServers(k.BootstrapServers)}
 	if t := k.TLS; t != nil {
 		cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: t.InsecureSkipVerify} //nolint:gosec // the user's explicit, documented test-only choice
 		if t.CA != nil {
-			pem, prob := r.secretValue(ctx, cc.Namespace, *t.CA, "spec.kafka.tls.ca")
+			pem, prob := secretValue(ctx, reader, cc.Namespace, *t.CA, "spec.kafka.tls.ca")
 			if prob != nil {
 				return conn, "", prob
 			}
 			pool := x509.NewCertPool()
 			if !pool.AppendCertsFromPEM(pem) {
-				return conn, "", &problem{reason: v1alpha1.ReasonInvalidSpec, message: fmt.Sprintf("spec.kafka.tls.ca: Secret %q key %q holds no PEM certificate", t.CA.Name, t.CA.Key)}
+				return conn, "", &Problem{Reason: v1alpha1.ReasonInvalidSpec, Message: fmt.Sprintf("spec.kafka.tls.ca: Secret %q key %q holds no PEM certificate", t.CA.Name, t.CA.Key)}
 			}
 			cfg.RootCAs = pool
 		}
 		if t.Certificate != nil && t.Key != nil {
-			certPEM, prob := r.secretValue(ctx, cc.Namespace, *t.Certificate, "spec.kafka.tls.certificate")
+			certPEM, prob := secretValue(ctx, reader, cc.Namespace, *t.Certificate, "spec.kafka.tls.certificate")
 			if prob != nil {
 				return conn, "", prob
 			}
-			keyPEM, prob := r.secretValue(ctx, cc.Namespace, *t.Key, "spec.kafka.tls.key")
+			keyPEM, prob := secretValue(ctx, reader, cc.Namespace, *t.Key, "spec.kafka.tls.key")
 			if prob != nil {
 				return conn, "", prob
 			}
 			pair, err := tls.X509KeyPair(certPEM, keyPEM)
 			if err != nil {
-				return conn, "", &problem{reason: v1alpha1.ReasonInvalidSpec, message: fmt.Sprintf("spec.kafka.tls.certificate/key: not a valid PEM key pair: %v", err)}
+				return conn, "", &Problem{Reason: v1alpha1.ReasonInvalidSpec, Message: fmt.Sprintf("spec.kafka.tls.certificate/key: not a valid PEM key pair: %v", err)}
 			}
 			cfg.Certificates = []tls.Certificate{pair}
 		}
@@ -356,11 +360,11 @@ func (r *Reconciler) kafkaConnection(ctx context.Context, cc *v1alpha1.ConnectCl
 	}
 	user := ""
 	if s := k.SASL; s != nil {
-		u, prob := r.secretValue(ctx, cc.Namespace, s.Username, "spec.kafka.sasl.username")
+		u, prob := secretValue(ctx, reader, cc.Namespace, s.Username, "spec.kafka.sasl.username")
 		if prob != nil {
 			return conn, "", prob
 		}
-		p, prob := r.secretValue(ctx, cc.Namespace, s.Password, "spec.kafka.sasl.password")
+		p, prob := secretValue(ctx, reader, cc.Namespace, s.Password, "spec.kafka.sasl.password")
 		if prob != nil {
 			return conn, "", prob
 		}
@@ -374,7 +378,7 @@ func (r *Reconciler) kafkaConnection(ctx context.Context, cc *v1alpha1.ConnectCl
 		case v1alpha1.SASLMechanismScramSHA512:
 			conn.SASL = scram.Auth{User: user, Pass: pass}.AsSha512Mechanism()
 		default:
-			return conn, "", &problem{reason: v1alpha1.ReasonInvalidSpec, message: fmt.Sprintf("spec.kafka.sasl.mechanism: %q is not PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", s.Mechanism)}
+			return conn, "", &Problem{Reason: v1alpha1.ReasonInvalidSpec, Message: fmt.Sprintf("spec.kafka.sasl.mechanism: %q is not PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", s.Mechanism)}
 		}
 	}
 	return conn, user, nil

@@ -106,7 +106,7 @@ func computeStatus(cc *v1alpha1.ConnectCluster, st *loopState, now metav1.Time) 
 	case st.conflict != nil:
 		set(v1alpha1.ConnectClusterTopicsReady, metav1.ConditionUnknown, v1alpha1.ReasonGroupInUse, "not checked: the cluster is in a group conflict")
 	case st.problem != nil:
-		set(v1alpha1.ConnectClusterTopicsReady, metav1.ConditionUnknown, st.problem.reason, "not checked: "+st.problem.message)
+		set(v1alpha1.ConnectClusterTopicsReady, metav1.ConditionUnknown, st.problem.Reason, "not checked: "+st.problem.Message)
 	}
 
 	// Autoscaling and CapacityRaised
@@ -132,7 +132,7 @@ func computeStatus(cc *v1alpha1.ConnectCluster, st *loopState, now metav1.Time) 
 	case st.conflict != nil:
 		set(v1alpha1.ConnectClusterReconciled, metav1.ConditionFalse, v1alpha1.ReasonGroupInUse, st.conflict.Message)
 	case st.problem != nil:
-		set(v1alpha1.ConnectClusterReconciled, metav1.ConditionFalse, st.problem.reason, st.problem.message)
+		set(v1alpha1.ConnectClusterReconciled, metav1.ConditionFalse, st.problem.Reason, st.problem.Message)
 	default:
 		set(v1alpha1.ConnectClusterReconciled, metav1.ConditionTrue, v1alpha1.ReasonReconcileSucceeded, "the worker Deployment, its Service, config and policies and the internal topics match the spec")
 	}
@@ -142,7 +142,7 @@ func computeStatus(cc *v1alpha1.ConnectCluster, st *loopState, now metav1.Time) 
 	case st.conflict != nil:
 		set(v1alpha1.ConnectClusterReady, metav1.ConditionFalse, v1alpha1.ReasonGroupInUse, "no workers run: "+st.conflict.Message)
 	case dep == nil && st.problem != nil:
-		set(v1alpha1.ConnectClusterReady, metav1.ConditionFalse, st.problem.reason, "no workers yet: "+st.problem.message)
+		set(v1alpha1.ConnectClusterReady, metav1.ConditionFalse, st.problem.Reason, "no workers yet: "+st.problem.Message)
 	case dep == nil:
 		set(v1alpha1.ConnectClusterReady, metav1.ConditionFalse, v1alpha1.ReasonReconciling, "the worker Deployment is being created")
 	default:

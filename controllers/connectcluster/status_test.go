@@ -86,7 +86,7 @@ func TestComputeStatus(t *testing.T) {
 		{
 			name: "kafka down before the first Deployment",
 			st: &loopState{topics: topicsOutcome{state: "failed", reason: v1alpha1.ReasonKafkaUnreachable, message: "dial refused"},
-				problem: &problem{reason: v1alpha1.ReasonKafkaUnreachable, message: "dial refused"}, capacity: DesiredReplicas(2, 0, 8)},
+				problem: &Problem{Reason: v1alpha1.ReasonKafkaUnreachable, Message: "dial refused"}, capacity: DesiredReplicas(2, 0, 8)},
 			want: want{metav1.ConditionFalse, metav1.ConditionFalse, metav1.ConditionFalse, metav1.ConditionFalse, v1alpha1.ReasonKafkaUnreachable, v1alpha1.ReasonKafkaUnreachable, 0, 2},
 		},
 		{
