@@ -26,6 +26,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -655,5 +656,75 @@ func TestRefusesToTakeOverForeignObjects(t *testing.T) {
 	}
 	if len(svc.OwnerReferences) != 0 || svc.Spec.Ports[0].Port != 80 {
 		t.Errorf("the user's Service was changed: owners %v ports %v", svc.OwnerReferences, svc.Spec.Ports)
+	}
+}
+
+func TestSASLCredentialsFromSecrets(t *testing.T) {
+	ctx := context.Background()
+	const user, pass = "conveyor", "s3cret-not-in-configmaps"
+	secured, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-512", user, pass))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer secured.Close()
+	ns := newNamespace(t, "sasl")
+	cluster := newCluster(ns, "secure", secured.ListenAddrs())
+	cluster.Spec.Storage.ReplicationFactor = ptr[int32](1)
+	cluster.Spec.Kafka.SASL = &v1alpha1.KafkaSASL{
+		Mechanism: v1alpha1.SASLMechanismScramSHA512,
+		Username:  v1alpha1.SecretKeyRef{Name: "kafka-user", Key: "username"},
+		Password:  v1alpha1.SecretKeyRef{Name: "kafka-user", Key: "password"},
+	}
+	create(t, cluster)
+
+	// The Secret is missing: a clear condition, no workers.
+	eventually(t, "Reconciled=False SecretNotFound", func() error {
+		if err := condition(ns, "secure", v1alpha1.ConnectClusterReconciled, metav1.ConditionFalse, v1alpha1.ReasonSecretNotFound)(); err != nil {
+			return err
+		}
+		msg := meta.FindStatusCondition(getCluster(t, ns, "secure").Status.Conditions, v1alpha1.ConnectClusterReconciled).Message
+		if !strings.Contains(msg, "spec.kafka.sasl.username") || !strings.Contains(msg, `"kafka-user"`) {
+			return fmt.Errorf("message %q does not name the field and the Secret", msg)
+		}
+		return nil
+	})
+	if _, err := getDeployment(ns, "secure"); !apierrors.IsNotFound(err) {
+		t.Errorf("workers exist without their Kafka credentials (err %v)", err)
+	}
+
+	// The Secret appears: the operator authenticates with it and creates the topics.
+	create(t, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "kafka-user"},
+		StringData: map[string]string{"username": user, "password": pass},
+	})
+	eventually(t, "Reconciled=True with SASL", condition(ns, "secure", v1alpha1.ConnectClusterReconciled, metav1.ConditionTrue, ""))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(secured.ListenAddrs()...), kgo.SASL(scram.Auth{User: user, Pass: pass}.AsSha512Mechanism()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	details, err := kadm.NewClient(cl).ListTopics(ctx, ns+".secure-configs")
+	if err != nil || details[ns+".secure-configs"].Err != nil {
+		t.Fatalf("config topic on the SASL Kafka: %v %v", err, details)
+	}
+
+	var cm corev1.ConfigMap
+	if err := k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "secure-connect-config"}, &cm); err != nil {
+		t.Fatal(err)
+	}
+	props := cm.Data[cc.ConfigFileName]
+	for _, want := range []string{"security.protocol=SASL_PLAINTEXT", "sasl.mechanism=SCRAM-SHA-512", "sasl.username=" + user, "sasl.password.file=/etc/conveyor/kafka-sasl/password"} {
+		if !strings.Contains(props, want) {
+			t.Errorf("worker.properties lacks %q", want)
+		}
+	}
+	if strings.Contains(props, pass) {
+		t.Error("the SASL password leaked into the worker ConfigMap")
+	}
+	c := getCluster(t, ns, "secure")
+	for _, cond := range c.Status.Conditions {
+		if strings.Contains(cond.Message, pass) {
+			t.Errorf("the SASL password leaked into condition %s", cond.Type)
+		}
 	}
 }
