@@ -164,6 +164,9 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 		res, err := r.opts.Autoscaler.ReconcileAutoscaling(ctx, cc, totals, DeploymentName(cc))
 		if err != nil {
 			res = AutoscalingResult{Autoscaling: ConditionValue{Reason: v1alpha1.ReasonReconcileFailed, Message: err.Error()}}
+			if st.problem == nil {
+				st.problem = &Problem{Reason: v1alpha1.ReasonReconcileFailed, Message: "autoscaling: " + err.Error()}
+			}
 			st.retry = true
 		}
 		st.autoscaling = &res

@@ -728,3 +728,49 @@ func TestSASLCredentialsFromSecrets(t *testing.T) {
 		}
 	}
 }
+
+func TestAutoscaledClusterLeavesReplicasToTheHPA(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t, "autoscaled")
+	cluster := newCluster(ns, "elastic", kafka.ListenAddrs())
+	cluster.Spec.Autoscaling = &v1alpha1.AutoscalingSpec{Enabled: true, MinReplicas: ptr[int32](1), MaxReplicas: ptr[int32](6)}
+	create(t, cluster)
+	eventually(t, "Autoscaling=True from the autoscaler", condition(ns, "elastic", v1alpha1.ConnectClusterAutoscaling, metav1.ConditionTrue, v1alpha1.ReasonScaledObjectReady))
+	d, err := getDeployment(ns, "elastic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range d.ManagedFields {
+		if f.Manager == cc.FieldManager && f.FieldsV1 != nil && strings.Contains(string(f.FieldsV1.Raw), `"f:replicas"`) {
+			t.Fatalf("the operator owns spec.replicas of an autoscaled Deployment: %s", f.FieldsV1.Raw)
+		}
+	}
+
+	// The HPA scales the Deployment; the operator does not fight it, and
+	// reports the HPA's count as desired.
+	scale := &autoscalingv1.Scale{}
+	if err := k8s.SubResource("scale").Get(ctx, d, scale); err != nil {
+		t.Fatal(err)
+	}
+	scale.Spec.Replicas = 5
+	if err := k8s.SubResource("scale").Update(ctx, d, client.WithSubResourceBody(scale)); err != nil {
+		t.Fatal(err)
+	}
+	updateCluster(t, ns, "elastic", func(c *v1alpha1.ConnectCluster) {
+		c.Spec.Config = map[string]string{"offset.flush.interval.ms": "3000"}
+	})
+	eventually(t, "desiredReplicas 5 at the new generation", func() error {
+		c := getCluster(t, ns, "elastic")
+		if c.Status.ObservedGeneration != c.Generation || c.Status.DesiredReplicas != 5 {
+			return fmt.Errorf("observed generation %d of %d, desired %d", c.Status.ObservedGeneration, c.Generation, c.Status.DesiredReplicas)
+		}
+		return nil
+	})
+	d, err = getDeployment(ns, "elastic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *d.Spec.Replicas != 5 {
+		t.Fatalf("the Deployment runs %d replicas after a reconcile, want the HPA's 5", *d.Spec.Replicas)
+	}
+}

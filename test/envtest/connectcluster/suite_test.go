@@ -72,7 +72,7 @@ var (
 // own, and TestWatchNamespaces checks that the rest is left alone.
 var watchedNamespaces = []string{
 	"create", "rollout", "delete", "team-a", "team-b", "outage", "unaffected",
-	"badtopic", "scale", "capacity", "scoped", "foreign", "sasl",
+	"badtopic", "scale", "capacity", "scoped", "foreign", "sasl", "autoscaled",
 }
 
 func TestMain(m *testing.M) {
@@ -138,6 +138,7 @@ func run(m *testing.M) (code int) {
 			TopicRecheckInterval: topicRecheck,
 			RetryBase:            200 * time.Millisecond,
 			RetryMax:             2 * time.Second,
+			Autoscaler:           &hpaStandIn{},
 		},
 	}); err != nil {
 		fmt.Fprintf(os.Stderr, "setting up reconcilers: %v\n", err)
@@ -224,3 +225,20 @@ func zapLevel() zapcore.Level {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// hpaStandIn plays the part the KafkaConnector reconciler's autoscaler will
+// play: for clusters with autoscaling.enabled it reports that a ScaledObject
+// owns the worker count, so the ConnectCluster reconciler must leave the
+// Deployment's replicas to the HPA.
+type hpaStandIn struct{}
+
+func (hpaStandIn) ReconcileAutoscaling(_ context.Context, c *v1alpha1.ConnectCluster, totals connectcluster.Totals, deployment string) (connectcluster.AutoscalingResult, error) {
+	if !c.AutoscalingEnabled() {
+		return connectcluster.AutoscalingResult{Autoscaling: connectcluster.ConditionValue{Reason: v1alpha1.ReasonAutoscalingDisabled, Message: "off"}}, nil
+	}
+	return connectcluster.AutoscalingResult{
+		Active:         true,
+		Autoscaling:    connectcluster.ConditionValue{Status: true, Reason: v1alpha1.ReasonScaledObjectReady, Message: fmt.Sprintf("stand-in ScaledObject targets %s (%d tasks)", deployment, totals.Tasks)},
+		CapacityRaised: connectcluster.ConditionValue{Reason: v1alpha1.ReasonWithinRequested, Message: "within bounds"},
+	}, nil
+}
