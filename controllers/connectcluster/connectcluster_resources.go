@@ -185,6 +185,10 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 	if image == "" {
 		image = r.opts.WorkerImage
 	}
+	if image == "" {
+		st.problem = &Problem{Reason: v1alpha1.ReasonInvalidSpec, Message: "spec.image is empty and the operator has no default worker image: set spec.image, or start the operator with --worker-image"}
+		return st, nil
+	}
 	children, err := BuildChildren(cc, ChildInputs{
 		Image:             image,
 		OperatorNamespace: r.opts.OperatorNamespace,
@@ -196,10 +200,6 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 		if st.problem == nil {
 			st.problem = &Problem{Reason: v1alpha1.ReasonInvalidSpec, Message: err.Error()}
 		}
-		return st, nil
-	}
-	if image == "" && st.problem == nil {
-		st.problem = &Problem{Reason: v1alpha1.ReasonInvalidSpec, Message: "spec.image is empty and the operator has no default worker image: set spec.image, or start the operator with --worker-image"}
 		return st, nil
 	}
 
