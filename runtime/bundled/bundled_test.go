@@ -17,6 +17,7 @@ limitations under the License.
 package bundled
 
 import (
+	"context"
 	"testing"
 
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
@@ -37,6 +38,25 @@ func TestRegistry(t *testing.T) {
 		p, ok := r.Lookup(name)
 		if !ok || p.Kind != kind || p.Version == "" {
 			t.Errorf("%s: %+v %v", name, p, ok)
+		}
+	}
+}
+
+func TestSampleConfigsValidate(t *testing.T) {
+	// The configs of config/samples/connect_v1alpha1_kafkaconnector_*.yaml.
+	samples := []map[string]string{
+		{"name": "numbers", "connector.class": "RangeSource", "tasks.max": "4", "topic": "numbers", "range.start": "0", "range.end": "1000000", "batch.size": "1000"},
+		{"name": "numbers-to-file", "connector.class": "FileSink", "tasks.max": "6", "topics": "numbers", "file": t.TempDir() + "/numbers.jsonl"},
+		{"name": "lines", "connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": "/tmp/in.txt", "topic": "lines"},
+	}
+	r := Registry()
+	for _, cfg := range samples {
+		p, ok := r.Lookup(cfg["connector.class"])
+		if !ok {
+			t.Fatalf("no plugin %s", cfg["connector.class"])
+		}
+		if res := plugin.ValidateConfig(context.Background(), p, cfg); res.ErrorCount != 0 {
+			t.Errorf("%s: %+v", cfg["name"], res.Errors())
 		}
 	}
 }

@@ -439,3 +439,88 @@ func golden(t *testing.T, name string, got []byte) {
 		t.Fatalf("%s differs from the golden file (UPDATE_GOLDEN=1 to accept):\n%s", path, got)
 	}
 }
+
+func TestWriteStringMatchesEncodingJSON(t *testing.T) {
+	for _, s := range []string{"", "plain", "quote\" back\\slash", "ctl\x00\x01\x1f\t\r\n", "ünï😀", "bad\xffutf8", "<&>", "\u2028"} {
+		var b bytes.Buffer
+		data.WriteJSONString(&b, s)
+		var back string
+		if err := json.Unmarshal(b.Bytes(), &back); err != nil {
+			t.Fatalf("%q → %s: %v", s, b.Bytes(), err)
+		}
+		want := strings.ToValidUTF8(s, "\ufffd")
+		if back != want {
+			t.Fatalf("%q → %s → %q", s, b.Bytes(), back)
+		}
+	}
+}
+
+func BenchmarkJSONRangeRecord(b *testing.B) {
+	c, _ := NewJSON(nil)
+	s := data.StructOf("r", data.F("id", data.Int64Schema), data.F("payload", data.StringSchema))
+	v := data.NewStruct(s).Put("id", int64(123456)).Put("payload", strings.Repeat("x", 200))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.FromConnectData("t", s, v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func TestJSONSchemaCache(t *testing.T) {
+	c := mustJSON(t, nil)
+	s := data.StructOf("r", data.F("id", data.Int64Schema))
+	b1, _ := c.FromConnectData("t", s, data.NewStruct(s).Put("id", int64(1)))
+	b2, _ := c.FromConnectData("t", s, data.NewStruct(s).Put("id", int64(2)))
+	s1, v1, err1 := c.ToConnectData("t", b1)
+	s2, v2, err2 := c.ToConnectData("t", b2)
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	if s1 != s2 {
+		t.Fatal("schema parsed twice")
+	}
+	if v1.(*data.Struct).Get("id") != int64(1) || v2.(*data.Struct).Get("id") != int64(2) {
+		t.Fatal(v1, v2)
+	}
+	for i := 0; i < schemaCacheSize+10; i++ {
+		b, _ := c.FromConnectData("t", data.StructOf("n"+strings.Repeat("x", i), data.F("id", data.Int64Schema)), data.NewStruct(data.StructOf("n"+strings.Repeat("x", i), data.F("id", data.Int64Schema))).Put("id", int64(i)))
+		if _, _, err := c.ToConnectData("t", b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(c.schemas) > schemaCacheSize {
+		t.Fatalf("cache holds %d schemas", len(c.schemas))
+	}
+	if _, _, err := c.ToConnectData("t", []byte(`{"schema":null,"payload":1} x`)); err == nil {
+		t.Fatal("trailing data accepted")
+	}
+	cs := mustJSON(t, map[string]string{KeySchemasEnable: "false"})
+	if _, _, err := cs.ToConnectData("t", []byte(`1 2`)); err == nil || !strings.Contains(err.Error(), "trailing") {
+		t.Fatal(err)
+	}
+}
+
+func BenchmarkJSONToConnectRangeRecord(b *testing.B) {
+	c, _ := NewJSON(nil)
+	s := data.StructOf("r", data.F("id", data.Int64Schema), data.F("payload", data.StringSchema))
+	raw, _ := c.FromConnectData("t", s, data.NewStruct(s).Put("id", int64(123456)).Put("payload", strings.Repeat("x", 200)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := c.ToConnectData("t", raw); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkJSONRangeRecordNoEnvelope(b *testing.B) {
+	c, _ := NewJSON(map[string]string{KeySchemasEnable: "false"})
+	s := data.StructOf("r", data.F("id", data.Int64Schema), data.F("payload", data.StringSchema))
+	v := data.NewStruct(s).Put("id", int64(123456)).Put("payload", strings.Repeat("x", 200))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.FromConnectData("t", s, v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -17,6 +17,7 @@ limitations under the License.
 package data
 
 import (
+	"encoding/json"
 	"math/big"
 	"strings"
 	"testing"
@@ -154,5 +155,20 @@ func TestSchemaString(t *testing.T) {
 	s := StructOf("x", F("a", ArrayOf(OptionalInt32Schema)), F("m", MapOf(StringSchema, BytesSchema)))
 	if got := s.String(); got != "x(struct){a:array<int32?>,m:map<string,bytes>}" {
 		t.Fatal(got)
+	}
+}
+
+func TestStructMarshalJSON(t *testing.T) {
+	s := StructOf("x", F("id", Int64Schema), F("at", TimestampSchema()), F("price", DecimalSchema(2).AsOptional()), F("tags", MapOf(StringSchema, Int32Schema)))
+	st := NewStruct(s).Put("id", int64(3)).Put("at", time.UnixMilli(1500).UTC()).Put("tags", map[any]any{"b": int32(2), "a": int32(1)})
+	b, err := json.Marshal(map[string]any{"v": st, "d": NewDecimal(-5, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != `{"d":-0.5,"v":{"id":3,"at":1500,"price":null,"tags":{"a":1,"b":2}}}` {
+		t.Fatal(string(b))
+	}
+	if _, err := json.Marshal(NewStruct(s)); err == nil {
+		t.Fatal("struct with a missing required field marshalled")
 	}
 }

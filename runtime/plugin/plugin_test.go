@@ -313,3 +313,13 @@ func TestSinkNaturalLimit(t *testing.T) {
 		t.Fatal("no topics accepted")
 	}
 }
+
+func TestConfigFieldDefaults(t *testing.T) {
+	f := ConfigField{Name: "x", Default: "5"}
+	if *f.DefaultValue() != "5" || f.ImportanceOrDefault() != ImportanceMedium || f.WidthOrDefault() != WidthNone || f.DisplayNameOrDefault() != "x" {
+		t.Fatal(f)
+	}
+	if (ConfigField{Name: "y", Required: true}).DefaultValue() != nil || (ConfigField{Name: "z"}).DefaultValue() != nil {
+		t.Fatal("default of a field without one")
+	}
+}

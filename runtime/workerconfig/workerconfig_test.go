@@ -220,3 +220,15 @@ func golden(t *testing.T, name string, got []byte) {
 		t.Fatalf("%s differs (UPDATE_GOLDEN=1 to accept):\n%s", path, got)
 	}
 }
+
+func TestHelpText(t *testing.T) {
+	h := HelpText()
+	for _, f := range Fields() {
+		if !strings.Contains(h, "  "+f.Key+" (default ") {
+			t.Fatalf("help lacks %s", f.Key)
+		}
+	}
+	if !strings.Contains(h, "rest.port (default 8083)") || !strings.Contains(h, "group.id (default (none))") {
+		t.Fatal(h)
+	}
+}

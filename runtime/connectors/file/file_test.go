@@ -245,7 +245,7 @@ func TestSinkFlushIsDurableAndUnflushedIsDropped(t *testing.T) {
 	recs := append(sinkRecords("t", 0, 3),
 		&plugin.SinkRecord{Topic: "t", Value: []byte("raw")},
 		&plugin.SinkRecord{Topic: "t", Value: nil},
-		&plugin.SinkRecord{Topic: "t", Value: data.NewStruct(st).Put("a", int32(7))},
+		&plugin.SinkRecord{Topic: "t", ValueSchema: st, Value: data.NewStruct(st).Put("a", int32(7))},
 		&plugin.SinkRecord{Topic: "t", Value: int64(42)},
 	)
 	if err := task.Put(ctx, recs); err != nil {
@@ -258,7 +258,7 @@ func TestSinkFlushIsDurableAndUnflushedIsDropped(t *testing.T) {
 	if err := task.Flush(ctx, map[plugin.TopicPartition]int64{{Topic: "t"}: 7}); err != nil {
 		t.Fatal(err)
 	}
-	want := "v0\nv1\nv2\nraw\nStruct{a=7}\n42\n"
+	want := "v0\nv1\nv2\nraw\n{\"a\":7}\n42\n"
 	if b, _ := os.ReadFile(path); string(b) != want {
 		t.Fatalf("after flush: %q", b)
 	}

@@ -17,6 +17,7 @@ limitations under the License.
 package file
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -159,10 +160,12 @@ func (c *SinkConnector) Stop() error {
 }
 
 // SinkTask appends each record value to the file as one line: strings and
-// bytes as they are, structs as Struct{...}, other values in Go's default
-// format. Tombstones (nil values) are skipped. Flush writes the buffer and
+// bytes as they are, anything else (structs, maps, arrays, numbers) as
+// JSON, the way JsonConverter writes payloads, so the file is JSON lines
+// for structured data. Tombstones (nil values) are skipped. Flush writes the buffer and
 // fsyncs, so acknowledged offsets are durable.
 type SinkTask struct {
+	enc  bytes.Buffer
 	path string
 	f    *os.File
 	buf  []byte
@@ -200,10 +203,12 @@ func (t *SinkTask) Put(_ context.Context, records []*plugin.SinkRecord) error {
 			t.buf = append(t.buf, v...)
 		case []byte:
 			t.buf = append(t.buf, v...)
-		case *data.Struct:
-			t.buf = append(t.buf, v.String()...)
 		default:
-			t.buf = fmt.Append(t.buf, v)
+			t.enc.Reset()
+			if err := (data.JSONEncoder{}).Write(&t.enc, r.ValueSchema, v); err != nil {
+				return fmt.Errorf("file sink: record %s/%d: %w", r.TopicPartition(), r.Offset, err)
+			}
+			t.buf = append(t.buf, t.enc.Bytes()...)
 		}
 		t.buf = append(t.buf, '\n')
 		if len(t.buf) >= writeChunk {

@@ -47,6 +47,11 @@ const (
 	KeyRate           = "rate"
 	KeyRanges         = "ranges"
 	KeyPollIntervalMs = "poll.interval.ms"
+	// KeyRangeStart, KeyRangeEnd and KeyRangeCount are accepted as aliases
+	// of start, end and count.
+	KeyRangeStart = "range.start"
+	KeyRangeEnd   = "range.end"
+	KeyRangeCount = "range.count"
 	// KeyTaskRanges is set by the connector in each task config: the
 	// task's sub-ranges as "start-end" items (end exclusive), comma-separated.
 	KeyTaskRanges = "task.ranges"
@@ -82,6 +87,12 @@ func Plugin() plugin.Plugin {
 				Doc: "Last ID (exclusive). Set end or count."},
 			{Name: KeyCount, Type: plugin.TypeLong, Group: "Range", Importance: plugin.ImportanceHigh,
 				Validator: plugin.AtLeast(0), Doc: "Number of IDs from start. Set end or count."},
+			{Name: KeyRangeStart, Type: plugin.TypeLong, Group: "Range", Importance: plugin.ImportanceLow,
+				Validator: plugin.AtLeast(0), Doc: "Alias of start."},
+			{Name: KeyRangeEnd, Type: plugin.TypeLong, Group: "Range", Importance: plugin.ImportanceLow,
+				Doc: "Alias of end."},
+			{Name: KeyRangeCount, Type: plugin.TypeLong, Group: "Range", Importance: plugin.ImportanceLow,
+				Validator: plugin.AtLeast(0), Doc: "Alias of count."},
 			{Name: KeyRanges, Type: plugin.TypeInt, Group: "Range", Importance: plugin.ImportanceMedium,
 				Validator: plugin.AtLeast(1), Doc: "Split the IDs into this many fixed sub-ranges (the natural task limit); offsets then survive tasks.max changes. Unset: min(tasks.max, count) sub-ranges."},
 			{Name: KeyBatchSize, Type: plugin.TypeInt, Default: "1000", Group: "Range", Importance: plugin.ImportanceLow,
@@ -142,6 +153,41 @@ func Split(r Range, n int) []Range {
 	return out
 }
 
+var aliases = [][2]string{{KeyRangeStart, KeyStart}, {KeyRangeEnd, KeyEnd}, {KeyRangeCount, KeyCount}}
+
+// normalize returns a copy of config with the range.* aliases moved to
+// their canonical keys.
+func normalize(config map[string]string) (map[string]string, []plugin.FieldError) {
+	out := make(map[string]string, len(config))
+	for k, v := range config {
+		out[k] = v
+	}
+	var errs []plugin.FieldError
+	for _, a := range aliases {
+		v, ok := out[a[0]]
+		if !ok {
+			continue
+		}
+		if w, ok := out[a[1]]; ok && strings.TrimSpace(w) != strings.TrimSpace(v) {
+			errs = append(errs, plugin.FieldError{Name: a[0], Message: fmt.Sprintf("%s is an alias of %s; set only one of them", a[0], a[1])})
+			continue
+		}
+		delete(out, a[0])
+		out[a[1]] = v
+	}
+	return out, errs
+}
+
+// parse normalizes and parses a configuration.
+func parse(config map[string]string) (map[string]string, plugin.Config, error) {
+	norm, errs := normalize(config)
+	if len(errs) > 0 {
+		return nil, plugin.Config{}, &plugin.ConfigError{Fields: errs}
+	}
+	cfg, err := Plugin().Spec.Parse(norm)
+	return norm, cfg, err
+}
+
 // bounds reads [start, end) from a parsed config.
 func bounds(cfg plugin.Config) (Range, error) {
 	start := cfg.Long(KeyStart)
@@ -171,7 +217,11 @@ type Connector struct {
 
 // Validate checks end/count.
 func (c *Connector) Validate(_ context.Context, config map[string]string) []plugin.FieldError {
-	cfg, err := Plugin().Spec.Parse(config)
+	norm, errs := normalize(config)
+	if len(errs) > 0 {
+		return errs
+	}
+	cfg, err := Plugin().Spec.Parse(norm)
 	if err != nil {
 		return nil // reported by the spec already
 	}
@@ -183,7 +233,7 @@ func (c *Connector) Validate(_ context.Context, config map[string]string) []plug
 
 // Start parses the configuration.
 func (c *Connector) Start(_ context.Context, _ plugin.ConnectorContext, config map[string]string) error {
-	cfg, err := Plugin().Spec.Parse(config)
+	config, cfg, err := parse(config)
 	if err != nil {
 		return err
 	}
@@ -264,7 +314,7 @@ type Task struct {
 
 // Start reads the task's ranges and their stored offsets.
 func (t *Task) Start(ctx context.Context, tc plugin.SourceTaskContext, config map[string]string) error {
-	cfg, err := Plugin().Spec.Parse(config)
+	config, cfg, err := parse(config)
 	if err != nil {
 		return err
 	}

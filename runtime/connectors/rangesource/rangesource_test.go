@@ -99,11 +99,20 @@ func TestTaskConfigs(t *testing.T) {
 		t.Fatal(got)
 	}
 
+	// The range.* aliases (used by the sample manifests) work like start/end.
+	c = connector(t, map[string]string{"topic": "t", "range.start": "0", "range.end": "1000000"})
+	limit, _, _ = c.NaturalLimit(ctx)
+	tcs, _ = c.TaskConfigs(4)
+	if limit != 1000000 || len(tcs) != 4 || tcs[3][KeyTaskRanges] != "750000-1000000" || tcs[0][KeyEnd] != "1000000" {
+		t.Fatal(limit, tcs)
+	}
+
 	// Validation.
 	for cfg, msg := range map[string]string{
-		"end=5,count=5": "only one of end and count",
-		"":              "set end or count",
-		"start=9,end=5": "below start",
+		"start=1,range.start=2": "alias of start",
+		"end=5,count=5":         "only one of end and count",
+		"":                      "set end or count",
+		"start=9,end=5":         "below start",
 	} {
 		m := map[string]string{"name": "r", "connector.class": "RangeSource", "topic": "t"}
 		for _, kv := range strings.Split(cfg, ",") {
