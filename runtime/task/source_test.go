@@ -170,6 +170,16 @@ func TestSourceOffsetsFollowAcks(t *testing.T) {
 			t.Fatalf("key %q value %q", kr.Key, kr.Value)
 		}
 	}
+	l := map[string]string{"connector": "src", "task": "0"}
+	if v := metricValue(t, m.Registry(), "kafka_connect_source_record_write_total", l); v != 3000 {
+		t.Errorf("source_record_write_total = %v, want 3000", v)
+	}
+	if v := metricValue(t, m.Registry(), "kafka_connect_source_record_poll_total", l); v != 3000 {
+		t.Errorf("source_record_poll_total = %v, want 3000", v)
+	}
+	if v := metricValue(t, m.Registry(), "kafka_connect_poll_batch_time_ms", l); v < 30 {
+		t.Errorf("poll_batch_time_ms has %v observations, want >= 30", v)
+	}
 	t.Logf("offset writes: %d, max in flight at poll: %d", writes, task.maxInFlight)
 }
 
