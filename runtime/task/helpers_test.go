@@ -37,7 +37,7 @@ import (
 )
 
 // cluster starts an in-process Kafka with the given topics (name → partitions).
-func cluster(t *testing.T, topics map[string]int32) *kfake.Cluster {
+func cluster(t testing.TB, topics map[string]int32) *kfake.Cluster {
 	t.Helper()
 	opts := []kfake.Opt{kfake.NumBrokers(1)}
 	for name, n := range topics {

@@ -22,6 +22,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -354,14 +356,52 @@ func (r *SourceRunner) commitOffsets(ctx context.Context) error {
 	return nil
 }
 
-// partitionKey is a canonical string for a source partition map
-// (encoding/json sorts map keys).
+// partitionKey is a canonical string for a source partition map. Small
+// maps of plain values (the usual {"file": "/a"} or {"table": "t",
+// "shard": 3}) are encoded by hand, with sorted keys; anything else goes
+// through encoding/json (which sorts map keys too). Both encodings are
+// only compared with each other within one runner.
 func partitionKey(p map[string]any) (string, error) {
+	if len(p) <= 4 {
+		var keys [4]string
+		ks := keys[:0]
+		for k := range p {
+			ks = append(ks, k)
+		}
+		slices.Sort(ks)
+		b := make([]byte, 0, 64)
+		simple := true
+		for _, k := range ks {
+			b = strconv.AppendQuote(b, k)
+			b = append(b, ':')
+			switch v := p[k].(type) {
+			case string:
+				b = strconv.AppendQuote(b, v)
+			case int:
+				b = strconv.AppendInt(b, int64(v), 10)
+			case int32:
+				b = strconv.AppendInt(b, int64(v), 10)
+			case int64:
+				b = strconv.AppendInt(b, v, 10)
+			case bool:
+				b = strconv.AppendBool(b, v)
+			default:
+				simple = false
+			}
+			if !simple {
+				break
+			}
+			b = append(b, ',')
+		}
+		if simple {
+			return string(b), nil
+		}
+	}
 	b, err := json.Marshal(p)
 	if err != nil {
 		return "", fmt.Errorf("source partition %v is not JSON-friendly: %w", p, err)
 	}
-	return string(b), nil
+	return "json:" + string(b), nil
 }
 
 // headerBytes serialises a header value like Kafka's SimpleHeaderConverter
