@@ -22,7 +22,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/conveyor-dev/conveyor/runtime/connectors/rangesource"
+	"github.com/conveyor-dev/conveyor/runtime/converter"
+	"github.com/conveyor-dev/conveyor/runtime/metrics"
 
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
@@ -121,3 +126,45 @@ func BenchmarkRawProducer(b *testing.B) {
 }
 
 var benchInFlight = 10000
+
+// BenchmarkRangeSourceRunner produces b.N range-source records (200-byte
+// payloads, JSON without schemas) through one source runner.
+func BenchmarkRangeSourceRunner(b *testing.B) {
+	topics := map[string]int32{"out": 4}
+	c := cluster(b, topics)
+	jsonConv, err := converter.New(converter.JSONClass, map[string]string{"schemas.enable": "false"}, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfgs := taskConfigs(b, rangesource.Plugin(), map[string]string{
+		"name": "range", "connector.class": "RangeSource", "topic": "out", "count": strconv.Itoa(b.N), "record.size": "200", "batch.size": "1000",
+	}, topics, 1)
+	cm := common(c, newStatuses(), ID{"bench", 0}, cfgs[0])
+	cm.KeyConverter, cm.ValueConverter = jsonConv, jsonConv
+	cm.Metrics = metrics.New().Task("bench", 0)
+	r, err := NewSourceRunner(SourceConfig{Common: cm, Task: rangesource.Plugin().NewSourceTask(), Offsets: newMemOffsets()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	adm := admin(b, c)
+	b.ResetTimer()
+	start := time.Now()
+	_ = r.Start(context.Background())
+	for {
+		ends, err := adm.ListEndOffsets(context.Background(), "out")
+		if err != nil {
+			b.Fatal(err)
+		}
+		var n int64
+		ends.Each(func(o kadm.ListedOffset) { n += o.Offset })
+		if n >= int64(b.N) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "records/s")
+	b.StopTimer()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = r.Stop(ctx)
+}

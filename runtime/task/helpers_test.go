@@ -57,7 +57,7 @@ func kafkaOpts(c *kfake.Cluster) []kgo.Opt {
 	return []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...), kgo.HeartbeatInterval(100 * time.Millisecond)}
 }
 
-func admin(t *testing.T, c *kfake.Cluster) *kadm.Client {
+func admin(t testing.TB, c *kfake.Cluster) *kadm.Client {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
 	if err != nil {

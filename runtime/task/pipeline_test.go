@@ -36,7 +36,7 @@ import (
 
 // taskConfigs starts a connector of p with config and returns its task
 // configs for tasksMax.
-func taskConfigs(t *testing.T, p plugin.Plugin, config map[string]string, topics map[string]int32, tasksMax int) []map[string]string {
+func taskConfigs(t testing.TB, p plugin.Plugin, config map[string]string, topics map[string]int32, tasksMax int) []map[string]string {
 	t.Helper()
 	conn := p.NewConnector()
 	ctx, cancel := context.WithCancel(context.Background())

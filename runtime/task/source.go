@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"slices"
 	"strconv"
 	"sync"
@@ -65,6 +66,11 @@ type SourceRunner struct {
 	produceErr error // first produce failure
 
 	ackBuf []ackedRecord
+
+	// the key of the last source partition map seen: sources usually
+	// reuse one map per partition, which saves encoding it per record
+	lastPart uintptr
+	lastKey  string
 }
 
 // NewSourceRunner checks cfg and creates the runner; Start runs it.
@@ -283,7 +289,7 @@ func (r *SourceRunner) send(ctx context.Context, rec *plugin.SourceRecord) error
 		}
 		kr.Headers = append(kr.Headers, kgo.RecordHeader{Key: h.Key, Value: b})
 	}
-	pkey, err := partitionKey(rec.SourcePartition)
+	pkey, err := r.partitionKey(rec.SourcePartition)
 	if err != nil {
 		return err
 	}
@@ -354,6 +360,22 @@ func (r *SourceRunner) commitOffsets(ctx context.Context) error {
 		r.cfg.Logger.Warn("source task commit failed", "error", err)
 	}
 	return nil
+}
+
+// partitionKey returns the key of p, reusing the last one when the task
+// handed the same map again (a partition map must not change once a record
+// carrying it was returned by Poll).
+func (r *SourceRunner) partitionKey(p map[string]any) (string, error) {
+	ptr := reflect.ValueOf(p).Pointer()
+	if ptr != 0 && ptr == r.lastPart {
+		return r.lastKey, nil
+	}
+	k, err := partitionKey(p)
+	if err != nil {
+		return "", err
+	}
+	r.lastPart, r.lastKey = ptr, k
+	return k, nil
 }
 
 // partitionKey is a canonical string for a source partition map. Small
