@@ -113,7 +113,7 @@ func ProducerOpts(maxRecords, maxBytes int) []kgo.Opt {
 // returns an error only for a runner that cannot start at all (bad Kafka
 // options); a failing plugin Start turns the task FAILED.
 func (r *SourceRunner) Start(ctx context.Context) error {
-	opts := append(append([]kgo.Opt{}, r.cfg.Kafka...), ProducerOpts(r.cfg.MaxInFlight, r.cfg.MaxInFlightBytes)...)
+	opts := r.cfg.clientOpts(ProducerOpts(r.cfg.MaxInFlight, r.cfg.MaxInFlightBytes))
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return fmt.Errorf("task %s: creating producer: %w", r.cfg.ID, err)
