@@ -320,3 +320,51 @@ func (s *batchSink) Put(ctx context.Context, recs []*plugin.SinkRecord) error {
 	s.mu.Unlock()
 	return s.recordingSink.Put(ctx, recs)
 }
+
+// topics.regex subscribes to every matching topic; RequestCommit from the
+// task commits without waiting for the flush interval.
+func TestSinkTopicsRegexAndRequestCommit(t *testing.T) {
+	c := cluster(t, map[string]int32{"orders.eu": 1, "orders.us": 2, "audit": 1})
+	adm := admin(t, c)
+	st := newStatuses()
+	s := &committingSink{recordingSink: newRecordingSink()}
+	cfg := SinkConfig{Common: common(c, st, ID{"rx", 0}, map[string]string{"topics.regex": `orders\..*`}), Task: s}
+	r := newSink(t, cfg)
+	produce(t, c, "orders.eu", "eu", 10)
+	produce(t, c, "orders.us", "us", 20)
+	produce(t, c, "audit", "audit", 5)
+	eventually(t, 10*time.Second, "both order topics read", func() bool { return s.distinct() == 30 })
+	if n := len(r.Assignment()); n != 3 {
+		t.Fatalf("assigned %v, want the 3 partitions of orders.*", r.Assignment())
+	}
+	eventually(t, 10*time.Second, "commit on the task's request", func() bool {
+		eu, us := committed(t, adm, GroupID("rx"), "orders.eu"), committed(t, adm, GroupID("rx"), "orders.us")
+		return eu[0] == 10 && us[0]+us[1] == 20
+	})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for v := range s.seen {
+		if strings.HasPrefix(v, "audit") {
+			t.Fatalf("read %s from a topic outside the regex", v)
+		}
+	}
+}
+
+// committingSink asks for a commit after every put.
+type committingSink struct {
+	*recordingSink
+	tc plugin.SinkTaskContext
+}
+
+func (s *committingSink) Start(_ context.Context, tc plugin.SinkTaskContext, _ map[string]string) error {
+	s.tc = tc
+	return nil
+}
+
+func (s *committingSink) Put(ctx context.Context, recs []*plugin.SinkRecord) error {
+	if err := s.recordingSink.Put(ctx, recs); err != nil {
+		return err
+	}
+	s.tc.RequestCommit()
+	return nil
+}

@@ -208,6 +208,9 @@ func TestSourceResumesFromStoredOffsets(t *testing.T) {
 		t.Fatalf("stored pos %d after stop, but the topic holds %d records", posOf(stored[0]), sent)
 	}
 	t.Logf("first run: %d records, stop took %v", sent, took)
+	if took > 2*time.Second {
+		t.Fatalf("graceful stop took %v", took)
+	}
 
 	second := &counterSource{topic: "out", limit: 20000, batch: 100}
 	cfg.Task = second
