@@ -43,20 +43,27 @@ func (s *nopSink) Put(_ context.Context, recs []*plugin.SinkRecord) error {
 	return nil
 }
 
-// BenchmarkSinkRunner drains b.N records of 200 bytes from 4 partitions
-// through a sink runner into a no-op task (string converters).
-func BenchmarkSinkRunner(b *testing.B) {
-	c := cluster(b, map[string]int32{"in": 4})
-	defer c.Close()
-	cl, _ := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+// fillTopic writes n records of 200 bytes round-robin to topic.
+func fillTopic(b *testing.B, addrs []string, topic string, n int) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cl.Close()
 	val := make([]byte, 200)
-	for i := 0; i < b.N; i++ {
-		cl.Produce(context.Background(), &kgo.Record{Topic: "in", Value: val}, nil)
+	for i := 0; i < n; i++ {
+		cl.Produce(context.Background(), &kgo.Record{Topic: topic, Value: val}, nil)
 	}
 	if err := cl.Flush(context.Background()); err != nil {
 		b.Fatal(err)
 	}
-	cl.Close()
+}
+
+// BenchmarkSinkRunner drains b.N records of 200 bytes from 4 partitions
+// through a sink runner into a no-op task (string converters).
+func BenchmarkSinkRunner(b *testing.B) {
+	c := cluster(b, map[string]int32{"in": 4})
+	fillTopic(b, c.ListenAddrs(), "in", b.N)
 	s := &nopSink{n: make(chan int, 1024)}
 	cm := common(c, newStatuses(), ID{"bench", 0}, nil)
 	r, err := NewSinkRunner(SinkConfig{Common: cm, Task: s, Topics: []string{"in"}})
@@ -78,6 +85,25 @@ func BenchmarkSinkRunner(b *testing.B) {
 		}
 	}()
 	_ = r.Stop(ctx)
+}
+
+// BenchmarkRawConsumer is the baseline for BenchmarkSinkRunner: a bare
+// franz-go group consumer draining the same records.
+func BenchmarkRawConsumer(b *testing.B) {
+	c := cluster(b, map[string]int32{"in": 4})
+	fillTopic(b, c.ListenAddrs(), "in", b.N)
+	b.ResetTimer()
+	start := time.Now()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.ConsumeTopics("in"), kgo.ConsumerGroup("raw"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cl.Close()
+	for got := 0; got < b.N; {
+		got += cl.PollFetches(context.Background()).NumRecords()
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "records/s")
 }
 
 // BenchmarkSourceRunner produces b.N records of 200 bytes through a source
