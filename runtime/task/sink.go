@@ -250,6 +250,8 @@ func (r *SinkRunner) run(ctx context.Context) {
 	cl.AllowRebalance()
 	if err != nil {
 		r.fail(err)
+	}
+	if r.failed() != nil {
 		r.mu.Lock()
 		r.noCommit = true
 		r.mu.Unlock()
