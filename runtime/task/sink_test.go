@@ -368,3 +368,34 @@ func (s *committingSink) Put(ctx context.Context, recs []*plugin.SinkRecord) err
 	s.tc.RequestCommit()
 	return nil
 }
+
+// An error from Open (called in the rebalance callback) fails the task
+// and commits nothing.
+func TestSinkOpenErrorFails(t *testing.T) {
+	c := cluster(t, map[string]int32{"in": 2})
+	adm := admin(t, c)
+	produce(t, c, "in", "x", 10)
+	st := newStatuses()
+	s := &openFailSink{recordingSink: newRecordingSink()}
+	r := newSink(t, SinkConfig{Common: common(c, st, ID{"o", 0}, map[string]string{"topics": "in"}), Task: s})
+	select {
+	case <-r.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("task with a failing Open did not finish")
+	}
+	if r.State() != StateFailed || !strings.Contains(st.trace(ID{"o", 0}), "table missing") {
+		t.Fatalf("state %s trace %q", r.State(), st.trace(ID{"o", 0}))
+	}
+	if got := committed(t, adm, GroupID("o"), "in"); len(got) != 0 {
+		t.Fatalf("a failed task committed %v", got)
+	}
+	if !s.stopped {
+		t.Fatal("plugin task not stopped")
+	}
+}
+
+type openFailSink struct{ *recordingSink }
+
+func (s *openFailSink) Open(context.Context, []plugin.TopicPartition) error {
+	return errors.New("table missing")
+}
