@@ -343,6 +343,18 @@ func TestSinkTopicsRegexAndRequestCommit(t *testing.T) {
 	})
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for _, rec := range s.puts {
+		h, ok := rec.Headers.Last("src")
+		if !ok || string(h.Value.([]byte)) != strings.SplitN(rec.Value.(string), "-", 2)[0] {
+			t.Fatalf("record %v lacks its header: %v", rec.Value, rec.Headers)
+		}
+		if rec.Timestamp.UnixMilli() < 1_600_000_000_000 || rec.Timestamp.UnixMilli() >= 1_600_000_000_020 {
+			t.Fatalf("record %v has timestamp %v, not the produced one", rec.Value, rec.Timestamp)
+		}
+		if rec.Key == nil {
+			t.Fatalf("record %v lost its key", rec.Value)
+		}
+	}
 	for v := range s.seen {
 		if strings.HasPrefix(v, "audit") {
 			t.Fatalf("read %s from a topic outside the regex", v)
