@@ -137,7 +137,7 @@ type KafkaConnection struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=4096
-	// +kubebuilder:validation:Pattern=`^[^,\s]+:[0-9]{1,5}(,[^,\s]+:[0-9]{1,5})*$`
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[^, ]+:[0-9]{1,5}(,[^, ]+:[0-9]{1,5})*$')",message="kafka.bootstrapServers must be a comma-separated list of host:port pairs without spaces, such as \"kafka-0.kafka:9092,kafka-1.kafka:9092\""
 	BootstrapServers string `json:"bootstrapServers"`
 
 	// tls enables TLS to the brokers. Absent means plaintext.
