@@ -44,6 +44,7 @@ func TestSamplesAccepted(t *testing.T) {
 	var sampleFiles []string
 	for _, f := range files {
 		if filepath.Base(f) == "kustomization.yaml" {
+			t.Errorf("config/samples/kustomization.yaml would break kubectl apply -f config/samples/: name it Kustomization")
 			continue
 		}
 		sampleFiles = append(sampleFiles, filepath.Base(f))
@@ -65,9 +66,9 @@ func TestSamplesAccepted(t *testing.T) {
 		t.Errorf("samples hold %v; want at least one ConnectCluster and two KafkaConnectors (a source and a sink)", kinds)
 	}
 
-	kust, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
+	kust, err := os.ReadFile(filepath.Join(dir, "Kustomization"))
 	if err != nil {
-		t.Fatalf("config/samples needs a kustomization.yaml: %v", err)
+		t.Fatalf("config/samples needs a Kustomization: %v", err)
 	}
 	for _, f := range sampleFiles {
 		if !strings.Contains(string(kust), "- "+f) {
