@@ -22,6 +22,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -36,6 +37,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -172,6 +174,13 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 		st.autoscaling = &res
 		if res.Active {
 			replicas = nil
+			if err := r.handOverReplicas(ctx, dep); err != nil {
+				if st.problem == nil {
+					st.problem = &Problem{Reason: v1alpha1.ReasonReconcileFailed, Message: err.Error()}
+				}
+				st.retry = true
+				return st, nil
+			}
 		}
 	}
 
@@ -260,6 +269,59 @@ func (r *Reconciler) apply(ctx context.Context, cc *v1alpha1.ConnectCluster, o c
 		return fmt.Errorf("applying %s %s: %w", kind, o.GetName(), err)
 	}
 	return nil
+}
+
+// ReplicasHandoffManager is the field manager that keeps spec.replicas of a
+// Deployment whose count the autoscaler took over, until the HPA writes it.
+const ReplicasHandoffManager = "conveyor-operator-replicas-handoff"
+
+// handOverReplicas lets go of spec.replicas without resetting it. Dropping a
+// field from an apply removes it when its manager was the only owner, and the
+// Deployment would fall back to 1 replica until the HPA reacts; so, as the
+// server-side apply documentation describes for handing replicas to an HPA,
+// a second manager first applies the current value, then the operator's
+// next apply leaves the field out.
+func (r *Reconciler) handOverReplicas(ctx context.Context, dep *appsv1.Deployment) error {
+	if dep == nil || dep.Spec.Replicas == nil || !ownsField(dep, FieldManager, "f:spec", "f:replicas") {
+		return nil
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1",
+		"kind":       "Deployment",
+		"metadata":   map[string]any{"name": dep.Name, "namespace": dep.Namespace},
+		"spec":       map[string]any{"replicas": int64(*dep.Spec.Replicas)},
+	}}
+	if err := r.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(ReplicasHandoffManager)); err != nil {
+		return fmt.Errorf("handing spec.replicas of Deployment %s over to the autoscaler: %w", dep.Name, err)
+	}
+	return nil
+}
+
+// ownsField reports whether manager's apply entry owns the field at path.
+func ownsField(obj metav1.Object, manager string, path ...string) bool {
+	for _, mf := range obj.GetManagedFields() {
+		if mf.Manager != manager || mf.Operation != metav1.ManagedFieldsOperationApply || mf.FieldsV1 == nil {
+			continue
+		}
+		var fields map[string]any
+		if err := json.Unmarshal(mf.FieldsV1.Raw, &fields); err != nil {
+			continue
+		}
+		cur := fields
+		for i, p := range path {
+			next, ok := cur[p]
+			if !ok {
+				break
+			}
+			if i == len(path)-1 {
+				return true
+			}
+			if cur, ok = next.(map[string]any); !ok {
+				break
+			}
+		}
+	}
+	return false
 }
 
 // deleteOwned deletes a child the cluster no longer wants, if the cluster controls it.

@@ -774,3 +774,56 @@ func TestAutoscaledClusterLeavesReplicasToTheHPA(t *testing.T) {
 		t.Fatalf("the Deployment runs %d replicas after a reconcile, want the HPA's 5", *d.Spec.Replicas)
 	}
 }
+
+func TestTurningAutoscalingOnKeepsTheReplicaCount(t *testing.T) {
+	ns := newNamespace(t, "handoff")
+	cluster := newCluster(ns, "growing", kafka.ListenAddrs())
+	cluster.Spec.Replicas = ptr[int32](3)
+	create(t, cluster)
+	eventually(t, "3 replicas owned by the operator", func() error {
+		d, err := getDeployment(ns, "growing")
+		if err != nil {
+			return err
+		}
+		if *d.Spec.Replicas != 3 || !ownsReplicas(d, cc.FieldManager) {
+			return fmt.Errorf("replicas %d, operator owns them: %v", *d.Spec.Replicas, ownsReplicas(d, cc.FieldManager))
+		}
+		return nil
+	})
+
+	// Autoscaling goes on: the operator lets go of spec.replicas without the
+	// Deployment falling back to 1 replica before the HPA acts.
+	updateCluster(t, ns, "growing", func(c *v1alpha1.ConnectCluster) {
+		c.Spec.Autoscaling = &v1alpha1.AutoscalingSpec{Enabled: true, MinReplicas: ptr[int32](2), MaxReplicas: ptr[int32](8)}
+	})
+	eventually(t, "the operator no longer owns spec.replicas", func() error {
+		d, err := getDeployment(ns, "growing")
+		if err != nil {
+			return err
+		}
+		if ownsReplicas(d, cc.FieldManager) {
+			return fmt.Errorf("the operator still owns spec.replicas")
+		}
+		if *d.Spec.Replicas != 3 {
+			return fmt.Errorf("replicas %d after the hand-over, want 3 kept", *d.Spec.Replicas)
+		}
+		return nil
+	})
+	eventually(t, "Reconciled at the new generation", condition(ns, "growing", v1alpha1.ConnectClusterReconciled, metav1.ConditionTrue, ""))
+	d, err := getDeployment(ns, "growing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *d.Spec.Replicas != 3 {
+		t.Fatalf("replicas %d, want 3", *d.Spec.Replicas)
+	}
+}
+
+func ownsReplicas(d *appsv1.Deployment, manager string) bool {
+	for _, f := range d.ManagedFields {
+		if f.Manager == manager && f.FieldsV1 != nil && strings.Contains(string(f.FieldsV1.Raw), `"f:replicas"`) {
+			return true
+		}
+	}
+	return false
+}

@@ -72,7 +72,7 @@ var (
 // own, and TestWatchNamespaces checks that the rest is left alone.
 var watchedNamespaces = []string{
 	"create", "rollout", "delete", "team-a", "team-b", "outage", "unaffected",
-	"badtopic", "scale", "capacity", "scoped", "foreign", "sasl", "autoscaled",
+	"badtopic", "scale", "capacity", "scoped", "foreign", "sasl", "autoscaled", "handoff",
 }
 
 func TestMain(m *testing.M) {
