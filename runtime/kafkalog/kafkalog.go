@@ -307,6 +307,12 @@ func (l *Log) ReadToEnd(ctx context.Context) error {
 	return l.waitFor(ctx, want)
 }
 
+// WaitApplied blocks until every partition's applied position (next offset)
+// reaches want, e.g. after writes acknowledged at known offsets.
+func (l *Log) WaitApplied(ctx context.Context, want map[int32]int64) error {
+	return l.waitFor(ctx, want)
+}
+
 // waitFor blocks until every partition's applied position reaches want.
 func (l *Log) waitFor(ctx context.Context, want map[int32]int64) error {
 	for {
@@ -361,10 +367,10 @@ func (l *Log) SendAndApply(ctx context.Context, key, value []byte) error {
 
 // Produce writes key/value asynchronously; done is called after the broker
 // acknowledged (or refused) it. Bounded by the client's buffered records.
-func (l *Log) Produce(ctx context.Context, key, value []byte, done func(error)) {
-	l.client.Produce(ctx, &kgo.Record{Topic: l.cfg.Topic.Name, Key: key, Value: value}, func(_ *kgo.Record, err error) {
+func (l *Log) Produce(ctx context.Context, key, value []byte, done func(partition int32, offset int64, err error)) {
+	l.client.Produce(ctx, &kgo.Record{Topic: l.cfg.Topic.Name, Key: key, Value: value}, func(r *kgo.Record, err error) {
 		if done != nil {
-			done(err)
+			done(r.Partition, r.Offset, err)
 		}
 	})
 }
