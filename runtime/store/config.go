@@ -50,12 +50,19 @@ const (
 	commitPrefix      = "commit-"
 	targetStatePrefix = "target-state-"
 	clusterIDKey      = "conveyor-cluster-id"
+	restartConnPrefix = "restart-connector-"
+	restartTaskPrefix = "restart-task-"
 )
 
 // ConfigEvent tells a listener what changed in the config store.
 type ConfigEvent struct {
 	Kind      ConfigEventKind
 	Connector string
+	// Restart details, for RestartRequested.
+	IncludeTasks bool
+	OnlyFailed   bool
+	// Task is the task to restart for TaskRestartRequested.
+	Task int
 }
 
 // ConfigEventKind says which part of a connector changed.
@@ -68,6 +75,12 @@ const (
 	TaskConfigsCommitted
 	TargetStateChanged
 	ClusterIDChanged
+	// RestartRequested: the connector (and maybe its tasks) should be
+	// restarted by the worker that runs it. Emitted only for records
+	// written after the store was opened.
+	RestartRequested
+	// TaskRestartRequested: one task should be restarted.
+	TaskRestartRequested
 )
 
 // ConfigSnapshot is a consistent copy of the config store.
@@ -136,6 +149,11 @@ type targetValue struct {
 	StateV2 string `json:"state.v2,omitempty"`
 }
 
+type restartValue struct {
+	IncludeTasks bool `json:"include-tasks"`
+	OnlyFailed   bool `json:"only-failed"`
+}
+
 type clusterIDValue struct {
 	ClusterID string `json:"cluster_id"`
 }
@@ -153,7 +171,7 @@ func (s *ConfigStore) apply(r kafkalog.Record) {
 			delete(s.tasks, name)
 			delete(s.pending, name)
 			delete(s.targetStates, name)
-			ev = &ConfigEvent{ConnectorRemoved, name}
+			ev = &ConfigEvent{Kind: ConnectorRemoved, Connector: name}
 			break
 		}
 		var v propsValue
@@ -161,7 +179,7 @@ func (s *ConfigStore) apply(r kafkalog.Record) {
 			break // a record we cannot read is skipped, as Kafka Connect does
 		}
 		s.connectors[name] = v.Properties
-		ev = &ConfigEvent{ConnectorConfigChanged, name}
+		ev = &ConfigEvent{Kind: ConnectorConfigChanged, Connector: name}
 	case strings.HasPrefix(key, taskPrefix):
 		name, idx, ok := splitTaskKey(strings.TrimPrefix(key, taskPrefix))
 		if !ok || r.Tombstone() {
@@ -197,12 +215,14 @@ func (s *ConfigStore) apply(r kafkalog.Record) {
 		}
 		s.tasks[name] = cfgs
 		delete(s.pending, name)
-		ev = &ConfigEvent{TaskConfigsCommitted, name}
+		ev = &ConfigEvent{Kind: TaskConfigsCommitted, Connector: name}
 	case strings.HasPrefix(key, targetStatePrefix):
 		name := strings.TrimPrefix(key, targetStatePrefix)
 		if r.Tombstone() {
-			delete(s.targetStates, name)
-			ev = &ConfigEvent{TargetStateChanged, name}
+			if _, ok := s.targetStates[name]; ok {
+				delete(s.targetStates, name)
+				ev = &ConfigEvent{Kind: TargetStateChanged, Connector: name}
+			}
 			break
 		}
 		var v targetValue
@@ -216,8 +236,20 @@ func (s *ConfigStore) apply(r kafkalog.Record) {
 		switch TargetState(st) {
 		case TargetStarted, TargetPaused, TargetStopped:
 			s.targetStates[name] = TargetState(st)
-			ev = &ConfigEvent{TargetStateChanged, name}
+			ev = &ConfigEvent{Kind: TargetStateChanged, Connector: name}
 		}
+	case strings.HasPrefix(key, restartConnPrefix):
+		var v restartValue
+		if r.Tombstone() || json.Unmarshal(r.Value, &v) != nil {
+			break
+		}
+		ev = &ConfigEvent{Kind: RestartRequested, Connector: strings.TrimPrefix(key, restartConnPrefix), IncludeTasks: v.IncludeTasks, OnlyFailed: v.OnlyFailed}
+	case strings.HasPrefix(key, restartTaskPrefix):
+		name, idx, ok := splitTaskKey(strings.TrimPrefix(key, restartTaskPrefix))
+		if !ok || r.Tombstone() {
+			break
+		}
+		ev = &ConfigEvent{Kind: TaskRestartRequested, Connector: name, Task: idx}
 	case key == clusterIDKey:
 		var v clusterIDValue
 		if r.Tombstone() || json.Unmarshal(r.Value, &v) != nil || v.ClusterID == "" {
@@ -225,7 +257,7 @@ func (s *ConfigStore) apply(r kafkalog.Record) {
 		}
 		if s.clusterID == "" { // the first id written wins
 			s.clusterID = v.ClusterID
-			ev = &ConfigEvent{ClusterIDChanged, ""}
+			ev = &ConfigEvent{Kind: ClusterIDChanged}
 		}
 	}
 	listener := s.listener
@@ -363,6 +395,18 @@ func (s *ConfigStore) PutTargetState(ctx context.Context, name string, st Target
 	}
 	b, _ := json.Marshal(v)
 	return s.log.SendAndApply(ctx, []byte(targetStatePrefix+name), b)
+}
+
+// RequestRestart asks the worker running the connector to restart it (and,
+// with includeTasks, its tasks; onlyFailed limits it to FAILED instances).
+func (s *ConfigStore) RequestRestart(ctx context.Context, name string, includeTasks, onlyFailed bool) error {
+	b, _ := json.Marshal(restartValue{IncludeTasks: includeTasks, OnlyFailed: onlyFailed})
+	return s.log.SendAndApply(ctx, []byte(restartConnPrefix+name), b)
+}
+
+// RequestTaskRestart asks the worker running a task to restart it.
+func (s *ConfigStore) RequestTaskRestart(ctx context.Context, id TaskID) error {
+	return s.log.SendAndApply(ctx, []byte(fmt.Sprintf("%s%s-%d", restartTaskPrefix, id.Connector, id.Task)), []byte("{}"))
 }
 
 // PutClusterID records the cluster id if none is recorded yet and returns

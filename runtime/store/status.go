@@ -47,7 +47,17 @@ const (
 	statusConnectorPrefix = "status-connector-"
 	statusTaskPrefix      = "status-task-"
 	statusTopicPrefix     = "status-topic-"
+	limitsPrefix          = "conveyor-limits-"
 )
+
+// Limits are a connector's task limits as last computed by the worker that
+// runs it (a Conveyor record, so any worker can answer GET /limits).
+type Limits struct {
+	TasksMax       int    `json:"tasks_max"`
+	NaturalLimit   *int   `json:"natural_limit"`
+	EffectiveTasks int    `json:"effective_tasks"`
+	Reason         string `json:"reason"`
+}
 
 type topicStatusValue struct {
 	Topic struct {
@@ -67,6 +77,7 @@ type StatusStore struct {
 	connectors map[string]Status
 	tasks      map[TaskID]Status
 	topics     map[string]map[string]bool // connector -> topic
+	limits     map[string]Limits
 }
 
 // OpenStatusStore reads the status topic to its end.
@@ -75,6 +86,7 @@ func OpenStatusStore(ctx context.Context, open LogOpener, topic kafkalog.Topic) 
 		connectors: map[string]Status{},
 		tasks:      map[TaskID]Status{},
 		topics:     map[string]map[string]bool{},
+		limits:     map[string]Limits{},
 	}
 	l, err := open(ctx, topic, s.apply)
 	if err != nil {
@@ -112,6 +124,14 @@ func (s *StatusStore) apply(r kafkalog.Record) {
 		var st Status
 		if json.Unmarshal(r.Value, &st) == nil {
 			s.tasks[id] = st
+		}
+	case strings.HasPrefix(key, limitsPrefix):
+		name := strings.TrimPrefix(key, limitsPrefix)
+		var l Limits
+		if r.Tombstone() {
+			delete(s.limits, name)
+		} else if json.Unmarshal(r.Value, &l) == nil {
+			s.limits[name] = l
 		}
 	case strings.HasPrefix(key, statusTopicPrefix):
 		rest := strings.TrimPrefix(key, statusTopicPrefix)
@@ -157,7 +177,31 @@ func (s *StatusStore) DeleteConnector(ctx context.Context, name string) error {
 			return err
 		}
 	}
+	if err := s.log.SendAndApply(ctx, []byte(limitsPrefix+name), nil); err != nil {
+		return err
+	}
 	return s.log.SendAndApply(ctx, []byte(statusConnectorPrefix+name), nil)
+}
+
+// PutLimits records a connector's task limits.
+func (s *StatusStore) PutLimits(ctx context.Context, name string, l Limits) error {
+	s.mu.Lock()
+	cur, ok := s.limits[name]
+	s.mu.Unlock()
+	if ok && cur.TasksMax == l.TasksMax && cur.EffectiveTasks == l.EffectiveTasks && cur.Reason == l.Reason &&
+		(cur.NaturalLimit == nil) == (l.NaturalLimit == nil) && (cur.NaturalLimit == nil || *cur.NaturalLimit == *l.NaturalLimit) {
+		return nil
+	}
+	b, _ := json.Marshal(l)
+	return s.log.SendAndApply(ctx, []byte(limitsPrefix+name), b)
+}
+
+// Limits returns a connector's recorded task limits.
+func (s *StatusStore) Limits(name string) (Limits, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l, ok := s.limits[name]
+	return l, ok
 }
 
 // Connector returns a connector's status.

@@ -1,0 +1,367 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package herder
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/conveyor-dev/conveyor/runtime/connectapi"
+	"github.com/conveyor-dev/conveyor/runtime/kafkalog"
+	"github.com/conveyor-dev/conveyor/runtime/plugin"
+	"github.com/conveyor-dev/conveyor/runtime/store"
+)
+
+// fakeTasks is a TaskRuntime that records which tasks run.
+type fakeTasks struct {
+	mu      sync.Mutex
+	running map[store.TaskID]*fakeTask
+	starts  map[store.TaskID]int
+	specs   map[store.TaskID]TaskSpec
+}
+
+type fakeTask struct {
+	done chan struct{}
+	err  error
+	once sync.Once
+}
+
+func (t *fakeTask) Stop(context.Context) error { t.once.Do(func() { close(t.done) }); return nil }
+func (t *fakeTask) Done() <-chan struct{}      { return t.done }
+func (t *fakeTask) Err() error                 { return t.err }
+
+func (f *fakeTasks) StartTask(_ context.Context, spec TaskSpec) (RunningTask, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t := &fakeTask{done: make(chan struct{})}
+	f.running[spec.ID] = t
+	f.starts[spec.ID]++
+	f.specs[spec.ID] = spec
+	go func() { <-t.done; f.mu.Lock(); defer f.mu.Unlock(); if f.running[spec.ID] == t { delete(f.running, spec.ID) } }()
+	return t, nil
+}
+
+func (f *fakeTasks) count(connector string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for id := range f.running {
+		if id.Connector == connector {
+			n++
+		}
+	}
+	return n
+}
+
+func (f *fakeTasks) fail(id store.TaskID, err error) {
+	f.mu.Lock()
+	t := f.running[id]
+	f.mu.Unlock()
+	t.err = err
+	t.once.Do(func() { close(t.done) })
+}
+
+// testSink is a sink connector whose natural limit is its topics' partitions.
+type testSink struct {
+	cc    plugin.ConnectorContext
+	cfg   map[string]string
+	extra int // task configs beyond the max asked for (a misbehaving connector)
+}
+
+func (c *testSink) Validate(context.Context, map[string]string) []plugin.FieldError { return nil }
+func (c *testSink) Start(ctx context.Context, cc plugin.ConnectorContext, cfg map[string]string) error {
+	c.cc, c.cfg = cc, cfg
+	if cfg["block.start"] == "true" {
+		<-ctx.Done() // a broken connector: returns only when the worker stops
+		return ctx.Err()
+	}
+	return nil
+}
+func (c *testSink) NaturalLimit(ctx context.Context) (int, plugin.Reason, error) {
+	return plugin.SinkNaturalLimit(ctx, c.cc, c.cfg)
+}
+func (c *testSink) TaskConfigs(max int) ([]map[string]string, error) {
+	var out []map[string]string
+	for i := 0; i < max+c.extra; i++ {
+		out = append(out, map[string]string{"task": fmt.Sprint(i), "topics": c.cfg["topics"], "secret": c.cfg["secret"]})
+	}
+	return out, nil
+}
+func (c *testSink) Stop() error { return nil }
+
+type nopSinkTask struct{}
+
+func (nopSinkTask) Start(context.Context, plugin.SinkTaskContext, map[string]string) error { return nil }
+func (nopSinkTask) Open(context.Context, []plugin.TopicPartition) error                 { return nil }
+func (nopSinkTask) Put(context.Context, []*plugin.SinkRecord) error                     { return nil }
+func (nopSinkTask) Flush(context.Context, map[plugin.TopicPartition]int64) error        { return nil }
+func (nopSinkTask) Close(context.Context, []plugin.TopicPartition) error                { return nil }
+func (nopSinkTask) Stop() error                                                         { return nil }
+
+type envResolver map[string]string
+
+func (r envResolver) Resolve(_ context.Context, cfg map[string]string) (map[string]string, error) {
+	out := map[string]string{}
+	for k, v := range cfg {
+		for ph, val := range r {
+			v = strings.ReplaceAll(v, ph, val)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+type env struct {
+	h     *Herder
+	tasks *fakeTasks
+	adm   *kadm.Client
+	ticks chan time.Time
+	cfgs  *store.ConfigStore
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, "events"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	opts := []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	open := func(ctx context.Context, topic kafkalog.Topic, apply func(kafkalog.Record)) (*kafkalog.Log, error) {
+		topic.Create = true
+		return kafkalog.Open(ctx, kafkalog.Config{Topic: topic, ClientOpts: opts, Apply: apply})
+	}
+	reg := plugin.NewRegistry()
+	reg.MustRegister(plugin.Plugin{Class: "test.TestSinkConnector", Kind: plugin.KindSink,
+		NewConnector: func() plugin.Connector { return &testSink{} }, NewSinkTask: func() plugin.SinkTask { return nopSinkTask{} }})
+	reg.MustRegister(plugin.Plugin{Class: "test.GreedySinkConnector", Kind: plugin.KindSink,
+		NewConnector: func() plugin.Connector { return &testSink{extra: 1} }, NewSinkTask: func() plugin.SinkTask { return nopSinkTask{} }})
+	e := &env{tasks: &fakeTasks{running: map[store.TaskID]*fakeTask{}, starts: map[store.TaskID]int{}, specs: map[store.TaskID]TaskSpec{}},
+		adm: kadm.NewClient(cl), ticks: make(chan time.Time)}
+	var hp *Herder
+	cfgs, err := store.OpenConfigStore(ctx, open, kafkalog.Topic{Name: "configs"}, func(ev store.ConfigEvent) {
+		if hp != nil {
+			hp.OnConfigEvent(ev)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	offs, err := store.OpenOffsetStore(ctx, open, kafkalog.Topic{Name: "offsets"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats, err := store.OpenStatusStore(ctx, open, kafkalog.Topic{Name: "status"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := New(Options{WorkerID: "w1:8083", URL: "http://w1:8083", Plugins: reg, Configs: cfgs, Offsets: offs, Statuses: stats,
+		Admin: e.adm, Tasks: e.tasks, AssignAll: true, LimitCheckTicks: e.ticks,
+		Resolver: envResolver{"${env:PW}": "hunter2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hp = h
+	h.Run()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		h.Close(ctx)
+		cfgs.Close()
+		offs.Close()
+		stats.Close()
+	})
+	e.h, e.cfgs = h, cfgs
+	return e
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func sinkConfig(name, class string, tasksMax int) map[string]string {
+	return map[string]string{"name": name, "connector.class": class, "tasks.max": fmt.Sprint(tasksMax), "topics": "events", "secret": "${env:PW}"}
+}
+
+func TestSinkTasksFollowPartitionsWithoutRestart(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	if _, err := e.h.CreateConnector(ctx, connectapi.CreateConnectorRequest{Name: "s", Config: sinkConfig("s", "TestSink", 10)}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "4 tasks", func() bool { return e.tasks.count("s") == 4 })
+	lim, err := e.h.Limits(ctx, "s")
+	if err != nil || lim.TasksMax != 10 || lim.NaturalLimit == nil || *lim.NaturalLimit != 4 || lim.EffectiveTasks != 4 || lim.Reason != string(plugin.TopicPartitions) {
+		t.Fatalf("limits = %+v (natural %v), %v", lim, lim.NaturalLimit, err)
+	}
+	// Secrets: tasks get resolved values, the config topic keeps placeholders.
+	e.tasks.mu.Lock()
+	spec := e.tasks.specs[store.TaskID{Connector: "s", Task: 0}]
+	e.tasks.mu.Unlock()
+	if spec.TaskConfig["secret"] != "hunter2" || spec.ConnectorConfig["secret"] != "hunter2" {
+		t.Fatalf("task did not get the resolved secret: %v", spec.TaskConfig)
+	}
+	tis, _ := e.h.TaskConfigs(ctx, "s")
+	if tis[0].Config["secret"] != "${env:PW}" {
+		t.Fatalf("stored task config holds %q, want the placeholder", tis[0].Config["secret"])
+	}
+
+	if _, err := e.adm.UpdatePartitions(ctx, 6, "events"); err != nil {
+		t.Fatal(err)
+	}
+	e.ticks <- time.Now()
+	eventually(t, "6 tasks after growing the topic", func() bool { return e.tasks.count("s") == 6 })
+	e.tasks.mu.Lock()
+	restarts := e.tasks.starts[store.TaskID{Connector: "s", Task: 0}]
+	e.tasks.mu.Unlock()
+	if restarts != 1 {
+		t.Errorf("task 0 started %d times; tasks whose config did not change must keep running", restarts)
+	}
+	st, _ := e.h.ConnectorStatus(ctx, "s")
+	if st.Connector.State != "RUNNING" || len(st.Tasks) != 6 || st.Type != connectapi.TypeSink {
+		t.Fatalf("status = %+v", st)
+	}
+}
+
+func TestTooManyTaskConfigsFailsConnector(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	if _, err := e.h.CreateConnector(ctx, connectapi.CreateConnectorRequest{Name: "g", Config: sinkConfig("g", "GreedySink", 2)}); err != nil {
+		t.Fatal(err)
+	}
+	var st connectapi.ConnectorStateInfo
+	eventually(t, "FAILED", func() bool { st, _ = e.h.ConnectorStatus(ctx, "g"); return st.Connector.State == "FAILED" })
+	if !strings.Contains(st.Connector.Trace, "3 task configs for tasks.max=2") {
+		t.Fatalf("trace %q does not explain the KIP-1004 refusal", st.Connector.Trace)
+	}
+	if n := e.tasks.count("g"); n != 0 {
+		t.Fatalf("%d tasks run for a connector that broke its limit", n)
+	}
+}
+
+func TestBrokenConnectorDoesNotBlockOthers(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	bad := sinkConfig("bad", "TestSink", 1)
+	bad["block.start"] = "true"
+	if _, err := e.h.CreateConnector(ctx, connectapi.CreateConnectorRequest{Name: "bad", Config: bad}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.h.CreateConnector(ctx, connectapi.CreateConnectorRequest{Name: "good", Config: sinkConfig("good", "TestSink", 2)}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the good connector's tasks", func() bool { return e.tasks.count("good") == 2 })
+}
+
+func TestLifecycleAndOffsets(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	if _, err := e.h.CreateConnector(ctx, connectapi.CreateConnectorRequest{Name: "c", Config: sinkConfig("c", "TestSink", 2)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.h.CreateConnector(ctx, connectapi.CreateConnectorRequest{Name: "c", Config: sinkConfig("c", "TestSink", 2)}); !errors.Is(err, connectapi.ErrAlreadyExists) {
+		t.Fatalf("second create: %v, want already exists", err)
+	}
+	bad := sinkConfig("x", "TestSink", 0)
+	if _, err := e.h.CreateConnector(ctx, connectapi.CreateConnectorRequest{Name: "x", Config: bad}); !errors.Is(err, connectapi.ErrBadRequest) || !strings.Contains(err.Error(), "tasks.max") {
+		t.Fatalf("invalid create: %v", err)
+	}
+	eventually(t, "2 tasks", func() bool { return e.tasks.count("c") == 2 })
+
+	// A failing task goes FAILED with its trace; a restart brings it back.
+	e.tasks.fail(store.TaskID{Connector: "c", Task: 1}, errors.New("disk full"))
+	eventually(t, "task 1 FAILED", func() bool {
+		ts, _ := e.h.TaskStatus(ctx, connectapi.ConnectorTaskID{Connector: "c", Task: 1})
+		return ts.State == "FAILED" && ts.Trace == "disk full"
+	})
+	if _, err := e.h.RestartConnector(ctx, "c", true, true); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "task 1 restarted", func() bool {
+		ts, _ := e.h.TaskStatus(ctx, connectapi.ConnectorTaskID{Connector: "c", Task: 1})
+		return ts.State == "RUNNING" && e.tasks.count("c") == 2
+	})
+
+	if _, err := e.h.AlterOffsets(ctx, "c", connectapi.ConnectorOffsets{Offsets: []connectapi.ConnectorOffset{{}}}); !errors.Is(err, connectapi.ErrBadRequest) {
+		t.Fatalf("alter offsets while running: %v, want 400", err)
+	}
+	if err := e.h.Pause(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "PAUSED", func() bool {
+		st, _ := e.h.ConnectorStatus(ctx, "c")
+		return st.Connector.State == "PAUSED" && len(st.Tasks) == 2 && st.Tasks[0].State == "PAUSED" && e.tasks.count("c") == 0
+	})
+	if err := e.h.Stop(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "STOPPED without tasks", func() bool {
+		st, _ := e.h.ConnectorStatus(ctx, "c")
+		return st.Connector.State == "STOPPED" && len(st.Tasks) == 0
+	})
+	msg, err := e.h.AlterOffsets(ctx, "c", connectapi.ConnectorOffsets{Offsets: []connectapi.ConnectorOffset{{
+		Partition: map[string]any{"kafka_topic": "events", "kafka_partition": float64(2)},
+		Offset:    map[string]any{"kafka_offset": float64(42)},
+	}}})
+	if err != nil || !strings.Contains(msg.Message, "altered successfully") {
+		t.Fatalf("alter: %v %v", msg, err)
+	}
+	offs, err := e.h.Offsets(ctx, "c")
+	if err != nil || len(offs.Offsets) != 1 || offs.Offsets[0].Offset["kafka_offset"] != int64(42) {
+		t.Fatalf("offsets = %+v, %v", offs, err)
+	}
+	if _, err := e.h.ResetOffsets(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	if offs, _ := e.h.Offsets(ctx, "c"); len(offs.Offsets) != 0 {
+		t.Fatalf("offsets after reset = %+v", offs)
+	}
+	if err := e.h.Resume(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "running again", func() bool { return e.tasks.count("c") == 2 })
+	if err := e.h.DeleteConnector(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "tasks gone after delete", func() bool { return e.tasks.count("c") == 0 })
+	if _, err := e.h.ConnectorStatus(ctx, "c"); !errors.Is(err, connectapi.ErrNotFound) {
+		t.Fatalf("status after delete: %v", err)
+	}
+}
