@@ -142,7 +142,7 @@ type Herder struct {
 	// connector stuck in Start lets go.
 	connCtx    context.Context
 	connCancel context.CancelFunc
-	wg     sync.WaitGroup
+	wg         sync.WaitGroup
 }
 
 // New creates a herder; call Run to start it.

@@ -60,7 +60,14 @@ func (f *fakeTasks) StartTask(_ context.Context, spec TaskSpec) (RunningTask, er
 	f.running[spec.ID] = t
 	f.starts[spec.ID]++
 	f.specs[spec.ID] = spec
-	go func() { <-t.done; f.mu.Lock(); defer f.mu.Unlock(); if f.running[spec.ID] == t { delete(f.running, spec.ID) } }()
+	go func() {
+		<-t.done
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.running[spec.ID] == t {
+			delete(f.running, spec.ID)
+		}
+	}()
 	return t, nil
 }
 
@@ -114,12 +121,14 @@ func (c *testSink) Stop() error { return nil }
 
 type nopSinkTask struct{}
 
-func (nopSinkTask) Start(context.Context, plugin.SinkTaskContext, map[string]string) error { return nil }
-func (nopSinkTask) Open(context.Context, []plugin.TopicPartition) error                 { return nil }
-func (nopSinkTask) Put(context.Context, []*plugin.SinkRecord) error                     { return nil }
-func (nopSinkTask) Flush(context.Context, map[plugin.TopicPartition]int64) error        { return nil }
-func (nopSinkTask) Close(context.Context, []plugin.TopicPartition) error                { return nil }
-func (nopSinkTask) Stop() error                                                         { return nil }
+func (nopSinkTask) Start(context.Context, plugin.SinkTaskContext, map[string]string) error {
+	return nil
+}
+func (nopSinkTask) Open(context.Context, []plugin.TopicPartition) error          { return nil }
+func (nopSinkTask) Put(context.Context, []*plugin.SinkRecord) error              { return nil }
+func (nopSinkTask) Flush(context.Context, map[plugin.TopicPartition]int64) error { return nil }
+func (nopSinkTask) Close(context.Context, []plugin.TopicPartition) error         { return nil }
+func (nopSinkTask) Stop() error                                                  { return nil }
 
 type envResolver map[string]string
 
