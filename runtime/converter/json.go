@@ -20,14 +20,15 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"math"
+	"io"
 	"math/big"
 	"reflect"
 	"sort"
 	"strconv"
 	"strings"
-	"time"
+	"sync"
 
 	"github.com/conveyor-dev/conveyor/runtime/data"
 )
@@ -71,8 +72,10 @@ var jsonToType = func() map[string]data.Type {
 // Time are numbers (ms, days, ms); Decimal is base64 of the unscaled value
 // or, with decimal.format=NUMERIC, a JSON number.
 type JSON struct {
+	mu                     sync.Mutex
+	schemas                map[string]*data.Schema
+	enc                    data.JSONEncoder
 	schemasEnable          bool
-	numericDecimal         bool
 	replaceNullWithDefault bool
 }
 
@@ -90,7 +93,7 @@ func NewJSON(config map[string]string) (*JSON, error) {
 	switch f := strings.ToUpper(strings.TrimSpace(config[KeyDecimalFormat])); f {
 	case "", "BASE64":
 	case "NUMERIC":
-		c.numericDecimal = true
+		c.enc.NumericDecimal = true
 	default:
 		return nil, fmt.Errorf("%s=%q: use BASE64 or NUMERIC", KeyDecimalFormat, config[KeyDecimalFormat])
 	}
@@ -129,7 +132,7 @@ func (c *JSON) FromConnectData(topic string, schema *data.Schema, value any) ([]
 		}
 		b.WriteString(`,"payload":`)
 	}
-	if err := c.writeValue(&b, schema, value, ""); err != nil {
+	if err := c.enc.Write(&b, schema, value); err != nil {
 		return nil, fmt.Errorf("converting value for topic %q to JSON: %w", topic, err)
 	}
 	if c.schemasEnable {
@@ -153,7 +156,7 @@ func (c *JSON) writeSchemaField(b *bytes.Buffer, s *data.Schema, field string) e
 		return fmt.Errorf("unknown schema type %q", s.Type)
 	}
 	b.WriteString(`{"type":`)
-	writeString(b, t)
+	data.WriteJSONString(b, t)
 	switch s.Type {
 	case data.TypeArray:
 		b.WriteString(`,"items":`)
@@ -185,7 +188,7 @@ func (c *JSON) writeSchemaField(b *bytes.Buffer, s *data.Schema, field string) e
 	b.WriteString(strconv.FormatBool(s.Optional))
 	if s.Name != "" {
 		b.WriteString(`,"name":`)
-		writeString(b, s.Name)
+		data.WriteJSONString(b, s.Name)
 	}
 	if s.Version != 0 {
 		b.WriteString(`,"version":`)
@@ -193,7 +196,7 @@ func (c *JSON) writeSchemaField(b *bytes.Buffer, s *data.Schema, field string) e
 	}
 	if s.Doc != "" {
 		b.WriteString(`,"doc":`)
-		writeString(b, s.Doc)
+		data.WriteJSONString(b, s.Doc)
 	}
 	if s.Parameters != nil {
 		b.WriteString(`,"parameters":{`)
@@ -206,33 +209,24 @@ func (c *JSON) writeSchemaField(b *bytes.Buffer, s *data.Schema, field string) e
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			writeString(b, k)
+			data.WriteJSONString(b, k)
 			b.WriteByte(':')
-			writeString(b, s.Parameters[k])
+			data.WriteJSONString(b, s.Parameters[k])
 		}
 		b.WriteByte('}')
 	}
 	if s.Default != nil {
 		b.WriteString(`,"default":`)
-		if err := c.writeValue(b, s, s.Default, "<default>"); err != nil {
+		if err := c.enc.Write(b, s, s.Default); err != nil {
 			return err
 		}
 	}
 	if field != "" {
 		b.WriteString(`,"field":`)
-		writeString(b, field)
+		data.WriteJSONString(b, field)
 	}
 	b.WriteByte('}')
 	return nil
-}
-
-func writeString(b *bytes.Buffer, s string) {
-	out, _ := json.Marshal(s) // strings always marshal
-	b.Write(out)
-}
-
-func typeErr(path string, s *data.Schema, v any) error {
-	return fmt.Errorf("%sinvalid Go type %T for schema %s", at(path), v, s)
 }
 
 func at(path string) string {
@@ -242,168 +236,6 @@ func at(path string) string {
 	return path + ": "
 }
 
-func writeFloat(b *bytes.Buffer, f float64, bits int) error {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return fmt.Errorf("cannot encode %v as JSON", f)
-	}
-	b.WriteString(strconv.FormatFloat(f, 'g', -1, bits))
-	return nil
-}
-
-// writeValue writes value following schema; a nil schema writes schemaless.
-func (c *JSON) writeValue(b *bytes.Buffer, s *data.Schema, v any, path string) error {
-	if s == nil {
-		return c.writeSchemaless(b, v, path)
-	}
-	if v == nil {
-		if s.Default != nil && path != "<default>" {
-			return c.writeValue(b, s, s.Default, path)
-		}
-		if !s.Optional {
-			return fmt.Errorf("%snull value for required %s schema", at(path), s.Type)
-		}
-		b.WriteString("null")
-		return nil
-	}
-	if s.IsLogical() {
-		return c.writeLogical(b, s, v, path)
-	}
-	switch s.Type {
-	case data.TypeInt8:
-		x, ok := v.(int8)
-		if !ok {
-			return typeErr(path, s, v)
-		}
-		b.WriteString(strconv.FormatInt(int64(x), 10))
-	case data.TypeInt16:
-		x, ok := v.(int16)
-		if !ok {
-			return typeErr(path, s, v)
-		}
-		b.WriteString(strconv.FormatInt(int64(x), 10))
-	case data.TypeInt32:
-		x, ok := v.(int32)
-		if !ok {
-			return typeErr(path, s, v)
-		}
-		b.WriteString(strconv.FormatInt(int64(x), 10))
-	case data.TypeInt64:
-		x, ok := v.(int64)
-		if !ok {
-			return typeErr(path, s, v)
-		}
-		b.WriteString(strconv.FormatInt(x, 10))
-	case data.TypeFloat32:
-		x, ok := v.(float32)
-		if !ok {
-			return typeErr(path, s, v)
-		}
-		return writeFloat(b, float64(x), 32)
-	case data.TypeFloat64:
-		x, ok := v.(float64)
-		if !ok {
-			return typeErr(path, s, v)
-		}
-		return writeFloat(b, x, 64)
-	case data.TypeBoolean:
-		x, ok := v.(bool)
-		if !ok {
-			return typeErr(path, s, v)
-		}
-		b.WriteString(strconv.FormatBool(x))
-	case data.TypeString:
-		x, ok := v.(string)
-		if !ok {
-			return typeErr(path, s, v)
-		}
-		writeString(b, x)
-	case data.TypeBytes:
-		x, ok := v.([]byte)
-		if !ok {
-			return typeErr(path, s, v)
-		}
-		writeString(b, base64.StdEncoding.EncodeToString(x))
-	case data.TypeArray:
-		x, ok := v.([]any)
-		if !ok {
-			return typeErr(path, s, v)
-		}
-		b.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			if err := c.writeValue(b, s.Elem, e, path+"["+strconv.Itoa(i)+"]"); err != nil {
-				return err
-			}
-		}
-		b.WriteByte(']')
-	case data.TypeMap:
-		entries, err := mapEntries(v)
-		if err != nil {
-			return fmt.Errorf("%s%w", at(path), err)
-		}
-		if s.Key != nil && s.Key.Type == data.TypeString {
-			b.WriteByte('{')
-			for i, e := range entries {
-				k, ok := e.k.(string)
-				if !ok {
-					return fmt.Errorf("%smap key %v is %T, schema wants string", at(path), e.k, e.k)
-				}
-				if i > 0 {
-					b.WriteByte(',')
-				}
-				writeString(b, k)
-				b.WriteByte(':')
-				if err := c.writeValue(b, s.Elem, e.v, path+"["+k+"]"); err != nil {
-					return err
-				}
-			}
-			b.WriteByte('}')
-			return nil
-		}
-		b.WriteByte('[')
-		for i, e := range entries {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteByte('[')
-			if err := c.writeValue(b, s.Key, e.k, path+"<key>"); err != nil {
-				return err
-			}
-			b.WriteByte(',')
-			if err := c.writeValue(b, s.Elem, e.v, path+"["+fmt.Sprint(e.k)+"]"); err != nil {
-				return err
-			}
-			b.WriteByte(']')
-		}
-		b.WriteByte(']')
-	case data.TypeStruct:
-		st, ok := v.(*data.Struct)
-		if !ok || st == nil {
-			return typeErr(path, s, v)
-		}
-		if st.Schema() != s && !st.Schema().Equal(s) {
-			return fmt.Errorf("%sstruct schema %s does not match %s", at(path), st.Schema(), s)
-		}
-		b.WriteByte('{')
-		for i, f := range s.Fields {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeString(b, f.Name)
-			b.WriteByte(':')
-			if err := c.writeValue(b, f.Schema, st.GetIndex(f.Index), joinPath(path, f.Name)); err != nil {
-				return err
-			}
-		}
-		b.WriteByte('}')
-	default:
-		return fmt.Errorf("%sunknown schema type %q", at(path), s.Type)
-	}
-	return nil
-}
-
 func joinPath(path, name string) string {
 	if path == "" {
 		return name
@@ -411,257 +243,108 @@ func joinPath(path, name string) string {
 	return path + "." + name
 }
 
-func (c *JSON) writeLogical(b *bytes.Buffer, s *data.Schema, v any, path string) error {
-	switch s.Name {
-	case data.DecimalName:
-		d, ok := v.(data.Decimal)
-		if !ok {
-			return typeErr(path, s, v)
-		}
-		if c.numericDecimal {
-			b.WriteString(d.String())
-			return nil
-		}
-		writeString(b, base64.StdEncoding.EncodeToString(data.DecimalToBytes(d)))
-		return nil
-	}
-	t, ok := v.(time.Time)
-	if !ok {
-		return typeErr(path, s, v)
-	}
-	switch s.Name {
-	case data.TimestampName:
-		b.WriteString(strconv.FormatInt(data.TimestampToMillis(t), 10))
-	case data.DateName:
-		d, err := data.DateToDays(t)
-		if err != nil {
-			return fmt.Errorf("%s%w", at(path), err)
-		}
-		b.WriteString(strconv.Itoa(int(d)))
-	case data.TimeName:
-		ms, err := data.TimeToMillis(t)
-		if err != nil {
-			return fmt.Errorf("%s%w", at(path), err)
-		}
-		b.WriteString(strconv.Itoa(int(ms)))
-	}
-	return nil
-}
-
-type entry struct{ k, v any }
-
-// mapEntries returns a map's entries sorted by key, for stable output.
-func mapEntries(v any) ([]entry, error) {
-	var out []entry
-	switch m := v.(type) {
-	case map[string]any:
-		for k, x := range m {
-			out = append(out, entry{k, x})
-		}
-	case map[any]any:
-		for k, x := range m {
-			out = append(out, entry{k, x})
-		}
-	default:
-		rv := reflect.ValueOf(v)
-		if rv.Kind() != reflect.Map {
-			return nil, fmt.Errorf("invalid Go type %T for a map", v)
-		}
-		it := rv.MapRange()
-		for it.Next() {
-			out = append(out, entry{it.Key().Interface(), it.Value().Interface()})
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return lessKey(out[i].k, out[j].k) })
-	return out, nil
-}
-
-func lessKey(a, b any) bool {
-	switch x := a.(type) {
-	case string:
-		if y, ok := b.(string); ok {
-			return x < y
-		}
-	case int64:
-		if y, ok := b.(int64); ok {
-			return x < y
-		}
-	case int32:
-		if y, ok := b.(int32); ok {
-			return x < y
-		}
-	}
-	return fmt.Sprint(a) < fmt.Sprint(b)
-}
-
-// writeSchemaless writes a Go value without a schema.
-func (c *JSON) writeSchemaless(b *bytes.Buffer, v any, path string) error {
-	switch x := v.(type) {
-	case nil:
-		b.WriteString("null")
-	case bool:
-		b.WriteString(strconv.FormatBool(x))
-	case string:
-		writeString(b, x)
-	case []byte:
-		writeString(b, base64.StdEncoding.EncodeToString(x))
-	case int:
-		b.WriteString(strconv.FormatInt(int64(x), 10))
-	case int8:
-		b.WriteString(strconv.FormatInt(int64(x), 10))
-	case int16:
-		b.WriteString(strconv.FormatInt(int64(x), 10))
-	case int32:
-		b.WriteString(strconv.FormatInt(int64(x), 10))
-	case int64:
-		b.WriteString(strconv.FormatInt(x, 10))
-	case uint:
-		b.WriteString(strconv.FormatUint(uint64(x), 10))
-	case uint8:
-		b.WriteString(strconv.FormatUint(uint64(x), 10))
-	case uint16:
-		b.WriteString(strconv.FormatUint(uint64(x), 10))
-	case uint32:
-		b.WriteString(strconv.FormatUint(uint64(x), 10))
-	case uint64:
-		b.WriteString(strconv.FormatUint(x, 10))
-	case float32:
-		return writeFloat(b, float64(x), 32)
-	case float64:
-		return writeFloat(b, x, 64)
-	case json.Number:
-		b.WriteString(x.String())
-	case time.Time:
-		b.WriteString(strconv.FormatInt(data.TimestampToMillis(x), 10))
-	case data.Decimal:
-		b.WriteString(x.String())
-	case *big.Int:
-		b.WriteString(x.String())
-	case *data.Struct:
-		if x == nil {
-			b.WriteString("null")
-			return nil
-		}
-		return c.writeValue(b, x.Schema(), x, path)
-	case []any:
-		b.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			if err := c.writeSchemaless(b, e, path+"["+strconv.Itoa(i)+"]"); err != nil {
-				return err
-			}
-		}
-		b.WriteByte(']')
-	case []string:
-		b.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeString(b, e)
-		}
-		b.WriteByte(']')
-	default:
-		rv := reflect.ValueOf(v)
-		if rv.Kind() != reflect.Map {
-			return fmt.Errorf("%sschemaless JSON cannot encode Go type %T", at(path), v)
-		}
-		entries, err := mapEntries(v)
-		if err != nil {
-			return fmt.Errorf("%s%w", at(path), err)
-		}
-		allStrings := true
-		for _, e := range entries {
-			if _, ok := e.k.(string); !ok {
-				allStrings = false
-				break
-			}
-		}
-		if allStrings {
-			b.WriteByte('{')
-			for i, e := range entries {
-				if i > 0 {
-					b.WriteByte(',')
-				}
-				writeString(b, e.k.(string))
-				b.WriteByte(':')
-				if err := c.writeSchemaless(b, e.v, path+"["+e.k.(string)+"]"); err != nil {
-					return err
-				}
-			}
-			b.WriteByte('}')
-			return nil
-		}
-		b.WriteByte('[')
-		for i, e := range entries {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteByte('[')
-			if err := c.writeSchemaless(b, e.k, path+"<key>"); err != nil {
-				return err
-			}
-			b.WriteByte(',')
-			if err := c.writeSchemaless(b, e.v, path+"["+fmt.Sprint(e.k)+"]"); err != nil {
-				return err
-			}
-			b.WriteByte(']')
-		}
-		b.WriteByte(']')
-	}
-	return nil
-}
-
 const envelopeError = `JsonConverter with schemas.enable requires "schema" and "payload" fields and may not contain additional fields. If you are trying to deserialize plain JSON data, set schemas.enable=false in your converter configuration.`
 
-// ToConnectData parses JSON bytes.
+// ToConnectData parses JSON bytes. Parsed schemas are cached by their JSON
+// text (bounded), since a topic usually carries few distinct schemas.
 func (c *JSON) ToConnectData(topic string, b []byte) (*data.Schema, any, error) {
 	if len(b) == 0 {
 		return nil, nil, nil
 	}
-	var root any
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if err := dec.Decode(&root); err != nil {
-		return nil, nil, fmt.Errorf("converting bytes of topic %q to Connect data: invalid JSON: %w", topic, err)
-	}
-	if dec.More() {
-		return nil, nil, fmt.Errorf("converting bytes of topic %q to Connect data: trailing data after the JSON value", topic)
+	fail := func(format string, args ...any) (*data.Schema, any, error) {
+		return nil, nil, fmt.Errorf("converting bytes of topic %q to Connect data: "+format, append([]any{topic}, args...)...)
 	}
 	if !c.schemasEnable {
+		root, err := decodeJSON(b)
+		if err != nil {
+			return fail("%w", err)
+		}
 		v, err := schemaless(root)
 		if err != nil {
-			return nil, nil, fmt.Errorf("converting bytes of topic %q to Connect data: %w", topic, err)
+			return fail("%w", err)
 		}
 		return nil, v, nil
 	}
-	env, ok := root.(map[string]any)
-	if !ok || len(env) != 2 {
-		return nil, nil, fmt.Errorf("converting bytes of topic %q to Connect data: %s", topic, envelopeError)
+	var env map[string]json.RawMessage
+	if err := json.Unmarshal(b, &env); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			return fail("%s", envelopeError)
+		}
+		return fail("invalid JSON: %w", err)
 	}
 	rawSchema, ok1 := env["schema"]
-	payload, ok2 := env["payload"]
-	if !ok1 || !ok2 {
-		return nil, nil, fmt.Errorf("converting bytes of topic %q to Connect data: %s", topic, envelopeError)
+	rawPayload, ok2 := env["payload"]
+	if len(env) != 2 || !ok1 || !ok2 {
+		return fail("%s", envelopeError)
 	}
-	if rawSchema == nil {
+	payload, err := decodeJSON(rawPayload)
+	if err != nil {
+		return fail("payload: %w", err)
+	}
+	schema, err := c.schemaFor(rawSchema)
+	if err != nil {
+		return fail("invalid schema: %w", err)
+	}
+	if schema == nil {
 		v, err := schemaless(payload)
 		if err != nil {
-			return nil, nil, fmt.Errorf("converting bytes of topic %q to Connect data: %w", topic, err)
+			return fail("%w", err)
 		}
 		return nil, v, nil
-	}
-	schema, err := c.parseSchema(rawSchema, "")
-	if err != nil {
-		return nil, nil, fmt.Errorf("converting bytes of topic %q to Connect data: invalid schema: %w", topic, err)
 	}
 	v, err := c.readValue(schema, payload, "")
 	if err != nil {
-		return nil, nil, fmt.Errorf("converting bytes of topic %q to Connect data: %w", topic, err)
+		return fail("%w", err)
 	}
 	return schema, v, nil
+}
+
+// schemaCacheSize bounds the parsed-schema cache of one converter.
+const schemaCacheSize = 256
+
+// schemaFor parses (or finds in the cache) the schema of an envelope; nil
+// for a JSON null.
+func (c *JSON) schemaFor(raw json.RawMessage) (*data.Schema, error) {
+	text := string(bytes.TrimSpace(raw))
+	if text == "null" {
+		return nil, nil
+	}
+	c.mu.Lock()
+	s, ok := c.schemas[text]
+	c.mu.Unlock()
+	if ok {
+		return s, nil
+	}
+	tree, err := decodeJSON(raw)
+	if err != nil {
+		return nil, err
+	}
+	s, err = c.parseSchema(tree, "")
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.schemas == nil || len(c.schemas) >= schemaCacheSize {
+		c.schemas = make(map[string]*data.Schema)
+	}
+	c.schemas[text] = s
+	c.mu.Unlock()
+	return s, nil
+}
+
+// decodeJSON decodes one JSON value keeping numbers exact.
+func decodeJSON(b []byte) (any, error) {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("invalid JSON: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("invalid JSON: trailing data after the value")
+	}
+	return v, nil
 }
 
 // schemaless turns decoded JSON into Connect's schemaless values.

@@ -100,6 +100,40 @@ type ConfigField struct {
 	Validator Validator
 }
 
+// DefaultValue returns the default as Kafka's ConfigKeyInfo.default_value
+// shows it: nil for a required field or one without a default.
+func (f ConfigField) DefaultValue() *string {
+	if f.Required || f.Default == "" {
+		return nil
+	}
+	d := f.Default
+	return &d
+}
+
+// ImportanceOrDefault returns Importance, or MEDIUM when unset.
+func (f ConfigField) ImportanceOrDefault() Importance {
+	if f.Importance == "" {
+		return ImportanceMedium
+	}
+	return f.Importance
+}
+
+// WidthOrDefault returns Width, or NONE when unset.
+func (f ConfigField) WidthOrDefault() Width {
+	if f.Width == "" {
+		return WidthNone
+	}
+	return f.Width
+}
+
+// DisplayNameOrDefault returns DisplayName, or Name when unset.
+func (f ConfigField) DisplayNameOrDefault() string {
+	if f.DisplayName == "" {
+		return f.Name
+	}
+	return f.DisplayName
+}
+
 // ConfigSpec is the self-describing configuration of a connector: what the
 // REST endpoints /connector-plugins/{p}/config and .../config/validate show,
 // and what [ConfigSpec.Parse] enforces.

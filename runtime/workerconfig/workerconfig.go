@@ -831,3 +831,17 @@ func validTopicName(s string) bool {
 	}
 	return true
 }
+
+// HelpText renders the key table for --help: one block per key with its
+// default and documentation.
+func HelpText() string {
+	var b strings.Builder
+	for _, f := range fields {
+		def := f.Default
+		if def == "" {
+			def = "(none)"
+		}
+		fmt.Fprintf(&b, "  %s (default %s)\n      %s\n", f.Key, def, f.Doc)
+	}
+	return b.String()
+}
