@@ -81,6 +81,7 @@ type taskRun struct {
 	run     RunningTask
 	cfgHash string
 	failed  bool
+	paused  bool
 }
 
 func newConnWorker(h *Herder, name string) *connWorker {
@@ -238,9 +239,10 @@ func (w *connWorker) reconcile(ctx context.Context, k kickKind) (idle bool) {
 		}
 	}
 
-	// The tasks.
+	// The tasks. A paused connector keeps tasks that can pause in place.
 	desired := map[int]map[string]string{}
-	if exists && target == store.TargetStarted {
+	paused := exists && target == store.TargetPaused
+	if exists && target != store.TargetStopped {
 		for i := range assignedTasks {
 			if i < len(committed) {
 				desired[i] = committed[i]
@@ -250,7 +252,8 @@ func (w *connWorker) reconcile(ctx context.Context, k kickKind) (idle bool) {
 	for i, tr := range w.tasks {
 		want, ok := desired[i]
 		restart := restartTasks[i] && (!onlyFailed || tr.failed)
-		if ok && hashConfig(want) == tr.cfgHash && !restart {
+		_, canPause := tr.run.(Pauser)
+		if ok && hashConfig(want) == tr.cfgHash && !restart && (!paused || canPause || tr.run == nil) {
 			continue
 		}
 		if tr.run != nil {
@@ -258,9 +261,9 @@ func (w *connWorker) reconcile(ctx context.Context, k kickKind) (idle bool) {
 		}
 		delete(w.tasks, i)
 		switch {
-		case ok:
+		case ok && !paused:
 			// restarted below
-		case exists && target == store.TargetPaused && assignedTasks[i]:
+		case ok && paused:
 			w.setTaskState(i, connectapi.StatePaused, "")
 		case exists && i < len(committed) && !assignedTasks[i]:
 			w.setTaskState(i, connectapi.StateUnassigned, "")
@@ -268,18 +271,27 @@ func (w *connWorker) reconcile(ctx context.Context, k kickKind) (idle bool) {
 			delete(w.taskStates, i)
 		}
 	}
-	if exists && target == store.TargetPaused {
-		for i := range assignedTasks {
-			if i < len(committed) {
-				w.setTaskState(i, connectapi.StatePaused, "")
-			}
-		}
-	}
 	for _, i := range slices.Sorted(maps.Keys(desired)) {
-		if _, running := w.tasks[i]; running {
+		tr, running := w.tasks[i]
+		if !running {
+			if paused {
+				w.setTaskState(i, connectapi.StatePaused, "")
+				continue
+			}
+			w.startTask(ctx, i, cfg, desired[i], a.Generation)
 			continue
 		}
-		w.startTask(ctx, i, cfg, desired[i], a.Generation)
+		if p, ok := tr.run.(Pauser); ok && !tr.failed {
+			if paused && !tr.paused {
+				p.Pause()
+				tr.paused = true
+				w.setTaskState(i, connectapi.StatePaused, "")
+			} else if !paused && tr.paused {
+				p.Resume()
+				tr.paused = false
+				w.setTaskState(i, connectapi.StateRunning, "")
+			}
+		}
 	}
 	return !exists && len(w.tasks) == 0 && w.conn == nil
 }

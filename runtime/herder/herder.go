@@ -71,6 +71,13 @@ type RunningTask interface {
 	Err() error
 }
 
+// Pauser is implemented by running tasks that can pause in place (keeping
+// their partitions and offsets); tasks without it are stopped on pause.
+type Pauser interface {
+	Pause()
+	Resume()
+}
+
 // TaskRuntime starts tasks (an adapter over runtime/task).
 type TaskRuntime interface {
 	StartTask(ctx context.Context, spec TaskSpec) (RunningTask, error)
