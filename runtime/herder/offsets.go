@@ -64,6 +64,9 @@ func (h *Herder) Offsets(ctx context.Context, name string) (connectapi.Connector
 			return out, errors.New("no Kafka admin client configured")
 		}
 		resp, err := h.opts.Admin.FetchOffsets(ctx, SinkGroup(name))
+		if errors.Is(err, kerr.GroupIDNotFound) {
+			return out, nil // the sink has not committed anything yet
+		}
 		if err != nil {
 			return out, fmt.Errorf("fetching offsets of group %s: %w", SinkGroup(name), err)
 		}

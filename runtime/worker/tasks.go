@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -42,6 +43,8 @@ type taskRuntime struct {
 	log           *slog.Logger
 	flushInterval time.Duration
 	flushTimeout  time.Duration
+	// consumer holds the worker's consumer.* settings (prefix removed).
+	consumer map[string]string
 }
 
 // runner is what both task runners offer.
@@ -83,6 +86,9 @@ func (t *taskRuntime) StartTask(ctx context.Context, spec herder.TaskSpec) (herd
 		if len(sc.Topics) == 0 {
 			sc.TopicsRegex = strings.TrimSpace(spec.ConnectorConfig[plugin.KeyTopicsRegex])
 		}
+		if err = t.applyConsumerSettings(&sc); err != nil {
+			return nil, err
+		}
 		r, err = task.NewSinkRunner(sc)
 	case plugin.KindSource:
 		// Like Kafka Connect's producers, ask the broker to create a
@@ -99,6 +105,37 @@ func (t *taskRuntime) StartTask(ctx context.Context, spec herder.TaskSpec) (herd
 		return nil, err
 	}
 	return &runningTask{r: r}, nil
+}
+
+// applyConsumerSettings applies the consumer.* worker settings that sink
+// runners understand (Kafka's names).
+func (t *taskRuntime) applyConsumerSettings(sc *task.SinkConfig) error {
+	ms := func(key string, d *time.Duration) error {
+		v, ok := t.consumer[key]
+		if !ok {
+			return nil
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n <= 0 {
+			return fmt.Errorf("consumer.%s=%q: want a positive number of milliseconds", key, v)
+		}
+		*d = time.Duration(n) * time.Millisecond
+		return nil
+	}
+	if err := ms("session.timeout.ms", &sc.SessionTimeout); err != nil {
+		return err
+	}
+	if err := ms("rebalance.timeout.ms", &sc.RebalanceTimeout); err != nil {
+		return err
+	}
+	if v, ok := t.consumer["max.poll.records"]; ok {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n <= 0 {
+			return fmt.Errorf("consumer.max.poll.records=%q: want a positive number", v)
+		}
+		sc.MaxPollRecords = n
+	}
+	return nil
 }
 
 // runningTask adapts a runner to herder.RunningTask (and herder.Pauser).

@@ -236,4 +236,3 @@ func serve(cfg *workerconfig.Config, connectors []map[string]string, log *slog.L
 	log.Info("stopped")
 	return code
 }
-
