@@ -73,7 +73,8 @@ var jsonToType = func() map[string]data.Type {
 // or, with decimal.format=NUMERIC, a JSON number.
 type JSON struct {
 	mu                     sync.Mutex
-	schemas                map[string]*data.Schema
+	schemas                map[string]*data.Schema // parsed envelope schemas by JSON text
+	schemaJSON             map[*data.Schema][]byte // rendered envelope schemas
 	enc                    data.JSONEncoder
 	schemasEnable          bool
 	replaceNullWithDefault bool
@@ -123,12 +124,17 @@ func (c *JSON) FromConnectData(topic string, schema *data.Schema, value any) ([]
 		return nil, nil
 	}
 	var b bytes.Buffer
+	b.Grow(512)
 	if c.schemasEnable {
 		b.WriteString(`{"schema":`)
 		if schema == nil {
 			b.WriteString("null")
-		} else if err := c.writeSchema(&b, schema); err != nil {
-			return nil, fmt.Errorf("converting schema for topic %q to JSON: %w", topic, err)
+		} else {
+			sj, err := c.schemaJSONFor(schema)
+			if err != nil {
+				return nil, fmt.Errorf("converting schema for topic %q to JSON: %w", topic, err)
+			}
+			b.Write(sj)
 		}
 		b.WriteString(`,"payload":`)
 	}
@@ -139,6 +145,29 @@ func (c *JSON) FromConnectData(topic string, schema *data.Schema, value any) ([]
 		b.WriteByte('}')
 	}
 	return b.Bytes(), nil
+}
+
+// schemaJSONFor returns the envelope JSON of a schema, cached by pointer
+// (bounded): schemas are immutable once records use them.
+func (c *JSON) schemaJSONFor(s *data.Schema) ([]byte, error) {
+	c.mu.Lock()
+	sj, ok := c.schemaJSON[s]
+	c.mu.Unlock()
+	if ok {
+		return sj, nil
+	}
+	var b bytes.Buffer
+	if err := c.writeSchema(&b, s); err != nil {
+		return nil, err
+	}
+	sj = b.Bytes()
+	c.mu.Lock()
+	if c.schemaJSON == nil || len(c.schemaJSON) >= schemaCacheSize {
+		c.schemaJSON = make(map[*data.Schema][]byte)
+	}
+	c.schemaJSON[s] = sj
+	c.mu.Unlock()
+	return sj, nil
 }
 
 // writeSchema writes a schema as Kafka's JsonConverter.asJsonSchema does:

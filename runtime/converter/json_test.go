@@ -512,3 +512,15 @@ func BenchmarkJSONToConnectRangeRecord(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkJSONRangeRecordNoEnvelope(b *testing.B) {
+	c, _ := NewJSON(map[string]string{KeySchemasEnable: "false"})
+	s := data.StructOf("r", data.F("id", data.Int64Schema), data.F("payload", data.StringSchema))
+	v := data.NewStruct(s).Put("id", int64(123456)).Put("payload", strings.Repeat("x", 200))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.FromConnectData("t", s, v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestParse(t *testing.T) {
@@ -103,4 +104,28 @@ func TestWriteRoundTrip(t *testing.T) {
 			t.Errorf("%d: got %q=%q want %q=%q", i, got[i].Key, got[i].Value, entries[i].Key, entries[i].Value)
 		}
 	}
+}
+
+// FuzzRoundTrip: whatever key and value, Write then Parse returns them
+// (seed corpus runs in go test; go test -fuzz explores further).
+func FuzzRoundTrip(f *testing.F) {
+	for _, s := range [][2]string{{"a", "b"}, {" k ", " v "}, {"#x", "!y"}, {"a=b:c d", "\\\\\n\t"}, {"ü", "😀\u2028"}, {"k", "trailing\\"}, {"c\r\f\x00", "\tlead\r\n end "}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, key, value string) {
+		if key == "" || !utf8.ValidString(key) || !utf8.ValidString(value) {
+			return
+		}
+		var b bytes.Buffer
+		if err := Write(&b, []Entry{{Key: key, Value: value}}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Parse(&b)
+		if err != nil {
+			t.Fatalf("%q=%q: %v (%q)", key, value, err, b.String())
+		}
+		if len(got) != 1 || got[0].Key != key || got[0].Value != value {
+			t.Fatalf("%q=%q came back as %+v from %q", key, value, got, b.String())
+		}
+	})
 }
