@@ -187,15 +187,15 @@ func common(c *kfake.Cluster, st StatusReporter, id ID, config map[string]string
 
 // recordingSink is a plugin.SinkTask that records what the runner does.
 type recordingSink struct {
-	mu       sync.Mutex
-	puts     []*plugin.SinkRecord
-	seen     map[string]int // value → times put
-	events   []string       // "open t-0", "flush t-0=12", "close t-0"
-	flushErr error
-	flushes  int
+	mu         sync.Mutex
+	puts       []*plugin.SinkRecord
+	seen       map[string]int // value → times put
+	events     []string       // "open t-0", "flush t-0=12", "close t-0"
+	flushErr   error
+	flushes    int
 	blockFlush chan struct{} // when set, Flush waits on it
-	panicPut bool
-	stopped  bool
+	panicPut   bool
+	stopped    bool
 }
 
 func newRecordingSink() *recordingSink { return &recordingSink{seen: map[string]int{}} }
@@ -319,7 +319,17 @@ func (s *memOffsets) Write(_ context.Context, connector string, offs []SourceOff
 				return err
 			}
 		}
-		s.m[offKey(connector, o.Partition)] = o.Offset
+		// Round-trip through JSON like the offsets topic does (numbers
+		// come back as float64).
+		b, err := json.Marshal(o.Offset)
+		if err != nil {
+			return err
+		}
+		var back map[string]any
+		if err := json.Unmarshal(b, &back); err != nil {
+			return err
+		}
+		s.m[offKey(connector, o.Partition)] = back
 	}
 	s.writes = append(s.writes, offs)
 	return nil
@@ -336,6 +346,9 @@ type counterSource struct {
 	mu        sync.Mutex
 	committed []int // pos of records passed to CommitRecord
 	commits   int
+
+	onPoll      func() // called at each poll, in the runner's goroutine
+	maxInFlight int
 }
 
 func (s *counterSource) Start(ctx context.Context, tc plugin.SourceTaskContext, _ map[string]string) error {
@@ -350,6 +363,9 @@ func (s *counterSource) Start(ctx context.Context, tc plugin.SourceTaskContext, 
 }
 
 func (s *counterSource) Poll(ctx context.Context) ([]*plugin.SourceRecord, error) {
+	if s.onPoll != nil {
+		s.onPoll()
+	}
 	if s.panicAt > 0 && s.next >= s.panicAt {
 		var m map[string]int
 		m["boom"] = 1 // a nil map write: a real runtime panic

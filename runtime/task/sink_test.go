@@ -90,6 +90,20 @@ func TestSinkCommitsOnlyAfterFlush(t *testing.T) {
 	})
 	eventually(t, 5*time.Second, "lag 0", func() bool { return b.Lag() == 0 })
 	stop(t, b, 5*time.Second)
+	l := map[string]string{"connector": "s", "task": "0"}
+	reg := m.Registry()
+	if v := metricValue(t, reg, "kafka_connect_offset_commit_failure_total", l); v < 2 {
+		t.Errorf("offset_commit_failure_total = %v, want >= 2", v)
+	}
+	if v := metricValue(t, reg, "kafka_connect_offset_commit_success_total", l); v < 1 {
+		t.Errorf("offset_commit_success_total = %v, want >= 1", v)
+	}
+	if v := metricValue(t, reg, "kafka_connect_sink_record_send_total", l); v < 180 {
+		t.Errorf("sink_record_send_total = %v, want >= 180 (90 twice)", v)
+	}
+	if v := metricValue(t, reg, "kafka_connect_sink_lag", l); v != 0 {
+		t.Errorf("sink_lag = %v, want 0", v)
+	}
 	if !ok.stopped {
 		t.Fatal("plugin task not stopped")
 	}

@@ -199,6 +199,7 @@ func (r *SourceRunner) loop(ctx, pollCtx context.Context, flush <-chan time.Time
 			r.setState(StatePaused, "")
 			select {
 			case <-r.wake:
+			case <-r.subs.changed: // hand late acknowledgements to CommitRecord
 			case <-flush:
 				if err := r.commitOffsets(ctx); err != nil {
 					r.cfg.Logger.Warn("writing source offsets failed; retrying at the next interval", "error", err)
@@ -383,7 +384,7 @@ type sourceTaskContext struct {
 	reader plugin.OffsetReader
 }
 
-func (c *sourceTaskContext) Logger() *slog.Logger               { return c.log }
+func (c *sourceTaskContext) Logger() *slog.Logger              { return c.log }
 func (c *sourceTaskContext) OffsetReader() plugin.OffsetReader { return c.reader }
 
 // offsetReader serves a task's offset reads from the OffsetStore.
