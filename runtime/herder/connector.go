@@ -363,23 +363,14 @@ func (w *connWorker) stopConnector() {
 // records the limits and puts placeholders back where the connector copied
 // resolved values.
 func (w *connWorker) generateTaskConfigs(ctx context.Context, cfg map[string]string) ([]map[string]string, error) {
-	max := tasksMax(cfg)
-	natural, reason, err := w.conn.NaturalLimit(ctx)
+	cfgs, pl, err := plugin.PlanTasks(ctx, w.name, w.conn, tasksMax(cfg))
 	if err != nil {
-		return nil, fmt.Errorf("connector %q: computing its natural task limit: %w", w.name, err)
-	}
-	w.lastNatural = natural
-	eff, effReason := plugin.EffectiveTasks(max, natural, reason)
-	cfgs, err := w.conn.TaskConfigs(eff)
-	if err != nil {
-		return nil, fmt.Errorf("connector %q: generating task configs: %w", w.name, err)
-	}
-	if err := plugin.CheckTaskConfigs(w.name, max, cfgs); err != nil {
 		return nil, err
 	}
-	lim := store.Limits{TasksMax: max, EffectiveTasks: len(cfgs), Reason: string(effReason)}
-	if natural >= 0 {
-		n := natural
+	w.lastNatural = pl.NaturalLimit
+	lim := store.Limits{TasksMax: pl.TasksMax, EffectiveTasks: pl.EffectiveTasks, Reason: string(pl.Reason)}
+	if pl.NaturalLimit >= 0 {
+		n := pl.NaturalLimit
 		lim.NaturalLimit = &n
 	}
 	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
