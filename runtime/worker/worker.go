@@ -144,6 +144,16 @@ func Start(ctx context.Context, opts Options) (*Worker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker: %w", err)
 	}
+	// The config topic belongs to one cluster: the first worker records its
+	// group.id; a worker of another group refuses to use the topic.
+	owner, err := w.configs.PutClusterID(ctx, cfg.GroupID)
+	if err != nil {
+		return nil, fmt.Errorf("worker: recording the cluster id in topic %q: %w", cfg.ConfigStorageTopic, err)
+	}
+	if owner != cfg.GroupID {
+		return nil, fmt.Errorf("worker: config topic %q belongs to the cluster with %s=%q, but this worker has %s=%q: set %s to a topic of this cluster, or use the right %s",
+			cfg.ConfigStorageTopic, workerconfig.KeyGroupID, owner, workerconfig.KeyGroupID, cfg.GroupID, workerconfig.KeyConfigStorageTopic, workerconfig.KeyGroupID)
+	}
 	w.offsets, err = store.OpenOffsetStore(ctx, open, kafkalog.Topic{Name: cfg.OffsetStorageTopic, CreatePartitions: cfg.OffsetStoragePartitions, ReplicationFactor: cfg.OffsetStorageReplicationFactor})
 	if err != nil {
 		return nil, fmt.Errorf("worker: %w", err)

@@ -538,3 +538,33 @@ func TestRESTAuth(t *testing.T) {
 		t.Fatal("the token appears in the worker log")
 	}
 }
+
+// TestRefusesForeignConfigTopic: a worker of another group refuses a config
+// topic that belongs to an existing cluster, and one that is not compacted.
+func TestRefusesForeignConfigTopic(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := newCluster(t)
+	dir := t.TempDir()
+	w := startWorker(t, workerConfig(t, dir, c.addr))
+	w.cmd.Process.Signal(syscall.SIGTERM)
+	<-w.done
+
+	other := filepath.Join(t.TempDir(), "other.properties")
+	b, _ := os.ReadFile(filepath.Join(dir, "worker.properties"))
+	writeFile(t, other, strings.Replace(string(b), "group.id=test-cluster", "group.id=intruder", 1))
+	out, err := exec.CommandContext(ctx, workerBinary(t), "--config", other).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), `belongs to the cluster with group.id="test-cluster"`) {
+		t.Fatalf("a worker of another group started on the topic, or said so unclearly: %v\n%s", err, out)
+	}
+
+	if _, err := c.adm.CreateTopic(ctx, 1, 1, nil, "plain-configs"); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.properties")
+	writeFile(t, bad, strings.Replace(string(b), "internal.topics.create=true", "config.storage.topic=plain-configs", 1))
+	out, err = exec.CommandContext(ctx, workerBinary(t), "--config", bad).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), `"plain-configs"`) || !strings.Contains(string(out), "cleanup.policy") {
+		t.Fatalf("a worker started on a non-compacted config topic, or said so unclearly: %v\n%s", err, out)
+	}
+}
