@@ -63,6 +63,8 @@ var (
 	recordSize = flag.Int("record-size", 200, "record value size in bytes")
 	partitions = flag.Int("partitions", 12, "partitions of the benchmark topics")
 	verbose    = flag.Bool("v", false, "log progress to stderr")
+	sinkTasks  = flag.Int("sink-tasks", 1, "tasks.max of the file sink")
+	srcTasks   = flag.Int("source-tasks", 1, "tasks.max of the range source")
 )
 
 func logf(format string, args ...any) {
@@ -346,7 +348,7 @@ func sinkRun(ctx context.Context, w *workerProc, dir string, adm *kadm.Client) (
 	out := filepath.Join(dir, "sink.out")
 	start := time.Now()
 	err := rest(ctx, "POST", w.url+"/connectors", map[string]any{"name": "bench-sink", "config": map[string]string{
-		"connector.class": "FileSink", "topics": "bench-sink", "file": out, "tasks.max": "1",
+		"connector.class": "FileSink", "topics": "bench-sink", "file": out, "tasks.max": strconv.Itoa(*sinkTasks),
 		"key.converter": "ByteArrayConverter", "value.converter": "ByteArrayConverter",
 	}})
 	if err != nil {
@@ -377,7 +379,7 @@ func sourceRun(ctx context.Context, w *workerProc, adm *kadm.Client) (float64, e
 	// JSON without a schema: {"id":N,"payload":"..."} is about record-size bytes.
 	start := time.Now()
 	err := rest(ctx, "POST", w.url+"/connectors", map[string]any{"name": "bench-source", "config": map[string]string{
-		"connector.class": "RangeSource", "topic": "bench-src", "count": strconv.Itoa(*records), "tasks.max": "1",
+		"connector.class": "RangeSource", "topic": "bench-src", "count": strconv.Itoa(*records), "tasks.max": strconv.Itoa(*srcTasks),
 		"record.size": strconv.Itoa(max(*recordSize-30, 0)), "batch.size": "2000",
 		"value.converter": "JsonConverter", "value.converter.schemas.enable": "false", "key.converter": "StringConverter",
 	}})

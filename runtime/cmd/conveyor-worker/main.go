@@ -55,7 +55,9 @@ Usage:
       A worker with an in-process Kafka broker (kfake) that needs no setup:
       internal topics are created, and each CONNECTOR.properties file (with
       name= and connector.class=) is created or updated at start. The broker
-      address is printed so kcat and other clients can reach it.
+      address is printed so kcat and other clients can reach it. Defaults
+      differ for a quick demo: offset.flush.interval.ms=1000, replication
+      factors 1, group.id=conveyor-standalone.
 
 Flags:
   --config FILE         worker configuration, a Java properties file (keys below)
@@ -160,6 +162,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		m[workerconfig.KeyGroupID] = "conveyor-standalone"
 	}
 	m[workerconfig.KeyInternalTopicsCreate] = "true"
+	if m[workerconfig.KeyOffsetFlushInterval] == "" {
+		m[workerconfig.KeyOffsetFlushInterval] = "1000" // a demo shows data quickly
+	}
 	if m[workerconfig.KeyOffsetStoragePartitions] == "" {
 		m[workerconfig.KeyOffsetStoragePartitions] = "5"
 	}
