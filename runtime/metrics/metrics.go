@@ -238,12 +238,23 @@ func (m *Metrics) Restarts(connector string, task int) int {
 }
 
 // Task returns the recorder of one task's metrics. Calling it twice for the
-// same task returns recorders of the same series.
+// same task returns recorders of the same series. The series are resolved
+// once here, so recording costs no label lookup.
 func (m *Metrics) Task(connector string, task int) *Task {
 	if m == nil {
 		return nil
 	}
-	return &Task{m: m, connector: connector, task: task, labels: []string{connector, strconv.Itoa(task)}}
+	l := []string{connector, strconv.Itoa(task)}
+	return &Task{
+		m: m, labels: l,
+		sourcePoll: m.sourcePoll.WithLabelValues(l...), sourceWrite: m.sourceWrite.WithLabelValues(l...),
+		sourceActive: m.sourceActive.WithLabelValues(l...), pollBatchTime: m.pollBatchTime.WithLabelValues(l...),
+		sinkRead: m.sinkRead.WithLabelValues(l...), sinkSend: m.sinkSend.WithLabelValues(l...),
+		putBatchTime: m.putBatchTime.WithLabelValues(l...), sinkLag: m.sinkLag.WithLabelValues(l...),
+		partitionCount: m.partitionCount.WithLabelValues(l...), commitSuccess: m.commitSuccess.WithLabelValues(l...),
+		commitFailure: m.commitFailure.WithLabelValues(l...), commitTime: m.commitTime.WithLabelValues(l...),
+		batchSize: m.batchSize.WithLabelValues(l...), recordErrors: m.recordErrors.WithLabelValues(l...),
+	}
 }
 
 // RemoveTask drops the series of a task that no longer runs on this worker
@@ -264,11 +275,16 @@ func (m *Metrics) RemoveTask(connector string, task int) {
 }
 
 // Task records the metrics of one task. A nil *Task records nothing.
+// Recorders obtained before RemoveTask keep updating series that are no
+// longer exported; get a new one after a task restarts.
 type Task struct {
-	m         *Metrics
-	connector string
-	task      int
-	labels    []string
+	m      *Metrics
+	labels []string
+
+	sourcePoll, sourceWrite, sinkRead, sinkSend        prometheus.Counter
+	commitSuccess, commitFailure, recordErrors         prometheus.Counter
+	sourceActive, sinkLag, partitionCount              prometheus.Gauge
+	pollBatchTime, putBatchTime, commitTime, batchSize prometheus.Observer
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -292,10 +308,10 @@ func (t *Task) SourcePolled(n int, d time.Duration) {
 	if t == nil {
 		return
 	}
-	t.m.sourcePoll.WithLabelValues(t.labels...).Add(float64(n))
-	t.m.pollBatchTime.WithLabelValues(t.labels...).Observe(ms(d))
+	t.sourcePoll.Add(float64(n))
+	t.pollBatchTime.Observe(ms(d))
 	if n > 0 {
-		t.m.batchSize.WithLabelValues(t.labels...).Observe(float64(n))
+		t.batchSize.Observe(float64(n))
 	}
 }
 
@@ -304,7 +320,7 @@ func (t *Task) SourceWritten(n int) {
 	if t == nil {
 		return
 	}
-	t.m.sourceWrite.WithLabelValues(t.labels...).Add(float64(n))
+	t.sourceWrite.Add(float64(n))
 }
 
 // SetSourceActive sets the number of polled records whose offsets are not
@@ -313,7 +329,7 @@ func (t *Task) SetSourceActive(n int) {
 	if t == nil {
 		return
 	}
-	t.m.sourceActive.WithLabelValues(t.labels...).Set(float64(n))
+	t.sourceActive.Set(float64(n))
 }
 
 // SinkRead records n records read from Kafka.
@@ -321,7 +337,7 @@ func (t *Task) SinkRead(n int) {
 	if t == nil {
 		return
 	}
-	t.m.sinkRead.WithLabelValues(t.labels...).Add(float64(n))
+	t.sinkRead.Add(float64(n))
 }
 
 // SinkPut records one put of n records that took d.
@@ -329,9 +345,9 @@ func (t *Task) SinkPut(n int, d time.Duration) {
 	if t == nil {
 		return
 	}
-	t.m.sinkSend.WithLabelValues(t.labels...).Add(float64(n))
-	t.m.putBatchTime.WithLabelValues(t.labels...).Observe(ms(d))
-	t.m.batchSize.WithLabelValues(t.labels...).Observe(float64(n))
+	t.sinkSend.Add(float64(n))
+	t.putBatchTime.Observe(ms(d))
+	t.batchSize.Observe(float64(n))
 }
 
 // SetSinkLag sets the task's lag in records (high watermark minus
@@ -340,7 +356,7 @@ func (t *Task) SetSinkLag(n int64) {
 	if t == nil {
 		return
 	}
-	t.m.sinkLag.WithLabelValues(t.labels...).Set(float64(n))
+	t.sinkLag.Set(float64(n))
 }
 
 // SetPartitionCount sets the number of partitions assigned to a sink task.
@@ -348,7 +364,7 @@ func (t *Task) SetPartitionCount(n int) {
 	if t == nil {
 		return
 	}
-	t.m.partitionCount.WithLabelValues(t.labels...).Set(float64(n))
+	t.partitionCount.Set(float64(n))
 }
 
 // OffsetCommit records one offset commit that took d; err nil counts a
@@ -358,11 +374,11 @@ func (t *Task) OffsetCommit(d time.Duration, err error) {
 		return
 	}
 	if err != nil {
-		t.m.commitFailure.WithLabelValues(t.labels...).Inc()
+		t.commitFailure.Inc()
 	} else {
-		t.m.commitSuccess.WithLabelValues(t.labels...).Inc()
+		t.commitSuccess.Inc()
 	}
-	t.m.commitTime.WithLabelValues(t.labels...).Observe(ms(d))
+	t.commitTime.Observe(ms(d))
 }
 
 // RecordErrors counts n records that failed conversion or delivery.
@@ -370,5 +386,5 @@ func (t *Task) RecordErrors(n int) {
 	if t == nil {
 		return
 	}
-	t.m.recordErrors.WithLabelValues(t.labels...).Add(float64(n))
+	t.recordErrors.Add(float64(n))
 }

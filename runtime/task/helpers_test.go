@@ -37,7 +37,7 @@ import (
 )
 
 // cluster starts an in-process Kafka with the given topics (name → partitions).
-func cluster(t *testing.T, topics map[string]int32) *kfake.Cluster {
+func cluster(t testing.TB, topics map[string]int32) *kfake.Cluster {
 	t.Helper()
 	opts := []kfake.Opt{kfake.NumBrokers(1)}
 	for name, n := range topics {
@@ -57,7 +57,7 @@ func kafkaOpts(c *kfake.Cluster) []kgo.Opt {
 	return []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...), kgo.HeartbeatInterval(100 * time.Millisecond)}
 }
 
-func admin(t *testing.T, c *kfake.Cluster) *kadm.Client {
+func admin(t testing.TB, c *kfake.Cluster) *kadm.Client {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
 	if err != nil {
@@ -78,7 +78,8 @@ func produce(t *testing.T, c *kfake.Cluster, topic, prefix string, n int) {
 	defer cl.Close()
 	recs := make([]*kgo.Record, n)
 	for i := range recs {
-		recs[i] = &kgo.Record{Topic: topic, Key: []byte(strconv.Itoa(i)), Value: []byte(fmt.Sprintf("%s-%d", prefix, i))}
+		recs[i] = &kgo.Record{Topic: topic, Key: []byte(strconv.Itoa(i)), Value: []byte(fmt.Sprintf("%s-%d", prefix, i)),
+			Headers: []kgo.RecordHeader{{Key: "src", Value: []byte(prefix)}}, Timestamp: time.UnixMilli(1_600_000_000_000 + int64(i))}
 	}
 	if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
 		t.Fatalf("producing to %s: %v", topic, err)
@@ -386,6 +387,7 @@ func (s *counterSource) Poll(ctx context.Context) ([]*plugin.SourceRecord, error
 			Key:             strconv.Itoa(s.next),
 			Value:           fmt.Sprintf("v-%d", s.next),
 			Headers:         data.Headers{{Key: "h", Value: []byte("x")}},
+			Timestamp:       time.UnixMilli(1_700_000_000_000 + int64(s.next)),
 		})
 	}
 	return out, nil

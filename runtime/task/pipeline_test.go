@@ -36,7 +36,7 @@ import (
 
 // taskConfigs starts a connector of p with config and returns its task
 // configs for tasksMax.
-func taskConfigs(t *testing.T, p plugin.Plugin, config map[string]string, topics map[string]int32, tasksMax int) []map[string]string {
+func taskConfigs(t testing.TB, p plugin.Plugin, config map[string]string, topics map[string]int32, tasksMax int) []map[string]string {
 	t.Helper()
 	conn := p.NewConnector()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -96,11 +96,27 @@ func runPipeline(t *testing.T, srcCfg, sinkCfg map[string]string, c Common, stor
 	sc := c
 	sc.ID = ID{"file-source", 0}
 	sc.Config = srcCfg
-	src := newSource(t, SourceConfig{Common: sc, Task: file.SourcePlugin().NewSourceTask(), Offsets: store})
+	src, err := New(file.SourcePlugin(), sc, store)
+	if err != nil {
+		t.Fatal(err)
+	}
 	kc := c
 	kc.ID = ID{"file-sink", 0}
 	kc.Config = sinkCfg
-	sink := newSink(t, SinkConfig{Common: kc, Task: file.SinkPlugin().NewSinkTask()})
+	sink, err := New(file.SinkPlugin(), kc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []Runner{src, sink} {
+		if err := r.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = r.Stop(ctx)
+		})
+	}
 	eventually(t, 60*time.Second, fmt.Sprintf("%d lines in the sink file", want), func() bool { return len(readLines(t, out)) >= want })
 	stop(t, src, 10*time.Second)
 	stop(t, sink, 10*time.Second)

@@ -189,7 +189,7 @@ func (r *SinkRunner) Start(ctx context.Context) error {
 			r.stopTask()
 			return
 		}
-		opts := append(append([]kgo.Opt{}, r.cfg.Kafka...), r.ConsumerOpts()...)
+		opts := r.cfg.clientOpts(r.ConsumerOpts())
 		// Holding mu while creating the client keeps the rebalance
 		// callbacks (which take mu) from seeing a nil client.
 		r.mu.Lock()
@@ -250,6 +250,8 @@ func (r *SinkRunner) run(ctx context.Context) {
 	cl.AllowRebalance()
 	if err != nil {
 		r.fail(err)
+	}
+	if r.failed() != nil {
 		r.mu.Lock()
 		r.noCommit = true
 		r.mu.Unlock()

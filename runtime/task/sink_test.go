@@ -320,3 +320,94 @@ func (s *batchSink) Put(ctx context.Context, recs []*plugin.SinkRecord) error {
 	s.mu.Unlock()
 	return s.recordingSink.Put(ctx, recs)
 }
+
+// topics.regex subscribes to every matching topic; RequestCommit from the
+// task commits without waiting for the flush interval.
+func TestSinkTopicsRegexAndRequestCommit(t *testing.T) {
+	c := cluster(t, map[string]int32{"orders.eu": 1, "orders.us": 2, "audit": 1})
+	adm := admin(t, c)
+	st := newStatuses()
+	s := &committingSink{recordingSink: newRecordingSink()}
+	cfg := SinkConfig{Common: common(c, st, ID{"rx", 0}, map[string]string{"topics.regex": `orders\..*`}), Task: s}
+	r := newSink(t, cfg)
+	produce(t, c, "orders.eu", "eu", 10)
+	produce(t, c, "orders.us", "us", 20)
+	produce(t, c, "audit", "audit", 5)
+	eventually(t, 10*time.Second, "both order topics read", func() bool { return s.distinct() == 30 })
+	if n := len(r.Assignment()); n != 3 {
+		t.Fatalf("assigned %v, want the 3 partitions of orders.*", r.Assignment())
+	}
+	eventually(t, 10*time.Second, "commit on the task's request", func() bool {
+		eu, us := committed(t, adm, GroupID("rx"), "orders.eu"), committed(t, adm, GroupID("rx"), "orders.us")
+		return eu[0] == 10 && us[0]+us[1] == 20
+	})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, rec := range s.puts {
+		h, ok := rec.Headers.Last("src")
+		if !ok || string(h.Value.([]byte)) != strings.SplitN(rec.Value.(string), "-", 2)[0] {
+			t.Fatalf("record %v lacks its header: %v", rec.Value, rec.Headers)
+		}
+		if rec.Timestamp.UnixMilli() < 1_600_000_000_000 || rec.Timestamp.UnixMilli() >= 1_600_000_000_020 {
+			t.Fatalf("record %v has timestamp %v, not the produced one", rec.Value, rec.Timestamp)
+		}
+		if rec.Key == nil {
+			t.Fatalf("record %v lost its key", rec.Value)
+		}
+	}
+	for v := range s.seen {
+		if strings.HasPrefix(v, "audit") {
+			t.Fatalf("read %s from a topic outside the regex", v)
+		}
+	}
+}
+
+// committingSink asks for a commit after every put.
+type committingSink struct {
+	*recordingSink
+	tc plugin.SinkTaskContext
+}
+
+func (s *committingSink) Start(_ context.Context, tc plugin.SinkTaskContext, _ map[string]string) error {
+	s.tc = tc
+	return nil
+}
+
+func (s *committingSink) Put(ctx context.Context, recs []*plugin.SinkRecord) error {
+	if err := s.recordingSink.Put(ctx, recs); err != nil {
+		return err
+	}
+	s.tc.RequestCommit()
+	return nil
+}
+
+// An error from Open (called in the rebalance callback) fails the task
+// and commits nothing.
+func TestSinkOpenErrorFails(t *testing.T) {
+	c := cluster(t, map[string]int32{"in": 2})
+	adm := admin(t, c)
+	produce(t, c, "in", "x", 10)
+	st := newStatuses()
+	s := &openFailSink{recordingSink: newRecordingSink()}
+	r := newSink(t, SinkConfig{Common: common(c, st, ID{"o", 0}, map[string]string{"topics": "in"}), Task: s})
+	select {
+	case <-r.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("task with a failing Open did not finish")
+	}
+	if r.State() != StateFailed || !strings.Contains(st.trace(ID{"o", 0}), "table missing") {
+		t.Fatalf("state %s trace %q", r.State(), st.trace(ID{"o", 0}))
+	}
+	if got := committed(t, adm, GroupID("o"), "in"); len(got) != 0 {
+		t.Fatalf("a failed task committed %v", got)
+	}
+	if !s.stopped {
+		t.Fatal("plugin task not stopped")
+	}
+}
+
+type openFailSink struct{ *recordingSink }
+
+func (s *openFailSink) Open(context.Context, []plugin.TopicPartition) error {
+	return errors.New("table missing")
+}

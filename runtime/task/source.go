@@ -22,6 +22,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
+	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -63,6 +66,11 @@ type SourceRunner struct {
 	produceErr error // first produce failure
 
 	ackBuf []ackedRecord
+
+	// the key of the last source partition map seen: sources usually
+	// reuse one map per partition, which saves encoding it per record
+	lastPart uintptr
+	lastKey  string
 }
 
 // NewSourceRunner checks cfg and creates the runner; Start runs it.
@@ -105,7 +113,7 @@ func ProducerOpts(maxRecords, maxBytes int) []kgo.Opt {
 // returns an error only for a runner that cannot start at all (bad Kafka
 // options); a failing plugin Start turns the task FAILED.
 func (r *SourceRunner) Start(ctx context.Context) error {
-	opts := append(append([]kgo.Opt{}, r.cfg.Kafka...), ProducerOpts(r.cfg.MaxInFlight, r.cfg.MaxInFlightBytes)...)
+	opts := r.cfg.clientOpts(ProducerOpts(r.cfg.MaxInFlight, r.cfg.MaxInFlightBytes))
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return fmt.Errorf("task %s: creating producer: %w", r.cfg.ID, err)
@@ -281,7 +289,7 @@ func (r *SourceRunner) send(ctx context.Context, rec *plugin.SourceRecord) error
 		}
 		kr.Headers = append(kr.Headers, kgo.RecordHeader{Key: h.Key, Value: b})
 	}
-	pkey, err := partitionKey(rec.SourcePartition)
+	pkey, err := r.partitionKey(rec.SourcePartition)
 	if err != nil {
 		return err
 	}
@@ -354,14 +362,68 @@ func (r *SourceRunner) commitOffsets(ctx context.Context) error {
 	return nil
 }
 
-// partitionKey is a canonical string for a source partition map
-// (encoding/json sorts map keys).
+// partitionKey returns the key of p, reusing the last one when the task
+// handed the same map again (a partition map must not change once a record
+// carrying it was returned by Poll).
+func (r *SourceRunner) partitionKey(p map[string]any) (string, error) {
+	ptr := reflect.ValueOf(p).Pointer()
+	if ptr != 0 && ptr == r.lastPart {
+		return r.lastKey, nil
+	}
+	k, err := partitionKey(p)
+	if err != nil {
+		return "", err
+	}
+	r.lastPart, r.lastKey = ptr, k
+	return k, nil
+}
+
+// partitionKey is a canonical string for a source partition map. Small
+// maps of plain values (the usual {"file": "/a"} or {"table": "t",
+// "shard": 3}) are encoded by hand, with sorted keys; anything else goes
+// through encoding/json (which sorts map keys too). Both encodings are
+// only compared with each other within one runner.
 func partitionKey(p map[string]any) (string, error) {
+	if len(p) <= 4 {
+		var keys [4]string
+		ks := keys[:0]
+		for k := range p {
+			ks = append(ks, k)
+		}
+		slices.Sort(ks)
+		b := make([]byte, 0, 64)
+		simple := true
+		for _, k := range ks {
+			b = strconv.AppendQuote(b, k)
+			b = append(b, ':')
+			switch v := p[k].(type) {
+			case string:
+				b = strconv.AppendQuote(b, v)
+			case int:
+				b = strconv.AppendInt(b, int64(v), 10)
+			case int32:
+				b = strconv.AppendInt(b, int64(v), 10)
+			case int64:
+				b = strconv.AppendInt(b, v, 10)
+			case bool:
+				b = strconv.AppendBool(b, v)
+			default:
+				simple = false
+			}
+			if !simple {
+				break
+			}
+			b = append(b, ',')
+		}
+		if simple {
+			return string(b), nil
+		}
+	}
 	b, err := json.Marshal(p)
 	if err != nil {
 		return "", fmt.Errorf("source partition %v is not JSON-friendly: %w", p, err)
 	}
-	return string(b), nil
+	return "json:" + string(b), nil
 }
 
 // headerBytes serialises a header value like Kafka's SimpleHeaderConverter

@@ -166,6 +166,9 @@ func TestSourceOffsetsFollowAcks(t *testing.T) {
 		if len(kr.Headers) != 1 || kr.Headers[0].Key != "h" || string(kr.Headers[0].Value) != "x" {
 			t.Fatalf("headers %v", kr.Headers)
 		}
+		if want := time.UnixMilli(1_700_000_000_000 + int64(kr.Offset)); !kr.Timestamp.Equal(want) {
+			t.Fatalf("record %d timestamp %v, want the task's %v", kr.Offset, kr.Timestamp, want)
+		}
 		if string(kr.Value) != fmt.Sprintf("v-%s", kr.Key) {
 			t.Fatalf("key %q value %q", kr.Key, kr.Value)
 		}
@@ -208,6 +211,9 @@ func TestSourceResumesFromStoredOffsets(t *testing.T) {
 		t.Fatalf("stored pos %d after stop, but the topic holds %d records", posOf(stored[0]), sent)
 	}
 	t.Logf("first run: %d records, stop took %v", sent, took)
+	if took > 2*time.Second {
+		t.Fatalf("graceful stop took %v", took)
+	}
 
 	second := &counterSource{topic: "out", limit: 20000, batch: 100}
 	cfg.Task = second

@@ -368,3 +368,44 @@ func (l *lifecycle) sleep(d time.Duration) bool {
 		return false
 	}
 }
+
+// kgoLogger routes franz-go's logs to the task's slog logger, at the most
+// verbose level that logger has enabled.
+type kgoLogger struct{ l *slog.Logger }
+
+func (k kgoLogger) Level() kgo.LogLevel {
+	ctx := context.Background()
+	switch {
+	case k.l.Enabled(ctx, slog.LevelDebug):
+		return kgo.LogLevelDebug
+	case k.l.Enabled(ctx, slog.LevelInfo):
+		return kgo.LogLevelInfo
+	case k.l.Enabled(ctx, slog.LevelWarn):
+		return kgo.LogLevelWarn
+	case k.l.Enabled(ctx, slog.LevelError):
+		return kgo.LogLevelError
+	}
+	return kgo.LogLevelNone
+}
+
+func (k kgoLogger) Log(level kgo.LogLevel, msg string, keyvals ...any) {
+	l := slog.LevelDebug
+	switch level {
+	case kgo.LogLevelError:
+		l = slog.LevelError
+	case kgo.LogLevelWarn:
+		l = slog.LevelWarn
+	case kgo.LogLevelInfo:
+		l = slog.LevelInfo
+	}
+	k.l.Log(context.Background(), l, "kafka client: "+msg, keyvals...)
+}
+
+// clientOpts puts the log adapter first, so a logger among the worker's
+// options wins, then the worker's options, then the runner's own.
+func (c *Common) clientOpts(own []kgo.Opt) []kgo.Opt {
+	opts := make([]kgo.Opt, 0, 1+len(c.Kafka)+len(own))
+	opts = append(opts, kgo.WithLogger(kgoLogger{c.Logger.With("component", "kgo")}))
+	opts = append(opts, c.Kafka...)
+	return append(opts, own...)
+}

@@ -137,3 +137,29 @@ func value(m *dto.Metric) float64 {
 	}
 	return -1
 }
+
+// Equal partitions get equal keys, different ones different keys.
+func TestPartitionKey(t *testing.T) {
+	k := func(m map[string]any) string {
+		s, err := partitionKey(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	if k(map[string]any{"a": "x", "b": 1}) != k(map[string]any{"b": 1, "a": "x"}) {
+		t.Fatal("key order must not matter")
+	}
+	distinct := []map[string]any{
+		{"a": "x"}, {"a": "y"}, {"a": 1}, {"a": "1"}, {"b": "x"}, {"a": "x", "b": "y"},
+		{"a": `x","b":"y`}, {"a": 1.5}, {"a": []any{"x"}}, {"a": true}, {},
+	}
+	seen := map[string]int{}
+	for i, m := range distinct {
+		key := k(m)
+		if j, ok := seen[key]; ok {
+			t.Fatalf("partitions %v and %v share key %q", distinct[j], m, key)
+		}
+		seen[key] = i
+	}
+}
