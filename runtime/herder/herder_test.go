@@ -151,7 +151,9 @@ type env struct {
 	cfgs  *store.ConfigStore
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T) *env { return newEnvWith(t, true) }
+
+func newEnvWith(t *testing.T, assignAll bool) *env {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -195,7 +197,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	h, err := New(Options{WorkerID: "w1:8083", URL: "http://w1:8083", Plugins: reg, Configs: cfgs, Offsets: offs, Statuses: stats,
-		Admin: e.adm, Tasks: e.tasks, AssignAll: true, LimitCheckTicks: e.ticks,
+		Admin: e.adm, Tasks: e.tasks, AssignAll: assignAll, LimitCheckTicks: e.ticks,
 		Resolver: envResolver{"${env:PW}": "hunter2"}})
 	if err != nil {
 		t.Fatal(err)
@@ -372,5 +374,59 @@ func TestLifecycleAndOffsets(t *testing.T) {
 	eventually(t, "tasks gone after delete", func() bool { return e.tasks.count("c") == 0 })
 	if _, err := e.h.ConnectorStatus(ctx, "c"); !errors.Is(err, connectapi.ErrNotFound) {
 		t.Fatalf("status after delete: %v", err)
+	}
+}
+
+// TestAssignmentIsAnInput: without AssignAll the herder runs exactly what
+// SetAssignment gives it (the seam for group membership), and a change of
+// assignment stops only the tasks that left and starts only those that came.
+func TestAssignmentIsAnInput(t *testing.T) {
+	e := newEnvWith(t, false)
+	ctx := context.Background()
+	e.h.SetLeader(true, "http://w1:8083")
+	if _, err := e.h.CreateConnector(ctx, connectapi.CreateConnectorRequest{Name: "s", Config: sinkConfig("s", "TestSink", 4)}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // nothing is assigned: nothing may run
+	if n := e.tasks.count("s"); n != 0 {
+		t.Fatalf("%d tasks run without an assignment", n)
+	}
+	if len(e.cfgs.TaskConfigs("s")) != 0 {
+		t.Fatal("task configs written by a worker that does not run the connector")
+	}
+	e.h.SetAssignment(Assignment{Generation: 1, Connectors: []string{"s"}})
+	eventually(t, "task configs from the assigned connector", func() bool { return len(e.cfgs.TaskConfigs("s")) == 4 })
+	if n := e.tasks.count("s"); n != 0 {
+		t.Fatalf("%d tasks run though none is assigned", n)
+	}
+	id := func(i int) store.TaskID { return store.TaskID{Connector: "s", Task: i} }
+	e.h.SetAssignment(Assignment{Generation: 2, Connectors: []string{"s"}, Tasks: []store.TaskID{id(0), id(1)}})
+	eventually(t, "tasks 0 and 1", func() bool { return e.tasks.count("s") == 2 })
+	e.h.SetAssignment(Assignment{Generation: 3, Connectors: []string{"s"}, Tasks: []store.TaskID{id(1), id(2), id(3)}})
+	eventually(t, "tasks 1, 2 and 3", func() bool {
+		e.tasks.mu.Lock()
+		defer e.tasks.mu.Unlock()
+		_, has0 := e.tasks.running[id(0)]
+		return !has0 && len(e.tasks.running) == 3
+	})
+	e.tasks.mu.Lock()
+	starts := e.tasks.starts[id(1)]
+	e.tasks.mu.Unlock()
+	if starts != 1 {
+		t.Errorf("task 1 kept its worker but was started %d times", starts)
+	}
+	eventually(t, "task 0 UNASSIGNED", func() bool {
+		st, _ := e.h.TaskStatus(ctx, connectapi.ConnectorTaskID{Connector: "s", Task: 0})
+		return st.State == connectapi.StateUnassigned
+	})
+	st, _ := e.h.TaskStatus(ctx, connectapi.ConnectorTaskID{Connector: "s", Task: 2})
+	if st.WorkerID != "w1:8083" {
+		t.Errorf("task 2 status names worker %q", st.WorkerID)
+	}
+	// A follower does not write: it refuses writes with the leader's URL.
+	e.h.SetLeader(false, "http://leader:8083")
+	var nl *connectapi.NotLeaderError
+	if err := e.h.Pause(ctx, "s"); !errors.As(err, &nl) || nl.LeaderURL != "http://leader:8083" {
+		t.Fatalf("pause on a follower: %v", err)
 	}
 }
