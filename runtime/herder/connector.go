@@ -531,10 +531,18 @@ func (w *connWorker) shutdown(ctx context.Context) {
 			if err := tr.run.Stop(sctx); err != nil {
 				w.h.log.Warn("stopping task at shutdown", "connector", w.name, "task", i, "err", err)
 			}
+			// As Kafka Connect does: a task stopped by its worker's
+			// shutdown is UNASSIGNED until a worker takes it.
+			if !tr.failed {
+				w.h.putTaskStatus(store.TaskID{Connector: w.name, Task: i}, connectapi.StateUnassigned, "")
+			}
 		}()
 	}
 	wg.Wait()
-	w.stopConnector()
+	if w.conn != nil {
+		w.stopConnector()
+		w.h.putConnectorStatus(w.name, connectapi.StateUnassigned, "")
+	}
 }
 
 func (w *connWorker) requestRestart(includeTasks, onlyFailed bool, tasks []int) {

@@ -269,6 +269,24 @@ func TestSinkTasksFollowPartitionsWithoutRestart(t *testing.T) {
 	if st.Connector.State != "RUNNING" || len(st.Tasks) != 6 || st.Type != connectapi.TypeSink {
 		t.Fatalf("status = %+v", st)
 	}
+
+	// A shutdown stops the tasks and leaves them UNASSIGNED, as Kafka Connect does.
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := e.h.Close(cctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.tasks.count("s"); n != 0 {
+		t.Fatalf("%d tasks still run after Close", n)
+	}
+	for i := 0; i < 6; i++ {
+		if ts, _ := e.h.opts.Statuses.Task(store.TaskID{Connector: "s", Task: i}); ts.State != connectapi.StateUnassigned {
+			t.Errorf("task %d is %s after shutdown, want UNASSIGNED", i, ts.State)
+		}
+	}
+	if cs, _ := e.h.opts.Statuses.Connector("s"); cs.State != connectapi.StateUnassigned {
+		t.Errorf("connector is %s after shutdown, want UNASSIGNED", cs.State)
+	}
 }
 
 func TestTooManyTaskConfigsFailsConnector(t *testing.T) {
