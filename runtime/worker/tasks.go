@@ -45,6 +45,9 @@ type taskRuntime struct {
 	flushTimeout  time.Duration
 	// consumer holds the worker's consumer.* settings (prefix removed).
 	consumer map[string]string
+	// topicUsed records that a connector's task wrote to a topic (the
+	// active topics of GET /connectors/{c}/topics); may be nil.
+	topicUsed func(ctx context.Context, connector, topic string, task int) error
 }
 
 // runner is what both task runners offer.
@@ -94,7 +97,13 @@ func (t *taskRuntime) StartTask(ctx context.Context, spec herder.TaskSpec) (herd
 		// Like Kafka Connect's producers, ask the broker to create a
 		// missing topic (it decides whether it may).
 		common.Kafka = append(append([]kgo.Opt{}, t.kafka...), kgo.AllowAutoTopicCreation())
-		r, err = task.NewSourceRunner(task.SourceConfig{Common: common, Task: spec.Plugin.NewSourceTask(), Offsets: offsetAdapter{t.offsets}})
+		var st plugin.SourceTask = spec.Plugin.NewSourceTask()
+		if t.topicUsed != nil {
+			st = &topicTracker{SourceTask: st, seen: map[string]bool{}, report: func(ctx context.Context, topic string) error {
+				return t.topicUsed(ctx, spec.ID.Connector, topic, spec.ID.Task)
+			}}
+		}
+		r, err = task.NewSourceRunner(task.SourceConfig{Common: common, Task: st, Offsets: offsetAdapter{t.offsets}})
 	default:
 		err = fmt.Errorf("plugin %s has unknown kind %q", spec.Plugin.Class, spec.Plugin.Kind)
 	}
@@ -167,6 +176,28 @@ type traceError struct {
 
 func (e traceError) Error() string { return e.trace }
 func (e traceError) Unwrap() error { return e.err }
+
+// topicTracker notes the topics a source task writes to, once per topic.
+type topicTracker struct {
+	plugin.SourceTask
+	seen   map[string]bool // only touched from Poll, which is never concurrent
+	report func(ctx context.Context, topic string) error
+}
+
+func (t *topicTracker) Poll(ctx context.Context) ([]*plugin.SourceRecord, error) {
+	recs, err := t.SourceTask.Poll(ctx)
+	for _, r := range recs {
+		if r == nil || r.Topic == "" || t.seen[r.Topic] {
+			continue
+		}
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		if t.report(rctx, r.Topic) == nil {
+			t.seen[r.Topic] = true
+		}
+		cancel()
+	}
+	return recs, err
+}
 
 // offsetAdapter serves task.OffsetStore from the offset store.
 type offsetAdapter struct{ s *store.OffsetStore }

@@ -188,7 +188,8 @@ func Start(ctx context.Context, opts Options) (*Worker, error) {
 		Plugins: opts.Plugins, Configs: w.configs, Offsets: w.offsets, Statuses: w.statuses,
 		Admin: adm, Resolver: opts.Resolver,
 		Tasks: &taskRuntime{kafka: kopts, workerConv: cfg.ConverterConfig(), offsets: w.offsets, metrics: w.metrics, log: log,
-			flushInterval: cfg.OffsetFlushInterval, flushTimeout: cfg.OffsetFlushTimeout, consumer: cfg.Prefixed("consumer.")},
+			flushInterval: cfg.OffsetFlushInterval, flushTimeout: cfg.OffsetFlushTimeout, consumer: cfg.Prefixed("consumer."),
+			topicUsed: w.statuses.PutTopic},
 		AssignAll:          true, // part 1: one worker runs everything
 		LimitCheckInterval: limitEvery,
 		TaskStopTimeout:    cfg.TaskShutdownGracefulTimeout,

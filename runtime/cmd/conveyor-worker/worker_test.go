@@ -390,6 +390,15 @@ func TestPipelineSurvivesSIGKILL(t *testing.T) {
 		call(t, "GET", w.url+"/connectors/sink/offsets", "", nil, &ko)
 		return len(so.Offsets) > 0 && len(ko.Offsets) > 0
 	})
+	for _, name := range []string{"src", "sink"} {
+		var topics map[string]struct {
+			Topics []string `json:"topics"`
+		}
+		call(t, "GET", w.url+"/connectors/"+name+"/topics", "", nil, &topics)
+		if got := topics[name].Topics; len(got) != 1 || got[0] != "lines" {
+			t.Errorf("active topics of %s = %v, want [lines]", name, got)
+		}
+	}
 	if err := w.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
