@@ -119,6 +119,25 @@ func (c *testSink) TaskConfigs(max int) ([]map[string]string, error) {
 }
 func (c *testSink) Stop() error { return nil }
 
+// testSource is a source connector with a fixed natural limit of 2.
+type testSource struct{}
+
+func (testSource) Validate(context.Context, map[string]string) []plugin.FieldError { return nil }
+func (testSource) Start(context.Context, plugin.ConnectorContext, map[string]string) error {
+	return nil
+}
+func (testSource) NaturalLimit(context.Context) (int, plugin.Reason, error) {
+	return 2, plugin.Files, nil
+}
+func (testSource) TaskConfigs(max int) ([]map[string]string, error) {
+	out := make([]map[string]string, max)
+	for i := range out {
+		out[i] = map[string]string{"file": fmt.Sprint(i)}
+	}
+	return out, nil
+}
+func (testSource) Stop() error { return nil }
+
 type nopSinkTask struct{}
 
 func (nopSinkTask) Start(context.Context, plugin.SinkTaskContext, map[string]string) error {
@@ -175,6 +194,8 @@ func newEnvWith(t *testing.T, assignAll bool) *env {
 	reg := plugin.NewRegistry()
 	reg.MustRegister(plugin.Plugin{Class: "test.TestSinkConnector", Kind: plugin.KindSink,
 		NewConnector: func() plugin.Connector { return &testSink{} }, NewSinkTask: func() plugin.SinkTask { return nopSinkTask{} }})
+	reg.MustRegister(plugin.Plugin{Class: "test.TestSourceConnector", Kind: plugin.KindSource,
+		NewConnector: func() plugin.Connector { return &testSource{} }, NewSourceTask: func() plugin.SourceTask { return nil }})
 	reg.MustRegister(plugin.Plugin{Class: "test.GreedySinkConnector", Kind: plugin.KindSink,
 		NewConnector: func() plugin.Connector { return &testSink{extra: 1} }, NewSinkTask: func() plugin.SinkTask { return nopSinkTask{} }})
 	e := &env{tasks: &fakeTasks{running: map[store.TaskID]*fakeTask{}, starts: map[store.TaskID]int{}, specs: map[store.TaskID]TaskSpec{}},
@@ -446,5 +467,54 @@ func TestAssignmentIsAnInput(t *testing.T) {
 	var nl *connectapi.NotLeaderError
 	if err := e.h.Pause(ctx, "s"); !errors.As(err, &nl) || nl.LeaderURL != "http://leader:8083" {
 		t.Fatalf("pause on a follower: %v", err)
+	}
+}
+
+func TestSourceOffsetsWhileStopped(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	cfg := map[string]string{"name": "src", "connector.class": "TestSource", "tasks.max": "5"}
+	if _, err := e.h.CreateConnector(ctx, connectapi.CreateConnectorRequest{Name: "src", Config: cfg, InitialState: connectapi.InitialStopped}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "STOPPED", func() bool {
+		st, _ := e.h.ConnectorStatus(ctx, "src")
+		return st.Connector.State == "STOPPED"
+	})
+	if n := e.tasks.count("src"); n != 0 {
+		t.Fatalf("%d tasks of a connector created STOPPED", n)
+	}
+	part := map[string]any{"file": "/a"}
+	if _, err := e.h.AlterOffsets(ctx, "src", connectapi.ConnectorOffsets{Offsets: []connectapi.ConnectorOffset{{Partition: part, Offset: map[string]any{"position": float64(7)}}}}); err != nil {
+		t.Fatal(err)
+	}
+	offs, err := e.h.Offsets(ctx, "src")
+	if err != nil || len(offs.Offsets) != 1 || offs.Offsets[0].Offset["position"] != float64(7) {
+		t.Fatalf("offsets = %+v, %v", offs, err)
+	}
+	// Offsets stored while stopped are what the tasks read once resumed.
+	if err := e.h.Resume(ctx, "src"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "2 tasks (natural limit Files)", func() bool { return e.tasks.count("src") == 2 })
+	lim, _ := e.h.Limits(ctx, "src")
+	if lim.Reason != "Files" || lim.EffectiveTasks != 2 || lim.TasksMax != 5 {
+		t.Fatalf("limits = %+v", lim)
+	}
+	if _, err := e.h.ResetOffsets(ctx, "src"); !errors.Is(err, connectapi.ErrBadRequest) {
+		t.Fatalf("reset while running: %v, want 400", err)
+	}
+	if err := e.h.Stop(ctx, "src"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "no tasks", func() bool {
+		st, _ := e.h.ConnectorStatus(ctx, "src")
+		return st.Connector.State == "STOPPED" && len(st.Tasks) == 0 && e.tasks.count("src") == 0
+	})
+	if _, err := e.h.ResetOffsets(ctx, "src"); err != nil {
+		t.Fatal(err)
+	}
+	if offs, _ := e.h.Offsets(ctx, "src"); len(offs.Offsets) != 0 {
+		t.Fatalf("offsets after reset = %+v", offs)
 	}
 }
