@@ -243,10 +243,10 @@ func (h *Herder) currentAssignment() Assignment {
 		return h.assignment
 	}
 	a := Assignment{Generation: 1}
-	snap := h.opts.Configs.Snapshot()
-	for _, name := range slices.Sorted(maps.Keys(snap.Connectors)) {
+	counts := h.opts.Configs.TaskCounts()
+	for _, name := range slices.Sorted(maps.Keys(counts)) {
 		a.Connectors = append(a.Connectors, name)
-		for i := range snap.Tasks[name] {
+		for i := range counts[name] {
 			a.Tasks = append(a.Tasks, store.TaskID{Connector: name, Task: i})
 		}
 	}
@@ -398,7 +398,14 @@ func (h *Herder) Close(ctx context.Context) error {
 	return err
 }
 
-func (h *Herder) generation() int { return h.currentAssignment().Generation }
+func (h *Herder) generation() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.opts.AssignAll {
+		return 1
+	}
+	return h.assignment.Generation
+}
 
 // putStatus writes a connector status; failures are logged (the status
 // topic being unreachable must not stop the connector).

@@ -331,6 +331,18 @@ func (s *ConfigStore) TaskConfigs(name string) []map[string]string {
 	return cp
 }
 
+// TaskCounts returns the number of committed task configs per connector,
+// for every connector (cheaper than a Snapshot).
+func (s *ConfigStore) TaskCounts() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]int, len(s.connectors))
+	for n := range s.connectors {
+		out[n] = len(s.tasks[n])
+	}
+	return out
+}
+
 // TargetState returns a connector's target state (STARTED when unset).
 func (s *ConfigStore) TargetState(name string) TargetState {
 	s.mu.Lock()
