@@ -37,10 +37,11 @@ import (
 
 // fakeTasks is a TaskRuntime that records which tasks run.
 type fakeTasks struct {
-	mu      sync.Mutex
-	running map[store.TaskID]*fakeTask
-	starts  map[store.TaskID]int
-	specs   map[store.TaskID]TaskSpec
+	mu       sync.Mutex
+	pausable map[store.TaskID]*pausableTask
+	running  map[store.TaskID]*fakeTask
+	starts   map[store.TaskID]int
+	specs    map[store.TaskID]TaskSpec
 }
 
 type fakeTask struct {
@@ -53,10 +54,28 @@ func (t *fakeTask) Stop(context.Context) error { t.once.Do(func() { close(t.done
 func (t *fakeTask) Done() <-chan struct{}      { return t.done }
 func (t *fakeTask) Err() error                 { return t.err }
 
+// pausableTask can pause in place, like the real runners.
+type pausableTask struct {
+	*fakeTask
+	mu     sync.Mutex
+	paused bool
+}
+
+func (p *pausableTask) Pause()  { p.mu.Lock(); p.paused = true; p.mu.Unlock() }
+func (p *pausableTask) Resume() { p.mu.Lock(); p.paused = false; p.mu.Unlock() }
+func (p *pausableTask) isPaused() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.paused
+}
+
 func (f *fakeTasks) StartTask(_ context.Context, spec TaskSpec) (RunningTask, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	t := &fakeTask{done: make(chan struct{})}
+	if spec.ConnectorConfig["pausable"] == "true" {
+		f.pausable[spec.ID] = &pausableTask{fakeTask: t}
+	}
 	f.running[spec.ID] = t
 	f.starts[spec.ID]++
 	f.specs[spec.ID] = spec
@@ -68,6 +87,9 @@ func (f *fakeTasks) StartTask(_ context.Context, spec TaskSpec) (RunningTask, er
 			delete(f.running, spec.ID)
 		}
 	}()
+	if p := f.pausable[spec.ID]; p != nil && p.fakeTask == t {
+		return p, nil
+	}
 	return t, nil
 }
 
@@ -198,7 +220,7 @@ func newEnvWith(t *testing.T, assignAll bool) *env {
 		NewConnector: func() plugin.Connector { return &testSource{} }, NewSourceTask: func() plugin.SourceTask { return nil }})
 	reg.MustRegister(plugin.Plugin{Class: "test.GreedySinkConnector", Kind: plugin.KindSink,
 		NewConnector: func() plugin.Connector { return &testSink{extra: 1} }, NewSinkTask: func() plugin.SinkTask { return nopSinkTask{} }})
-	e := &env{tasks: &fakeTasks{running: map[store.TaskID]*fakeTask{}, starts: map[store.TaskID]int{}, specs: map[store.TaskID]TaskSpec{}},
+	e := &env{tasks: &fakeTasks{pausable: map[store.TaskID]*pausableTask{}, running: map[store.TaskID]*fakeTask{}, starts: map[store.TaskID]int{}, specs: map[store.TaskID]TaskSpec{}},
 		adm: kadm.NewClient(cl), ticks: make(chan time.Time)}
 	var hp *Herder
 	cfgs, err := store.OpenConfigStore(ctx, open, kafkalog.Topic{Name: "configs"}, func(ev store.ConfigEvent) {
@@ -516,5 +538,46 @@ func TestSourceOffsetsWhileStopped(t *testing.T) {
 	}
 	if offs, _ := e.h.Offsets(ctx, "src"); len(offs.Offsets) != 0 {
 		t.Fatalf("offsets after reset = %+v", offs)
+	}
+}
+
+// TestPauseInPlace: tasks that can pause keep running paused (their
+// partitions and offsets stay) and resume without a restart.
+func TestPauseInPlace(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	cfg := sinkConfig("p", "TestSink", 2)
+	cfg["pausable"] = "true"
+	if _, err := e.h.CreateConnector(ctx, connectapi.CreateConnectorRequest{Name: "p", Config: cfg}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "2 tasks", func() bool { return e.tasks.count("p") == 2 })
+	task0 := func() *pausableTask {
+		e.tasks.mu.Lock()
+		defer e.tasks.mu.Unlock()
+		return e.tasks.pausable[store.TaskID{Connector: "p", Task: 0}]
+	}
+	if err := e.h.Pause(ctx, "p"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "tasks paused in place", func() bool {
+		st, _ := e.h.ConnectorStatus(ctx, "p")
+		return st.Connector.State == "PAUSED" && len(st.Tasks) == 2 && st.Tasks[0].State == "PAUSED" && st.Tasks[1].State == "PAUSED" && task0().isPaused()
+	})
+	if n := e.tasks.count("p"); n != 2 {
+		t.Fatalf("%d tasks run while paused; pausable tasks must stay", n)
+	}
+	if err := e.h.Resume(ctx, "p"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "tasks resumed", func() bool {
+		st, _ := e.h.ConnectorStatus(ctx, "p")
+		return st.Connector.State == "RUNNING" && st.Tasks[0].State == "RUNNING" && !task0().isPaused()
+	})
+	e.tasks.mu.Lock()
+	starts := e.tasks.starts[store.TaskID{Connector: "p", Task: 0}]
+	e.tasks.mu.Unlock()
+	if starts != 1 {
+		t.Fatalf("task 0 started %d times; pause and resume must not restart it", starts)
 	}
 }
