@@ -18,7 +18,7 @@ generate:
 
 .PHONY: manifests
 manifests:
-	$(CONTROLLER_GEN) rbac:roleName=conveyor-operator crd:maxDescLen=0 paths="./api/..." paths="./controllers/..." \
+	$(CONTROLLER_GEN) rbac:roleName=conveyor-operator crd paths="./api/..." paths="./controllers/..." \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	hack/sync-chart-crds.sh
 
