@@ -16,7 +16,11 @@ limitations under the License.
 
 package kafkaconnector
 
-import "time"
+import (
+	"time"
+
+	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+)
 
 // AutoRestartPolicy is spec.autoRestart in plain form.
 type AutoRestartPolicy struct {
@@ -36,9 +40,15 @@ type Backoff struct {
 	ResetAfter time.Duration
 }
 
-// DefaultBackoff: 10s, 20s, 40s, ... up to 10 minutes; a connector running
-// healthily for 10 minutes gets its count reset.
-var DefaultBackoff = Backoff{Initial: 10 * time.Second, Factor: 2, Max: 10 * time.Minute, ResetAfter: 10 * time.Minute}
+// DefaultBackoff is the schedule the API documents for spec.autoRestart:
+// 2s, 4s, 8s, ... up to 5 minutes; a connector running healthily for 10
+// minutes gets its count reset.
+var DefaultBackoff = Backoff{
+	Initial:    v1alpha1.AutoRestartInitialBackoff,
+	Factor:     2,
+	Max:        v1alpha1.AutoRestartMaxBackoff,
+	ResetAfter: v1alpha1.AutoRestartResetAfter,
+}
 
 // Delay is the wait before restart number n (0-based) of a series.
 func (b Backoff) Delay(n int32) time.Duration {

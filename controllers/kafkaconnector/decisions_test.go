@@ -186,8 +186,11 @@ func TestDecideStateAction(t *testing.T) {
 	}
 }
 
+// testBackoff keeps the autoRestart table independent of the API defaults.
+var testBackoff = Backoff{Initial: 10 * time.Second, Factor: 2, Max: 10 * time.Minute, ResetAfter: 10 * time.Minute}
+
 func TestBackoffDelay(t *testing.T) {
-	b := DefaultBackoff
+	b := testBackoff
 	want := []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second, 80 * time.Second, 160 * time.Second, 320 * time.Second, 10 * time.Minute, 10 * time.Minute}
 	for n, w := range want {
 		if got := b.Delay(int32(n)); got != w {
@@ -196,6 +199,11 @@ func TestBackoffDelay(t *testing.T) {
 	}
 	if got := b.Delay(1000); got != b.Max {
 		t.Errorf("Delay(1000) = %v, want the cap %v", got, b.Max)
+	}
+	// The API documents 2s doubling up to 5m.
+	d := DefaultBackoff
+	if d.Delay(0) != 2*time.Second || d.Delay(1) != 4*time.Second || d.Delay(8) != 5*time.Minute || d.Delay(7) != 256*time.Second {
+		t.Errorf("DefaultBackoff delays %v %v %v %v do not match the API's 2s..5m", d.Delay(0), d.Delay(1), d.Delay(7), d.Delay(8))
 	}
 }
 
@@ -225,7 +233,7 @@ func TestDecideAutoRestart(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := DecideAutoRestart(c.in, DefaultBackoff); got != c.want {
+			if got := DecideAutoRestart(c.in, testBackoff); got != c.want {
 				t.Fatalf("DecideAutoRestart = %+v, want %+v", got, c.want)
 			}
 		})
@@ -243,15 +251,15 @@ func TestPendingRestarts(t *testing.T) {
 	}{
 		{"no annotation", nil, HandledRestarts{}, false, nil, HandledRestarts{}},
 		{"new restart value", map[string]string{AnnotationRestart: "1"}, HandledRestarts{}, false,
-			&RestartRequest{Annotation: AnnotationRestart, Value: "1"}, HandledRestarts{Restart: "1"}},
+			&RestartRequest{IncludeTasks: true, Annotation: AnnotationRestart, Value: "1"}, HandledRestarts{Restart: "1"}},
 		{"same value again is handled", map[string]string{AnnotationRestart: "1"}, HandledRestarts{Restart: "1"}, false,
 			nil, HandledRestarts{Restart: "1"}},
 		{"changed value restarts once more", map[string]string{AnnotationRestart: "2"}, HandledRestarts{Restart: "1"}, false,
-			&RestartRequest{Annotation: AnnotationRestart, Value: "2"}, HandledRestarts{Restart: "2"}},
+			&RestartRequest{IncludeTasks: true, Annotation: AnnotationRestart, Value: "2"}, HandledRestarts{Restart: "2"}},
 		{"failed tasks restart", map[string]string{AnnotationRestartTasks: "x"}, HandledRestarts{}, false,
 			&RestartRequest{IncludeTasks: true, OnlyFailed: true, Annotation: AnnotationRestartTasks, Value: "x"}, HandledRestarts{RestartTasks: "x"}},
-		{"both changed: task restart covers both", map[string]string{AnnotationRestart: "a", AnnotationRestartTasks: "b"}, HandledRestarts{}, false,
-			&RestartRequest{IncludeTasks: true, OnlyFailed: true, Annotation: AnnotationRestartTasks, Value: "b"}, HandledRestarts{Restart: "a", RestartTasks: "b"}},
+		{"both changed: restarting everything covers both", map[string]string{AnnotationRestart: "a", AnnotationRestartTasks: "b"}, HandledRestarts{}, false,
+			&RestartRequest{IncludeTasks: true, Annotation: AnnotationRestart, Value: "a"}, HandledRestarts{Restart: "a", RestartTasks: "b"}},
 		{"removed annotation asks nothing and keeps history", map[string]string{}, HandledRestarts{Restart: "1"}, false, nil, HandledRestarts{Restart: "1"}},
 		{"present at creation is recorded, not acted on", map[string]string{AnnotationRestart: "1"}, HandledRestarts{}, true,
 			nil, HandledRestarts{Restart: "1"}},

@@ -16,14 +16,17 @@ limitations under the License.
 
 package kafkaconnector
 
+import "github.com/conveyor-dev/conveyor/api/v1alpha1"
+
 // Restart annotations. Setting one to a new value (a timestamp, a counter,
 // anything different from the last handled value) asks for exactly one
 // restart; the last handled value is kept in status so the same value never
 // restarts twice, and removing the annotation asks for nothing.
 const (
-	// AnnotationRestart restarts the connector instance (not its tasks):
-	// POST /connectors/{c}/restart.
-	AnnotationRestart = "connect.conveyor.dev/restart"
+	// AnnotationRestart restarts the connector and all its tasks:
+	// POST /connectors/{c}/restart?includeTasks=true. Its last handled value
+	// is status.lastRestartAnnotation.
+	AnnotationRestart = v1alpha1.RestartAnnotation
 	// AnnotationRestartTasks restarts the connector together with its failed
 	// tasks: POST /connectors/{c}/restart?includeTasks=true&onlyFailed=true.
 	AnnotationRestartTasks = "connect.conveyor.dev/restart-tasks"
@@ -46,9 +49,9 @@ type HandledRestarts struct {
 }
 
 // PendingRestarts compares the restart annotations with the values already
-// handled and returns the restarts to send (at most one: the task restart
-// also restarts the connector, so it wins when both changed) and the handled
-// values to record once the restart succeeded. justCreated: the connector
+// handled and returns the restart to send (at most one) and the handled
+// values to record once the restart succeeded. When both changed, one
+// restart of everything answers both. justCreated: the connector
 // was created in this reconcile, so annotations present at creation are
 // recorded without a restart.
 func PendingRestarts(annotations map[string]string, handled HandledRestarts, justCreated bool) (*RestartRequest, HandledRestarts) {
@@ -66,10 +69,10 @@ func PendingRestarts(annotations map[string]string, handled HandledRestarts, jus
 		return nil, next
 	}
 	switch {
+	case restartNew:
+		return &RestartRequest{IncludeTasks: true, Annotation: AnnotationRestart, Value: r}, next
 	case tasksNew:
 		return &RestartRequest{IncludeTasks: true, OnlyFailed: true, Annotation: AnnotationRestartTasks, Value: rt}, next
-	case restartNew:
-		return &RestartRequest{Annotation: AnnotationRestart, Value: r}, next
 	}
 	return nil, next
 }

@@ -16,16 +16,21 @@ limitations under the License.
 
 package kafkaconnector
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/runtime/connectapi"
+)
 
 // TargetState is spec.state: what the user wants the connector to do.
-type TargetState string
+type TargetState = v1alpha1.ConnectorTargetState
 
 // Target states, spelled as in the KafkaConnector API.
 const (
-	TargetRunning TargetState = "running"
-	TargetPaused  TargetState = "paused"
-	TargetStopped TargetState = "stopped"
+	TargetRunning = v1alpha1.ConnectorTargetRunning
+	TargetPaused  = v1alpha1.ConnectorTargetPaused
+	TargetStopped = v1alpha1.ConnectorTargetStopped
 )
 
 // StateAction is the REST call that moves a connector towards its target.
@@ -41,25 +46,23 @@ const (
 
 // Connector states as the worker reports them (Kafka Connect's words).
 const (
-	observedRunning    = "RUNNING"
-	observedPaused     = "PAUSED"
-	observedStopped    = "STOPPED"
-	observedFailed     = "FAILED"
-	observedUnassigned = "UNASSIGNED"
-	observedRestarting = "RESTARTING"
+	observedRunning = connectapi.StateRunning
+	observedPaused  = connectapi.StatePaused
+	observedStopped = connectapi.StateStopped
+	observedFailed  = connectapi.StateFailed
 )
 
 // InitialState is the initial_state to create a connector with, so a
 // connector created paused or stopped never runs first. Upper case as
 // Kafka Connect's POST /connectors takes it.
-func InitialState(target TargetState) string {
+func InitialState(target TargetState) connectapi.InitialState {
 	switch target {
 	case TargetPaused:
-		return observedPaused
+		return connectapi.InitialPaused
 	case TargetStopped:
-		return observedStopped
+		return connectapi.InitialStopped
 	default:
-		return observedRunning
+		return connectapi.InitialRunning
 	}
 }
 
