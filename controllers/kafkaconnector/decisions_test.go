@@ -21,6 +21,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/conveyor-dev/conveyor/runtime/connectapi"
+	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
 
 func i32(v int32) *int32 { return &v }
@@ -31,17 +34,16 @@ func TestEffectiveTasks(t *testing.T) {
 		requested  int32
 		limit      TaskLimit
 		want       int32
-		wantReason string
+		wantReason plugin.Reason
 	}{
-		{"no natural limit", 10, TaskLimit{}, 10, ""},
+		{"no natural limit", 10, TaskLimit{}, 10, ReasonTasksMax},
 		{"sink over 4 partitions", 10, TaskLimit{Natural: i32(4), Reason: ReasonTopicPartitions}, 4, ReasonTopicPartitions},
 		{"cdc source tasksMax 10 -> 1", 10, TaskLimit{Natural: i32(1), Reason: ReasonSingleReader}, 1, ReasonSingleReader},
-		{"limit equal to request does not bite", 4, TaskLimit{Natural: i32(4), Reason: ReasonTopicPartitions}, 4, ""},
-		{"limit above request", 2, TaskLimit{Natural: i32(6), Reason: ReasonTopicPartitions}, 2, ""},
+		{"limit equal to request does not bite", 4, TaskLimit{Natural: i32(4), Reason: ReasonTopicPartitions}, 4, ReasonTasksMax},
+		{"limit above request", 2, TaskLimit{Natural: i32(6), Reason: ReasonTopicPartitions}, 2, ReasonTasksMax},
 		{"zero natural limit", 3, TaskLimit{Natural: i32(0), Reason: ReasonTables}, 0, ReasonTables},
-		{"negative natural ignored", 3, TaskLimit{Natural: i32(-1), Reason: ReasonTables}, 3, ""},
-		{"request below 1 counts as 1", 0, TaskLimit{}, 1, ""},
-		{"limit without reason gets a generic one", 5, TaskLimit{Natural: i32(2)}, 2, "NaturalLimit"},
+		{"negative natural ignored", 3, TaskLimit{Natural: i32(-1), Reason: ReasonTables}, 3, ReasonTasksMax},
+		{"request below 1 counts as 1", 0, TaskLimit{}, 1, ReasonTasksMax},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -49,7 +51,25 @@ func TestEffectiveTasks(t *testing.T) {
 			if got != c.want || reason != c.wantReason {
 				t.Fatalf("EffectiveTasks(%d, %+v) = %d, %q; want %d, %q", c.requested, c.limit, got, reason, c.want, c.wantReason)
 			}
+			if Limited(c.requested, got) != (c.wantReason != ReasonTasksMax) {
+				t.Fatalf("Limited(%d, %d) disagrees with reason %q", c.requested, got, reason)
+			}
 		})
+	}
+}
+
+func TestTaskLimitFromRuntime(t *testing.T) {
+	four := 4
+	tl := TaskLimitFromRuntime(connectapi.Limits{TasksMax: 10, NaturalLimit: &four, EffectiveTasks: 4, Reason: "TopicPartitions"})
+	if tl.Natural == nil || *tl.Natural != 4 || tl.Reason != ReasonTopicPartitions || tl.Source != LimitFromRuntime {
+		t.Fatalf("TaskLimitFromRuntime = %+v", tl)
+	}
+	if n, r := EffectiveTasks(10, tl); n != 4 || r != ReasonTopicPartitions {
+		t.Fatalf("effective from the runtime's answer = %d %s", n, r)
+	}
+	none := TaskLimitFromRuntime(connectapi.Limits{TasksMax: 3, NaturalLimit: nil, EffectiveTasks: 3, Reason: "TasksMax"})
+	if none.Natural != nil {
+		t.Fatalf("null natural_limit became %v", *none.Natural)
 	}
 }
 
@@ -58,7 +78,7 @@ func TestEstimateTaskLimit(t *testing.T) {
 		name       string
 		in         EstimateInput
 		want       *int32
-		wantReason string
+		wantReason plugin.Reason
 	}{
 		{"sink sums partitions of its topics",
 			EstimateInput{Class: ClassPostgresSink, Config: map[string]string{"topics": "a, b,a"}, PartitionCounts: map[string]int32{"a": 4, "b": 2}},

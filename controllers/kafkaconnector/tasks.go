@@ -17,22 +17,23 @@ limitations under the License.
 package kafkaconnector
 
 import (
+	"math"
 	"sort"
 	"strings"
+
+	"github.com/conveyor-dev/conveyor/runtime/connectapi"
+	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
 
-// Task limit reasons. The runtime reports its own reasons (constants of the
-// runtime/plugin package) through GET /connectors/{c}/limits and the operator
-// mirrors them verbatim; the operator produces a reason itself only for its
-// pre-run estimate, using the same words.
+// Task limit reasons are the runtime's (runtime/plugin): the operator
+// mirrors the worker's reason verbatim and uses the same words for its own
+// pre-run estimate.
 const (
-	// ReasonTopicPartitions: a sink cannot use more tasks than the partitions
-	// of its topics.
-	ReasonTopicPartitions = "TopicPartitions"
-	// ReasonTables: a table source runs at most one task per table.
-	ReasonTables = "Tables"
-	// ReasonSingleReader: a log-based CDC source reads one replication stream.
-	ReasonSingleReader = "SingleReader"
+	ReasonTopicPartitions = plugin.TopicPartitions
+	ReasonTables          = plugin.Tables
+	ReasonSingleReader    = plugin.SingleReader
+	// ReasonTasksMax: tasks.max binds; the connector is not limited.
+	ReasonTasksMax = plugin.TasksMax
 )
 
 // Estimate sources say where a TaskLimit came from.
@@ -48,28 +49,40 @@ type TaskLimit struct {
 	// Natural is the natural limit; nil when the connector has none (or it is
 	// not known yet), so tasks.max alone bounds the task count.
 	Natural *int32
-	// Reason names what imposes Natural ("TopicPartitions", "Tables", ...).
-	Reason string
+	// Reason names what imposes Natural (TopicPartitions, Tables, ...).
+	Reason plugin.Reason
 	// Source is LimitFromRuntime or LimitFromEstimate.
 	Source string
 }
 
-// EffectiveTasks is min(requested, natural limit) and the reason when the
-// natural limit is the tighter bound ("" when tasks.max is the bound, so a
-// non-empty reason means the TasksLimited condition is true). requested below
-// 1 counts as 1, as the API's default; a negative natural limit is ignored.
-func EffectiveTasks(requested int32, limit TaskLimit) (int32, string) {
-	if requested < 1 {
-		requested = 1
+// EffectiveTasks is min(requested, natural limit) and the reason, by the
+// runtime's own rule (plugin.EffectiveTasks), so the operator's estimate and
+// the worker's answer can never disagree on the arithmetic: ReasonTasksMax
+// when tasks.max binds, else the limit's reason. requested below 1 counts as
+// 1; an unknown (nil) or negative natural limit does not bind.
+func EffectiveTasks(requested int32, limit TaskLimit) (int32, plugin.Reason) {
+	natural := plugin.NoLimit
+	if limit.Natural != nil && *limit.Natural >= 0 {
+		natural = int(*limit.Natural)
 	}
-	if limit.Natural == nil || *limit.Natural < 0 || *limit.Natural >= requested {
-		return requested, ""
+	n, reason := plugin.EffectiveTasks(int(requested), natural, limit.Reason)
+	return int32(n), reason
+}
+
+// Limited reports whether the connector runs fewer tasks than requested:
+// the TasksLimited condition.
+func Limited(requested, effective int32) bool {
+	return effective < max(requested, 1)
+}
+
+// TaskLimitFromRuntime converts the worker's GET /connectors/{c}/limits answer.
+func TaskLimitFromRuntime(l connectapi.Limits) TaskLimit {
+	tl := TaskLimit{Reason: plugin.Reason(l.Reason), Source: LimitFromRuntime}
+	if l.NaturalLimit != nil && *l.NaturalLimit >= 0 {
+		n := int32(min(*l.NaturalLimit, math.MaxInt32))
+		tl.Natural = &n
 	}
-	reason := limit.Reason
-	if reason == "" {
-		reason = "NaturalLimit"
-	}
-	return *limit.Natural, reason
+	return tl
 }
 
 // EstimateInput is what the operator knows about a connector before it runs.
@@ -86,7 +99,7 @@ type EstimateInput struct {
 
 // Estimator estimates one class's natural limit before the connector runs.
 // ok is false when nothing can be said (the limit stays unknown).
-type Estimator func(in EstimateInput) (limit int32, reason string, ok bool)
+type Estimator func(in EstimateInput) (limit int32, reason plugin.Reason, ok bool)
 
 // Bundled connector classes whose natural limit the operator can estimate.
 // The worker is still the source of truth once the connector runs.
@@ -126,7 +139,7 @@ func EstimateTaskLimit(in EstimateInput) TaskLimit {
 
 // SinkEstimator sums the partitions of the topics a sink lists in "topics".
 // A topics.regex sink, or one whose topics were not all read, is unknown.
-func SinkEstimator(in EstimateInput) (int32, string, bool) {
+func SinkEstimator(in EstimateInput) (int32, plugin.Reason, bool) {
 	topics := SinkTopics(in.Config)
 	if len(topics) == 0 {
 		return 0, "", false
@@ -143,14 +156,14 @@ func SinkEstimator(in EstimateInput) (int32, string, bool) {
 }
 
 // SingleReaderEstimator is the estimate of sources that read one stream.
-func SingleReaderEstimator(EstimateInput) (int32, string, bool) {
+func SingleReaderEstimator(EstimateInput) (int32, plugin.Reason, bool) {
 	return 1, ReasonSingleReader, true
 }
 
 // TableListEstimator counts the tables listed (comma-separated) under the
 // first of keys present in the config; a pattern-based source is unknown.
 func TableListEstimator(keys ...string) Estimator {
-	return func(in EstimateInput) (int32, string, bool) {
+	return func(in EstimateInput) (int32, plugin.Reason, bool) {
 		for _, k := range keys {
 			if v, ok := in.Config[k]; ok {
 				n := int32(len(splitList(v)))
