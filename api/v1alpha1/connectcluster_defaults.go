@@ -49,9 +49,13 @@ const (
 	OffsetTopicSuffix = "-offsets"
 	StatusTopicSuffix = "-status"
 
-	// RestCredentialsSecretSuffix follows the cluster name in the name of the REST
-	// credentials Secret the operator generates.
-	RestCredentialsSecretSuffix = "-rest-credentials"
+	// DefaultMetricsPort serves /metrics on the workers.
+	DefaultMetricsPort int32 = 9404
+
+	// RestTokenSecretSuffix follows the cluster name in the name of the REST token Secret
+	// the operator generates; RestTokenSecretKey is the key holding the token in it.
+	RestTokenSecretSuffix = "-rest-token"
+	RestTokenSecretKey    = "token"
 )
 
 // OperatorOwnedWorkerConfigKeys are the worker settings that spec.config may not set, because

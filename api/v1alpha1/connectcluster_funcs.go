@@ -104,13 +104,13 @@ func (c *ConnectCluster) RestAuthenticationEnabled() bool {
 	return boolOr(c.Spec.RestAPI.Authentication.Enabled, true)
 }
 
-// RestCredentialsSecretName is the Secret holding the REST API credentials:
-// restApi.authentication.credentialsSecret or the generated "<cluster>-rest-credentials".
-func (c *ConnectCluster) RestCredentialsSecretName() string {
-	if s := c.Spec.RestAPI.Authentication.CredentialsSecret; s != nil && s.Name != "" {
-		return s.Name
+// RestTokenSecret is the Secret key holding the REST API bearer token:
+// restApi.authentication.tokenSecret, or key "token" of the generated "<cluster>-rest-token".
+func (c *ConnectCluster) RestTokenSecret() SecretKeyRef {
+	if s := c.Spec.RestAPI.Authentication.TokenSecret; s != nil && s.Name != "" {
+		return *s
 	}
-	return c.Name + RestCredentialsSecretSuffix
+	return SecretKeyRef{Name: c.Name + RestTokenSecretSuffix, Key: RestTokenSecretKey}
 }
 
 // NetworkPolicyEnabled reports whether the operator keeps a NetworkPolicy (default true).
@@ -121,6 +121,11 @@ func (c *ConnectCluster) NetworkPolicyEnabled() bool {
 // MetricsEnabled reports whether workers serve metrics (default true).
 func (c *ConnectCluster) MetricsEnabled() bool {
 	return boolOr(c.Spec.Metrics.Enabled, true)
+}
+
+// MetricsPort is metrics.port or its default.
+func (c *ConnectCluster) MetricsPort() int32 {
+	return int32Or(c.Spec.Metrics.Port, DefaultMetricsPort)
 }
 
 func stringOr(p *string, def string) string {

@@ -81,7 +81,7 @@ type ConnectClusterSpec struct {
 	// scheduled.rebalance.max.delay.ms (rebalance.lostWorkerDelay).
 	// +optional
 	// +kubebuilder:validation:MaxProperties=256
-	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k in ['group.id', 'bootstrap.servers', 'producer.bootstrap.servers', 'consumer.bootstrap.servers', 'admin.bootstrap.servers', 'config.storage.topic', 'offset.storage.topic', 'status.storage.topic', 'config.storage.replication.factor', 'offset.storage.replication.factor', 'status.storage.replication.factor', 'offset.storage.partitions', 'status.storage.partitions', 'rest.port', 'rest.host.name', 'rest.advertised.host.name', 'rest.advertised.port', 'rest.advertised.listener', 'listeners', 'scheduled.rebalance.max.delay.ms', 'security.protocol', 'sasl.mechanism', 'sasl.jaas.config', 'ssl.truststore.location', 'ssl.truststore.password', 'ssl.keystore.location', 'ssl.keystore.password', 'ssl.key.password']))",messageExpression="'config may not set ' + self.filter(k, k in ['group.id', 'bootstrap.servers', 'producer.bootstrap.servers', 'consumer.bootstrap.servers', 'admin.bootstrap.servers', 'config.storage.topic', 'offset.storage.topic', 'status.storage.topic', 'config.storage.replication.factor', 'offset.storage.replication.factor', 'status.storage.replication.factor', 'offset.storage.partitions', 'status.storage.partitions', 'rest.port', 'rest.host.name', 'rest.advertised.host.name', 'rest.advertised.port', 'rest.advertised.listener', 'listeners', 'scheduled.rebalance.max.delay.ms', 'security.protocol', 'sasl.mechanism', 'sasl.jaas.config', 'ssl.truststore.location', 'ssl.truststore.password', 'ssl.keystore.location', 'ssl.keystore.password', 'ssl.key.password']).join(', ') + ': the operator owns these keys; use spec.groupId, spec.kafka, spec.storage, spec.restApi or spec.rebalance instead'",reason=FieldValueForbidden
+	// +kubebuilder:validation:XValidation:rule="['group.id', 'bootstrap.servers', 'producer.bootstrap.servers', 'consumer.bootstrap.servers', 'admin.bootstrap.servers', 'config.storage.topic', 'offset.storage.topic', 'status.storage.topic', 'config.storage.replication.factor', 'offset.storage.replication.factor', 'status.storage.replication.factor', 'offset.storage.partitions', 'status.storage.partitions', 'rest.port', 'rest.host.name', 'rest.advertised.host.name', 'rest.advertised.port', 'rest.advertised.listener', 'listeners', 'scheduled.rebalance.max.delay.ms', 'security.protocol', 'sasl.mechanism', 'sasl.jaas.config', 'ssl.truststore.location', 'ssl.truststore.password', 'ssl.keystore.location', 'ssl.keystore.password', 'ssl.key.password'].all(k, !(k in self))",messageExpression="'config may not set ' + ['group.id', 'bootstrap.servers', 'producer.bootstrap.servers', 'consumer.bootstrap.servers', 'admin.bootstrap.servers', 'config.storage.topic', 'offset.storage.topic', 'status.storage.topic', 'config.storage.replication.factor', 'offset.storage.replication.factor', 'status.storage.replication.factor', 'offset.storage.partitions', 'status.storage.partitions', 'rest.port', 'rest.host.name', 'rest.advertised.host.name', 'rest.advertised.port', 'rest.advertised.listener', 'listeners', 'scheduled.rebalance.max.delay.ms', 'security.protocol', 'sasl.mechanism', 'sasl.jaas.config', 'ssl.truststore.location', 'ssl.truststore.password', 'ssl.keystore.location', 'ssl.keystore.password', 'ssl.key.password'].filter(k, k in self)[0] + ': the operator sets it from spec.groupId, spec.kafka, spec.storage, spec.restApi or spec.rebalance; remove the key and use those fields'",reason=FieldValueForbidden
 	Config map[string]string `json:"config,omitempty"`
 
 	// maxTasksPerWorker is how many tasks one worker should run at most. Without autoscaling the
@@ -113,6 +113,7 @@ type ConnectClusterSpec struct {
 	Pod *PodOverrides `json:"pod,omitempty"`
 
 	// restApi configures the Kafka Connect REST API that workers serve on port 8083.
+	// Authentication with a bearer token is on by default.
 	// +optional
 	// +kubebuilder:default={}
 	RestAPI RestAPISpec `json:"restApi,omitempty"`
@@ -355,11 +356,14 @@ type PodOverrides struct {
 	// labels added to the worker pods. Keys under connect.conveyor.dev/ and the
 	// app.kubernetes.io/ keys the operator selects pods by are refused.
 	// +optional
-	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('connect.conveyor.dev/') && !(k in ['app.kubernetes.io/name', 'app.kubernetes.io/instance', 'app.kubernetes.io/component', 'app.kubernetes.io/managed-by']))",message="pod.labels may not set connect.conveyor.dev/* or app.kubernetes.io/name, instance, component or managed-by: the operator selects worker pods by them"
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="['app.kubernetes.io/name', 'app.kubernetes.io/instance', 'app.kubernetes.io/component', 'app.kubernetes.io/managed-by'].all(k, !(k in self))",message="pod.labels may not set app.kubernetes.io/name, instance, component or managed-by: the operator selects worker pods by them"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('connect.conveyor.dev/'))",message="pod.labels may not set connect.conveyor.dev/ keys: the operator owns them"
 	Labels map[string]string `json:"labels,omitempty"`
 
 	// annotations added to the worker pods.
 	// +optional
+	// +kubebuilder:validation:MaxProperties=64
 	Annotations map[string]string `json:"annotations,omitempty"`
 
 	// nodeSelector limits the worker pods to nodes with these labels.
@@ -415,18 +419,20 @@ type RestAPISpec struct {
 	Authentication RestAuthentication `json:"authentication,omitempty"`
 }
 
-// RestAuthentication protects the REST API of the workers with HTTP basic authentication.
+// RestAuthentication protects the REST API of the workers with a bearer token.
 type RestAuthentication struct {
-	// enabled requires HTTP basic authentication on every REST call except the health
-	// endpoint. Default true; turn it off only where the NetworkPolicy alone is enough.
+	// enabled requires "Authorization: Bearer <token>" on every REST call except the health
+	// endpoints; calls without it get 401. Default true; turn it off only where the
+	// NetworkPolicy alone is enough.
 	// +optional
 	// +kubebuilder:default=true
 	Enabled *bool `json:"enabled,omitempty"`
 
-	// credentialsSecret names a Secret with "username" and "password" keys that clients use.
-	// Absent means the operator generates one named "<cluster>-rest-credentials".
+	// tokenSecret references the Secret key holding the token that the workers accept and the
+	// operator sends. Absent means the operator generates a random token once, in a Secret
+	// named "<cluster>-rest-token" with key "token", and never rotates it by accident.
 	// +optional
-	CredentialsSecret *SecretRef `json:"credentialsSecret,omitempty"`
+	TokenSecret *SecretKeyRef `json:"tokenSecret,omitempty"`
 }
 
 // NetworkPolicySpec configures the NetworkPolicy of the workers.
@@ -447,11 +453,20 @@ type NetworkPolicySpec struct {
 
 // MetricsSpec configures the workers' Prometheus metrics.
 type MetricsSpec struct {
-	// enabled serves Prometheus metrics, named after Kafka Connect's, at /metrics on the REST
-	// port, and annotates the pods for scraping. Default true.
+	// enabled serves Prometheus metrics, named after Kafka Connect's, at /metrics on port and
+	// annotates the pods for scraping. Default true.
 	// +optional
 	// +kubebuilder:default=true
 	Enabled *bool `json:"enabled,omitempty"`
+
+	// port serves /metrics, apart from the REST port 8083 so that the NetworkPolicy can admit
+	// scrapers without opening the REST API to them.
+	// +optional
+	// +kubebuilder:default=9404
+	// +kubebuilder:validation:Minimum=1024
+	// +kubebuilder:validation:Maximum=65535
+	// +kubebuilder:validation:XValidation:rule="self != 8083",message="metrics.port must differ from 8083, the REST API port"
+	Port *int32 `json:"port,omitempty"`
 }
 
 // ConnectClusterStatus is the observed state of a ConnectCluster.
