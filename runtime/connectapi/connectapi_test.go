@@ -17,11 +17,15 @@ limitations under the License.
 package connectapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
+
+	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
 
 func TestJSONShapesRenderEmptyListsAndOmitEmptyFields(t *testing.T) {
@@ -78,6 +82,11 @@ func TestStatusCode(t *testing.T) {
 		{Conflictf("busy"), http.StatusConflict},
 		{&NotLeaderError{}, http.StatusConflict},
 		{errors.New("disk on fire"), http.StatusInternalServerError},
+		{ConnectorNotFound("c"), http.StatusNotFound},
+		{ConnectorAlreadyExists("c"), http.StatusConflict},
+		{TaskNotFound(ConnectorTaskID{"c", 1}), http.StatusNotFound},
+		{OffsetsNotStopped("c"), http.StatusBadRequest},
+		{RebalanceInProgress(), http.StatusConflict},
 	}
 	for _, tc := range cases {
 		if got := StatusCode(tc.err); got != tc.want {
@@ -98,5 +107,70 @@ func TestParseInitialState(t *testing.T) {
 	}
 	if _, err := ParseInitialState("FAILED"); err == nil {
 		t.Error("ParseInitialState(FAILED) succeeded, want an error")
+	}
+}
+
+func TestPluginConversions(t *testing.T) {
+	p := plugin.Plugin{
+		Class: "dev.conveyor.test.NullSinkConnector", Kind: plugin.KindSink, Version: "1.2.3",
+		Spec: plugin.ConfigSpec{Fields: []plugin.ConfigField{
+			{Name: "path", Type: plugin.TypeString, Required: true, Group: "Null", Doc: "Where."},
+			{Name: "secret", Type: plugin.TypePassword, Group: "Null", Doc: "Key."},
+			{Name: "batch", Type: plugin.TypeInt, Default: "10", Group: "Null", Dependents: []string{"path"}},
+		}},
+	}
+	if got, _ := json.Marshal(PluginInfoOf(p)); string(got) != `{"class":"dev.conveyor.test.NullSinkConnector","type":"sink","version":"1.2.3"}` {
+		t.Errorf("PluginInfoOf: %s", got)
+	}
+	keys := ConfigKeysOf(p.Spec)
+	got, _ := json.Marshal(keys)
+	want := `[{"name":"path","type":"STRING","required":true,"default_value":null,"importance":"MEDIUM","documentation":"Where.","group":"Null","width":"NONE","display_name":"path","dependents":[],"order":1},` +
+		`{"name":"secret","type":"PASSWORD","required":false,"default_value":null,"importance":"MEDIUM","documentation":"Key.","group":"Null","width":"NONE","display_name":"secret","dependents":[],"order":2},` +
+		`{"name":"batch","type":"INT","required":false,"default_value":"10","importance":"MEDIUM","documentation":"","group":"Null","width":"NONE","display_name":"batch","dependents":["path"],"order":3}]`
+	if string(got) != want {
+		t.Errorf("ConfigKeysOf:\n got  %s\n want %s", got, want)
+	}
+
+	res := ConfigInfosOf(plugin.ValidateConfig(context.Background(), p, map[string]string{
+		"name": "n", "connector.class": p.Class, "topics": "t", "secret": "hunter2", "batch": "x",
+	}))
+	if res.Name != p.Class || res.ErrorCount != 2 || len(res.Configs) != len(p.FullSpec().Fields) {
+		t.Fatalf("ConfigInfosOf: name %q, %d errors, %d configs; want %q, 2 errors (path missing, batch not an int), %d configs",
+			res.Name, res.ErrorCount, len(res.Configs), p.Class, len(p.FullSpec().Fields))
+	}
+	body, _ := json.Marshal(res)
+	if strings.Contains(string(body), "hunter2") {
+		t.Errorf("validation result shows a password value: %s", body)
+	}
+	byName := map[string]ConfigInfo{}
+	for _, c := range res.Configs {
+		byName[c.Definition.Name] = c
+	}
+	if c := byName["path"]; len(c.Value.Errors) != 1 || c.Definition.Order != 1 || c.Definition.Group != "Null" {
+		t.Errorf("path: %+v", c)
+	}
+	if c := byName["tasks.max"]; c.Value.Value == nil || *c.Value.Value != "1" || len(c.Value.Errors) != 0 {
+		t.Errorf("tasks.max: %+v", c)
+	}
+}
+
+func TestLimitsOf(t *testing.T) {
+	cases := []struct {
+		tasksMax, natural int
+		reason            plugin.Reason
+		effective         int
+		want              string
+	}{
+		{10, 4, plugin.TopicPartitions, 4, `{"tasks_max":10,"natural_limit":4,"effective_tasks":4,"reason":"TopicPartitions"}`},
+		{2, 4, plugin.TopicPartitions, 2, `{"tasks_max":2,"natural_limit":4,"effective_tasks":2,"reason":"TasksMax"}`},
+		{3, plugin.NoLimit, plugin.TasksMax, 3, `{"tasks_max":3,"natural_limit":null,"effective_tasks":3,"reason":"TasksMax"}`},
+		{5, 1, plugin.SingleReader, 1, `{"tasks_max":5,"natural_limit":1,"effective_tasks":1,"reason":"SingleReader"}`},
+		{5, 0, plugin.Files, 0, `{"tasks_max":5,"natural_limit":0,"effective_tasks":0,"reason":"Files"}`},
+	}
+	for _, tc := range cases {
+		got, _ := json.Marshal(LimitsOf(tc.tasksMax, tc.natural, tc.reason, tc.effective))
+		if string(got) != tc.want {
+			t.Errorf("LimitsOf(%d, %d, %s, %d) = %s, want %s", tc.tasksMax, tc.natural, tc.reason, tc.effective, got, tc.want)
+		}
 	}
 }

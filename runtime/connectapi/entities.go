@@ -27,6 +27,7 @@ package connectapi
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -306,7 +307,7 @@ func ParseInitialState(s string) (InitialState, error) {
 	case InitialRunning, InitialPaused, InitialStopped:
 		return st, nil
 	}
-	return "", fmt.Errorf("initial_state %q is not valid: use RUNNING, PAUSED or STOPPED", s)
+	return "", errors.New("Field \"initial_state\" is not valid: use RUNNING, PAUSED or STOPPED")
 }
 
 // CreateConnectorRequest is the body of POST /connectors. InitialState is

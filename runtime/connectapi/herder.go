@@ -21,8 +21,10 @@ import "context"
 // Herder is what the REST layer calls. The worker's herder implements it;
 // every method is safe for concurrent use. Errors carry their HTTP status
 // (see Error, the sentinels and StatusCode): a missing connector is
-// ErrNotFound, a name in use ErrAlreadyExists, a request during a rebalance
-// ErrRebalanceInProgress, an invalid request ErrBadRequest. Configs returned
+// ConnectorNotFound (ErrNotFound, 404), a name in use ConnectorAlreadyExists
+// (ErrAlreadyExists, 409), a request during a rebalance RebalanceInProgress
+// (409), an invalid request BadRequestf (400); any other error is a 500 whose
+// message the client sees, so it must not hold config values. Configs returned
 // hold placeholders (${secret:...}) only, never resolved secret values.
 //
 // Writes (create, put, patch, delete, restart, pause, resume, stop, offsets
@@ -75,8 +77,9 @@ type Herder interface {
 	// Offsets returns the connector's committed offsets.
 	Offsets(ctx context.Context, name string) (ConnectorOffsets, error)
 	// AlterOffsets and ResetOffsets work only while the connector is
-	// STOPPED; otherwise they return BadRequestf(OffsetsNotStoppedMessage(name)).
-	// The Message is Kafka's success message for the connector's type.
+	// STOPPED; otherwise they return OffsetsNotStopped(name) (400). The
+	// Message is Kafka's success message for the connector's type
+	// (MessageSinkOffsetsAltered, MessageSourceOffsetsReset, ...).
 	AlterOffsets(ctx context.Context, name string, offsets ConnectorOffsets) (Message, error)
 	ResetOffsets(ctx context.Context, name string) (Message, error)
 
