@@ -92,9 +92,10 @@ type AutoRestartDecision struct {
 }
 
 // DecideAutoRestart applies the policy and the backoff schedule. The first
-// restart of a series goes out at once (Delay(0) after a restart that is
-// older than ResetAfter); the count resets once the connector has been
-// healthy for ResetAfter.
+// restart of a series goes out at once (the status keeps no failure time to
+// wait from); restart n+1 waits Delay(n) after restart n; the count resets
+// once the connector has been healthy for ResetAfter. A restart by hand (the
+// restart annotation) resets the count: the caller passes Count 0 then.
 func DecideAutoRestart(in AutoRestartInput, b Backoff) AutoRestartDecision {
 	count := in.Count
 	sinceLast := in.Now.Sub(in.LastRestart)
