@@ -75,6 +75,9 @@ type Reconciler struct {
 	// Partitions reads partition counts for the pre-run estimate of a sink;
 	// nil skips the estimate (the runtime's answer still arrives).
 	Partitions func(ctx context.Context, cc *v1alpha1.ConnectCluster, topics []string) (map[string]int32, error)
+	// Lag reads a sink's consumer group lag (SinkLag with a kadm client for
+	// the cluster's Kafka); nil leaves status.lag empty.
+	Lag func(ctx context.Context, cc *v1alpha1.ConnectCluster, group string) (*int64, error)
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 	// Backoff is the autoRestart schedule (DefaultBackoff when zero).
@@ -289,6 +292,14 @@ func (r *Reconciler) reconcileConnector(ctx context.Context, kc *v1alpha1.KafkaC
 		log.V(1).Info("reading active topics failed", "error", err.Error())
 	}
 	RuntimeStatus(st, &kc.Status)
+	if isSink(kc.Spec.Config) && r.Lag != nil {
+		lag, err := r.Lag(ctx, cc, kc.SinkGroup())
+		if err != nil {
+			log.V(1).Info("reading the sink's consumer lag failed", "error", err.Error())
+		} else {
+			kc.Status.Lag = lag
+		}
+	}
 	if kc.Status.Restarts > 0 && r.giveUp(kc, st) {
 		notReady(kc, v1alpha1.ReasonRestartLimitReached, "the connector failed again after %d automatic restarts (autoRestart.maxRestarts); restart it with the %s annotation", kc.Status.Restarts, AnnotationRestart)
 	} else {

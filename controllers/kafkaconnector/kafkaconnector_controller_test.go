@@ -314,6 +314,12 @@ func newEnv(t *testing.T) *env {
 		Client:        k8s,
 		Resolver:      workerclient.StaticResolver{ts.URL},
 		ClientOptions: workerclient.Options{Backoff: workerclient.Backoff{Initial: 1, Max: 1, Attempts: 2}},
+		Lag: func(_ context.Context, _ *v1alpha1.ConnectCluster, group string) (*int64, error) {
+			if group != "connect-orders-sink" {
+				return nil, nil
+			}
+			return ptr.To[int64](42), nil
+		},
 	}}
 }
 
@@ -388,6 +394,9 @@ func TestReconcileLifecycle(t *testing.T) {
 	}
 	if c := e.ready("orders-sink"); c == nil || c.Status != metav1.ConditionTrue || c.Reason != v1alpha1.ReasonConnectorRunning {
 		t.Fatalf("Ready = %+v", c)
+	}
+	if kc.Status.Lag == nil || *kc.Status.Lag != 42 {
+		t.Fatalf("status.lag = %v, want the 42 the Lag reader reported for group connect-orders-sink", kc.Status.Lag)
 	}
 	if len(kc.Status.Tasks) != 4 || kc.Status.State != v1alpha1.ConnectorStateRunning || len(kc.Status.Topics) != 1 {
 		t.Fatalf("runtime status %+v", kc.Status)

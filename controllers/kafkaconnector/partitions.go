@@ -50,3 +50,35 @@ func PartitionCounts(ctx context.Context, adm *kadm.Client, topics []string) (ma
 	}
 	return out, nil
 }
+
+// SinkLag is the total consumer lag (records) of a sink's consumer group
+// connect-<name>: the status.lag of a sink. nil when the group has no
+// committed offsets yet (a sink that never committed has no lag to speak of,
+// KEDA's offsetResetPolicy=earliest counts its backlog instead).
+func SinkLag(ctx context.Context, adm *kadm.Client, group string) (*int64, error) {
+	lags, err := adm.Lag(ctx, group)
+	if err != nil {
+		return nil, fmt.Errorf("reading the lag of consumer group %q: %w", group, err)
+	}
+	l, ok := lags[group]
+	if !ok {
+		return nil, nil
+	}
+	if err := l.Error(); err != nil {
+		if errors.Is(err, kerr.GroupIDNotFound) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading the lag of consumer group %q: %w", group, err)
+	}
+	committed := false
+	for _, ps := range l.Lag {
+		for _, m := range ps {
+			committed = committed || m.Commit.At >= 0
+		}
+	}
+	if !committed {
+		return nil, nil
+	}
+	total := l.Lag.Total()
+	return &total, nil
+}

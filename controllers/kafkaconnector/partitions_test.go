@@ -74,3 +74,41 @@ func TestPartitionCountsOnKfake(t *testing.T) {
 		t.Fatalf("no topics: %v %v", c, err)
 	}
 }
+
+// TestSinkLagOnKfake commits offsets for group connect-<name> on a real
+// in-process broker and reads the lag back.
+func TestSinkLagOnKfake(t *testing.T) {
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "orders"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cluster.Close)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...), kgo.DefaultProduceTopic("orders"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	adm := kadm.NewClient(cl)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	if lag, err := SinkLag(ctx, adm, "connect-orders-sink"); err != nil || lag != nil {
+		t.Fatalf("group without commits: %v, %v; want nil, nil", lag, err)
+	}
+	for i := 0; i < 10; i++ {
+		r := &kgo.Record{Value: []byte("v"), Partition: int32(i % 2)}
+		if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	offsets := kadm.Offsets{}
+	offsets.Add(kadm.Offset{Topic: "orders", Partition: 0, At: 3, LeaderEpoch: -1})
+	offsets.Add(kadm.Offset{Topic: "orders", Partition: 1, At: 1, LeaderEpoch: -1})
+	if _, err := adm.CommitOffsets(ctx, "connect-orders-sink", offsets); err != nil {
+		t.Fatal(err)
+	}
+	lag, err := SinkLag(ctx, adm, "connect-orders-sink")
+	if err != nil || lag == nil || *lag != 6 {
+		t.Fatalf("SinkLag = %v, %v; want 6 (5-3 + 5-1)", lag, err)
+	}
+}
