@@ -527,3 +527,15 @@ func isSink(config map[string]string) bool {
 	_, re := config["topics.regex"]
 	return t || re
 }
+
+// ClusterOfConnector maps a KafkaConnector to a request for its
+// ConnectCluster: the ConnectCluster reconciler watches KafkaConnectors with
+// it (handler.EnqueueRequestsFromMapFunc), so task totals, the replica floor
+// and the ScaledObject's triggers follow connector changes within seconds.
+func ClusterOfConnector(_ context.Context, o client.Object) []reconcile.Request {
+	kc, ok := o.(*v1alpha1.KafkaConnector)
+	if !ok || kc.Spec.ClusterRef.Name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: kc.Namespace, Name: kc.Spec.ClusterRef.Name}}}
+}

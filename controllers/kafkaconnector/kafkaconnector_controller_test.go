@@ -593,3 +593,14 @@ func TestConnectorsOfCluster(t *testing.T) {
 		t.Fatalf("connectorsOfCluster = %v", reqs)
 	}
 }
+
+func TestClusterOfConnector(t *testing.T) {
+	kc := &v1alpha1.KafkaConnector{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "ns"}, Spec: v1alpha1.KafkaConnectorSpec{ClusterRef: v1alpha1.ClusterReference{Name: "c1"}}}
+	reqs := ClusterOfConnector(context.Background(), kc)
+	if len(reqs) != 1 || reqs[0].Namespace != "ns" || reqs[0].Name != "c1" {
+		t.Fatalf("ClusterOfConnector = %v", reqs)
+	}
+	if reqs := ClusterOfConnector(context.Background(), &v1alpha1.ConnectCluster{}); reqs != nil {
+		t.Fatalf("a non-connector mapped to %v", reqs)
+	}
+}
