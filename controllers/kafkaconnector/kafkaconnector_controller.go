@@ -335,8 +335,12 @@ func (r *Reconciler) create(ctx context.Context, kc *v1alpha1.KafkaConnector, cc
 	if errors.Is(err, connectapi.ErrAlreadyExists) {
 		return false, ctrl.Result{Requeue: true}, nil // created concurrently: look again
 	}
+	if errors.Is(err, connectapi.ErrBadRequest) {
+		notReady(kc, v1alpha1.ReasonConfigInvalid, "the workers refused to create the connector: %v", err)
+		return false, ctrl.Result{}, nil
+	}
 	if err != nil {
-		notReady(kc, v1alpha1.ReasonConfigInvalid, "creating the connector: %v", err)
+		notReady(kc, v1alpha1.ReasonClusterNotReady, "creating the connector: %v", err)
 		return false, ctrl.Result{RequeueAfter: notReadyRetry}, nil
 	}
 	r.event(kc, corev1.EventTypeNormal, "Created", "Create", "created connector %s in ConnectCluster %s (%s)", kc.Name, cc.Name, InitialState(kc.TargetState()))
