@@ -28,6 +28,8 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
+	"reflect"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -309,6 +311,7 @@ func newEnv(t *testing.T) *env {
 	k8s := fake.NewClientBuilder().WithScheme(scheme).
 		WithStatusSubresource(&v1alpha1.KafkaConnector{}, &v1alpha1.ConnectCluster{}).
 		WithIndex(&v1alpha1.KafkaConnector{}, ClusterRefIndex, clusterRefOf).
+		WithIndex(&v1alpha1.KafkaConnector{}, SecretRefIndex, SecretNamesOf).
 		WithObjects(cc, tokenSecret).Build()
 	return &env{t: t, ctx: context.Background(), k8s: k8s, herder: h, r: &Reconciler{
 		Client:        k8s,
@@ -602,5 +605,33 @@ func TestClusterOfConnector(t *testing.T) {
 	}
 	if reqs := ClusterOfConnector(context.Background(), &v1alpha1.ConnectCluster{}); reqs != nil {
 		t.Fatalf("a non-connector mapped to %v", reqs)
+	}
+}
+
+func TestConnectorsUsingSecret(t *testing.T) {
+	e := newEnv(t)
+	e.apply("uses-db", func(kc *v1alpha1.KafkaConnector) { kc.Spec.Config["password"] = "${secret:db:password}" })
+	e.apply("uses-db-and-api", func(kc *v1alpha1.KafkaConnector) {
+		kc.Spec.Config["password"] = "${secret:db:password}"
+		kc.Spec.Config["key"] = "${secret:api:key}"
+	})
+	e.apply("uses-nothing", func(*v1alpha1.KafkaConnector) {})
+	mapFn := ConnectorsUsingSecret(e.k8s)
+	names := func(secret string) []string {
+		var out []string
+		for _, r := range mapFn(e.ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secret, Namespace: "ns"}}) {
+			out = append(out, r.Name)
+		}
+		sort.Strings(out)
+		return out
+	}
+	if got := names("db"); !reflect.DeepEqual(got, []string{"uses-db", "uses-db-and-api"}) {
+		t.Fatalf("Secret db maps to %v", got)
+	}
+	if got := names("api"); !reflect.DeepEqual(got, []string{"uses-db-and-api"}) {
+		t.Fatalf("Secret api maps to %v", got)
+	}
+	if got := names("other"); got != nil {
+		t.Fatalf("an unreferenced Secret maps to %v", got)
 	}
 }

@@ -17,6 +17,7 @@ limitations under the License.
 package kafkaconnector
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -24,7 +25,14 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 )
 
 // SecretRef is one ${secret:<name>:<key>} placeholder: a key of a Secret in
@@ -130,4 +138,39 @@ func SecretsHash(refs []SecretRef, secrets map[string]map[string][]byte) string 
 // dropped them is written, and the worker restarts the connector on it.
 func SecretRotated(recorded, current string) bool {
 	return recorded != "" && current != "" && recorded != current
+}
+
+// SecretRefIndex indexes KafkaConnectors by the names of the Secrets their
+// config references, so a Secret change finds its connectors.
+const SecretRefIndex = "spec.config.secretRefs"
+
+// SecretNamesOf is the SecretRefIndex function.
+func SecretNamesOf(o client.Object) []string {
+	kc, ok := o.(*v1alpha1.KafkaConnector)
+	if !ok {
+		return nil
+	}
+	refs, err := SecretRefs(kc.Spec.Config)
+	if err != nil {
+		return nil
+	}
+	return SecretNames(refs)
+}
+
+// ConnectorsUsingSecret maps a Secret to requests for the KafkaConnectors
+// of its namespace that reference it (through SecretRefIndex), for a watch
+// on Secrets: a rotation then reaches exactly those connectors.
+func ConnectorsUsingSecret(c client.Reader) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		var list v1alpha1.KafkaConnectorList
+		if err := c.List(ctx, &list, client.InNamespace(o.GetNamespace()), client.MatchingFields{SecretRefIndex: o.GetName()}); err != nil {
+			logf.FromContext(ctx).Error(err, "listing the connectors that reference a Secret", "secret", client.ObjectKeyFromObject(o))
+			return nil
+		}
+		reqs := make([]reconcile.Request, 0, len(list.Items))
+		for _, kc := range list.Items {
+			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: kc.Namespace, Name: kc.Name}})
+		}
+		return reqs
+	}
 }
