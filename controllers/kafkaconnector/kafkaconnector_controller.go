@@ -89,13 +89,12 @@ type Reconciler struct {
 	lastSent sync.Map
 }
 
-// SetupWithManager registers the field index and the watches: every
-// KafkaConnector, and the ConnectClusters they run on (a cluster change
-// enqueues its connectors through the index).
-func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.KafkaConnector{}, ClusterRefIndex, clusterRefOf); err != nil {
-		return fmt.Errorf("indexing KafkaConnectors by %s: %w", ClusterRefIndex, err)
-	}
+// SetupWithManager registers the watches: every KafkaConnector, and the
+// ConnectClusters they run on (a cluster change enqueues its connectors
+// through the ClusterRefIndex field index). The index itself is shared with
+// the ConnectCluster reconciler and registered once by
+// connectcluster.SetupIndexes (same name, same function as clusterRefOf).
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.KafkaConnector{}).
 		Watches(&v1alpha1.ConnectCluster{}, handler.EnqueueRequestsFromMapFunc(r.connectorsOfCluster)).
