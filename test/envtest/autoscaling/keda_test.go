@@ -20,6 +20,7 @@ import (
 	"context"
 	"path/filepath"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,7 +37,10 @@ import (
 	"github.com/conveyor-dev/conveyor/controllers/autoscaling"
 )
 
-// TestKEDAInstalledLater: without KEDA the checker says so and the condition
+// TestKEDAInstalledLater runs first (go test runs tests in file and source
+// order; reconcile_test.go sorts after this file), while KEDA is absent.
+//
+// Without KEDA the checker says so and the condition
 // is KEDANotInstalled; once KEDA's CRDs are installed the running checker
 // notices by itself, and the derived objects pass KEDA's CRD validation.
 func TestKEDAInstalledLater(t *testing.T) {
@@ -66,14 +70,7 @@ func TestKEDAInstalledLater(t *testing.T) {
 		t.Fatal("the first check reported KEDA before it was installed")
 	}
 
-	crds, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: []string{
-		filepath.Join(kedaCRDs, "keda.sh_scaledobjects.yaml"),
-		filepath.Join(kedaCRDs, "keda.sh_triggerauthentications.yaml"),
-	}, ErrorIfPathMissing: true})
-	if err != nil {
-		t.Fatalf("installing KEDA's CRDs: %v", err)
-	}
-	t.Cleanup(func() { _ = envtest.UninstallCRDs(cfg, envtest.CRDInstallOptions{CRDs: crds}) })
+	installKEDA(t)
 	select {
 	case s := <-changes:
 		if !s {
@@ -132,5 +129,25 @@ func TestKEDAInstalledLater(t *testing.T) {
 	}
 	if len(got.Spec.Triggers) != 3 {
 		t.Fatalf("%d triggers, want 3 (archive x2 topics, audit)", len(got.Spec.Triggers))
+	}
+}
+
+var (
+	kedaOnce sync.Once
+	kedaErr  error
+)
+
+// installKEDA installs KEDA's ScaledObject and TriggerAuthentication CRDs
+// (once per package run) from the KEDA module.
+func installKEDA(t *testing.T) {
+	t.Helper()
+	kedaOnce.Do(func() {
+		_, kedaErr = envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: []string{
+			filepath.Join(kedaCRDs, "keda.sh_scaledobjects.yaml"),
+			filepath.Join(kedaCRDs, "keda.sh_triggerauthentications.yaml"),
+		}, ErrorIfPathMissing: true})
+	})
+	if kedaErr != nil {
+		t.Fatalf("installing KEDA's CRDs: %v", kedaErr)
 	}
 }
