@@ -21,6 +21,7 @@ import (
 	"fmt"
 
 	kedav1alpha1 "github.com/kedacore/keda/v2/apis/keda/v1alpha1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,8 +40,19 @@ import (
 type Converger struct {
 	// Client must have KEDA's types in its scheme (kedav1alpha1.AddToScheme).
 	Client client.Client
+	// APIReader reads KEDA's objects straight from the API server (the
+	// manager's GetAPIReader), so no informer is started on CRDs that may
+	// not exist; nil reads through Client.
+	APIReader client.Reader
 	// KEDA says whether KEDA is installed (re-checked periodically).
 	KEDA interface{ Served() bool }
+}
+
+func (c *Converger) reader() client.Reader {
+	if c.APIReader != nil {
+		return c.APIReader
+	}
+	return c.Client
 }
 
 var _ connectcluster.Autoscaler = (*Converger)(nil)
@@ -107,22 +119,51 @@ func value(c metav1.Condition) connectcluster.ConditionValue {
 // reference when they differ (no write otherwise); obj is left holding the
 // stored object, with KEDA's status.
 func (c *Converger) apply(ctx context.Context, cc *v1alpha1.ConnectCluster, obj client.Object, setSpec func(existing client.Object)) error {
-	desired := obj.DeepCopyObject().(client.Object)
 	kind := fmt.Sprintf("%T", obj)
-	_, err := controllerutil.CreateOrPatch(ctx, c.Client, obj, func() error {
-		setSpec(obj)
-		labels := obj.GetLabels()
-		if labels == nil {
-			labels = map[string]string{}
+	existing := obj.DeepCopyObject().(client.Object)
+	err := c.reader().Get(ctx, client.ObjectKeyFromObject(obj), existing)
+	if kerrors.IsNotFound(err) {
+		if err := controllerutil.SetControllerReference(cc, obj, c.Client.Scheme()); err != nil {
+			return fmt.Errorf("owning %s %s/%s: %w", kind, obj.GetNamespace(), obj.GetName(), err)
 		}
-		for k, v := range desired.GetLabels() {
-			labels[k] = v
+		if err := c.Client.Create(ctx, obj); err != nil {
+			return fmt.Errorf("creating %s %s/%s: %w", kind, obj.GetNamespace(), obj.GetName(), err)
 		}
-		obj.SetLabels(labels)
-		return controllerutil.SetControllerReference(cc, obj, c.Client.Scheme())
-	})
+		return nil
+	}
 	if err != nil {
-		return fmt.Errorf("applying %s %s/%s: %w", kind, obj.GetNamespace(), obj.GetName(), err)
+		return fmt.Errorf("reading %s %s/%s: %w", kind, obj.GetNamespace(), obj.GetName(), err)
+	}
+	before := existing.DeepCopyObject().(client.Object)
+	setSpec(existing)
+	labels := existing.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	for k, v := range obj.GetLabels() {
+		labels[k] = v
+	}
+	existing.SetLabels(labels)
+	if err := controllerutil.SetControllerReference(cc, existing, c.Client.Scheme()); err != nil {
+		return fmt.Errorf("owning %s %s/%s: %w", kind, obj.GetNamespace(), obj.GetName(), err)
+	}
+	if !equality.Semantic.DeepEqual(before, existing) {
+		if err := c.Client.Patch(ctx, existing, client.MergeFrom(before)); err != nil {
+			return fmt.Errorf("patching %s %s/%s: %w", kind, obj.GetNamespace(), obj.GetName(), err)
+		}
+	}
+	// Hand the stored object (with its status) back to the caller.
+	return copyInto(existing, obj)
+}
+
+func copyInto(from, to client.Object) error {
+	switch t := to.(type) {
+	case *kedav1alpha1.ScaledObject:
+		*t = *from.(*kedav1alpha1.ScaledObject)
+	case *kedav1alpha1.TriggerAuthentication:
+		*t = *from.(*kedav1alpha1.TriggerAuthentication)
+	default:
+		return fmt.Errorf("unexpected derived type %T", to)
 	}
 	return nil
 }
@@ -140,7 +181,7 @@ func (c *Converger) deleteDerived(ctx context.Context, cc *v1alpha1.ConnectClust
 	names := map[string]string{"*v1alpha1.ScaledObject": t.DeploymentName, "*v1alpha1.TriggerAuthentication": t.TriggerAuthenticationName()}
 	for _, o := range objs {
 		key := types.NamespacedName{Namespace: cc.Namespace, Name: names[fmt.Sprintf("%T", o)]}
-		if err := c.Client.Get(ctx, key, o); err != nil {
+		if err := c.reader().Get(ctx, key, o); err != nil {
 			if kerrors.IsNotFound(err) || meta.IsNoMatchError(err) {
 				continue
 			}

@@ -105,7 +105,9 @@ func TestConvergerFollowsConnectors(t *testing.T) {
 		return cl.Get(ctx, client.ObjectKeyFromObject(sink), &kc) == nil && kc.Status.State == v1alpha1.ConnectorStateRunning
 	})
 
-	conv := &autoscaling.Converger{Client: cl, KEDA: servedFlag(true)}
+	// KEDA's objects are read straight from the API server (no informer on
+	// optional CRDs), connectors through the cache.
+	conv := &autoscaling.Converger{Client: cl, APIReader: k8sClient, KEDA: servedFlag(true)}
 	res, err := conv.ReconcileAutoscaling(ctx, cc, connectcluster.Totals{Connectors: 1, Tasks: 4}, "orders-connect")
 	if err != nil {
 		t.Fatal(err)
