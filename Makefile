@@ -35,6 +35,12 @@ envtest-assets:
 test:
 	hack/test.sh
 
+# Benchmarks (not part of `make test`): one figure per line,
+# "conveyor-bench: NAME=VALUE"; read them against the targets in the issues.
+.PHONY: bench
+bench:
+	go run ./test/bench
+
 .PHONY: lint
 lint:
 	go vet ./...

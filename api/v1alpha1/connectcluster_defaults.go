@@ -90,6 +90,17 @@ var OperatorOwnedWorkerConfigKeys = []string{
 	"ssl.keystore.location",
 	"ssl.keystore.password",
 	"ssl.key.password",
+	// Conveyor worker settings (runtime/workerconfig) that the operator renders.
+	"internal.topics.create",
+	"rest.auth.token.file",
+	"metrics.port",
+	"ssl.ca.location",
+	"ssl.certificate.location",
+	"ssl.key.location",
+	"sasl.username",
+	"sasl.password.file",
+	"worker.id",
+	"max.tasks.per.worker",
 }
 
 // DefaultGroupID is the group id of a ConnectCluster that sets no spec.groupId: "<namespace>.<name>".

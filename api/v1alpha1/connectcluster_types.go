@@ -23,70 +23,80 @@ import (
 
 // ConnectClusterSpec is the desired state of a group of Conveyor workers.
 //
-// The CEL rule below (and those on StorageSpec) keep a cluster from silently moving to another
-// Kafka Connect group or to other internal topics: they hold every connector config and offset.
+// The CEL rule below (and those on StorageSpec) keep a cluster from
+// silently moving to another Kafka Connect group or to other internal
+// topics: they hold every connector config and offset.
 //
 // +kubebuilder:validation:XValidation:rule="has(self.groupId) == has(oldSelf.groupId) && (!has(self.groupId) || self.groupId == oldSelf.groupId)",message="groupId cannot be added, removed or changed after creation: the cluster's connector configs and offsets live under the original group; create a new ConnectCluster to use another group",fieldPath=".groupId",reason=FieldValueForbidden
 type ConnectClusterSpec struct {
-	// replicas is the number of worker pods when autoscaling is disabled. The operator may run
-	// more: never fewer than ceil(total effective tasks / maxTasksPerWorker), and the
-	// CapacityRaised condition says when it did. Ignored while autoscaling.enabled is true
-	// (KEDA then owns the count). Also served by the scale subresource (kubectl scale).
+	// replicas is the number of worker pods when autoscaling is disabled. The
+	// operator may run more: never fewer than ceil(total effective tasks /
+	// maxTasksPerWorker), and the CapacityRaised condition says when it did.
+	// Ignored while autoscaling.enabled is true (KEDA then owns the count).
+	// Also served by the scale subresource (kubectl scale). Default 1.
 	// +optional
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=1000
 	Replicas *int32 `json:"replicas,omitempty"`
 
-	// image is the container image of the worker pods. Empty means the operator's own image,
-	// which carries the conveyor-worker binary; set it only to pin or mirror a release.
+	// image is the container image of the worker pods. Empty means the
+	// operator's own image, which carries the conveyor-worker binary; set it
+	// only to pin or mirror a release.
 	// +optional
 	// +kubebuilder:validation:MaxLength=512
 	Image string `json:"image,omitempty"`
 
-	// imagePullPolicy of the worker container: Always, IfNotPresent or Never. Empty uses the
-	// Kubernetes default for the image's tag.
+	// imagePullPolicy of the worker container: Always, IfNotPresent or Never.
+	// Empty uses the Kubernetes default for the image's tag.
 	// +optional
 	// +kubebuilder:validation:Enum=Always;IfNotPresent;Never
 	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
 
-	// kafka says how workers reach the Kafka cluster that holds the group, the internal topics
-	// and (by default) the connectors' data.
+	// kafka says how workers reach the Kafka cluster that holds the group, the
+	// internal topics and (by default) the connectors' data.
 	// +required
 	Kafka KafkaConnection `json:"kafka"`
 
-	// groupId is the Kafka Connect group the workers join. A group id is unique per Kafka
-	// cluster: a second ConnectCluster claiming it on the same brokers is refused with the
-	// GroupConflict condition. When absent the operator uses "<namespace>.<name>" and records the
-	// value in status.groupId. It cannot be added, removed or changed after creation, so a
-	// cluster never silently moves to an empty group.
+	// groupId is the Kafka Connect group the workers join. A group id is
+	// unique per Kafka cluster: a second ConnectCluster claiming it on the
+	// same brokers is refused with the GroupConflict condition. When absent
+	// the operator uses "<namespace>.<name>" and records the value in
+	// status.groupId. It cannot be added, removed or changed after creation,
+	// so a cluster never silently moves to an empty group.
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=200
 	// +kubebuilder:validation:Pattern=`^[a-zA-Z0-9._-]+$`
 	GroupID *string `json:"groupId,omitempty"`
 
-	// storage names and sizes the compacted internal topics holding connector configs, source
-	// offsets and statuses. The operator creates and verifies them; workers refuse to start on a
-	// wrong one. Topic names cannot change after creation.
+	// storage names and sizes the compacted internal topics holding connector
+	// configs, source offsets and statuses. The operator creates and verifies
+	// them; workers refuse to start on a wrong one. Topic names cannot change
+	// after creation.
 	// +optional
 	// +kubebuilder:default={}
 	Storage StorageSpec `json:"storage,omitempty"`
 
-	// config passes worker settings through to every worker, in Kafka Connect's property names
-	// (for example "key.converter": "org.apache.kafka.connect.json.JsonConverter" or
-	// "offset.flush.interval.ms": "10000"). Keys the operator owns are refused, because
-	// dedicated fields set them: group.id (groupId), bootstrap.servers and the security keys
-	// (kafka), the storage topic keys (storage), rest.* and listeners (restApi), and
-	// scheduled.rebalance.max.delay.ms (rebalance.lostWorkerDelay).
+	// config passes worker settings through to every worker, in Kafka
+	// Connect's property names (for example "key.converter":
+	// "org.apache.kafka.connect.json.JsonConverter" or
+	// "offset.flush.interval.ms": "10000"). Keys the operator owns are
+	// refused, because dedicated fields set them: group.id (groupId),
+	// bootstrap.servers and the security keys (kafka), the storage topic keys
+	// (storage), rest.* and listeners (restApi), metrics.port (metrics),
+	// max.tasks.per.worker (maxTasksPerWorker),
+	// scheduled.rebalance.max.delay.ms (rebalance.lostWorkerDelay), and
+	// worker.id and internal.topics.create (the operator itself).
 	// +optional
 	// +kubebuilder:validation:MaxProperties=256
-	// +kubebuilder:validation:XValidation:rule="['group.id', 'bootstrap.servers', 'producer.bootstrap.servers', 'consumer.bootstrap.servers', 'admin.bootstrap.servers', 'config.storage.topic', 'offset.storage.topic', 'status.storage.topic', 'config.storage.replication.factor', 'offset.storage.replication.factor', 'status.storage.replication.factor', 'offset.storage.partitions', 'status.storage.partitions', 'rest.port', 'rest.host.name', 'rest.advertised.host.name', 'rest.advertised.port', 'rest.advertised.listener', 'listeners', 'scheduled.rebalance.max.delay.ms', 'security.protocol', 'sasl.mechanism', 'sasl.jaas.config', 'ssl.truststore.location', 'ssl.truststore.password', 'ssl.keystore.location', 'ssl.keystore.password', 'ssl.key.password'].all(k, !(k in self))",messageExpression="'config may not set ' + ['group.id', 'bootstrap.servers', 'producer.bootstrap.servers', 'consumer.bootstrap.servers', 'admin.bootstrap.servers', 'config.storage.topic', 'offset.storage.topic', 'status.storage.topic', 'config.storage.replication.factor', 'offset.storage.replication.factor', 'status.storage.replication.factor', 'offset.storage.partitions', 'status.storage.partitions', 'rest.port', 'rest.host.name', 'rest.advertised.host.name', 'rest.advertised.port', 'rest.advertised.listener', 'listeners', 'scheduled.rebalance.max.delay.ms', 'security.protocol', 'sasl.mechanism', 'sasl.jaas.config', 'ssl.truststore.location', 'ssl.truststore.password', 'ssl.keystore.location', 'ssl.keystore.password', 'ssl.key.password'].filter(k, k in self)[0] + ': the operator sets it from spec.groupId, spec.kafka, spec.storage, spec.restApi or spec.rebalance; remove the key and use those fields'",reason=FieldValueForbidden
+	// +kubebuilder:validation:XValidation:rule="['group.id', 'bootstrap.servers', 'producer.bootstrap.servers', 'consumer.bootstrap.servers', 'admin.bootstrap.servers', 'config.storage.topic', 'offset.storage.topic', 'status.storage.topic', 'config.storage.replication.factor', 'offset.storage.replication.factor', 'status.storage.replication.factor', 'offset.storage.partitions', 'status.storage.partitions', 'rest.port', 'rest.host.name', 'rest.advertised.host.name', 'rest.advertised.port', 'rest.advertised.listener', 'listeners', 'scheduled.rebalance.max.delay.ms', 'security.protocol', 'sasl.mechanism', 'sasl.jaas.config', 'ssl.truststore.location', 'ssl.truststore.password', 'ssl.keystore.location', 'ssl.keystore.password', 'ssl.key.password', 'internal.topics.create', 'rest.auth.token.file', 'metrics.port', 'ssl.ca.location', 'ssl.certificate.location', 'ssl.key.location', 'sasl.username', 'sasl.password.file', 'worker.id', 'max.tasks.per.worker'].all(k, !(k in self))",messageExpression="'config may not set ' + ['group.id', 'bootstrap.servers', 'producer.bootstrap.servers', 'consumer.bootstrap.servers', 'admin.bootstrap.servers', 'config.storage.topic', 'offset.storage.topic', 'status.storage.topic', 'config.storage.replication.factor', 'offset.storage.replication.factor', 'status.storage.replication.factor', 'offset.storage.partitions', 'status.storage.partitions', 'rest.port', 'rest.host.name', 'rest.advertised.host.name', 'rest.advertised.port', 'rest.advertised.listener', 'listeners', 'scheduled.rebalance.max.delay.ms', 'security.protocol', 'sasl.mechanism', 'sasl.jaas.config', 'ssl.truststore.location', 'ssl.truststore.password', 'ssl.keystore.location', 'ssl.keystore.password', 'ssl.key.password', 'internal.topics.create', 'rest.auth.token.file', 'metrics.port', 'ssl.ca.location', 'ssl.certificate.location', 'ssl.key.location', 'sasl.username', 'sasl.password.file', 'worker.id', 'max.tasks.per.worker'].filter(k, k in self)[0] + ': the operator sets it from spec.groupId, spec.kafka, spec.storage, spec.restApi, spec.metrics, spec.maxTasksPerWorker or spec.rebalance; remove the key and use those fields'",reason=FieldValueForbidden
 	Config map[string]string `json:"config,omitempty"`
 
-	// maxTasksPerWorker is how many tasks one worker should run at most. Without autoscaling the
-	// operator runs at least ceil(total effective tasks / maxTasksPerWorker) workers; with
-	// autoscaling that floor raises minReplicas.
+	// maxTasksPerWorker is how many tasks one worker should run at most.
+	// Without autoscaling the operator runs at least ceil(total effective
+	// tasks / maxTasksPerWorker) workers; with autoscaling that floor raises
+	// minReplicas. Default 8.
 	// +optional
 	// +kubebuilder:default=8
 	// +kubebuilder:validation:Minimum=1
@@ -98,13 +108,14 @@ type ConnectClusterSpec struct {
 	// +kubebuilder:default={}
 	Rebalance RebalanceSpec `json:"rebalance,omitempty"`
 
-	// autoscaling lets KEDA scale the workers on the consumer lag of the cluster's sink
-	// connectors. Needs KEDA installed; without it the Autoscaling condition says so and the
-	// cluster runs spec.replicas.
+	// autoscaling lets KEDA scale the workers on the consumer lag of the
+	// cluster's sink connectors. Needs KEDA installed; without it the
+	// Autoscaling condition says so and the cluster runs spec.replicas.
 	// +optional
 	Autoscaling *AutoscalingSpec `json:"autoscaling,omitempty"`
 
-	// resources are the CPU and memory requests and limits of the worker container.
+	// resources are the CPU and memory requests and limits of the worker
+	// container.
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
 
@@ -112,14 +123,14 @@ type ConnectClusterSpec struct {
 	// +optional
 	Pod *PodOverrides `json:"pod,omitempty"`
 
-	// restApi configures the Kafka Connect REST API that workers serve on port 8083.
-	// Authentication with a bearer token is on by default.
+	// restApi configures the Kafka Connect REST API that workers serve on port
+	// 8083. Authentication with a bearer token is on by default.
 	// +optional
 	// +kubebuilder:default={}
 	RestAPI RestAPISpec `json:"restApi,omitempty"`
 
-	// networkPolicy makes the operator keep a NetworkPolicy that admits to the workers only the
-	// operator, the other workers and the metrics scrapers.
+	// networkPolicy makes the operator keep a NetworkPolicy that admits to the
+	// workers only the operator, the other workers and the metrics scrapers.
 	// +optional
 	// +kubebuilder:default={}
 	NetworkPolicy NetworkPolicySpec `json:"networkPolicy,omitempty"`
@@ -132,12 +143,12 @@ type ConnectClusterSpec struct {
 
 // KafkaConnection says how to reach a Kafka cluster.
 type KafkaConnection struct {
-	// bootstrapServers is a comma-separated list of host:port pairs of Kafka brokers, for
-	// example "kafka-0.kafka:9092,kafka-1.kafka:9092".
+	// bootstrapServers is a comma-separated list of host:port pairs of Kafka
+	// brokers, for example "kafka-0.kafka:9092,kafka-1.kafka:9092".
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=4096
-	// +kubebuilder:validation:Pattern=`^[^,\s]+:[0-9]{1,5}(,[^,\s]+:[0-9]{1,5})*$`
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[^, ]+:[0-9]{1,5}(,[^, ]+:[0-9]{1,5})*$')",message="kafka.bootstrapServers must be a comma-separated list of host:port pairs without spaces, such as \"kafka-0.kafka:9092,kafka-1.kafka:9092\""
 	BootstrapServers string `json:"bootstrapServers"`
 
 	// tls enables TLS to the brokers. Absent means plaintext.
@@ -149,16 +160,18 @@ type KafkaConnection struct {
 	SASL *KafkaSASL `json:"sasl,omitempty"`
 }
 
-// KafkaTLS configures TLS to the brokers; the certificates come from Secrets in the cluster's namespace.
+// KafkaTLS configures TLS to the brokers; the certificates come from
+// Secrets in the cluster's namespace.
 //
 // +kubebuilder:validation:XValidation:rule="has(self.certificate) == has(self.key)",message="kafka.tls.certificate and kafka.tls.key go together: set both for client-certificate authentication, or neither"
 type KafkaTLS struct {
-	// ca references the PEM CA bundle that verifies the brokers' certificates. Absent means the
-	// system roots.
+	// ca references the PEM CA bundle that verifies the brokers' certificates.
+	// Absent means the system roots.
 	// +optional
 	CA *SecretKeyRef `json:"ca,omitempty"`
 
-	// certificate references the PEM client certificate for mutual TLS; set key with it.
+	// certificate references the PEM client certificate for mutual TLS; set
+	// key with it.
 	// +optional
 	Certificate *SecretKeyRef `json:"certificate,omitempty"`
 
@@ -166,7 +179,8 @@ type KafkaTLS struct {
 	// +optional
 	Key *SecretKeyRef `json:"key,omitempty"`
 
-	// insecureSkipVerify disables verification of the brokers' certificates. Only for tests.
+	// insecureSkipVerify disables verification of the brokers' certificates.
+	// Only for tests. Default false.
 	// +optional
 	// +kubebuilder:default=false
 	InsecureSkipVerify bool `json:"insecureSkipVerify,omitempty"`
@@ -183,9 +197,11 @@ const (
 	SASLMechanismScramSHA512 SASLMechanism = "SCRAM-SHA-512"
 )
 
-// KafkaSASL configures SASL authentication; the credentials come from Secrets in the cluster's namespace.
+// KafkaSASL configures SASL authentication; the credentials come from
+// Secrets in the cluster's namespace.
 type KafkaSASL struct {
-	// mechanism is the SASL mechanism: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512. Use PLAIN only over TLS.
+	// mechanism is the SASL mechanism: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512.
+	// Use PLAIN only over TLS.
 	// +required
 	Mechanism SASLMechanism `json:"mechanism"`
 
@@ -233,32 +249,34 @@ type SecretRef struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.configTopic) || !has(self.statusTopic) || self.configTopic != self.statusTopic",message="storage.configTopic and storage.statusTopic must be different topics",fieldPath=".statusTopic"
 // +kubebuilder:validation:XValidation:rule="!has(self.offsetTopic) || !has(self.statusTopic) || self.offsetTopic != self.statusTopic",message="storage.offsetTopic and storage.statusTopic must be different topics",fieldPath=".statusTopic"
 type StorageSpec struct {
-	// configTopic is the compacted topic holding connector and task configurations and target
-	// states. It always has one partition. Default "<groupId>-configs". Cannot change after creation.
+	// configTopic is the compacted topic holding connector and task
+	// configurations and target states. It always has one partition. Default
+	// "<groupId>-configs". Cannot change after creation.
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=249
 	// +kubebuilder:validation:Pattern=`^[a-zA-Z0-9._-]+$`
 	ConfigTopic *string `json:"configTopic,omitempty"`
 
-	// offsetTopic is the compacted topic holding source connector offsets. Default
-	// "<groupId>-offsets". Cannot change after creation.
+	// offsetTopic is the compacted topic holding source connector offsets.
+	// Default "<groupId>-offsets". Cannot change after creation.
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=249
 	// +kubebuilder:validation:Pattern=`^[a-zA-Z0-9._-]+$`
 	OffsetTopic *string `json:"offsetTopic,omitempty"`
 
-	// statusTopic is the compacted topic holding connector and task statuses. Default
-	// "<groupId>-status". Cannot change after creation.
+	// statusTopic is the compacted topic holding connector and task statuses.
+	// Default "<groupId>-status". Cannot change after creation.
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=249
 	// +kubebuilder:validation:Pattern=`^[a-zA-Z0-9._-]+$`
 	StatusTopic *string `json:"statusTopic,omitempty"`
 
-	// replicationFactor of the three internal topics when the operator creates them; -1 uses the
-	// brokers' default.replication.factor. Use 3 or more in production.
+	// replicationFactor of the three internal topics when the operator creates
+	// them; -1 uses the brokers' default.replication.factor. Use 3 or more in
+	// production. Default 3.
 	// +optional
 	// +kubebuilder:default=3
 	// +kubebuilder:validation:Minimum=-1
@@ -266,14 +284,14 @@ type StorageSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self != 0",message="storage.replicationFactor must be -1 (the brokers' default) or at least 1"
 	ReplicationFactor *int32 `json:"replicationFactor,omitempty"`
 
-	// offsetPartitions is the partition count of offsetTopic.
+	// offsetPartitions is the partition count of offsetTopic. Default 25.
 	// +optional
 	// +kubebuilder:default=25
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000
 	OffsetPartitions *int32 `json:"offsetPartitions,omitempty"`
 
-	// statusPartitions is the partition count of statusTopic.
+	// statusPartitions is the partition count of statusTopic. Default 5.
 	// +optional
 	// +kubebuilder:default=5
 	// +kubebuilder:validation:Minimum=1
@@ -283,68 +301,75 @@ type StorageSpec struct {
 
 // RebalanceSpec tunes how workers share connectors and tasks.
 type RebalanceSpec struct {
-	// lostWorkerDelay is how long the tasks of a worker that vanished without leaving the group
-	// (a crash, a lost node) wait for it to come back before they move to other workers, as a
-	// duration such as "30s" or "2m". Planned departures (scale-down, rolling updates) move
-	// tasks at once and never wait. Kafka Connect's default is five minutes; Conveyor's is 30s.
-	// At most 1h.
+	// lostWorkerDelay is how long the tasks of a worker that vanished without
+	// leaving the group (a crash, a lost node) wait for it to come back before
+	// they move to other workers, as a duration such as "30s" or "2m". Planned
+	// departures (scale-down, rolling updates) move tasks at once and never
+	// wait. Kafka Connect's default is five minutes; Conveyor's is 30s. At
+	// most 1h.
 	// +optional
 	// +kubebuilder:default="30s"
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s') && duration(self) <= duration('1h')",message="rebalance.lostWorkerDelay must be a duration between 0s and 1h, such as \"30s\""
 	LostWorkerDelay *metav1.Duration `json:"lostWorkerDelay,omitempty"`
 }
 
-// AutoscalingSpec configures the KEDA ScaledObject the operator derives for the cluster.
+// AutoscalingSpec configures the KEDA ScaledObject the operator derives
+// for the cluster.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || !has(self.maxReplicas) || self.minReplicas <= self.maxReplicas",message="autoscaling.minReplicas must be less than or equal to autoscaling.maxReplicas",fieldPath=".minReplicas"
 type AutoscalingSpec struct {
-	// enabled turns autoscaling on. The operator then owns one KEDA ScaledObject targeting the
-	// worker Deployment, with one kafka trigger per running sink connector on its consumer
-	// group, and leaves the replica count to the HPA.
+	// enabled turns autoscaling on. The operator then owns one KEDA
+	// ScaledObject targeting the worker Deployment, with one kafka trigger per
+	// running sink connector on its consumer group, and leaves the replica
+	// count to the HPA. Default false.
 	// +optional
 	// +kubebuilder:default=false
 	Enabled bool `json:"enabled,omitempty"`
 
-	// minReplicas is the fewest workers the autoscaler keeps. The operator raises it to
-	// ceil(total effective tasks / maxTasksPerWorker) when that is larger.
+	// minReplicas is the fewest workers the autoscaler keeps. The operator
+	// raises it to ceil(total effective tasks / maxTasksPerWorker) when that
+	// is larger. Default 1.
 	// +optional
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000
 	MinReplicas *int32 `json:"minReplicas,omitempty"`
 
-	// maxReplicas is the most workers the autoscaler runs. Workers beyond the total number of
-	// effective tasks would idle, so the operator lowers the bound to that number, and raises
-	// it (with the CapacityRaised condition) when minReplicas had to be raised above it.
+	// maxReplicas is the most workers the autoscaler runs. Workers beyond the
+	// total number of effective tasks would idle, so the operator lowers the
+	// bound to that number, and raises it (with the CapacityRaised condition)
+	// when minReplicas had to be raised above it. Default 10.
 	// +optional
 	// +kubebuilder:default=10
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000
 	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
 
-	// lagThreshold is the target consumer lag (records) per worker: the autoscaler adds
-	// workers while a sink connector's lag exceeds lagThreshold times the current workers.
+	// lagThreshold is the target consumer lag (records) per worker: the
+	// autoscaler adds workers while a sink connector's lag exceeds
+	// lagThreshold times the current workers. Default 1000.
 	// +optional
 	// +kubebuilder:default=1000
 	// +kubebuilder:validation:Minimum=1
 	LagThreshold *int64 `json:"lagThreshold,omitempty"`
 
-	// activationLagThreshold is the lag (records) above which the scaler counts as active at
-	// all; 0 activates on any lag.
+	// activationLagThreshold is the lag (records) above which the scaler
+	// counts as active at all; 0 activates on any lag. Default 0.
 	// +optional
 	// +kubebuilder:default=0
 	// +kubebuilder:validation:Minimum=0
 	ActivationLagThreshold *int64 `json:"activationLagThreshold,omitempty"`
 
-	// pollingInterval is how often KEDA reads the lag, as a duration such as "30s" (whole
-	// seconds, at least 1s).
+	// pollingInterval is how often KEDA reads the lag, as a duration such as
+	// "30s" (whole seconds, at least 1s). Default "30s".
 	// +optional
 	// +kubebuilder:default="30s"
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('1h')",message="autoscaling.pollingInterval must be a duration between 1s and 1h, such as \"30s\""
 	PollingInterval *metav1.Duration `json:"pollingInterval,omitempty"`
 
-	// cooldownPeriod is how long KEDA waits after the last active trigger before scaling
-	// down to minReplicas, as a duration such as "5m" (whole seconds).
+	// cooldownPeriod is how long KEDA waits after the last active trigger
+	// before scaling down to minReplicas, as a duration such as "5m" (whole
+	// seconds). Default "5m".
 	// +optional
 	// +kubebuilder:default="5m"
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s') && duration(self) <= duration('24h')",message="autoscaling.cooldownPeriod must be a duration between 0s and 24h, such as \"5m\""
@@ -353,8 +378,8 @@ type AutoscalingSpec struct {
 
 // PodOverrides adjusts the worker pods the operator builds.
 type PodOverrides struct {
-	// labels added to the worker pods. Keys under connect.conveyor.dev/ and the
-	// app.kubernetes.io/ keys the operator selects pods by are refused.
+	// labels added to the worker pods. Keys under connect.conveyor.dev/ and
+	// the app.kubernetes.io/ keys the operator selects pods by are refused.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=64
 	// +kubebuilder:validation:XValidation:rule="['app.kubernetes.io/name', 'app.kubernetes.io/instance', 'app.kubernetes.io/component', 'app.kubernetes.io/managed-by'].all(k, !(k in self))",message="pod.labels may not set app.kubernetes.io/name, instance, component or managed-by: the operator selects worker pods by them"
@@ -379,8 +404,9 @@ type PodOverrides struct {
 	// +listType=atomic
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
 
-	// topologySpreadConstraints of the worker pods. Empty lets the operator spread workers
-	// across zones and nodes on a best-effort basis (whenUnsatisfiable: ScheduleAnyway).
+	// topologySpreadConstraints of the worker pods. Empty lets the operator
+	// spread workers across zones and nodes on a best-effort basis
+	// (whenUnsatisfiable: ScheduleAnyway).
 	// +optional
 	// +listType=atomic
 	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
@@ -395,15 +421,17 @@ type PodOverrides struct {
 	// +listType=atomic
 	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
 
-	// rack makes each worker tell Kafka the zone of its node (client.rack), so sink tasks fetch
-	// from the nearest replica (brokers need replica.selector.class set for that).
+	// rack makes each worker tell Kafka the zone of its node (client.rack), so
+	// sink tasks fetch from the nearest replica (brokers need
+	// replica.selector.class set for that).
 	// +optional
 	Rack *RackSpec `json:"rack,omitempty"`
 }
 
 // RackSpec takes the rack of a worker from a label of its node.
 type RackSpec struct {
-	// topologyKey is the node label whose value becomes the worker's client.rack.
+	// topologyKey is the node label whose value becomes the worker's
+	// client.rack. Default "topology.kubernetes.io/zone".
 	// +optional
 	// +kubebuilder:default="topology.kubernetes.io/zone"
 	// +kubebuilder:validation:MinLength=1
@@ -419,48 +447,52 @@ type RestAPISpec struct {
 	Authentication RestAuthentication `json:"authentication,omitempty"`
 }
 
-// RestAuthentication protects the REST API of the workers with a bearer token.
+// RestAuthentication protects the REST API of the workers with a bearer
+// token.
 type RestAuthentication struct {
-	// enabled requires "Authorization: Bearer <token>" on every REST call except the health
-	// endpoints; calls without it get 401. Default true; turn it off only where the
-	// NetworkPolicy alone is enough.
+	// enabled requires "Authorization: Bearer <token>" on every REST call
+	// except the health endpoints; calls without it get 401. Default true;
+	// turn it off only where the NetworkPolicy alone is enough.
 	// +optional
 	// +kubebuilder:default=true
 	Enabled *bool `json:"enabled,omitempty"`
 
-	// tokenSecret references the Secret key holding the token that the workers accept and the
-	// operator sends. Absent means the operator generates a random token once, in a Secret
-	// named "<cluster>-rest-token" with key "token", and never rotates it by accident.
+	// tokenSecret references the Secret key holding the token that the workers
+	// accept and the operator sends. Absent means the operator generates a
+	// random token once, in a Secret named "<cluster>-rest-token" with key
+	// "token", and never rotates it by accident.
 	// +optional
 	TokenSecret *SecretKeyRef `json:"tokenSecret,omitempty"`
 }
 
 // NetworkPolicySpec configures the NetworkPolicy of the workers.
 type NetworkPolicySpec struct {
-	// enabled makes the operator keep a NetworkPolicy admitting to the worker pods only the
-	// operator (REST), the other workers of the cluster (REST forwarding to the leader) and the
-	// namespaces of metricsNamespaceSelector (metrics). Default true.
+	// enabled makes the operator keep a NetworkPolicy admitting to the worker
+	// pods only the operator (REST), the other workers of the cluster (REST
+	// forwarding to the leader) and the namespaces of metricsNamespaceSelector
+	// (metrics). Default true.
 	// +optional
 	// +kubebuilder:default=true
 	Enabled *bool `json:"enabled,omitempty"`
 
-	// metricsNamespaceSelector selects the namespaces whose pods may scrape the workers'
-	// metrics, such as the one running Prometheus. Absent admits metrics scrapes from no
-	// other namespace.
+	// metricsNamespaceSelector selects the namespaces whose pods may scrape
+	// the workers' metrics, such as the one running Prometheus. Absent admits
+	// metrics scrapes from no other namespace.
 	// +optional
 	MetricsNamespaceSelector *metav1.LabelSelector `json:"metricsNamespaceSelector,omitempty"`
 }
 
 // MetricsSpec configures the workers' Prometheus metrics.
 type MetricsSpec struct {
-	// enabled serves Prometheus metrics, named after Kafka Connect's, at /metrics on port and
-	// annotates the pods for scraping. Default true.
+	// enabled serves Prometheus metrics, named after Kafka Connect's, at
+	// /metrics on port and annotates the pods for scraping. Default true.
 	// +optional
 	// +kubebuilder:default=true
 	Enabled *bool `json:"enabled,omitempty"`
 
-	// port serves /metrics, apart from the REST port 8083 so that the NetworkPolicy can admit
-	// scrapers without opening the REST API to them.
+	// port serves /metrics, apart from the REST port 8083 so that the
+	// NetworkPolicy can admit scrapers without opening the REST API to them.
+	// Default 9404.
 	// +optional
 	// +kubebuilder:default=9404
 	// +kubebuilder:validation:Minimum=1024
@@ -471,8 +503,8 @@ type MetricsSpec struct {
 
 // ConnectClusterStatus is the observed state of a ConnectCluster.
 type ConnectClusterStatus struct {
-	// conditions: Ready (workers up and the group formed), Reconciled (children match the
-	// spec), Autoscaling, GroupConflict, CapacityRaised.
+	// conditions: Ready (workers up and the group formed), Reconciled
+	// (children match the spec), Autoscaling, GroupConflict, CapacityRaised.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -484,8 +516,8 @@ type ConnectClusterStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// groupId is the Kafka Connect group the workers use: spec.groupId or the default the
-	// operator chose at creation.
+	// groupId is the Kafka Connect group the workers use: spec.groupId or the
+	// default the operator chose at creation.
 	// +optional
 	GroupID string `json:"groupId,omitempty"`
 
@@ -497,13 +529,13 @@ type ConnectClusterStatus struct {
 	// +optional
 	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
 
-	// desiredReplicas is the worker count the operator asks for: spec.replicas raised to the
-	// task floor, or the autoscaler's bounds while autoscaling.
+	// desiredReplicas is the worker count the operator asks for: spec.replicas
+	// raised to the task floor, or the autoscaler's bounds while autoscaling.
 	// +optional
 	DesiredReplicas int32 `json:"desiredReplicas,omitempty"`
 
-	// selector is the label selector of the worker pods, in string form, for the scale
-	// subresource and the HPA.
+	// selector is the label selector of the worker pods, in string form, for
+	// the scale subresource and the HPA.
 	// +optional
 	Selector string `json:"selector,omitempty"`
 
@@ -520,8 +552,8 @@ type ConnectClusterStatus struct {
 	Tasks int32 `json:"tasks,omitempty"`
 }
 
-// ConnectCluster is a group of Conveyor workers: a Kafka Connect-compatible distributed worker
-// cluster that runs KafkaConnectors.
+// ConnectCluster is a group of Conveyor workers: a Kafka
+// Connect-compatible distributed worker cluster that runs KafkaConnectors.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status

@@ -32,7 +32,7 @@ import (
 // TestKustomizeInstall applies config/default with the built kubectl (its bundled kustomize)
 // and checks what lands: the operator Deployment in conveyor-system with its hardening, the
 // ServiceAccount and the bindings pointing at it. Then it applies config/samples with
-// kubectl apply -k into a namespace of its own.
+// kubectl apply -k and with kubectl apply -f, each into a namespace of its own.
 func TestKustomizeInstall(t *testing.T) {
 	out, err := runKubectl(t, "apply", "--server-side", "--force-conflicts", "-k", filepath.Join(repoRoot, "config", "default"))
 	if err != nil {
@@ -100,21 +100,23 @@ func TestKustomizeInstall(t *testing.T) {
 		t.Errorf("ClusterRole conveyor-operator: %v", err)
 	}
 
-	t.Run("samples with kubectl apply -k", func(t *testing.T) {
-		sampleNS := newNamespace(t)
-		out, err := runKubectl(t, "apply", "-n", sampleNS, "-k", filepath.Join(repoRoot, "config", "samples"))
-		if err != nil {
-			t.Fatalf("kubectl apply -k config/samples: %v\n%s", err, out)
-		}
-		if !strings.Contains(out, "connectcluster.connect.conveyor.dev/demo created") {
-			t.Errorf("kubectl apply output lacks the cluster:\n%s", out)
-		}
-		var list v1.KafkaConnectorList
-		if err := k8sClient.List(ctx(t), &list, client.InNamespace(sampleNS)); err != nil {
-			t.Fatal(err)
-		}
-		if len(list.Items) != 2 {
-			t.Errorf("samples created %d KafkaConnectors, want 2", len(list.Items))
-		}
-	})
+	for _, how := range []string{"-k", "-f"} {
+		t.Run("samples with kubectl apply "+how, func(t *testing.T) {
+			sampleNS := newNamespace(t)
+			out, err := runKubectl(t, "apply", "-n", sampleNS, how, filepath.Join(repoRoot, "config", "samples"))
+			if err != nil {
+				t.Fatalf("kubectl apply %s config/samples: %v\n%s", how, err, out)
+			}
+			if !strings.Contains(out, "connectcluster.connect.conveyor.dev/demo created") {
+				t.Errorf("kubectl apply output lacks the cluster:\n%s", out)
+			}
+			var list v1.KafkaConnectorList
+			if err := k8sClient.List(ctx(t), &list, client.InNamespace(sampleNS)); err != nil {
+				t.Fatal(err)
+			}
+			if len(list.Items) != 2 {
+				t.Errorf("samples created %d KafkaConnectors, want 2", len(list.Items))
+			}
+		})
+	}
 }

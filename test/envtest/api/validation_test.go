@@ -82,7 +82,7 @@ func TestInvalidObjectsRefused(t *testing.T) {
 		}), []string{"spec.config", "config may not set bootstrap.servers", "spec.kafka"}},
 		{"bootstrapServers without a port", cluster(func(c *v1.ConnectCluster) {
 			c.Spec.Kafka.BootstrapServers = "kafka-0.kafka,kafka-1.kafka:9092"
-		}), []string{"spec.kafka.bootstrapServers"}},
+		}), []string{"spec.kafka.bootstrapServers", "comma-separated list of host:port pairs"}},
 		{"bootstrapServers empty", cluster(func(c *v1.ConnectCluster) {
 			c.Spec.Kafka.BootstrapServers = ""
 		}), []string{"spec.kafka.bootstrapServers"}},
