@@ -20,11 +20,16 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"time"
 
+	"k8s.io/client-go/discovery"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
+	"github.com/conveyor-dev/conveyor/controllers/autoscaling"
 	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
+	"github.com/conveyor-dev/conveyor/controllers/kafkaconnector"
+	"github.com/conveyor-dev/conveyor/controllers/workerclient"
 )
 
 // Options configures the reconcilers.
@@ -38,6 +43,17 @@ type Options struct {
 	// ConnectCluster tunes the ConnectCluster reconciler (tests shorten its
 	// timeouts); WorkerImage and OperatorNamespace above take precedence.
 	ConnectCluster connectcluster.Options
+	// KEDACheckInterval is how often discovery is asked whether KEDA is
+	// installed (default 30s); KEDA installed later is picked up without a
+	// restart.
+	KEDACheckInterval time.Duration
+	// WorkerResolver finds a cluster's Ready workers for the KafkaConnector
+	// reconciler (default: workerclient.PodResolver over the manager's
+	// cache); tests point it at in-process workers.
+	WorkerResolver workerclient.Resolver
+	// WorkerClient configures the worker REST clients (tests inject an
+	// HTTPClient to count requests); the token is filled per cluster.
+	WorkerClient workerclient.Options
 }
 
 // CacheOptions limits what the manager watches to the given namespaces
@@ -64,8 +80,41 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	ccOpts := opts.ConnectCluster
 	ccOpts.WorkerImage = opts.WorkerImage
 	ccOpts.OperatorNamespace = opts.OperatorNamespace
+	if ccOpts.Autoscaler == nil {
+		// KEDA's CRDs may be missing: the checker only asks discovery, and the
+		// converger reads KEDA's objects through the API reader (no informer
+		// on a CRD that may not exist).
+		dc, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
+		if err != nil {
+			return fmt.Errorf("creating the discovery client for the KEDA check: %w", err)
+		}
+		checker := &autoscaling.KEDAChecker{Discovery: dc, Interval: opts.KEDACheckInterval}
+		if checker.Interval <= 0 {
+			checker.Interval = 30 * time.Second
+		}
+		if err := mgr.Add(checker); err != nil {
+			return fmt.Errorf("adding the KEDA checker: %w", err)
+		}
+		ccOpts.Autoscaler = &autoscaling.Converger{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), KEDA: checker}
+	}
 	if err := connectcluster.NewReconciler(mgr, ccOpts).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the ConnectCluster reconciler: %w", err)
+	}
+	resolver := opts.WorkerResolver
+	if resolver == nil {
+		resolver = workerclient.PodResolver{Reader: mgr.GetClient()}
+	}
+	kr := kafkaconnector.KafkaReads{Reader: mgr.GetAPIReader()}
+	kcr := &kafkaconnector.Reconciler{
+		Client:        mgr.GetClient(),
+		Recorder:      mgr.GetEventRecorder("kafkaconnector"),
+		Resolver:      resolver,
+		ClientOptions: opts.WorkerClient,
+		Partitions:    kr.Partitions,
+		Lag:           kr.Lag,
+	}
+	if err := kcr.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the KafkaConnector reconciler: %w", err)
 	}
 	return nil
 }

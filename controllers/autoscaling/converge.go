@@ -33,6 +33,10 @@ import (
 	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
 )
 
+// The derived KEDA objects, read through the uncached API reader.
+//
+// +kubebuilder:rbac:groups=keda.sh,resources=scaledobjects;triggerauthentications,verbs=get;list;watch;create;patch;delete
+
 // Converger keeps a cluster's derived ScaledObject and TriggerAuthentication
 // as the builders say. It implements connectcluster.Autoscaler: the
 // ConnectCluster reconciler calls it once per loop and writes the

@@ -43,6 +43,18 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/connectapi"
 )
 
+// The operator's permissions for KafkaConnectors: Secrets (REST tokens, Kafka
+// credentials) are read one at a time, uncached; Pods are listed to find a
+// cluster's Ready workers.
+//
+// +kubebuilder:rbac:groups=connect.conveyor.dev,resources=kafkaconnectors,verbs=get;list;watch;patch;update
+// +kubebuilder:rbac:groups=connect.conveyor.dev,resources=kafkaconnectors/status,verbs=get;patch;update
+// +kubebuilder:rbac:groups=connect.conveyor.dev,resources=kafkaconnectors/finalizers,verbs=update
+// +kubebuilder:rbac:groups=connect.conveyor.dev,resources=connectclusters,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
 const (
 	// Finalizer marks a connector this KafkaConnector manages in the runtime.
 	// The operator adds it before it creates the connector, and only then, so
@@ -61,9 +73,6 @@ const (
 
 // Reconciler reconciles KafkaConnectors into connectors on their cluster's
 // workers.
-//
-// It is not registered in controllers.Setup yet: the envtest suite with
-// in-process workers comes with the worker (see the issue).
 type Reconciler struct {
 	Client   client.Client
 	Recorder events.EventRecorder
