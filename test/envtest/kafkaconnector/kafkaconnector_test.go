@@ -1,0 +1,277 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package kafkaconnector
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	kedav1alpha1 "github.com/kedacore/keda/v2/apis/keda/v1alpha1"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers/workerclient"
+)
+
+const (
+	namespace   = "connectors"
+	clusterName = "orders"
+	sinkClass   = "dev.conveyor.connect.file.FileSinkConnector"
+	// settle bounds waits on the operator; resync is the reconciler's 30s
+	// status re-read, so a runtime-side change may take that long to show.
+	settle = 20 * time.Second
+	resync = 45 * time.Second
+)
+
+var clusterOnce sync.Once
+
+// sharedCluster creates (once) the namespace, the REST token Secret and the
+// ConnectCluster the worker belongs to, with autoscaling on.
+func sharedCluster(t *testing.T) {
+	t.Helper()
+	var err error
+	clusterOnce.Do(func() {
+		ctx := context.Background()
+		objs := []client.Object{
+			&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}},
+			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "orders-rest", Namespace: namespace},
+				Data: map[string][]byte{"token": []byte(restToken)}},
+			&v1alpha1.ConnectCluster{
+				ObjectMeta: metav1.ObjectMeta{Name: clusterName, Namespace: namespace},
+				Spec: v1alpha1.ConnectClusterSpec{
+					Kafka:   v1alpha1.KafkaConnection{BootstrapServers: bootstrap},
+					GroupID: ptr(groupID),
+					Storage: v1alpha1.StorageSpec{ReplicationFactor: ptr[int32](1),
+						OffsetPartitions: ptr(storagePartitions), StatusPartitions: ptr(storagePartitions)},
+					RestAPI: v1alpha1.RestAPISpec{Authentication: v1alpha1.RestAuthentication{
+						TokenSecret: &v1alpha1.SecretKeyRef{Name: "orders-rest", Key: "token"}}},
+					Autoscaling: &v1alpha1.AutoscalingSpec{Enabled: true, MinReplicas: ptr[int32](1), MaxReplicas: ptr[int32](10)},
+				},
+			},
+		}
+		for _, o := range objs {
+			if err = k8s.Create(ctx, o); err != nil {
+				err = fmt.Errorf("creating %T %s: %w", o, o.GetName(), err)
+				return
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// eventually polls cond until it holds or the deadline passes; cond
+// returns a description of what it saw for the failure message.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) time.Duration {
+	t.Helper()
+	start := time.Now()
+	deadline := start.Add(timeout)
+	last := ""
+	for {
+		ok, seen := cond()
+		if ok {
+			return time.Since(start)
+		}
+		last = seen
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s: %s; last seen: %s", timeout, what, last)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// runtimeClient is a REST client of the worker for the test's own checks
+// (its requests are not counted as the operator's).
+func runtimeClient(t *testing.T) *workerclient.Client {
+	t.Helper()
+	c, err := workerclient.New([]string{restURL}, workerclient.Options{Token: restToken, RequestTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func createTopic(t *testing.T, name string, partitions int32) {
+	t.Helper()
+	adm := admin(t)
+	resp, err := adm.CreateTopic(context.Background(), partitions, 1, nil, name)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		t.Fatalf("creating topic %s: %v", name, err)
+	}
+}
+
+func admin(t *testing.T) *kadm.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return kadm.NewClient(cl)
+}
+
+func sink(t *testing.T, name string, tasksMax int32, topic string, extra map[string]string) *v1alpha1.KafkaConnector {
+	t.Helper()
+	cfg := map[string]string{"topics": topic, "file": filepath.Join(t.TempDir(), name+".out"), "partition.check.interval.ms": "500"}
+	for k, v := range extra {
+		if v == "" {
+			delete(cfg, k)
+		} else {
+			cfg[k] = v
+		}
+	}
+	kc := &v1alpha1.KafkaConnector{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: v1alpha1.KafkaConnectorSpec{
+			ClusterRef: v1alpha1.ClusterReference{Name: clusterName},
+			Class:      sinkClass,
+			TasksMax:   ptr(tasksMax),
+			Config:     cfg,
+		},
+	}
+	if err := k8s.Create(context.Background(), kc); err != nil {
+		t.Fatalf("creating KafkaConnector %s: %v", name, err)
+	}
+	return kc
+}
+
+func getKC(t *testing.T, name string) *v1alpha1.KafkaConnector {
+	t.Helper()
+	kc := &v1alpha1.KafkaConnector{}
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: name}, kc); err != nil {
+		t.Fatalf("reading KafkaConnector %s: %v", name, err)
+	}
+	return kc
+}
+
+func condition(kc *v1alpha1.KafkaConnector, typ string) *metav1.Condition {
+	return meta.FindStatusCondition(kc.Status.Conditions, typ)
+}
+
+func describe(kc *v1alpha1.KafkaConnector) string {
+	var conds []string
+	for _, c := range kc.Status.Conditions {
+		conds = append(conds, fmt.Sprintf("%s=%s/%s %q", c.Type, c.Status, c.Reason, c.Message))
+	}
+	return fmt.Sprintf("state=%s tasksMax=%d effective=%d limit=%+v conditions=%v", kc.Status.State, kc.Status.TasksMax, kc.Status.EffectiveTasks, kc.Status.TaskLimit, conds)
+}
+
+func waitReady(t *testing.T, name string) time.Duration {
+	t.Helper()
+	return eventually(t, settle, name+" Ready=True", func() (bool, string) {
+		kc := getKC(t, name)
+		c := condition(kc, v1alpha1.KafkaConnectorReady)
+		return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == kc.Generation, describe(kc)
+	})
+}
+
+// scaledObject returns the cluster's one derived ScaledObject (nil: none).
+func scaledObject(t *testing.T) *kedav1alpha1.ScaledObject {
+	t.Helper()
+	var list kedav1alpha1.ScaledObjectList
+	if err := k8s.List(context.Background(), &list, client.InNamespace(namespace)); err != nil {
+		t.Fatalf("listing ScaledObjects: %v", err)
+	}
+	if len(list.Items) != 1 {
+		return nil
+	}
+	return &list.Items[0]
+}
+
+func triggersOf(so *kedav1alpha1.ScaledObject) []string {
+	var out []string
+	for _, tr := range so.Spec.Triggers {
+		out = append(out, tr.Type+":"+tr.Metadata["consumerGroup"]+":"+tr.Metadata["topic"])
+	}
+	sort.Strings(out)
+	return out
+}
+
+func soSummary(so *kedav1alpha1.ScaledObject) string {
+	if so == nil {
+		return "no ScaledObject"
+	}
+	max := int32(-1)
+	if so.Spec.MaxReplicaCount != nil {
+		max = *so.Spec.MaxReplicaCount
+	}
+	return fmt.Sprintf("max=%d triggers=%v", max, triggersOf(so))
+}
+
+// TestTasksLimitedByPartitions: tasksMax 10 on a 4-partition topic runs 4
+// tasks, says why, and the ScaledObject follows; 6 partitions → 6.
+func TestTasksLimitedByPartitions(t *testing.T) {
+	sharedCluster(t)
+	createTopic(t, "limits", 4)
+	start := time.Now()
+	sink(t, "limits", 10, "limits", nil)
+
+	took := eventually(t, resync, "4 effective tasks limited by TopicPartitions", func() (bool, string) {
+		kc := getKC(t, "limits")
+		c := condition(kc, v1alpha1.KafkaConnectorTasksLimited)
+		ok := kc.Status.TasksMax == 10 && kc.Status.EffectiveTasks == 4 &&
+			kc.Status.TaskLimit != nil && kc.Status.TaskLimit.Reason == "TopicPartitions" && kc.Status.TaskLimit.Value == 4 &&
+			c != nil && c.Status == metav1.ConditionTrue && c.Reason == "TopicPartitions"
+		return ok, describe(kc)
+	})
+	t.Logf("4 effective tasks, TasksLimited=True/TopicPartitions %s after create", took.Round(time.Millisecond))
+	waitReady(t, "limits")
+	st, err := runtimeClient(t).Status(context.Background(), "limits")
+	if err != nil || len(st.Tasks) != 4 {
+		t.Fatalf("runtime status: %d tasks, err %v; want 4 tasks", len(st.Tasks), err)
+	}
+	wantTrigger := []string{"kafka:connect-limits:limits"}
+	took = eventually(t, settle, "ScaledObject with the sink's trigger and max 4", func() (bool, string) {
+		so := scaledObject(t)
+		return so != nil && so.Spec.MaxReplicaCount != nil && *so.Spec.MaxReplicaCount == 4 &&
+			fmt.Sprint(triggersOf(so)) == fmt.Sprint(wantTrigger), soSummary(so)
+	})
+	t.Logf("ScaledObject max=4 with trigger %v %s after create", wantTrigger, time.Since(start).Round(time.Millisecond))
+
+	grow := time.Now()
+	resp, err := admin(t).CreatePartitions(context.Background(), 2, "limits")
+	if err == nil {
+		err = resp.Error()
+	}
+	if err != nil {
+		t.Fatalf("growing topic limits to 6 partitions: %v", err)
+	}
+	took = eventually(t, resync, "6 effective tasks after growing the topic", func() (bool, string) {
+		kc := getKC(t, "limits")
+		return kc.Status.EffectiveTasks == 6 && kc.Status.TaskLimit != nil && kc.Status.TaskLimit.Value == 6, describe(kc)
+	})
+	t.Logf("6 effective tasks %s after growing the topic", took.Round(time.Millisecond))
+	eventually(t, settle, "ScaledObject max 6", func() (bool, string) {
+		so := scaledObject(t)
+		return so != nil && so.Spec.MaxReplicaCount != nil && *so.Spec.MaxReplicaCount == 6, soSummary(so)
+	})
+	t.Logf("ScaledObject max=6 %s after growing the topic", time.Since(grow).Round(time.Millisecond))
+}
