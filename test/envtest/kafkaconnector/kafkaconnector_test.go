@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -29,6 +30,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -138,7 +140,18 @@ func admin(t *testing.T) *kadm.Client {
 	return kadm.NewClient(cl)
 }
 
+// sink creates a FileSink KafkaConnector; extra values override the config
+// ("" removes a key).
 func sink(t *testing.T, name string, tasksMax int32, topic string, extra map[string]string) *v1alpha1.KafkaConnector {
+	t.Helper()
+	kc := sinkSpec(t, name, tasksMax, topic, extra)
+	if err := k8s.Create(context.Background(), kc); err != nil {
+		t.Fatalf("creating KafkaConnector %s: %v", name, err)
+	}
+	return kc
+}
+
+func sinkSpec(t *testing.T, name string, tasksMax int32, topic string, extra map[string]string) *v1alpha1.KafkaConnector {
 	t.Helper()
 	cfg := map[string]string{"topics": topic, "file": filepath.Join(t.TempDir(), name+".out"), "partition.check.interval.ms": "500"}
 	for k, v := range extra {
@@ -156,9 +169,6 @@ func sink(t *testing.T, name string, tasksMax int32, topic string, extra map[str
 			TasksMax:   ptr(tasksMax),
 			Config:     cfg,
 		},
-	}
-	if err := k8s.Create(context.Background(), kc); err != nil {
-		t.Fatalf("creating KafkaConnector %s: %v", name, err)
 	}
 	return kc
 }
@@ -274,4 +284,166 @@ func TestTasksLimitedByPartitions(t *testing.T) {
 		return so != nil && so.Spec.MaxReplicaCount != nil && *so.Spec.MaxReplicaCount == 6, soSummary(so)
 	})
 	t.Logf("ScaledObject max=6 %s after growing the topic", time.Since(grow).Round(time.Millisecond))
+}
+
+func patchKC(t *testing.T, name string, mutate func(kc *v1alpha1.KafkaConnector)) {
+	t.Helper()
+	kc := getKC(t, name)
+	orig := kc.DeepCopy()
+	mutate(kc)
+	if err := k8s.Patch(context.Background(), kc, client.MergeFrom(orig)); err != nil {
+		t.Fatalf("patching KafkaConnector %s: %v", name, err)
+	}
+}
+
+// waitRuntimeState waits until the worker's REST API reports the
+// connector in state want.
+func waitRuntimeState(t *testing.T, name, want string) time.Duration {
+	t.Helper()
+	rc := runtimeClient(t)
+	return eventually(t, settle, fmt.Sprintf("runtime state of %s = %s", name, want), func() (bool, string) {
+		st, err := rc.Status(context.Background(), name)
+		if err != nil {
+			return false, err.Error()
+		}
+		return st.Connector.State == want, st.Connector.State
+	})
+}
+
+// TestStateAndDeleteReachTheRuntime: pause, stop and resume a connector
+// through spec.state and see the worker's REST status follow; deleting the
+// KafkaConnector deletes the connector from the worker.
+func TestStateAndDeleteReachTheRuntime(t *testing.T) {
+	sharedCluster(t)
+	createTopic(t, "lifecycle", 2)
+	sink(t, "lifecycle", 2, "lifecycle", nil)
+	t.Logf("Ready %s after create", waitReady(t, "lifecycle").Round(time.Millisecond))
+	waitRuntimeState(t, "lifecycle", "RUNNING")
+
+	for _, step := range []struct {
+		state   v1alpha1.ConnectorTargetState
+		runtime string
+	}{
+		{v1alpha1.ConnectorTargetPaused, "PAUSED"},
+		{v1alpha1.ConnectorTargetStopped, "STOPPED"},
+		{v1alpha1.ConnectorTargetRunning, "RUNNING"},
+	} {
+		patchKC(t, "lifecycle", func(kc *v1alpha1.KafkaConnector) { kc.Spec.State = step.state })
+		took := waitRuntimeState(t, "lifecycle", step.runtime)
+		eventually(t, settle, "status.state "+step.runtime, func() (bool, string) {
+			kc := getKC(t, "lifecycle")
+			return string(kc.Status.State) == step.runtime, describe(kc)
+		})
+		t.Logf("state %s reached the runtime (%s) in %s", step.state, step.runtime, took.Round(time.Millisecond))
+	}
+
+	kc := getKC(t, "lifecycle")
+	if err := k8s.Delete(context.Background(), kc); err != nil {
+		t.Fatal(err)
+	}
+	rc := runtimeClient(t)
+	took := eventually(t, settle, "connector lifecycle gone from the runtime", func() (bool, string) {
+		_, err := rc.Status(context.Background(), "lifecycle")
+		return workerclient.IsNotFound(err), fmt.Sprint(err)
+	})
+	t.Logf("deleted from the runtime %s after the delete", took.Round(time.Millisecond))
+	eventually(t, settle, "KafkaConnector lifecycle gone (finalizer removed)", func() (bool, string) {
+		err := k8s.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: "lifecycle"}, &v1alpha1.KafkaConnector{})
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
+}
+
+// reconcilePass forces a reconcile of a connector whose spec does not
+// change (an annotation edit) and waits until the pass finished (a new read
+// of its active topics, which comes after every write).
+func reconcilePass(t *testing.T, name, value string) {
+	t.Helper()
+	before := writes.get(name + "/topics")
+	patchKC(t, name, func(kc *v1alpha1.KafkaConnector) {
+		if kc.Annotations == nil {
+			kc.Annotations = map[string]string{}
+		}
+		kc.Annotations["test.conveyor.dev/poke"] = value
+	})
+	eventually(t, settle, "a reconcile pass of "+name, func() (bool, string) {
+		n := writes.get(name + "/topics")
+		return n > before, fmt.Sprintf("%d topics reads", n)
+	})
+}
+
+// TestConfigEditAppliedOnce: a no-op reconcile makes no REST write; a
+// config edit is written exactly once and reaches the runtime.
+func TestConfigEditAppliedOnce(t *testing.T) {
+	sharedCluster(t)
+	createTopic(t, "edits", 1)
+	sink(t, "edits", 1, "edits", nil)
+	waitReady(t, "edits")
+	waitRuntimeState(t, "edits", "RUNNING")
+
+	w0 := writes.get("edits")
+	reconcilePass(t, "edits", "1")
+	if got := writes.get("edits"); got != w0 {
+		t.Fatalf("a no-op reconcile made %d REST writes, want 0", got-w0)
+	}
+
+	patchKC(t, "edits", func(kc *v1alpha1.KafkaConnector) { kc.Spec.Config["partition.check.interval.ms"] = "700" })
+	rc := runtimeClient(t)
+	took := eventually(t, settle, "the edited config in the runtime", func() (bool, string) {
+		cfg, err := rc.ConnectorConfig(context.Background(), "edits")
+		if err != nil {
+			return false, err.Error()
+		}
+		return cfg["partition.check.interval.ms"] == "700", fmt.Sprint(cfg)
+	})
+	t.Logf("config edit reached the runtime in %s", took.Round(time.Millisecond))
+	waitReady(t, "edits")
+	reconcilePass(t, "edits", "2")
+	reconcilePass(t, "edits", "3")
+	if got := writes.get("edits") - w0; got != 1 {
+		t.Fatalf("the config edit took %d REST writes (including two no-op passes after it), want exactly 1", got)
+	}
+}
+
+// TestBadInputIsolated: an unknown class, a missing required setting and
+// an invalid value each give Ready=False with the runtime's message naming
+// the class or field, are not created, and a good connector of the same
+// cluster keeps running.
+func TestBadInputIsolated(t *testing.T) {
+	sharedCluster(t)
+	createTopic(t, "good", 1)
+	sink(t, "good", 1, "good", nil)
+	waitReady(t, "good")
+
+	unknown := sinkSpec(t, "unknown-class", 1, "good", nil)
+	unknown.Spec.Class = "com.example.NoSuchConnector"
+	if err := k8s.Create(context.Background(), unknown); err != nil {
+		t.Fatal(err)
+	}
+	sink(t, "missing-file", 1, "good", map[string]string{"file": ""})
+	sink(t, "bad-interval", 1, "good", map[string]string{"partition.check.interval.ms": "soon"})
+
+	cases := []struct{ name, reason, mention string }{
+		{"unknown-class", v1alpha1.ReasonPluginNotFound, "com.example.NoSuchConnector"},
+		{"missing-file", v1alpha1.ReasonConfigInvalid, "file"},
+		{"bad-interval", v1alpha1.ReasonConfigInvalid, "partition.check.interval.ms"},
+	}
+	rc := runtimeClient(t)
+	for _, c := range cases {
+		took := eventually(t, settle, c.name+" Ready=False/"+c.reason+" naming "+c.mention, func() (bool, string) {
+			kc := getKC(t, c.name)
+			cond := condition(kc, v1alpha1.KafkaConnectorReady)
+			return cond != nil && cond.Status == metav1.ConditionFalse && cond.Reason == c.reason &&
+				strings.Contains(cond.Message, c.mention), describe(kc)
+		})
+		cond := condition(getKC(t, c.name), v1alpha1.KafkaConnectorReady)
+		t.Logf("%s: Ready=False/%s in %s: %q", c.name, c.reason, took.Round(time.Millisecond), cond.Message)
+		if _, err := rc.Status(context.Background(), c.name); !workerclient.IsNotFound(err) {
+			t.Fatalf("%s exists in the runtime (err %v): a refused connector must not be created", c.name, err)
+		}
+	}
+	kc := getKC(t, "good")
+	if c := condition(kc, v1alpha1.KafkaConnectorReady); c == nil || c.Status != metav1.ConditionTrue {
+		t.Fatalf("good connector affected: %s", describe(kc))
+	}
+	waitRuntimeState(t, "good", "RUNNING")
 }

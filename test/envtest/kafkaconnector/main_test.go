@@ -240,17 +240,26 @@ func startWorker() (*worker.Worker, func(), error) {
 
 // writeCounter is the operator's HTTP transport: it counts every request
 // that changes a connector (anything but GET under /connectors/) by
-// connector name.
+// connector name, and the reads of /connectors/{c}/topics under
+// "{c}/topics": the reconciler reads them after every write it may make,
+// so a new topics read marks a finished pass.
 type writeCounter struct {
 	mu     sync.Mutex
 	counts map[string]int
 }
 
 func (c *writeCounter) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Method != http.MethodGet {
-		if name, ok := connectorOf(req); ok {
+	if name, ok := connectorOf(req); ok {
+		key := ""
+		switch {
+		case req.Method != http.MethodGet:
+			key = name
+		case strings.HasSuffix(req.URL.Path, "/topics"):
+			key = name + "/topics"
+		}
+		if key != "" {
 			c.mu.Lock()
-			c.counts[name]++
+			c.counts[key]++
 			c.mu.Unlock()
 		}
 	}
