@@ -153,7 +153,7 @@ func sink(t *testing.T, name string, tasksMax int32, topic string, extra map[str
 
 func sinkSpec(t *testing.T, name string, tasksMax int32, topic string, extra map[string]string) *v1alpha1.KafkaConnector {
 	t.Helper()
-	cfg := map[string]string{"topics": topic, "file": filepath.Join(t.TempDir(), name+".out"), "partition.check.interval.ms": "500"}
+	cfg := map[string]string{"topics": topic, "file": filepath.Join(outDir, name+".out"), "partition.check.interval.ms": "500"}
 	for k, v := range extra {
 		if v == "" {
 			delete(cfg, k)
@@ -446,4 +446,44 @@ func TestBadInputIsolated(t *testing.T) {
 		t.Fatalf("good connector affected: %s", describe(kc))
 	}
 	waitRuntimeState(t, "good", "RUNNING")
+}
+
+// TestScaledObjectFollowsConnectors runs last: with the sinks the earlier
+// tests left running (limits: 6 tasks, edits: 1, good: 1; the refused ones
+// run nothing) the ScaledObject has one trigger per running sink and
+// max = total effective tasks; pausing a sink drops its trigger, deleting
+// one lowers max.
+func TestScaledObjectFollowsConnectors(t *testing.T) {
+	sharedCluster(t)
+	for _, n := range []string{"limits", "edits", "good"} {
+		waitReady(t, n)
+	}
+	want := []string{"kafka:connect-edits:edits", "kafka:connect-good:good", "kafka:connect-limits:limits"}
+	took := eventually(t, settle, fmt.Sprintf("ScaledObject max 8 with triggers %v", want), func() (bool, string) {
+		so := scaledObject(t)
+		return so != nil && so.Spec.MaxReplicaCount != nil && *so.Spec.MaxReplicaCount == 8 &&
+			fmt.Sprint(triggersOf(so)) == fmt.Sprint(want), soSummary(so)
+	})
+	t.Logf("ScaledObject max=8, 3 triggers (%s)", took.Round(time.Millisecond))
+
+	start := time.Now()
+	patchKC(t, "good", func(kc *v1alpha1.KafkaConnector) { kc.Spec.State = v1alpha1.ConnectorTargetPaused })
+	want = []string{"kafka:connect-edits:edits", "kafka:connect-limits:limits"}
+	eventually(t, settle, fmt.Sprintf("triggers %v after pausing good", want), func() (bool, string) {
+		so := scaledObject(t)
+		return so != nil && fmt.Sprint(triggersOf(so)) == fmt.Sprint(want), soSummary(so)
+	})
+	t.Logf("pausing a sink dropped its trigger in %s", time.Since(start).Round(time.Millisecond))
+
+	start = time.Now()
+	if err := k8s.Delete(context.Background(), getKC(t, "limits")); err != nil {
+		t.Fatal(err)
+	}
+	want = []string{"kafka:connect-edits:edits"}
+	eventually(t, settle, fmt.Sprintf("max 2 and triggers %v after deleting limits", want), func() (bool, string) {
+		so := scaledObject(t)
+		return so != nil && so.Spec.MaxReplicaCount != nil && *so.Spec.MaxReplicaCount == 2 &&
+			fmt.Sprint(triggersOf(so)) == fmt.Sprint(want), soSummary(so)
+	})
+	t.Logf("deleting the 6-task sink: max=2, its trigger gone in %s", time.Since(start).Round(time.Millisecond))
 }

@@ -76,6 +76,9 @@ var (
 	bootstrap string
 	// restURL is the worker's REST base URL.
 	restURL string
+	// outDir holds the FileSink outputs; it outlives every test, as
+	// connectors keep running across tests.
+	outDir string
 	// writes counts the operator's REST writes per connector.
 	writes = &writeCounter{counts: map[string]int{}}
 )
@@ -106,6 +109,12 @@ func run(m *testing.M) (code int) {
 		ErrorIfCRDPathMissing: true,
 		Scheme:                scheme,
 	}
+	outDir, err = os.MkdirTemp("", "conveyor-kc-out-")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "creating the output directory: %v\n", err)
+		return 1
+	}
+	defer os.RemoveAll(outDir)
 	cfg, err := env.Start()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "starting envtest: %v\n", err)
