@@ -486,4 +486,15 @@ func TestScaledObjectFollowsConnectors(t *testing.T) {
 			fmt.Sprint(triggersOf(so)) == fmt.Sprint(want), soSummary(so)
 	})
 	t.Logf("deleting the 6-task sink: max=2, its trigger gone in %s", time.Since(start).Round(time.Millisecond))
+
+	// A sink moved to another topic (same task count) moves its trigger.
+	createTopic(t, "edits-v2", 1)
+	start = time.Now()
+	patchKC(t, "edits", func(kc *v1alpha1.KafkaConnector) { kc.Spec.Config["topics"] = "edits-v2" })
+	want = []string{"kafka:connect-edits:edits-v2"}
+	eventually(t, settle, fmt.Sprintf("triggers %v after moving edits to topic edits-v2", want), func() (bool, string) {
+		so := scaledObject(t)
+		return so != nil && fmt.Sprint(triggersOf(so)) == fmt.Sprint(want), soSummary(so)
+	})
+	t.Logf("moving a sink to another topic moved its trigger in %s", time.Since(start).Round(time.Millisecond))
 }

@@ -156,7 +156,9 @@ func run(m *testing.M) (code int) {
 		OperatorNamespace: "conveyor-system",
 		ConnectCluster: connectcluster.Options{
 			KafkaTimeout:         2 * time.Second,
-			TopicRecheckInterval: 2 * time.Second,
+			// Long: the ScaledObject must follow connector changes through
+			// the watch, not through the periodic topic re-check.
+			TopicRecheckInterval: 10 * time.Minute,
 			RetryBase:            200 * time.Millisecond,
 			RetryMax:             2 * time.Second,
 		},
