@@ -155,7 +155,7 @@ func run(m *testing.M) (code int) {
 		WorkerImage:       "ghcr.io/conveyor-dev/conveyor:test",
 		OperatorNamespace: "conveyor-system",
 		ConnectCluster: connectcluster.Options{
-			KafkaTimeout:         2 * time.Second,
+			KafkaTimeout: 2 * time.Second,
 			// Long: the ScaledObject must follow connector changes through
 			// the watch, not through the periodic topic re-check.
 			TopicRecheckInterval: 10 * time.Minute,
