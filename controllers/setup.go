@@ -22,10 +22,14 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/client-go/discovery"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
+	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 	"github.com/conveyor-dev/conveyor/controllers/autoscaling"
 	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
 	"github.com/conveyor-dev/conveyor/controllers/kafkaconnector"
@@ -71,6 +75,35 @@ func CacheOptions(watchNamespaces []string) cache.Options {
 	return opts
 }
 
+// wakeBuffer bounds the queue of clusters woken by a KEDA change; clusters
+// beyond it wait for their periodic reconcile.
+const wakeBuffer = 1024
+
+// wakeAutoscalingClusters sends every ConnectCluster with autoscaling on to
+// wake. At the first check the cache may not have started yet: the clusters
+// are reconciled at start anyway, so nothing is lost.
+func wakeAutoscalingClusters(cl client.Client, wake chan<- event.GenericEvent, served bool, log logr.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var list v1alpha1.ConnectClusterList
+	if err := cl.List(ctx, &list); err != nil {
+		log.V(1).Info("listing ConnectClusters after a KEDA change failed; they catch up at their periodic reconcile", "kedaInstalled", served, "error", err.Error())
+		return
+	}
+	for i := range list.Items {
+		if !list.Items[i].AutoscalingEnabled() {
+			continue
+		}
+		select {
+		case wake <- event.GenericEvent{Object: &list.Items[i]}:
+		default:
+			log.Info("too many ConnectClusters to wake after a KEDA change; the rest catch up at their periodic reconcile", "kedaInstalled", served)
+			return
+		}
+	}
+	log.Info("KEDA availability changed", "kedaInstalled", served)
+}
+
 // Setup registers every reconciler with the manager.
 func Setup(mgr ctrl.Manager, opts Options) error {
 	// The field indexes are shared by the reconcilers: register them once.
@@ -88,7 +121,14 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		if err != nil {
 			return fmt.Errorf("creating the discovery client for the KEDA check: %w", err)
 		}
-		checker := &autoscaling.KEDAChecker{Discovery: dc, Interval: opts.KEDACheckInterval}
+		// KEDA appearing or going wakes the clusters with autoscaling on.
+		wake := make(chan event.GenericEvent, wakeBuffer)
+		ccOpts.Wake = wake
+		log := mgr.GetLogger().WithName("keda")
+		cl := mgr.GetClient()
+		checker := &autoscaling.KEDAChecker{Discovery: dc, Interval: opts.KEDACheckInterval, OnChange: func(served bool) {
+			wakeAutoscalingClusters(cl, wake, served, log)
+		}}
 		if checker.Interval <= 0 {
 			checker.Interval = 30 * time.Second
 		}

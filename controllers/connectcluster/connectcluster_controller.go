@@ -41,6 +41,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 )
@@ -106,6 +107,10 @@ type Options struct {
 	// Autoscaler converges the KEDA ScaledObject of clusters with autoscaling
 	// on; nil until the KafkaConnector reconciler provides one.
 	Autoscaler Autoscaler
+	// Wake, when set, enqueues the ConnectCluster of every event received
+	// (controllers.Setup sends the autoscaling clusters when KEDA is
+	// installed or removed, so they need not wait for TopicRecheckInterval).
+	Wake <-chan event.GenericEvent
 	// Clock and Rand default to the real ones.
 	Clock clock.PassiveClock
 	Rand  io.Reader
@@ -204,7 +209,11 @@ func NewReconciler(mgr ctrl.Manager, opts Options) *Reconciler {
 
 // SetupWithManager registers the controller. SetupIndexes must have run.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr)
+	if r.opts.Wake != nil {
+		b = b.WatchesRawSource(source.Channel(r.opts.Wake, &handler.EnqueueRequestForObject{}))
+	}
+	return b.
 		For(&v1alpha1.ConnectCluster{}).
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}).

@@ -101,8 +101,10 @@ func run(m *testing.M) (code int) {
 		WorkerImage:       "ghcr.io/conveyor-dev/conveyor:test",
 		OperatorNamespace: "conveyor-system",
 		ConnectCluster: connectcluster.Options{
-			KafkaTimeout:         2 * time.Second,
-			TopicRecheckInterval: time.Second,
+			KafkaTimeout: 2 * time.Second,
+			// Long: KEDA installed later must be noticed through the
+			// checker waking the cluster, not the periodic re-check.
+			TopicRecheckInterval: 10 * time.Minute,
 			RetryBase:            200 * time.Millisecond,
 			RetryMax:             time.Second,
 		},
