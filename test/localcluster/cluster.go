@@ -89,7 +89,7 @@ var DefaultControllers = []string{
 	"deployment-controller", "replicaset-controller", "statefulset-controller", "job-controller",
 	"garbage-collector-controller", "endpointslice-controller", "endpoints-controller",
 	"serviceaccount-controller", "root-ca-certificate-publisher-controller", "namespace-controller",
-	"disruption-controller",
+	"disruption-controller", "clusterrole-aggregation-controller",
 }
 
 // Cluster is a running local cluster. Stop it with Stop.

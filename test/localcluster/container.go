@@ -37,21 +37,36 @@ import (
 )
 
 // initScript runs inside the container's private mount namespace (unshare -m
-// --propagation private, so nothing leaks to the host's mount table): it bind-mounts the
-// volumes at their mountPaths, makes the root read-only when asked, changes to the working
-// folder and execs the container's command (the process keeps the pid we started).
-// Paths arrive as arguments, never inside the script text.
+// --propagation private, so nothing leaks to the host's mount table). It first opens every
+// volume source, then bind-mounts them through /proc/self/fd in order, so that a volume
+// mounted over a parent of another source (an emptyDir at /tmp while the cluster folder is
+// under /tmp) cannot hide it. Missing mount points are created (on the host's filesystem
+// when the parent is not a volume: an empty folder or file, left in place because other
+// clusters may be using it, and never written into on the host). Then it makes the root
+// read-only when asked, changes to the working folder and execs the container's command,
+// which keeps the pid we started. Paths arrive as arguments, never inside the script text.
 const initScript = `set -e
+fds=(); dsts=(); kinds=(); types=(); rootro=; wd=
 while [ "$1" != "--" ]; do
   case "$1" in
-    bind) mount --bind "$2" "$3"; shift 3 ;;
-    robind) mount --bind "$2" "$3"; mount -o remount,bind,ro "$3"; shift 3 ;;
-    rootro) mount -o remount,bind,ro /; shift ;;
-    cd) cd "$2"; shift 2 ;;
+    bind|robind) exec {fd}<"$3"; kinds+=("$1"); types+=("$2"); fds+=("$fd"); dsts+=("$4"); shift 4 ;;
+    rootro) rootro=1; shift ;;
+    cd) wd="$2"; shift 2 ;;
     *) echo "localcluster-init: unknown step $1" >&2; exit 127 ;;
   esac
 done
 shift
+for i in "${!fds[@]}"; do
+  dst="${dsts[$i]}"
+  if [ ! -e "$dst" ]; then
+    if [ "${types[$i]}" = d ]; then mkdir -p "$dst"; else mkdir -p "$(dirname "$dst")"; : >"$dst"; fi
+  fi
+  mount --no-canonicalize --bind "/proc/self/fd/${fds[$i]}" "$dst"
+  if [ "${kinds[$i]}" = robind ]; then mount -o remount,bind,ro "$dst"; fi
+  fd="${fds[$i]}"; exec {fd}<&-
+done
+if [ -n "$rootro" ]; then mount -o remount,bind,ro /; fi
+if [ -n "$wd" ]; then cd "$wd"; fi
 exec "$@"
 `
 
@@ -636,7 +651,7 @@ func (c *container) identity() (uid, gid int64, groups []int64, ok bool) {
 	return uid, gid, groups, true
 }
 
-// buildCmd assembles `unshare -m --propagation private -- /bin/sh -c initScript ...` for
+// buildCmd assembles `unshare -m --propagation private -- /bin/bash -c initScript ...` for
 // the container: mounts, working folder, user and the command with its expanded args.
 func (c *container) buildCmd(ctx context.Context) (*exec.Cmd, error) {
 	pod := c.pw.snapshotPod()
@@ -672,13 +687,20 @@ func (c *container) buildCmd(ctx context.Context) (*exec.Cmd, error) {
 	if err != nil {
 		return nil, err
 	}
-	steps := []string{}
+	// The image's binaries appear at /usr/local/bin, where Conveyor's Dockerfile puts them,
+	// read-only and below the volumes (a volume over /usr/local/bin hides them, as in a
+	// real container). The host's /usr/local/bin is hidden inside the pod.
+	steps := []string{"robind", "d", folder, imageBinDir}
 	for _, m := range mounts {
 		kind := "bind"
 		if m.readOnly {
 			kind = "robind"
 		}
-		steps = append(steps, kind, m.src, m.dst)
+		typ := "d"
+		if !m.dir {
+			typ = "f"
+		}
+		steps = append(steps, kind, typ, m.src, m.dst)
 	}
 	// readOnlyRootFilesystem: the root mount becomes read-only inside the namespace only.
 	// Other host mounts under / (such as /dev, /proc, /tmp if it is its own filesystem)
@@ -693,7 +715,7 @@ func (c *container) buildCmd(ctx context.Context) (*exec.Cmd, error) {
 	steps = append(steps, c.userPrefix()...)
 	steps = append(steps, bin)
 	steps = append(steps, argv[1:]...)
-	args := append([]string{"-m", "--propagation", "private", "--", "/bin/sh", "-c", initScript, "localcluster-init"}, steps...)
+	args := append([]string{"-m", "--propagation", "private", "--", "/bin/bash", "-c", initScript, "localcluster-init"}, steps...)
 	cmd := exec.Command("unshare", args...)
 	cmd.Env = env
 	cmd.Dir = "/"
@@ -711,14 +733,17 @@ func (c *container) nonRootRequired(pod *corev1.Pod) bool {
 	return pod.Spec.SecurityContext != nil && pod.Spec.SecurityContext.RunAsNonRoot != nil && *pod.Spec.SecurityContext.RunAsNonRoot
 }
 
+// imageBinDir is where a pod sees its image's binaries.
+const imageBinDir = "/usr/local/bin"
+
 // resolveBinary finds a command in the image folder by its base name (the image's
-// /usr/local/bin/conveyor is folder/conveyor); failing that, an absolute host path or a
-// name on the host's PATH (for tests that use host tools).
+// /usr/local/bin/conveyor is folder/conveyor) and returns its path inside the pod; failing
+// that, an absolute host path or a name on the host's PATH (for tests that use host tools).
 func resolveBinary(folder, name string) (string, error) {
 	if folder != "" {
 		p := filepath.Join(folder, filepath.Base(name))
 		if st, err := os.Stat(p); err == nil && !st.IsDir() {
-			return p, nil
+			return filepath.Join(imageBinDir, filepath.Base(name)), nil
 		}
 	}
 	if filepath.IsAbs(name) {

@@ -97,7 +97,6 @@ func startControlPlane(ctx context.Context, dir, assets string, controllers []st
 		Disable("disable-admission-plugins").
 		Set("enable-admission-plugins", "NodeRestriction").
 		Set("authorization-mode", "Node,RBAC").
-		Set("advertise-address", "127.0.0.1").
 		Set("allow-privileged", "true")
 	c.cp = &envtest.ControlPlane{
 		Etcd: &envtest.Etcd{
@@ -122,7 +121,9 @@ func startControlPlane(ctx context.Context, dir, assets string, controllers []st
 	if err != nil {
 		return nil, fmt.Errorf("provisioning the admin user: %w", err)
 	}
-	c.adminConfig = admin.Config()
+	c.adminConfig = rest.CopyConfig(admin.Config())
+	// The kubelet writes many pod statuses; client-go's default 5 QPS would throttle it.
+	c.adminConfig.QPS, c.adminConfig.Burst = 100, 200
 	kc, err := admin.KubeConfig()
 	if err != nil {
 		return nil, fmt.Errorf("rendering the admin kubeconfig: %w", err)

@@ -64,6 +64,7 @@ type kubelet struct {
 	mu       sync.Mutex
 	workers  map[types.UID]*podWorker
 	binding  map[types.UID]bool
+	finished map[types.UID]bool // pods whose worker ended; late informer events must not restart them
 	usedIPs  map[int]types.UID
 	stopping bool
 	wg       sync.WaitGroup
@@ -77,6 +78,7 @@ func newKubelet(cfg kubeletConfig) (*kubelet, error) {
 		kubeletConfig: cfg,
 		workers:       map[types.UID]*podWorker{},
 		binding:       map[types.UID]bool{},
+		finished:      map[types.UID]bool{},
 		usedIPs:       map[int]types.UID{},
 	}, nil
 }
@@ -173,7 +175,7 @@ func (k *kubelet) onPod(obj any) {
 	k.mu.Lock()
 	w := k.workers[pod.UID]
 	if w == nil {
-		if k.stopping {
+		if k.stopping || k.finished[pod.UID] {
 			k.mu.Unlock()
 			return
 		}
@@ -185,6 +187,7 @@ func (k *kubelet) onPod(obj any) {
 			w.run()
 			k.mu.Lock()
 			delete(k.workers, pod.UID)
+			k.finished[pod.UID] = true
 			k.mu.Unlock()
 		}()
 	}
@@ -202,6 +205,7 @@ func (k *kubelet) onPodDelete(obj any) {
 	}
 	k.mu.Lock()
 	w := k.workers[pod.UID]
+	delete(k.finished, pod.UID)
 	k.mu.Unlock()
 	if w != nil {
 		w.apiDeleted()

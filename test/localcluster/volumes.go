@@ -414,13 +414,11 @@ func (pw *podWorker) tokenFile(ctx context.Context, pod *corev1.Pod, src *corev1
 type mount struct {
 	src, dst string
 	readOnly bool
+	dir      bool // a folder (else a file, for a subPath file)
 }
 
-// mountsFor lists a container's bind mounts, parents before children, and creates missing
-// mount points on the host. A mount point must exist to bind over it; one that does not is
-// created as an empty folder (or empty file, for a subPath file) and left in place, since
-// other local clusters may be using it at the same moment. Nothing is ever written into it
-// on the host: the content only appears inside the container's mount namespace.
+// mountsFor lists a container's bind mounts, parents before children (initScript creates
+// missing mount points).
 func (pw *podWorker) mountsFor(c *corev1.Container) ([]mount, error) {
 	pw.mu.Lock()
 	vs := pw.volumes
@@ -456,28 +454,12 @@ func (pw *podWorker) mountsFor(c *corev1.Container) ([]mount, error) {
 	sort.SliceStable(out, func(i, j int) bool {
 		return strings.Count(out[i].dst, "/") < strings.Count(out[j].dst, "/")
 	})
-	for _, m := range out {
-		st, err := os.Stat(m.src)
+	for i := range out {
+		st, err := os.Stat(out[i].src)
 		if err != nil {
-			return nil, fmt.Errorf("container %q: mount source %s: %w", c.Name, m.src, err)
+			return nil, fmt.Errorf("container %q: mount source %s: %w", c.Name, out[i].src, err)
 		}
-		if _, err := os.Stat(m.dst); err == nil {
-			continue
-		}
-		if st.IsDir() {
-			if err := os.MkdirAll(m.dst, 0o755); err != nil {
-				return nil, fmt.Errorf("creating mount point %s: %w", m.dst, err)
-			}
-		} else {
-			if err := os.MkdirAll(filepath.Dir(m.dst), 0o755); err != nil {
-				return nil, fmt.Errorf("creating mount point %s: %w", m.dst, err)
-			}
-			f, err := os.OpenFile(m.dst, os.O_CREATE|os.O_WRONLY, 0o644)
-			if err != nil {
-				return nil, fmt.Errorf("creating mount point %s: %w", m.dst, err)
-			}
-			_ = f.Close()
-		}
+		out[i].dir = st.IsDir()
 	}
 	return out, nil
 }
