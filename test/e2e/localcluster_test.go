@@ -622,3 +622,36 @@ func TestKcatRoundTrip(t *testing.T) {
 		t.Fatalf("after restart consumed %q, want %q", got, want)
 	}
 }
+
+func TestInitContainerThenLivenessFailureRestarts(t *testing.T) {
+	ctx := t.Context()
+	ns := newNamespace(t, ctx)
+	_, err := cluster.Client.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "liveness"},
+		Spec: corev1.PodSpec{
+			TerminationGracePeriodSeconds: ptr.To[int64](2),
+			InitContainers:                []corev1.Container{{Name: "init", Image: podappImage, Command: []string{"podapp"}, Args: []string{"--exit-code=0"}}},
+			Containers: []corev1.Container{{Name: "app", Image: podappImage, Command: []string{"podapp"},
+				LivenessProbe: &corev1.Probe{
+					ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/no-such-path", Port: intstr.FromInt32(8080)}},
+					PeriodSeconds: 1, FailureThreshold: 2,
+				}}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating pod: %v", err)
+	}
+	waitFor(t, 45*time.Second, "a liveness restart after the init container succeeded", func() (bool, error) {
+		p, err := cluster.Client.CoreV1().Pods(ns).Get(ctx, "liveness", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if len(p.Status.InitContainerStatuses) != 1 || len(p.Status.ContainerStatuses) != 1 {
+			return false, fmt.Errorf("status %+v", p.Status)
+		}
+		init, cs := p.Status.InitContainerStatuses[0], p.Status.ContainerStatuses[0]
+		initDone := init.State.Terminated != nil && init.State.Terminated.ExitCode == 0
+		last := cs.LastTerminationState.Terminated
+		return initDone && cs.RestartCount >= 1 && last != nil, fmt.Errorf("init %+v, app restarts %d last %+v", init.State, cs.RestartCount, last)
+	})
+}
