@@ -18,7 +18,7 @@ generate:
 
 .PHONY: manifests
 manifests:
-	$(CONTROLLER_GEN) rbac:roleName=conveyor-operator crd:maxDescLen=0 paths="./api/..." paths="./controllers/..." \
+	$(CONTROLLER_GEN) rbac:roleName=conveyor-operator crd paths="./api/..." paths="./controllers/..." \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	hack/sync-chart-crds.sh
 
@@ -34,6 +34,12 @@ envtest-assets:
 .PHONY: test
 test:
 	hack/test.sh
+
+# Benchmarks (not part of `make test`): one figure per line,
+# "conveyor-bench: NAME=VALUE"; read them against the targets in the issues.
+.PHONY: bench
+bench:
+	go run ./test/bench
 
 .PHONY: lint
 lint:

@@ -29,7 +29,6 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -95,13 +94,7 @@ func runOperator(args []string, stderr io.Writer) error {
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 
-	cacheOpts := cache.Options{}
-	if ns := splitList(*watchNamespaces); len(ns) > 0 {
-		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
-		for _, n := range ns {
-			cacheOpts.DefaultNamespaces[n] = cache.Config{}
-		}
-	}
+	cacheOpts := controllers.CacheOptions(splitList(*watchNamespaces))
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return fmt.Errorf("loading Kubernetes client configuration: %w", err)

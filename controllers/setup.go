@@ -18,7 +18,13 @@ limitations under the License.
 package controllers
 
 import (
+	"context"
+	"fmt"
+
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+
+	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
 )
 
 // Options configures the reconcilers.
@@ -29,11 +35,37 @@ type Options struct {
 	// OperatorNamespace is where the operator runs; worker NetworkPolicies admit
 	// REST traffic from it.
 	OperatorNamespace string
+	// ConnectCluster tunes the ConnectCluster reconciler (tests shorten its
+	// timeouts); WorkerImage and OperatorNamespace above take precedence.
+	ConnectCluster connectcluster.Options
+}
+
+// CacheOptions limits what the manager watches to the given namespaces
+// (conveyor operator --watch-namespaces); none means every namespace. The
+// reconcilers only read through this cache, so objects elsewhere are never
+// reconciled; group conflicts are detected among the watched namespaces.
+func CacheOptions(watchNamespaces []string) cache.Options {
+	opts := cache.Options{}
+	if len(watchNamespaces) > 0 {
+		opts.DefaultNamespaces = map[string]cache.Config{}
+		for _, n := range watchNamespaces {
+			opts.DefaultNamespaces[n] = cache.Config{}
+		}
+	}
+	return opts
 }
 
 // Setup registers every reconciler with the manager.
 func Setup(mgr ctrl.Manager, opts Options) error {
-	_ = mgr
-	_ = opts
+	// The field indexes are shared by the reconcilers: register them once.
+	if err := connectcluster.SetupIndexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	ccOpts := opts.ConnectCluster
+	ccOpts.WorkerImage = opts.WorkerImage
+	ccOpts.OperatorNamespace = opts.OperatorNamespace
+	if err := connectcluster.NewReconciler(mgr, ccOpts).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the ConnectCluster reconciler: %w", err)
+	}
 	return nil
 }

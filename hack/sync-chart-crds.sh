@@ -1,12 +1,23 @@
 #!/usr/bin/env bash
-# Copies the generated CRDs from config/crd/bases into the Helm chart. The chart's
-# CRDs are never edited by hand; CI fails when this copy is stale.
+# Copies generated manifests into the Helm chart, which never holds hand-edited copies:
+#   config/crd/bases/*.yaml  -> charts/conveyor/crds/
+#   config/rbac/role.yaml    -> charts/conveyor/files/operator-rules.yaml (the operator's rules)
+# CI fails when these copies are stale (make verify-generated).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-dst=charts/conveyor/crds
-[[ -d charts/conveyor ]] || exit 0
-mkdir -p "$dst"
-rm -f "$dst"/*.yaml
+chart=charts/conveyor
+mkdir -p "$chart/crds" "$chart/files"
+rm -f "$chart"/crds/*.yaml
 for f in config/crd/bases/*.yaml; do
-  { echo "# Generated from $f by hack/sync-chart-crds.sh. DO NOT EDIT."; cat "$f"; } >"$dst/$(basename "$f")"
+  [[ -e "$f" ]] || continue
+  { echo "# Generated from $f by hack/sync-chart-crds.sh. DO NOT EDIT."; cat "$f"; } >"$chart/crds/$(basename "$f")"
 done
+rules="$chart/files/operator-rules.yaml"
+{
+  echo "# Generated from config/rbac/role.yaml by hack/sync-chart-crds.sh. DO NOT EDIT."
+  if [[ -f config/rbac/role.yaml ]]; then
+    sed -n '/^rules:/,$p' config/rbac/role.yaml
+  else
+    echo "rules: []"
+  fi
+} >"$rules"

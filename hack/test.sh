@@ -31,7 +31,7 @@ assets() {
 pkgs_of() { go list "$@" 2>/dev/null || true; }
 
 tier assets assets
-unit_pkgs=$(go list ./... | grep -v '/test/' )
+unit_pkgs=$(go list ./... | grep -Ev '/test/(envtest|e2e)(/|$)')
 tier unit go test $GOTEST_FLAGS -count=1 $unit_pkgs
 envtest_pkgs=$(pkgs_of ./test/envtest/...)
 if [[ -n "$envtest_pkgs" ]]; then tier envtest go test $GOTEST_FLAGS -count=1 -p 1 $envtest_pkgs; fi

@@ -15,23 +15,229 @@ limitations under the License.
 */
 
 // Command conveyor-worker is the Conveyor worker: a Go-native, Kafka
-// Connect-compatible distributed runtime. It links no Kubernetes package.
+// Connect-compatible runtime. It links no Kubernetes package.
+//
+//	conveyor-worker --config worker.properties
+//	conveyor-worker standalone [--config worker.properties] [--kafka-port 9092] connector.properties...
 package main
 
 import (
+	"context"
+	"errors"
+	"flag"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/conveyor-dev/conveyor/runtime/properties"
+	"github.com/conveyor-dev/conveyor/runtime/worker"
+	"github.com/conveyor-dev/conveyor/runtime/workerconfig"
 )
 
-const usage = `conveyor-worker runs Conveyor connectors and tasks.
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
 
-The runtime arrives with "The worker, part 1"; this build only prints this help.
+const usageHead = `conveyor-worker runs Conveyor connectors and tasks (a Kafka Connect-compatible worker).
+
+Usage:
+  conveyor-worker --config FILE
+      Distributed mode: the worker joins the cluster named by group.id on the
+      Kafka cluster in bootstrap.servers, keeps its state in the internal
+      topics and serves the Kafka Connect REST API (rest.port).
+  conveyor-worker standalone [--config FILE] [--kafka-port N] [--kafka-data-dir DIR] [CONNECTOR.properties ...]
+      A worker with an in-process Kafka broker (kfake) that needs no setup:
+      internal topics are created, and each CONNECTOR.properties file (with
+      name= and connector.class=) is created or updated at start. The broker
+      address is printed so kcat and other clients can reach it. Defaults
+      differ for a quick demo: offset.flush.interval.ms=1000, replication
+      factors 1, group.id=conveyor-standalone.
+
+Flags:
+  --config FILE         worker configuration, a Java properties file (keys below)
+  --kafka-port N        standalone: the in-process broker's port (default 9092; 0 = any free port)
+  --kafka-data-dir DIR  standalone: keep the broker's data in DIR across restarts (default: in memory)
+  -h, --help            this help
+
+Signals: SIGTERM or SIGINT stops the worker gracefully: tasks stop polling,
+flush and commit, then the worker exits (bounded by
+task.shutdown.graceful.timeout.ms plus a few seconds).
+
+Worker configuration keys:
 `
 
+func usage(w io.Writer) {
+	fmt.Fprint(w, usageHead)
+	fmt.Fprint(w, workerconfig.HelpText())
+	fmt.Fprintf(w, "  %s (default 30000)\n      Interval (ms) at which connectors' natural task limits (sink topics' partition counts) are re-checked.\n", worker.KeyLimitCheckInterval)
+}
+
 func main() {
-	fmt.Fprint(os.Stderr, usage)
-	if len(os.Args) > 1 && (os.Args[1] == "-h" || os.Args[1] == "--help" || os.Args[1] == "help") {
-		return
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	standalone := false
+	if len(args) > 0 && args[0] == "standalone" {
+		standalone = true
+		args = args[1:]
 	}
-	os.Exit(2)
+	fs := flag.NewFlagSet("conveyor-worker", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	configPath := fs.String("config", "", "")
+	kafkaPort := fs.Int("kafka-port", 9092, "")
+	kafkaDir := fs.String("kafka-data-dir", "", "")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			usage(stdout)
+			return 0
+		}
+		fmt.Fprintf(stderr, "conveyor-worker: %v (see --help)\n", err)
+		return 2
+	}
+	if len(args) > 0 && args[0] == "help" {
+		usage(stdout)
+		return 0
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if !standalone {
+		if fs.NArg() > 0 {
+			fmt.Fprintf(stderr, "conveyor-worker: unexpected arguments %v: connector files are for standalone mode (see --help)\n", fs.Args())
+			return 2
+		}
+		if *configPath == "" {
+			fmt.Fprintln(stderr, "conveyor-worker: --config FILE is required (or use `conveyor-worker standalone`; see --help)")
+			return 2
+		}
+		cfg, err := workerconfig.Load(*configPath)
+		if err != nil {
+			fmt.Fprintf(stderr, "conveyor-worker: %v\n", err)
+			return 1
+		}
+		return serve(cfg, nil, log, stdout, stderr)
+	}
+
+	// Standalone: an in-process broker and internal topic creation.
+	m := map[string]string{}
+	if *configPath != "" {
+		var err error
+		if m, err = properties.Load(*configPath); err != nil {
+			fmt.Fprintf(stderr, "conveyor-worker: %v\n", err)
+			return 1
+		}
+	}
+	connectors := make([]map[string]string, 0, fs.NArg())
+	for _, p := range fs.Args() {
+		c, err := properties.Load(p)
+		if err != nil {
+			fmt.Fprintf(stderr, "conveyor-worker: connector file: %v\n", err)
+			return 1
+		}
+		if strings.TrimSpace(c["name"]) == "" {
+			fmt.Fprintf(stderr, "conveyor-worker: connector file %s: set name=<connector name>\n", p)
+			return 1
+		}
+		connectors = append(connectors, c)
+	}
+	kopts := []kfake.Opt{kfake.NumBrokers(1), kfake.Ports(*kafkaPort), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(1)}
+	if *kafkaDir != "" {
+		kopts = append(kopts, kfake.DataDir(*kafkaDir))
+	}
+	broker, err := kfake.NewCluster(kopts...)
+	if err != nil {
+		fmt.Fprintf(stderr, "conveyor-worker: starting the in-process Kafka broker on port %d (--kafka-port): %v\n", *kafkaPort, err)
+		return 1
+	}
+	defer broker.Close()
+	addr := broker.ListenAddrs()[0]
+	fmt.Fprintf(stdout, "conveyor-worker: Kafka (in-process kfake) listening on %s (for example: kcat -b %s -L)\n", addr, addr)
+	m[workerconfig.KeyBootstrapServers] = addr
+	if m[workerconfig.KeyGroupID] == "" {
+		m[workerconfig.KeyGroupID] = "conveyor-standalone"
+	}
+	m[workerconfig.KeyInternalTopicsCreate] = "true"
+	if m[workerconfig.KeyOffsetFlushInterval] == "" {
+		m[workerconfig.KeyOffsetFlushInterval] = "1000" // a demo shows data quickly
+	}
+	if m[workerconfig.KeyOffsetStoragePartitions] == "" {
+		m[workerconfig.KeyOffsetStoragePartitions] = "5"
+	}
+	if m[workerconfig.KeyConfigStorageReplicationFactor] == "" {
+		for _, k := range []string{workerconfig.KeyConfigStorageReplicationFactor, workerconfig.KeyOffsetStorageReplicationFactor, workerconfig.KeyStatusStorageReplicationFactor} {
+			m[k] = "1"
+		}
+	}
+	cfg, err := workerconfig.Parse(m)
+	if err == nil {
+		cfg.ApplyEnv(os.Getenv)
+		err = cfg.Validate()
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "conveyor-worker: %v\n", err)
+		return 1
+	}
+	return serve(cfg, connectors, log, stdout, stderr)
+}
+
+func serve(cfg *workerconfig.Config, connectors []map[string]string, log *slog.Logger, stdout, stderr io.Writer) int {
+	for _, k := range cfg.UnknownKeys() {
+		if k != worker.KeyLimitCheckInterval {
+			log.Warn("unknown worker configuration key (typo?)", "key", k)
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	w, err := worker.Start(startCtx, worker.Options{Config: cfg, Logger: log, Version: version})
+	cancel()
+	if err != nil {
+		fmt.Fprintf(stderr, "conveyor-worker: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "conveyor-worker: REST API listening on http://%s (worker id %s)\n", w.RESTAddr(), cfg.EffectiveWorkerID())
+	code := 0
+	for _, c := range connectors {
+		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		_, created, err := w.Herder().PutConnectorConfig(cctx, c["name"], c)
+		cancel()
+		if err != nil {
+			fmt.Fprintf(stderr, "conveyor-worker: connector %s: %v\n", c["name"], err)
+			code = 1
+			break
+		}
+		verb := "updated"
+		if created {
+			verb = "created"
+		}
+		fmt.Fprintf(stdout, "conveyor-worker: connector %s %s\n", c["name"], verb)
+	}
+	if code == 0 {
+		select {
+		case <-ctx.Done():
+			log.Info("signal received: stopping gracefully")
+		case err := <-w.ServeErr():
+			if err != nil {
+				fmt.Fprintf(stderr, "conveyor-worker: REST server: %v\n", err)
+				code = 1
+			}
+		}
+	}
+	stop() // a second signal now kills the process
+	bound := cfg.TaskShutdownGracefulTimeout + 5*time.Second
+	sctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	if err := w.Shutdown(sctx); err != nil {
+		fmt.Fprintf(stderr, "conveyor-worker: shutdown: %v\n", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	log.Info("stopped")
+	return code
 }

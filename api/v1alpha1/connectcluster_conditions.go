@@ -1,0 +1,91 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+// Condition types of a ConnectCluster. Every condition carries the generation it was computed
+// for in observedGeneration.
+const (
+	// ConnectClusterReady is True when the workers are up, ready and have formed the group.
+	ConnectClusterReady = "Ready"
+	// ConnectClusterReconciled is True when every child object (Deployment, Service,
+	// ConfigMap, NetworkPolicy, ScaledObject, internal topics) matches the spec.
+	ConnectClusterReconciled = "Reconciled"
+	// ConnectClusterAutoscaling says whether the derived KEDA ScaledObject is in place and
+	// active; False with a reason when autoscaling is off or impossible.
+	ConnectClusterAutoscaling = "Autoscaling"
+	// ConnectClusterGroupConflict is True when another ConnectCluster already claims this
+	// group id on the same Kafka cluster; the message names it. This cluster then does not start.
+	ConnectClusterGroupConflict = "GroupConflict"
+	// ConnectClusterCapacityRaised is True when the task floor
+	// ceil(total effective tasks / maxTasksPerWorker) raised the replica count above
+	// spec.replicas, or the autoscaler's bounds above autoscaling.minReplicas or maxReplicas.
+	ConnectClusterCapacityRaised = "CapacityRaised"
+	// ConnectClusterTopicsReady is True when the three internal topics exist with the
+	// expected partitions, replication and cleanup.policy=compact.
+	ConnectClusterTopicsReady = "TopicsReady"
+)
+
+// Reasons of ConnectCluster conditions (CamelCase, as metav1.Condition requires).
+const (
+	// ReasonWorkersReady: every desired worker is ready and the group has formed.
+	ReasonWorkersReady = "WorkersReady"
+	// ReasonWorkersNotReady: fewer workers are ready than desired.
+	ReasonWorkersNotReady = "WorkersNotReady"
+	// ReasonReconciling: the operator is still converging children.
+	ReasonReconciling = "Reconciling"
+	// ReasonReconcileSucceeded: children match the spec.
+	ReasonReconcileSucceeded = "ReconcileSucceeded"
+	// ReasonReconcileFailed: converging a child failed; the message says which and why.
+	ReasonReconcileFailed = "ReconcileFailed"
+	// ReasonInvalidSpec: the spec passed the API server's checks but cannot be run (for
+	// example a Secret key that does not exist).
+	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonSecretNotFound: a Secret referenced by kafka.tls, kafka.sasl or restApi is missing.
+	ReasonSecretNotFound = "SecretNotFound"
+	// ReasonKafkaUnreachable: the operator cannot reach the bootstrap servers.
+	ReasonKafkaUnreachable = "KafkaUnreachable"
+	// ReasonTopicInvalid: an internal topic exists with the wrong partitions, replication or
+	// cleanup policy; the message names the topic and the difference.
+	ReasonTopicInvalid = "TopicInvalid"
+	// ReasonTopicCreateFailed: creating an internal topic failed.
+	ReasonTopicCreateFailed = "TopicCreateFailed"
+	// ReasonTopicsReady: the internal topics exist and are as expected.
+	ReasonTopicsReady = "TopicsReady"
+	// ReasonGroupInUse: another ConnectCluster on the same brokers claims the group id.
+	ReasonGroupInUse = "GroupInUse"
+	// ReasonGroupUnique: no other ConnectCluster claims the group id.
+	ReasonGroupUnique = "GroupUnique"
+	// ReasonAutoscalingDisabled: autoscaling.enabled is false.
+	ReasonAutoscalingDisabled = "AutoscalingDisabled"
+	// ReasonKEDANotInstalled: autoscaling is enabled but the KEDA ScaledObject CRD is not
+	// installed; the cluster runs spec.replicas.
+	ReasonKEDANotInstalled = "KEDANotInstalled"
+	// ReasonScaledObjectReady: the ScaledObject exists and KEDA reports it ready.
+	ReasonScaledObjectReady = "ScaledObjectReady"
+	// ReasonScaledObjectNotReady: the ScaledObject exists but KEDA does not report it ready.
+	ReasonScaledObjectNotReady = "ScaledObjectNotReady"
+	// ReasonNoSinkConnectors: autoscaling is enabled but no running sink connector gives it
+	// a trigger; the cluster stays at its minimum.
+	ReasonNoSinkConnectors = "NoSinkConnectors"
+	// ReasonTaskFloor: the task floor raised the replica count above spec.replicas.
+	ReasonTaskFloor = "TaskFloor"
+	// ReasonTaskFloorAboveMaxReplicas: the task floor raised the autoscaler's minimum (and so
+	// its maximum) above autoscaling.maxReplicas.
+	ReasonTaskFloorAboveMaxReplicas = "TaskFloorAboveMaxReplicas"
+	// ReasonWithinRequested: the requested replica bounds cover the tasks.
+	ReasonWithinRequested = "WithinRequested"
+)

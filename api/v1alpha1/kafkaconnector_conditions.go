@@ -1,0 +1,59 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+// Condition types of a KafkaConnector.
+const (
+	// KafkaConnectorReady is True when the connector and every task are in the state
+	// spec.state asks for (RUNNING, PAUSED or STOPPED).
+	KafkaConnectorReady = "Ready"
+	// KafkaConnectorTasksLimited is True when the connector runs fewer tasks than tasksMax;
+	// the reason is the worker's (TopicPartitions, Tables, Files, Ranges, SingleReader) and the
+	// message gives the numbers.
+	KafkaConnectorTasksLimited = "TasksLimited"
+)
+
+// Reasons of KafkaConnector conditions.
+const (
+	// ReasonClusterNotFound: spec.clusterRef names no ConnectCluster in the namespace.
+	ReasonClusterNotFound = "ClusterNotFound"
+	// ReasonClusterNotReady: the ConnectCluster exists but is not Ready.
+	ReasonClusterNotReady = "ClusterNotReady"
+	// ReasonConnectorRunning: the connector and its tasks run.
+	ReasonConnectorRunning = "ConnectorRunning"
+	// ReasonConnectorPaused: the connector is paused, as asked.
+	ReasonConnectorPaused = "ConnectorPaused"
+	// ReasonConnectorStopped: the connector is stopped, as asked.
+	ReasonConnectorStopped = "ConnectorStopped"
+	// ReasonConnectorFailed: the connector instance failed; the message carries the start of the trace.
+	ReasonConnectorFailed = "ConnectorFailed"
+	// ReasonTasksFailed: one or more tasks failed; the message names them.
+	ReasonTasksFailed = "TasksFailed"
+	// ReasonTasksPending: tasks are not yet assigned or started.
+	ReasonTasksPending = "TasksPending"
+	// ReasonPluginNotFound: spec.class names no plugin the workers have.
+	ReasonPluginNotFound = "PluginNotFound"
+	// ReasonConfigInvalid: the worker's validation refused the config; the message lists the errors.
+	ReasonConfigInvalid = "ConfigInvalid"
+	// ReasonRestartLimitReached: autoRestart.maxRestarts consecutive restarts did not help.
+	ReasonRestartLimitReached = "RestartLimitReached"
+	// ReasonSinkGroupConflict: a connector of another ConnectCluster on the same brokers
+	// already uses the sink consumer group connect-<name>.
+	ReasonSinkGroupConflict = "SinkGroupConflict"
+	// ReasonNotLimited: the connector runs as many tasks as tasksMax.
+	ReasonNotLimited = "NotLimited"
+)

@@ -1,0 +1,187 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package autoscaling
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	kedav1alpha1 "github.com/kedacore/keda/v2/apis/keda/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// cluster is an autoscaling cluster as the API server stores it (defaults applied).
+func cluster() *v1alpha1.ConnectCluster {
+	return &v1alpha1.ConnectCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: "data"},
+		Spec: v1alpha1.ConnectClusterSpec{
+			Kafka:             v1alpha1.KafkaConnection{BootstrapServers: "kafka-0.kafka:9092,kafka-1.kafka:9092"},
+			MaxTasksPerWorker: ptr.To[int32](8),
+			Autoscaling: &v1alpha1.AutoscalingSpec{
+				Enabled:                true,
+				MinReplicas:            ptr.To[int32](1),
+				MaxReplicas:            ptr.To[int32](10),
+				LagThreshold:           ptr.To[int64](1000),
+				ActivationLagThreshold: ptr.To[int64](0),
+				PollingInterval:        &metav1.Duration{Duration: 30 * time.Second},
+				CooldownPeriod:         &metav1.Duration{Duration: 5 * time.Minute},
+			},
+		},
+	}
+}
+
+func connector(name, class string, tasksMax, effective int32, state v1alpha1.ConnectorState, target v1alpha1.ConnectorTargetState, config map[string]string) v1alpha1.KafkaConnector {
+	return v1alpha1.KafkaConnector{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "data"},
+		Spec: v1alpha1.KafkaConnectorSpec{
+			ClusterRef: v1alpha1.ClusterReference{Name: "orders"},
+			Class:      class, TasksMax: ptr.To(tasksMax), Config: config, State: target,
+		},
+		Status: v1alpha1.KafkaConnectorStatus{State: state, TasksMax: tasksMax, EffectiveTasks: effective},
+	}
+}
+
+var target = Target{DeploymentName: "orders-connect", Labels: map[string]string{
+	"app.kubernetes.io/instance": "orders", "app.kubernetes.io/managed-by": "conveyor-operator",
+}}
+
+type goldenOut struct {
+	Decision struct {
+		Min, Max, Floor int32
+		CapacityRaised  bool
+		Reason, Message string
+	} `json:"decision"`
+	ScaledObject          *kedav1alpha1.ScaledObject          `json:"scaledObject"`
+	TriggerAuthentication *kedav1alpha1.TriggerAuthentication `json:"triggerAuthentication"`
+}
+
+func TestGoldenScaledObjects(t *testing.T) {
+	const running, paused, stopped = v1alpha1.ConnectorTargetRunning, v1alpha1.ConnectorTargetPaused, v1alpha1.ConnectorTargetStopped
+	const RUNNING, PAUSED, STOPPED = v1alpha1.ConnectorStateRunning, v1alpha1.ConnectorStatePaused, v1alpha1.ConnectorStateStopped
+	cases := []struct {
+		name       string
+		cluster    func() *v1alpha1.ConnectCluster
+		connectors []v1alpha1.KafkaConnector
+		wantNil    bool
+	}{
+		{name: "sink-over-partitions", cluster: cluster, connectors: []v1alpha1.KafkaConnector{
+			connector("orders-sink", "PostgresSink", 10, 4, RUNNING, running, map[string]string{"topics": "orders"}),
+		}},
+		{name: "cdc-source-only", cluster: cluster, wantNil: true, connectors: []v1alpha1.KafkaConnector{
+			connector("orders-cdc", "PostgresCDCSource", 10, 1, RUNNING, running, map[string]string{"slot.name": "conveyor"}),
+		}},
+		{name: "several-connectors", cluster: cluster, connectors: []v1alpha1.KafkaConnector{
+			connector("orders-cdc", "PostgresCDCSource", 10, 1, RUNNING, running, map[string]string{"slot.name": "conveyor"}),
+			connector("archive", "FileSink", 6, 6, RUNNING, running, map[string]string{"topics": "refunds, orders", "file": "/data/a"}),
+			connector("audit", "FileSink", 2, 2, RUNNING, running, map[string]string{"topics.regex": "audit\\..*", "file": "/data/b"}),
+			connector("paused-sink", "FileSink", 3, 3, PAUSED, paused, map[string]string{"topics": "orders", "file": "/data/c"}),
+			connector("stopped-sink", "FileSink", 5, 5, STOPPED, stopped, map[string]string{"topics": "orders", "file": "/data/d"}),
+			connector("tables", "PostgresTableSource", 4, 3, RUNNING, running, map[string]string{"tables": "a,b,c"}),
+		}},
+		{name: "cap-min-replicas", cluster: func() *v1alpha1.ConnectCluster {
+			cc := cluster()
+			cc.Spec.Autoscaling.MinReplicas = ptr.To[int32](3)
+			return cc
+		}, connectors: []v1alpha1.KafkaConnector{
+			connector("orders-sink", "PostgresSink", 10, 2, RUNNING, running, map[string]string{"topics": "orders"}),
+		}},
+		{name: "cap-max-replicas-overridden", cluster: func() *v1alpha1.ConnectCluster {
+			cc := cluster()
+			cc.Spec.MaxTasksPerWorker = ptr.To[int32](2)
+			cc.Spec.Autoscaling.MaxReplicas = ptr.To[int32](3)
+			return cc
+		}, connectors: []v1alpha1.KafkaConnector{
+			connector("orders-sink", "PostgresSink", 10, 10, RUNNING, running, map[string]string{"topics": "orders"}),
+		}},
+		{name: "tls-sasl", cluster: func() *v1alpha1.ConnectCluster {
+			cc := cluster()
+			cc.Spec.Kafka = v1alpha1.KafkaConnection{
+				BootstrapServers: "broker-0.kafka.svc:9093",
+				TLS: &v1alpha1.KafkaTLS{
+					CA:          &v1alpha1.SecretKeyRef{Name: "kafka-ca", Key: "ca.crt"},
+					Certificate: &v1alpha1.SecretKeyRef{Name: "orders-client", Key: "tls.crt"},
+					Key:         &v1alpha1.SecretKeyRef{Name: "orders-client", Key: "tls.key"},
+				},
+				SASL: &v1alpha1.KafkaSASL{
+					Mechanism: v1alpha1.SASLMechanismScramSHA512,
+					Username:  v1alpha1.SecretKeyRef{Name: "orders-sasl", Key: "user"},
+					Password:  v1alpha1.SecretKeyRef{Name: "orders-sasl", Key: "password"},
+				},
+			}
+			cc.Spec.Autoscaling.PollingInterval = &metav1.Duration{Duration: 15 * time.Second}
+			cc.Spec.Autoscaling.CooldownPeriod = &metav1.Duration{Duration: 90 * time.Second}
+			cc.Spec.Autoscaling.LagThreshold = ptr.To[int64](500)
+			cc.Spec.Autoscaling.ActivationLagThreshold = ptr.To[int64](10)
+			return cc
+		}, connectors: []v1alpha1.KafkaConnector{
+			connector("orders-sink", "PostgresSink", 4, 4, RUNNING, running, map[string]string{"topics": "orders"}),
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cc := c.cluster()
+			conns := ConnectorsFrom(c.connectors)
+			so, d := BuildScaledObject(cc, conns, Totals{EffectiveTasks: TotalEffectiveTasks(conns)}, target)
+			if (so == nil) != c.wantNil {
+				t.Fatalf("ScaledObject nil = %v, want %v", so == nil, c.wantNil)
+			}
+			if so != nil {
+				if err := kedav1alpha1.ValidateTriggers(so.Spec.Triggers); err != nil {
+					t.Fatalf("KEDA refuses the triggers: %v", err)
+				}
+				if *so.Spec.MinReplicaCount != d.Min || *so.Spec.MaxReplicaCount != d.Max {
+					t.Fatalf("bounds %d..%d differ from the decision %+v", *so.Spec.MinReplicaCount, *so.Spec.MaxReplicaCount, d)
+				}
+			}
+			var out goldenOut
+			out.Decision.Min, out.Decision.Max, out.Decision.Floor = d.Min, d.Max, d.Floor
+			out.Decision.CapacityRaised, out.Decision.Reason, out.Decision.Message = d.CapacityRaised, d.Reason, d.Message
+			out.ScaledObject = so
+			out.TriggerAuthentication = BuildTriggerAuthentication(cc, target)
+			got, err := yaml.Marshal(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join("testdata", c.name+".golden.yaml")
+			if *update {
+				if err := os.MkdirAll("testdata", 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test ./controllers/autoscaling -update to create it)", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%s differs from the built objects (run with -update and review the diff):\n%s", path, got)
+			}
+		})
+	}
+}

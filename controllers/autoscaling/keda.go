@@ -1,0 +1,187 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package autoscaling
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	kedav1alpha1 "github.com/kedacore/keda/v2/apis/keda/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
+
+	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+)
+
+// Resources of KEDA's API group the operator writes.
+const (
+	resourceScaledObjects          = "scaledobjects"
+	resourceTriggerAuthentications = "triggerauthentications"
+)
+
+// ScaledObjectServed asks the API server's discovery whether KEDA's
+// keda.sh/v1alpha1 ScaledObject and TriggerAuthentication resources are
+// served. A group that is not there is (false, nil); other failures are
+// errors, so a flaky API server is not mistaken for "KEDA not installed".
+func ScaledObjectServed(dc discovery.ServerResourcesInterface) (bool, error) {
+	list, err := dc.ServerResourcesForGroupVersion(kedav1alpha1.SchemeGroupVersion.String())
+	if err != nil {
+		if apierrors.IsNotFound(err) || discovery.IsGroupDiscoveryFailedError(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("discovering %s: %w", kedav1alpha1.SchemeGroupVersion, err)
+	}
+	names := make([]string, 0, len(list.APIResources))
+	for _, r := range list.APIResources {
+		names = append(names, r.Name)
+	}
+	return slices.Contains(names, resourceScaledObjects) && slices.Contains(names, resourceTriggerAuthentications), nil
+}
+
+// IsScaledObjectServed is ScaledObjectServed with errors counted as "not
+// served" (the caller re-checks periodically anyway).
+func IsScaledObjectServed(dc discovery.ServerResourcesInterface) bool {
+	ok, err := ScaledObjectServed(dc)
+	return ok && err == nil
+}
+
+// KEDAChecker re-checks through discovery, every Interval, whether KEDA is
+// installed, so that KEDA installed (or removed) after the operator started
+// is picked up without a restart. It is a manager Runnable (add it with
+// mgr.Add); OnChange runs when the answer changes, e.g. to enqueue every
+// ConnectCluster with autoscaling enabled.
+type KEDAChecker struct {
+	Discovery discovery.ServerResourcesInterface
+	Interval  time.Duration
+	OnChange  func(served bool)
+
+	mu      sync.Mutex
+	served  bool
+	checked bool
+	lastErr error
+}
+
+// Served returns the last answer (false before the first check).
+func (k *KEDAChecker) Served() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.served
+}
+
+// Check asks discovery now and records the answer; on an error the previous
+// answer stands.
+func (k *KEDAChecker) Check() (bool, error) {
+	served, err := ScaledObjectServed(k.Discovery)
+	k.mu.Lock()
+	k.lastErr = err
+	if err != nil {
+		served = k.served
+		k.mu.Unlock()
+		return served, err
+	}
+	changed := !k.checked || served != k.served
+	k.served, k.checked = served, true
+	k.mu.Unlock()
+	if changed && k.OnChange != nil {
+		k.OnChange(served)
+	}
+	return served, nil
+}
+
+// Start checks at once and then every Interval (default 30s) until ctx ends.
+func (k *KEDAChecker) Start(ctx context.Context) error {
+	interval := k.Interval
+	if interval <= 0 {
+		interval = 30 * time.Second
+	}
+	_, _ = k.Check()
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			_, _ = k.Check()
+		}
+	}
+}
+
+// ConditionInput is what the Autoscaling condition depends on.
+type ConditionInput struct {
+	// Enabled is autoscaling.enabled.
+	Enabled bool
+	// KEDAServed: KEDA's ScaledObject CRD is installed.
+	KEDAServed bool
+	// Triggers is the number of triggers the ScaledObject has (0: none built).
+	Triggers int
+	// ScaledObjectReady is KEDA's Ready condition of the existing
+	// ScaledObject; nil while KEDA has not reported on it yet.
+	ScaledObjectReady *metav1.Condition
+}
+
+// AutoscalingCondition is the ConnectCluster's Autoscaling condition:
+// False/AutoscalingDisabled, False/KEDANotInstalled (the cluster runs
+// spec.replicas raised to the task floor; nothing else breaks),
+// False/NoSinkConnectors (no ScaledObject: the Deployment runs the bounds'
+// minimum), then True/ScaledObjectReady or False/ScaledObjectNotReady as
+// KEDA reports.
+func AutoscalingCondition(in ConditionInput, generation int64) metav1.Condition {
+	c := metav1.Condition{Type: v1alpha1.ConnectClusterAutoscaling, Status: metav1.ConditionFalse, ObservedGeneration: generation}
+	switch {
+	case !in.Enabled:
+		c.Reason, c.Message = v1alpha1.ReasonAutoscalingDisabled, "autoscaling.enabled is false; the cluster runs spec.replicas workers"
+	case !in.KEDAServed:
+		c.Reason = v1alpha1.ReasonKEDANotInstalled
+		c.Message = "autoscaling.enabled is true but KEDA is not installed (no keda.sh/v1alpha1 ScaledObject and TriggerAuthentication resources); the cluster runs spec.replicas workers until KEDA is installed, which the operator notices on its own"
+	case in.Triggers == 0:
+		c.Reason = v1alpha1.ReasonNoSinkConnectors
+		c.Message = "no running sink connector gives the autoscaler a trigger; the cluster runs the autoscaling minimum"
+	case in.ScaledObjectReady == nil:
+		c.Reason, c.Message = v1alpha1.ReasonScaledObjectNotReady, "waiting for KEDA to report on the ScaledObject"
+	case in.ScaledObjectReady.Status == metav1.ConditionTrue:
+		c.Status = metav1.ConditionTrue
+		c.Reason = v1alpha1.ReasonScaledObjectReady
+		c.Message = fmt.Sprintf("KEDA scales the workers on the lag of %d trigger(s)", in.Triggers)
+	default:
+		c.Reason = v1alpha1.ReasonScaledObjectNotReady
+		c.Message = "KEDA reports the ScaledObject not ready"
+		if m := in.ScaledObjectReady.Message; m != "" {
+			c.Message += ": " + m
+		}
+	}
+	return c
+}
+
+// ScaledObjectReadyCondition extracts KEDA's Ready condition from a
+// ScaledObject's status, as a metav1.Condition; nil when KEDA has not
+// reported it.
+func ScaledObjectReadyCondition(so *kedav1alpha1.ScaledObject) *metav1.Condition {
+	if so == nil {
+		return nil
+	}
+	for _, c := range so.Status.Conditions {
+		if c.Type == kedav1alpha1.ConditionReady && c.Status != "" && c.Status != metav1.ConditionUnknown {
+			return &metav1.Condition{Type: string(c.Type), Status: c.Status, Reason: c.Reason, Message: c.Message}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,300 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package autoscaling
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	kedav1alpha1 "github.com/kedacore/keda/v2/apis/keda/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+)
+
+// Connector is what autoscaling needs to know about one KafkaConnector.
+type Connector struct {
+	// Name is the connector's name; a sink consumes as group "connect-<name>".
+	Name string
+	// Sink: the connector reads Kafka topics (its config has topics or topics.regex).
+	Sink bool
+	// Running: the user wants it running and the worker reports RUNNING.
+	Running bool
+	// Topics are a sink's listed topics, sorted; empty for a topics.regex sink.
+	Topics []string
+	// EffectiveTasks is status.effectiveTasks; 0 for a stopped connector.
+	EffectiveTasks int32
+}
+
+// ConnectorsFrom turns the cluster's KafkaConnectors into autoscaling
+// inputs, sorted by name. A stopped connector holds no tasks.
+func ConnectorsFrom(kcs []v1alpha1.KafkaConnector) []Connector {
+	out := make([]Connector, 0, len(kcs))
+	for i := range kcs {
+		kc := &kcs[i]
+		_, hasTopics := kc.Spec.Config["topics"]
+		_, hasRegex := kc.Spec.Config["topics.regex"]
+		c := Connector{
+			Name:           kc.Name,
+			Sink:           hasTopics || hasRegex,
+			Running:        kc.TargetState() == v1alpha1.ConnectorTargetRunning && kc.Status.State == v1alpha1.ConnectorStateRunning,
+			EffectiveTasks: kc.Status.EffectiveTasks,
+		}
+		if c.Sink {
+			c.Topics = splitTopics(kc.Spec.Config["topics"])
+		}
+		if kc.TargetState() == v1alpha1.ConnectorTargetStopped {
+			c.EffectiveTasks = 0
+		}
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// TotalEffectiveTasks sums the connectors' effective tasks.
+func TotalEffectiveTasks(cs []Connector) int32 {
+	var n int64
+	for _, c := range cs {
+		n += int64(max(c.EffectiveTasks, 0))
+	}
+	return clampInt32(n)
+}
+
+func splitTopics(s string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range strings.Split(s, ",") {
+		t = strings.TrimSpace(t)
+		if t != "" && !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Target names the objects the ScaledObject relates to; the ConnectCluster
+// reconciler owns those names.
+type Target struct {
+	// DeploymentName is the worker Deployment the ScaledObject scales; the
+	// ScaledObject takes the same name.
+	DeploymentName string
+	// Labels go on the ScaledObject and the TriggerAuthentication.
+	Labels map[string]string
+}
+
+// TriggerAuthenticationName is the name of the derived TriggerAuthentication.
+func (t Target) TriggerAuthenticationName() string { return t.DeploymentName + "-kafka" }
+
+// Totals are the cluster-wide figures the bounds need.
+type Totals struct {
+	// EffectiveTasks sums the effective tasks of all the cluster's
+	// connectors (sources too: they occupy workers).
+	EffectiveTasks int32
+}
+
+// Sink consumer groups are "connect-<connector>", as in Kafka Connect.
+const sinkGroupPrefix = v1alpha1.SinkGroupPrefix
+
+// Trigger metadata keys of KEDA's kafka scaler.
+const (
+	TriggerType = "kafka"
+	// OffsetResetPolicy matches Kafka Connect sinks (auto.offset.reset=earliest),
+	// so a new sink's backlog counts as lag.
+	OffsetResetPolicy = "earliest"
+)
+
+// Triggers returns one kafka trigger per topic of every running sink (one
+// trigger without a topic, meaning all of the group's topics, for a
+// topics.regex sink), in a stable order. KEDA's kafka scaler reads one
+// topic per trigger, hence one trigger per topic.
+func Triggers(cc *v1alpha1.ConnectCluster, connectors []Connector, t Target) []kedav1alpha1.ScaleTriggers {
+	var auth *kedav1alpha1.AuthenticationRef
+	if NeedsTriggerAuthentication(cc) {
+		auth = &kedav1alpha1.AuthenticationRef{Name: t.TriggerAuthenticationName(), Kind: "TriggerAuthentication"}
+	}
+	as := cc.Spec.Autoscaling
+	lag := v1alpha1.DefaultLagThreshold
+	act := v1alpha1.DefaultActivationLagThreshold
+	if as != nil && as.LagThreshold != nil {
+		lag = *as.LagThreshold
+	}
+	if as != nil && as.ActivationLagThreshold != nil {
+		act = *as.ActivationLagThreshold
+	}
+	base := map[string]string{
+		"bootstrapServers":       cc.Spec.Kafka.BootstrapServers,
+		"lagThreshold":           strconv.FormatInt(lag, 10),
+		"activationLagThreshold": strconv.FormatInt(act, 10),
+		"offsetResetPolicy":      OffsetResetPolicy,
+	}
+	if tls := cc.Spec.Kafka.TLS; tls != nil {
+		base["tls"] = "enable"
+		if tls.InsecureSkipVerify {
+			base["unsafeSsl"] = "true"
+		}
+	}
+	if sasl := cc.Spec.Kafka.SASL; sasl != nil {
+		base["sasl"] = kedaSASL(sasl.Mechanism)
+	}
+
+	sorted := append([]Connector(nil), connectors...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	var out []kedav1alpha1.ScaleTriggers
+	for _, c := range sorted {
+		if !c.Sink || !c.Running {
+			continue
+		}
+		topics := c.Topics
+		if len(topics) == 0 {
+			topics = []string{""}
+		}
+		for _, topic := range topics {
+			md := make(map[string]string, len(base)+2)
+			for k, v := range base {
+				md[k] = v
+			}
+			md["consumerGroup"] = sinkGroupPrefix + c.Name
+			name := c.Name
+			if topic != "" {
+				md["topic"] = topic
+				name += "." + topic
+			}
+			out = append(out, kedav1alpha1.ScaleTriggers{
+				Type:              TriggerType,
+				Name:              name,
+				Metadata:          md,
+				AuthenticationRef: auth,
+			})
+		}
+	}
+	return out
+}
+
+func kedaSASL(m v1alpha1.SASLMechanism) string {
+	switch m {
+	case v1alpha1.SASLMechanismScramSHA256:
+		return "scram_sha256"
+	case v1alpha1.SASLMechanismScramSHA512:
+		return "scram_sha512"
+	default:
+		return "plaintext"
+	}
+}
+
+// seconds renders a duration in whole seconds, at least 0.
+func seconds(d *metav1.Duration, def time.Duration) *int32 {
+	v := def
+	if d != nil {
+		v = d.Duration
+	}
+	return ptr.To(clampInt32(int64(v / time.Second)))
+}
+
+// BuildScaledObject returns the cluster's ScaledObject, or nil when no
+// running sink gives it a trigger (KEDA refuses a ScaledObject without
+// triggers; the Deployment then runs the decision's Min workers). The
+// caller sets the owner reference to the ConnectCluster and applies it.
+func BuildScaledObject(cc *v1alpha1.ConnectCluster, connectors []Connector, totals Totals, t Target) (*kedav1alpha1.ScaledObject, Decision) {
+	d := AutoscalingDecision(BoundsInputFor(cc, totals.EffectiveTasks))
+	triggers := Triggers(cc, connectors, t)
+	if len(triggers) == 0 {
+		return nil, d
+	}
+	as := cc.Spec.Autoscaling
+	var polling, cooldown *metav1.Duration
+	if as != nil {
+		polling, cooldown = as.PollingInterval, as.CooldownPeriod
+	}
+	so := &kedav1alpha1.ScaledObject{
+		TypeMeta: metav1.TypeMeta{APIVersion: kedav1alpha1.SchemeGroupVersion.String(), Kind: "ScaledObject"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      t.DeploymentName,
+			Namespace: cc.Namespace,
+			Labels:    copyLabels(t.Labels),
+		},
+		Spec: kedav1alpha1.ScaledObjectSpec{
+			ScaleTargetRef: &kedav1alpha1.ScaleTarget{
+				APIVersion: "apps/v1",
+				Kind:       "Deployment",
+				Name:       t.DeploymentName,
+			},
+			PollingInterval: seconds(polling, v1alpha1.DefaultPollingInterval),
+			CooldownPeriod:  seconds(cooldown, v1alpha1.DefaultCooldownPeriod),
+			MinReplicaCount: ptr.To(d.Min),
+			MaxReplicaCount: ptr.To(d.Max),
+			Triggers:        triggers,
+		},
+	}
+	return so, d
+}
+
+// NeedsTriggerAuthentication reports whether the cluster's Kafka needs
+// credentials from Secrets (client TLS material or SASL).
+func NeedsTriggerAuthentication(cc *v1alpha1.ConnectCluster) bool {
+	k := cc.Spec.Kafka
+	return k.SASL != nil || (k.TLS != nil && (k.TLS.CA != nil || k.TLS.Certificate != nil || k.TLS.Key != nil))
+}
+
+// BuildTriggerAuthentication returns the TriggerAuthentication that hands
+// KEDA the cluster's Kafka TLS and SASL Secrets (by reference: no value is
+// copied), or nil when the cluster's Kafka needs none.
+func BuildTriggerAuthentication(cc *v1alpha1.ConnectCluster, t Target) *kedav1alpha1.TriggerAuthentication {
+	if !NeedsTriggerAuthentication(cc) {
+		return nil
+	}
+	var refs []kedav1alpha1.AuthSecretTargetRef
+	add := func(param string, r *v1alpha1.SecretKeyRef) {
+		if r != nil {
+			refs = append(refs, kedav1alpha1.AuthSecretTargetRef{Parameter: param, Name: r.Name, Key: r.Key})
+		}
+	}
+	if tls := cc.Spec.Kafka.TLS; tls != nil {
+		add("ca", tls.CA)
+		add("cert", tls.Certificate)
+		add("key", tls.Key)
+	}
+	if sasl := cc.Spec.Kafka.SASL; sasl != nil {
+		add("username", &sasl.Username)
+		add("password", &sasl.Password)
+	}
+	return &kedav1alpha1.TriggerAuthentication{
+		TypeMeta: metav1.TypeMeta{APIVersion: kedav1alpha1.SchemeGroupVersion.String(), Kind: "TriggerAuthentication"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      t.TriggerAuthenticationName(),
+			Namespace: cc.Namespace,
+			Labels:    copyLabels(t.Labels),
+		},
+		Spec: kedav1alpha1.TriggerAuthenticationSpec{SecretTargetRef: refs},
+	}
+}
+
+func copyLabels(in map[string]string) map[string]string {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(in))
+	for k, v := range in {
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,335 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package connectcluster
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+)
+
+// The operator's permissions for ConnectClusters. Secrets are read one at a
+// time with an uncached reader (get only: no list or watch of every Secret in
+// the cluster) and only the generated REST token Secret is written.
+//
+// +kubebuilder:rbac:groups=connect.conveyor.dev,resources=connectclusters,verbs=get;list;watch
+// +kubebuilder:rbac:groups=connect.conveyor.dev,resources=connectclusters/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=connect.conveyor.dev,resources=connectclusters/finalizers,verbs=update
+// +kubebuilder:rbac:groups=connect.conveyor.dev,resources=kafkaconnectors,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups="",resources=services;configmaps;serviceaccounts,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;patch
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Field indexes the reconcilers share. Register them once, with SetupIndexes.
+const (
+	// ConnectorClusterRefIndex indexes KafkaConnectors by spec.clusterRef.name.
+	ConnectorClusterRefIndex = "spec.clusterRef.name"
+	// ClusterGroupIDIndex indexes ConnectClusters by their resolved group id.
+	ClusterGroupIDIndex = "connect.conveyor.dev/groupId"
+)
+
+// SetupIndexes registers the field indexes of ConnectClusters and
+// KafkaConnectors. Call it once per manager, before the reconcilers start.
+func SetupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
+	if err := indexer.IndexField(ctx, &v1alpha1.KafkaConnector{}, ConnectorClusterRefIndex, func(o client.Object) []string {
+		kc := o.(*v1alpha1.KafkaConnector)
+		if kc.Spec.ClusterRef.Name == "" {
+			return nil
+		}
+		return []string{kc.Spec.ClusterRef.Name}
+	}); err != nil {
+		return fmt.Errorf("indexing KafkaConnectors by %s: %w", ConnectorClusterRefIndex, err)
+	}
+	if err := indexer.IndexField(ctx, &v1alpha1.ConnectCluster{}, ClusterGroupIDIndex, func(o client.Object) []string {
+		return []string{o.(*v1alpha1.ConnectCluster).GroupID()}
+	}); err != nil {
+		return fmt.Errorf("indexing ConnectClusters by group id: %w", err)
+	}
+	return nil
+}
+
+// Options configures the reconciler.
+type Options struct {
+	// WorkerImage is the image of clusters that name none (the operator's own).
+	WorkerImage string
+	// OperatorNamespace is admitted to the workers' REST port.
+	OperatorNamespace string
+	// AdminFactory opens the Kafka admin client; nil means NewKadmAdmin.
+	AdminFactory AdminFactory
+	// KafkaTimeout bounds one round of topic checks (default 10s).
+	KafkaTimeout time.Duration
+	// TopicRecheckInterval is how often verified topics are checked again, and
+	// how often a healthy cluster is reconciled (default 5m).
+	TopicRecheckInterval time.Duration
+	// RetryBase and RetryMax bound the backoff after a Kafka problem (default 1s and 2m).
+	RetryBase, RetryMax time.Duration
+	// Autoscaler converges the KEDA ScaledObject of clusters with autoscaling
+	// on; nil until the KafkaConnector reconciler provides one.
+	Autoscaler Autoscaler
+	// Clock and Rand default to the real ones.
+	Clock clock.PassiveClock
+	Rand  io.Reader
+	// MaxConcurrentReconciles defaults to 4: a cluster whose Kafka is down
+	// must not hold up the others for KafkaTimeout each.
+	MaxConcurrentReconciles int
+}
+
+// Totals are the connector figures of a cluster.
+type Totals struct {
+	// Connectors is the number of KafkaConnectors whose clusterRef names the cluster.
+	Connectors int32
+	// Tasks is the sum of their status.effectiveTasks.
+	Tasks int32
+}
+
+// AutoscalingResult is what an Autoscaler reports for one cluster.
+type AutoscalingResult struct {
+	// Active means a ScaledObject owns the worker count: the Deployment's
+	// replicas are left unset for the HPA.
+	Active bool
+	// Autoscaling is the Autoscaling condition (type, status, reason, message).
+	Autoscaling ConditionValue
+	// CapacityRaised is the CapacityRaised condition while Active.
+	CapacityRaised ConditionValue
+}
+
+// ConditionValue is a condition without its bookkeeping fields.
+type ConditionValue struct {
+	Status  bool
+	Reason  string
+	Message string
+}
+
+// Autoscaler converges a cluster's autoscaling (the derived KEDA
+// ScaledObject targeting deploymentName). The KafkaConnector reconciler
+// implements it; the ConnectCluster reconciler calls it once per loop and
+// writes the conditions it returns, so the cluster's status has one writer.
+type Autoscaler interface {
+	ReconcileAutoscaling(ctx context.Context, cc *v1alpha1.ConnectCluster, totals Totals, deploymentName string) (AutoscalingResult, error)
+}
+
+// Reconciler turns ConnectClusters into workers.
+type Reconciler struct {
+	client    client.Client
+	apiReader client.Reader
+	recorder  events.EventRecorder
+	opts      Options
+
+	mu       sync.Mutex
+	verified map[types.NamespacedName]topicCheckRecord
+	failures map[types.NamespacedName]int
+}
+
+type topicCheckRecord struct {
+	uid types.UID
+	key string
+	at  time.Time
+}
+
+// NewReconciler builds the reconciler from a manager's clients.
+func NewReconciler(mgr ctrl.Manager, opts Options) *Reconciler {
+	if opts.AdminFactory == nil {
+		log := mgr.GetLogger().WithName("kafka")
+		opts.AdminFactory = func(_ context.Context, conn KafkaConnection) (TopicAdmin, error) {
+			return NewKadmAdmin(conn, withKgoLogger(log))
+		}
+	}
+	if opts.KafkaTimeout <= 0 {
+		opts.KafkaTimeout = 10 * time.Second
+	}
+	if opts.TopicRecheckInterval <= 0 {
+		opts.TopicRecheckInterval = 5 * time.Minute
+	}
+	if opts.RetryBase <= 0 {
+		opts.RetryBase = time.Second
+	}
+	if opts.RetryMax <= 0 {
+		opts.RetryMax = 2 * time.Minute
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	if opts.MaxConcurrentReconciles <= 0 {
+		opts.MaxConcurrentReconciles = 4
+	}
+	return &Reconciler{
+		client:    mgr.GetClient(),
+		apiReader: mgr.GetAPIReader(),
+		recorder:  mgr.GetEventRecorder("conveyor-operator"),
+		opts:      opts,
+		verified:  map[types.NamespacedName]topicCheckRecord{},
+		failures:  map[types.NamespacedName]int{},
+	}
+}
+
+// SetupWithManager registers the controller. SetupIndexes must have run.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.ConnectCluster{}).
+		Owns(&appsv1.Deployment{}).
+		Owns(&corev1.Service{}).
+		Owns(&corev1.ConfigMap{}).
+		Owns(&corev1.ServiceAccount{}).
+		Owns(&policyv1.PodDisruptionBudget{}).
+		Owns(&networkingv1.NetworkPolicy{}).
+		// Connector totals feed the capacity rule.
+		Watches(&v1alpha1.KafkaConnector{}, handler.EnqueueRequestsFromMapFunc(connectorToCluster),
+			builder.WithPredicates(connectorTotalsChanged())).
+		// A cluster that appears, changes its group or goes away settles the
+		// group conflicts of the others claiming the same group.
+		Watches(&v1alpha1.ConnectCluster{}, handler.EnqueueRequestsFromMapFunc(r.sameGroupClusters)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.MaxConcurrentReconciles}).
+		Named("connectcluster").
+		Complete(r)
+}
+
+func connectorToCluster(_ context.Context, o client.Object) []reconcile.Request {
+	kc, ok := o.(*v1alpha1.KafkaConnector)
+	if !ok || kc.Spec.ClusterRef.Name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: kc.Namespace, Name: kc.Spec.ClusterRef.Name}}}
+}
+
+// connectorTotalsChanged passes connector events that can change a cluster's totals.
+func connectorTotalsChanged() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, ok1 := e.ObjectOld.(*v1alpha1.KafkaConnector)
+			n, ok2 := e.ObjectNew.(*v1alpha1.KafkaConnector)
+			return !ok1 || !ok2 || o.Status.EffectiveTasks != n.Status.EffectiveTasks || o.Spec.ClusterRef != n.Spec.ClusterRef
+		},
+	}
+}
+
+func (r *Reconciler) sameGroupClusters(ctx context.Context, o client.Object) []reconcile.Request {
+	cc, ok := o.(*v1alpha1.ConnectCluster)
+	if !ok {
+		return nil
+	}
+	var list v1alpha1.ConnectClusterList
+	if err := r.client.List(ctx, &list, client.MatchingFields{ClusterGroupIDIndex: cc.GroupID()}); err != nil {
+		logf.FromContext(ctx).Error(err, "listing ConnectClusters of a group", "groupId", cc.GroupID())
+		return nil
+	}
+	var out []reconcile.Request
+	for _, other := range list.Items {
+		if other.Namespace == cc.Namespace && other.Name == cc.Name {
+			continue
+		}
+		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: other.Namespace, Name: other.Name}})
+	}
+	return out
+}
+
+// ClusterTotals sums the connectors of a cluster: how many KafkaConnectors
+// name it in spec.clusterRef and their status.effectiveTasks.
+func ClusterTotals(ctx context.Context, c client.Reader, cc *v1alpha1.ConnectCluster) (Totals, error) {
+	var list v1alpha1.KafkaConnectorList
+	if err := c.List(ctx, &list, client.InNamespace(cc.Namespace), client.MatchingFields{ConnectorClusterRefIndex: cc.Name}); err != nil {
+		return Totals{}, fmt.Errorf("listing the KafkaConnectors of ConnectCluster %s/%s: %w", cc.Namespace, cc.Name, err)
+	}
+	var t Totals
+	for _, kc := range list.Items {
+		t.Connectors++
+		t.Tasks += kc.Status.EffectiveTasks
+	}
+	return t, nil
+}
+
+// Reconcile runs one loop for one ConnectCluster: fetch, observe the children
+// and Kafka, compute the status, converge the children, write the status once.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	cc := &v1alpha1.ConnectCluster{}
+	if err := r.client.Get(ctx, req.NamespacedName, cc); err != nil {
+		if apierrors.IsNotFound(err) {
+			// Owner references let the garbage collector remove the children.
+			r.forget(req.NamespacedName)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("reading ConnectCluster %s: %w", req.NamespacedName, err)
+	}
+	if !cc.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+
+	st, err := r.converge(ctx, cc)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	updated := computeStatus(cc, st, metav1.NewTime(r.opts.Clock.Now()))
+	if err := r.writeStatus(ctx, cc, updated); err != nil {
+		return ctrl.Result{}, err
+	}
+	r.emitEvents(cc, updated, st)
+	return r.result(req.NamespacedName, st), nil
+}
+
+// result picks the requeue: backoff after a Kafka or apply problem, the
+// periodic topic re-check otherwise.
+func (r *Reconciler) result(key types.NamespacedName, st *loopState) ctrl.Result {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if st.retry {
+		r.failures[key]++
+		d := r.opts.RetryBase << min(r.failures[key]-1, 20)
+		if d > r.opts.RetryMax || d <= 0 {
+			d = r.opts.RetryMax
+		}
+		return ctrl.Result{RequeueAfter: d}
+	}
+	delete(r.failures, key)
+	if st.conflict != nil {
+		// The cluster waits for the winner to go; the watch on clusters of
+		// the same group wakes it up.
+		return ctrl.Result{}
+	}
+	return ctrl.Result{RequeueAfter: r.opts.TopicRecheckInterval}
+}
+
+func (r *Reconciler) forget(key types.NamespacedName) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.verified, key)
+	delete(r.failures, key)
+}

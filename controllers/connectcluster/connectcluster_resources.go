@@ -1,0 +1,512 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package connectcluster
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/go-logr/logr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+)
+
+// loopState is what one reconcile observed and decided; computeStatus and
+// emitEvents read it.
+type loopState struct {
+	totals   Totals
+	conflict *GroupConflict
+	// problem stops the loop short of a converged cluster (Reconciled=False).
+	problem *Problem
+	topics  topicsOutcome
+	// capacity is the capacity rule's decision (without autoscaling).
+	capacity    Capacity
+	autoscaling *AutoscalingResult
+	// deployment is the worker Deployment as observed before converging.
+	deployment        *appsv1.Deployment
+	deploymentCreated bool
+	appliedReplicas   *int32
+	// retry asks for a requeue with backoff.
+	retry bool
+}
+
+// Problem is a reason (a condition reason constant) and a message naming
+// the field and the fix; it stops a reconcile short of a converged cluster.
+type Problem struct {
+	Reason  string
+	Message string
+}
+
+func (p *Problem) Error() string { return p.Reason + ": " + p.Message }
+
+type topicsOutcome struct {
+	// state is "", "ok" or "failed"; "" means not checked this loop for
+	// another reason (the problem or conflict says which).
+	state   string
+	reason  string
+	message string
+	created []string
+}
+
+// InternalTopics are the three internal topics a cluster wants.
+func InternalTopics(cc *v1alpha1.ConnectCluster) []TopicSpec {
+	rf := int16(cc.StorageReplicationFactor())
+	return []TopicSpec{
+		{Role: TopicRoleConfig, Name: cc.ConfigTopic(), Partitions: v1alpha1.ConfigTopicPartitions, ReplicationFactor: rf},
+		{Role: TopicRoleOffset, Name: cc.OffsetTopic(), Partitions: cc.OffsetPartitions(), ReplicationFactor: rf},
+		{Role: TopicRoleStatus, Name: cc.StatusTopic(), Partitions: cc.StatusPartitions(), ReplicationFactor: rf},
+	}
+}
+
+// GroupClaimOf is the claim a cluster makes on its Kafka.
+func GroupClaimOf(cc *v1alpha1.ConnectCluster) GroupClaim {
+	return GroupClaim{
+		Namespace:        cc.Namespace,
+		Name:             cc.Name,
+		Created:          cc.CreationTimestamp.Time,
+		GroupID:          cc.GroupID(),
+		BootstrapServers: NormalizeBootstrapServers([]string{cc.Spec.Kafka.BootstrapServers}),
+	}
+}
+
+func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) (*loopState, error) {
+	log := logf.FromContext(ctx)
+	st := &loopState{}
+
+	totals, err := ClusterTotals(ctx, r.client, cc)
+	if err != nil {
+		return nil, err
+	}
+	st.totals = totals
+
+	var peers v1alpha1.ConnectClusterList
+	if err := r.client.List(ctx, &peers, client.MatchingFields{ClusterGroupIDIndex: cc.GroupID()}); err != nil {
+		return nil, fmt.Errorf("listing ConnectClusters claiming group %q: %w", cc.GroupID(), err)
+	}
+	claims := make([]GroupClaim, 0, len(peers.Items))
+	for i := range peers.Items {
+		claims = append(claims, GroupClaimOf(&peers.Items[i]))
+	}
+	st.conflict = FindGroupConflict(GroupClaimOf(cc), claims)
+
+	dep := &appsv1.Deployment{}
+	switch err := r.client.Get(ctx, types.NamespacedName{Namespace: cc.Namespace, Name: DeploymentName(cc)}, dep); {
+	case apierrors.IsNotFound(err):
+		dep = nil
+	case err != nil:
+		return nil, fmt.Errorf("reading the worker Deployment: %w", err)
+	}
+	st.deployment = dep
+
+	if st.conflict != nil {
+		// Never let two clusters fight over one group: the younger one runs no workers.
+		if dep != nil && metav1.IsControlledBy(dep, cc) {
+			if err := r.client.Delete(ctx, dep, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+				return nil, fmt.Errorf("deleting the worker Deployment of a cluster in group conflict: %w", err)
+			}
+			log.Info("deleted the worker Deployment: group conflict", "winner", st.conflict.Winner.Key())
+		}
+		return st, nil
+	}
+
+	conn, saslUser, prob := KafkaConnectionFor(ctx, r.apiReader, cc)
+	if prob == nil {
+		prob = r.checkTokenSecret(ctx, cc)
+	}
+	if prob != nil {
+		st.problem = prob
+		st.retry = true
+		return st, nil
+	}
+
+	st.topics = r.ensureTopics(ctx, cc, conn)
+	if st.topics.state == "failed" {
+		st.problem = &Problem{Reason: st.topics.reason, Message: st.topics.message}
+		st.retry = true
+	}
+
+	st.capacity = DesiredReplicas(cc.RequestedReplicas(), int64(totals.Tasks), int64(cc.MaxTasksPerWorker()))
+	replicas := ptr.To(st.capacity.Replicas)
+	if cc.AutoscalingEnabled() && r.opts.Autoscaler != nil {
+		res, err := r.opts.Autoscaler.ReconcileAutoscaling(ctx, cc, totals, DeploymentName(cc))
+		if err != nil {
+			res = AutoscalingResult{Autoscaling: ConditionValue{Reason: v1alpha1.ReasonReconcileFailed, Message: err.Error()}}
+			if st.problem == nil {
+				st.problem = &Problem{Reason: v1alpha1.ReasonReconcileFailed, Message: "autoscaling: " + err.Error()}
+			}
+			st.retry = true
+		}
+		st.autoscaling = &res
+		if res.Active {
+			replicas = nil
+			if err := r.handOverReplicas(ctx, dep); err != nil {
+				if st.problem == nil {
+					st.problem = &Problem{Reason: v1alpha1.ReasonReconcileFailed, Message: err.Error()}
+				}
+				st.retry = true
+				return st, nil
+			}
+		}
+	}
+
+	token := ""
+	if GeneratesRestToken(cc) {
+		if token, err = r.restToken(ctx, cc); err != nil {
+			return nil, err
+		}
+	}
+	image := cc.Spec.Image
+	if image == "" {
+		image = r.opts.WorkerImage
+	}
+	if image == "" {
+		st.problem = &Problem{Reason: v1alpha1.ReasonInvalidSpec, Message: "spec.image is empty and the operator has no default worker image: set spec.image, or start the operator with --worker-image"}
+		return st, nil
+	}
+	children, err := BuildChildren(cc, ChildInputs{
+		Image:             image,
+		OperatorNamespace: r.opts.OperatorNamespace,
+		Replicas:          replicas,
+		RestToken:         token,
+		SASLUsername:      saslUser,
+	})
+	if err != nil {
+		if st.problem == nil {
+			st.problem = &Problem{Reason: v1alpha1.ReasonInvalidSpec, Message: err.Error()}
+		}
+		return st, nil
+	}
+
+	for _, o := range children.Objects() {
+		if o == children.Deployment && dep == nil && st.topics.state != "ok" {
+			// No workers before their internal topics are in place; an
+			// existing Deployment keeps following the spec.
+			continue
+		}
+		if err := r.apply(ctx, cc, o); err != nil {
+			if st.problem == nil {
+				st.problem = &Problem{Reason: v1alpha1.ReasonReconcileFailed, Message: err.Error()}
+			}
+			st.retry = true
+			return st, nil
+		}
+		if o == children.Deployment {
+			st.deploymentCreated = dep == nil
+			st.appliedReplicas = children.Deployment.Spec.Replicas
+		}
+	}
+	if children.NetworkPolicy == nil {
+		if err := r.deleteOwned(ctx, cc, &networkingv1.NetworkPolicy{}, NetworkPolicyName(cc)); err != nil {
+			st.problem = &Problem{Reason: v1alpha1.ReasonReconcileFailed, Message: err.Error()}
+			st.retry = true
+		}
+	}
+	return st, nil
+}
+
+// apply converges one child with server-side apply as the operator's field
+// manager. It refuses to take over an object of the same name that the
+// cluster does not control (a user's own Deployment "<cluster>-connect", say).
+func (r *Reconciler) apply(ctx context.Context, cc *v1alpha1.ConnectCluster, o client.Object) error {
+	u, err := ApplyForm(o)
+	if err != nil {
+		return err
+	}
+	kind := u.GetKind()
+	// A fresh, empty object: decoding into a copy of o would keep o's owner
+	// references when the stored object has none.
+	existing, ok := reflect.New(reflect.TypeOf(o).Elem()).Interface().(client.Object)
+	if !ok {
+		return fmt.Errorf("%s %s is not a client.Object", kind, o.GetName())
+	}
+	// Secrets are read past the cache: the operator does not watch Secrets.
+	var reader client.Reader = r.client
+	if _, isSecret := o.(*corev1.Secret); isSecret {
+		reader = r.apiReader
+	}
+	switch err := reader.Get(ctx, client.ObjectKeyFromObject(o), existing); {
+	case err == nil && !metav1.IsControlledBy(existing, cc):
+		return fmt.Errorf("%s %s already exists and is not managed by this ConnectCluster: rename or delete it", kind, o.GetName())
+	case err != nil && !apierrors.IsNotFound(err):
+		return fmt.Errorf("reading %s %s: %w", kind, o.GetName(), err)
+	}
+	if err := r.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+		return fmt.Errorf("applying %s %s: %w", kind, o.GetName(), err)
+	}
+	return nil
+}
+
+// ReplicasHandoffManager is the field manager that keeps spec.replicas of a
+// Deployment whose count the autoscaler took over, until the HPA writes it.
+const ReplicasHandoffManager = "conveyor-operator-replicas-handoff"
+
+// handOverReplicas lets go of spec.replicas without resetting it. Dropping a
+// field from an apply removes it when its manager was the only owner, and the
+// Deployment would fall back to 1 replica until the HPA reacts; so, as the
+// server-side apply documentation describes for handing replicas to an HPA,
+// a second manager first applies the current value, then the operator's
+// next apply leaves the field out.
+func (r *Reconciler) handOverReplicas(ctx context.Context, dep *appsv1.Deployment) error {
+	if dep == nil || dep.Spec.Replicas == nil || !ownsField(dep, FieldManager, "f:spec", "f:replicas") {
+		return nil
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1",
+		"kind":       "Deployment",
+		"metadata":   map[string]any{"name": dep.Name, "namespace": dep.Namespace},
+		"spec":       map[string]any{"replicas": int64(*dep.Spec.Replicas)},
+	}}
+	if err := r.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(ReplicasHandoffManager)); err != nil {
+		return fmt.Errorf("handing spec.replicas of Deployment %s over to the autoscaler: %w", dep.Name, err)
+	}
+	return nil
+}
+
+// ownsField reports whether manager's apply entry owns the field at path.
+func ownsField(obj metav1.Object, manager string, path ...string) bool {
+	for _, mf := range obj.GetManagedFields() {
+		if mf.Manager != manager || mf.Operation != metav1.ManagedFieldsOperationApply || mf.FieldsV1 == nil {
+			continue
+		}
+		var fields map[string]any
+		if err := json.Unmarshal(mf.FieldsV1.Raw, &fields); err != nil {
+			continue
+		}
+		cur := fields
+		for i, p := range path {
+			next, ok := cur[p]
+			if !ok {
+				break
+			}
+			if i == len(path)-1 {
+				return true
+			}
+			if cur, ok = next.(map[string]any); !ok {
+				break
+			}
+		}
+	}
+	return false
+}
+
+// deleteOwned deletes a child the cluster no longer wants, if the cluster controls it.
+func (r *Reconciler) deleteOwned(ctx context.Context, cc *v1alpha1.ConnectCluster, obj client.Object, name string) error {
+	err := r.client.Get(ctx, types.NamespacedName{Namespace: cc.Namespace, Name: name}, obj)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading %T %s: %w", obj, name, err)
+	}
+	if !metav1.IsControlledBy(obj, cc) {
+		return nil
+	}
+	if err := r.client.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting %T %s: %w", obj, name, err)
+	}
+	return nil
+}
+
+// restToken returns the token of the generated REST token Secret, creating a
+// token only when the Secret does not exist yet (or holds none).
+func (r *Reconciler) restToken(ctx context.Context, cc *v1alpha1.ConnectCluster) (string, error) {
+	ref := cc.RestTokenSecret()
+	var s corev1.Secret
+	err := r.apiReader.Get(ctx, types.NamespacedName{Namespace: cc.Namespace, Name: ref.Name}, &s)
+	switch {
+	case err == nil && len(s.Data[ref.Key]) > 0:
+		return string(s.Data[ref.Key]), nil
+	case err != nil && !apierrors.IsNotFound(err):
+		return "", fmt.Errorf("reading the REST token Secret %s: %w", ref.Name, err)
+	}
+	return NewRestToken(r.opts.Rand)
+}
+
+// checkTokenSecret reports a user-named REST token Secret that is missing:
+// worker pods could not start without it.
+func (r *Reconciler) checkTokenSecret(ctx context.Context, cc *v1alpha1.ConnectCluster) *Problem {
+	if !cc.RestAuthenticationEnabled() || GeneratesRestToken(cc) {
+		return nil
+	}
+	_, prob := secretValue(ctx, r.apiReader, cc.Namespace, cc.RestTokenSecret(), "spec.restApi.authentication.tokenSecret")
+	return prob
+}
+
+// secretValue reads one key of a Secret (with an uncached reader: the
+// operator does not watch Secrets).
+func secretValue(ctx context.Context, reader client.Reader, namespace string, ref v1alpha1.SecretKeyRef, field string) ([]byte, *Problem) {
+	var s corev1.Secret
+	if err := reader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: ref.Name}, &s); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, &Problem{Reason: v1alpha1.ReasonSecretNotFound,
+				Message: fmt.Sprintf("%s: Secret %q does not exist in namespace %q; create it or fix the reference", field, ref.Name, namespace)}
+		}
+		return nil, &Problem{Reason: v1alpha1.ReasonReconcileFailed, Message: fmt.Sprintf("%s: reading Secret %q: %v", field, ref.Name, err)}
+	}
+	v, ok := s.Data[ref.Key]
+	if !ok || len(v) == 0 {
+		return nil, &Problem{Reason: v1alpha1.ReasonSecretNotFound,
+			Message: fmt.Sprintf("%s: Secret %q has no key %q (or it is empty)", field, ref.Name, ref.Key)}
+	}
+	return v, nil
+}
+
+// KafkaConnectionFor builds the operator's own connection to a cluster's
+// Kafka from spec.kafka and the Secrets it references (read with reader,
+// which should bypass the cache), and returns the SASL user name. The
+// KafkaConnector reconciler uses it for its kadm reads of partition counts.
+func KafkaConnectionFor(ctx context.Context, reader client.Reader, cc *v1alpha1.ConnectCluster) (KafkaConnection, string, *Problem) {
+	k := cc.Spec.Kafka
+	conn := KafkaConnection{BootstrapServers: splitServers(k.BootstrapServers)}
+	if t := k.TLS; t != nil {
+		cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: t.InsecureSkipVerify} //nolint:gosec // the user's explicit, documented test-only choice
+		if t.CA != nil {
+			pem, prob := secretValue(ctx, reader, cc.Namespace, *t.CA, "spec.kafka.tls.ca")
+			if prob != nil {
+				return conn, "", prob
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				return conn, "", &Problem{Reason: v1alpha1.ReasonInvalidSpec, Message: fmt.Sprintf("spec.kafka.tls.ca: Secret %q key %q holds no PEM certificate", t.CA.Name, t.CA.Key)}
+			}
+			cfg.RootCAs = pool
+		}
+		if t.Certificate != nil && t.Key != nil {
+			certPEM, prob := secretValue(ctx, reader, cc.Namespace, *t.Certificate, "spec.kafka.tls.certificate")
+			if prob != nil {
+				return conn, "", prob
+			}
+			keyPEM, prob := secretValue(ctx, reader, cc.Namespace, *t.Key, "spec.kafka.tls.key")
+			if prob != nil {
+				return conn, "", prob
+			}
+			pair, err := tls.X509KeyPair(certPEM, keyPEM)
+			if err != nil {
+				return conn, "", &Problem{Reason: v1alpha1.ReasonInvalidSpec, Message: fmt.Sprintf("spec.kafka.tls.certificate/key: not a valid PEM key pair: %v", err)}
+			}
+			cfg.Certificates = []tls.Certificate{pair}
+		}
+		conn.TLS = cfg
+	}
+	user := ""
+	if s := k.SASL; s != nil {
+		u, prob := secretValue(ctx, reader, cc.Namespace, s.Username, "spec.kafka.sasl.username")
+		if prob != nil {
+			return conn, "", prob
+		}
+		p, prob := secretValue(ctx, reader, cc.Namespace, s.Password, "spec.kafka.sasl.password")
+		if prob != nil {
+			return conn, "", prob
+		}
+		user = strings.TrimRight(string(u), "\r\n")
+		pass := strings.TrimRight(string(p), "\r\n")
+		switch s.Mechanism {
+		case v1alpha1.SASLMechanismPlain:
+			conn.SASL = plain.Auth{User: user, Pass: pass}.AsMechanism()
+		case v1alpha1.SASLMechanismScramSHA256:
+			conn.SASL = scram.Auth{User: user, Pass: pass}.AsSha256Mechanism()
+		case v1alpha1.SASLMechanismScramSHA512:
+			conn.SASL = scram.Auth{User: user, Pass: pass}.AsSha512Mechanism()
+		default:
+			return conn, "", &Problem{Reason: v1alpha1.ReasonInvalidSpec, Message: fmt.Sprintf("spec.kafka.sasl.mechanism: %q is not PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", s.Mechanism)}
+		}
+	}
+	return conn, user, nil
+}
+
+// topicsKey identifies what a topic check verified: the brokers, the
+// credentials' references and the wanted topics.
+func topicsKey(cc *v1alpha1.ConnectCluster, wants []TopicSpec) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%v\x00%v\x00", cc.Spec.Kafka.BootstrapServers, cc.Spec.Kafka.TLS, cc.Spec.Kafka.SASL)
+	for _, w := range wants {
+		fmt.Fprintf(h, "%+v\x00", w)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// ensureTopics creates or verifies the internal topics, at most once per
+// TopicRecheckInterval while nothing about them changes.
+func (r *Reconciler) ensureTopics(ctx context.Context, cc *v1alpha1.ConnectCluster, conn KafkaConnection) topicsOutcome {
+	wants := InternalTopics(cc)
+	key := types.NamespacedName{Namespace: cc.Namespace, Name: cc.Name}
+	tkey := topicsKey(cc, wants)
+	now := r.opts.Clock.Now()
+	r.mu.Lock()
+	rec, ok := r.verified[key]
+	r.mu.Unlock()
+	okMsg := fmt.Sprintf("topics %s (1 partition), %s (%d partitions) and %s (%d partitions) exist with cleanup.policy=compact",
+		wants[0].Name, wants[1].Name, wants[1].Partitions, wants[2].Name, wants[2].Partitions)
+	if ok && rec.uid == cc.UID && rec.key == tkey && now.Sub(rec.at) < r.opts.TopicRecheckInterval {
+		return topicsOutcome{state: "ok", reason: v1alpha1.ReasonTopicsReady, message: okMsg}
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, r.opts.KafkaTimeout)
+	defer cancel()
+	fail := func(reason, msg string) topicsOutcome {
+		r.mu.Lock()
+		delete(r.verified, key)
+		r.mu.Unlock()
+		return topicsOutcome{state: "failed", reason: reason, message: msg}
+	}
+	admin, err := r.opts.AdminFactory(ctx, conn)
+	if err != nil {
+		return fail(v1alpha1.ReasonKafkaUnreachable, err.Error())
+	}
+	defer admin.Close()
+	verdicts, err := EnsureTopics(ctx, admin, conn.BootstrapServers, wants)
+	var invalid *TopicInvalidError
+	switch {
+	case errors.Is(err, ErrKafkaUnreachable):
+		return fail(v1alpha1.ReasonKafkaUnreachable, err.Error()+"; check spec.kafka (bootstrap servers, TLS, SASL) and that the operator can reach the brokers")
+	case errors.As(err, &invalid):
+		reason := v1alpha1.ReasonTopicInvalid
+		if invalid.OnlyCreateFailures() {
+			reason = v1alpha1.ReasonTopicCreateFailed
+		}
+		return fail(reason, err.Error())
+	case err != nil:
+		return fail(v1alpha1.ReasonKafkaUnreachable, err.Error())
+	}
+	r.mu.Lock()
+	r.verified[key] = topicCheckRecord{uid: cc.UID, key: tkey, at: now}
+	r.mu.Unlock()
+	return topicsOutcome{state: "ok", reason: v1alpha1.ReasonTopicsReady, message: okMsg, created: CreatedTopics(verdicts)}
+}
+
+func withKgoLogger(log logr.Logger) kgo.Opt { return kgo.WithLogger(NewKgoLogger(log)) }

@@ -1,0 +1,185 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package connectcluster
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+)
+
+func TestWorkersReady(t *testing.T) {
+	for _, tc := range []struct {
+		name                 string
+		gen, observed        int64
+		want, updated, ready int32
+		wantReady            bool
+		msgHas               string
+	}{
+		{"all ready", 2, 2, 3, 3, 3, true, "3 of 3 workers ready"},
+		{"rolling out", 3, 2, 3, 3, 3, false, "rolling out"},
+		{"old pods", 2, 2, 3, 1, 3, false, "1 of 3 workers run the current config"},
+		{"some ready", 2, 2, 3, 3, 2, false, "2 of 3 workers ready"},
+		{"scaled to zero", 1, 1, 0, 0, 0, false, "scaled to 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ok, msg := workersReady(tc.gen, tc.observed, tc.want, tc.updated, tc.ready)
+			if ok != tc.wantReady || !strings.Contains(msg, tc.msgHas) {
+				t.Fatalf("workersReady = %v, %q; want %v and %q", ok, msg, tc.wantReady, tc.msgHas)
+			}
+		})
+	}
+}
+
+func TestComputeStatus(t *testing.T) {
+	now := metav1.NewTime(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
+	cc := minimalCluster()
+	cc.Generation = 4
+	readyDep := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Generation: 7},
+		Spec:       appsv1.DeploymentSpec{Replicas: ptr.To[int32](3)},
+		Status:     appsv1.DeploymentStatus{ObservedGeneration: 7, Replicas: 3, UpdatedReplicas: 3, ReadyReplicas: 3},
+	}
+	okTopics := topicsOutcome{state: "ok", reason: v1alpha1.ReasonTopicsReady, message: "fine"}
+
+	type want struct {
+		ready, reconciled, conflict, capacity metav1.ConditionStatus
+		readyReason, reconciledReason         string
+		replicas, desired                     int32
+	}
+	for _, tc := range []struct {
+		name string
+		st   *loopState
+		want want
+	}{
+		{
+			name: "healthy",
+			st:   &loopState{deployment: readyDep, topics: okTopics, capacity: DesiredReplicas(3, 8, 8), totals: Totals{Connectors: 2, Tasks: 8}},
+			want: want{metav1.ConditionTrue, metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse, v1alpha1.ReasonWorkersReady, v1alpha1.ReasonReconcileSucceeded, 3, 3},
+		},
+		{
+			name: "floor raised",
+			st:   &loopState{deployment: readyDep, topics: okTopics, capacity: DesiredReplicas(2, 24, 8)},
+			want: want{metav1.ConditionTrue, metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionTrue, v1alpha1.ReasonWorkersReady, v1alpha1.ReasonReconcileSucceeded, 3, 3},
+		},
+		{
+			name: "kafka down before the first Deployment",
+			st: &loopState{topics: topicsOutcome{state: "failed", reason: v1alpha1.ReasonKafkaUnreachable, message: "dial refused"},
+				problem: &Problem{Reason: v1alpha1.ReasonKafkaUnreachable, Message: "dial refused"}, capacity: DesiredReplicas(2, 0, 8)},
+			want: want{metav1.ConditionFalse, metav1.ConditionFalse, metav1.ConditionFalse, metav1.ConditionFalse, v1alpha1.ReasonKafkaUnreachable, v1alpha1.ReasonKafkaUnreachable, 0, 2},
+		},
+		{
+			name: "group conflict",
+			st:   &loopState{deployment: readyDep, conflict: &GroupConflict{Message: "group taken by a/b"}},
+			want: want{metav1.ConditionFalse, metav1.ConditionFalse, metav1.ConditionTrue, "", v1alpha1.ReasonGroupInUse, v1alpha1.ReasonGroupInUse, 0, 0},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := computeStatus(cc, tc.st, now)
+			check := func(typ string, status metav1.ConditionStatus, reason string) {
+				t.Helper()
+				c := meta.FindStatusCondition(s.Conditions, typ)
+				if status == "" {
+					if c != nil {
+						t.Errorf("condition %s set to %s, want it absent", typ, c.Status)
+					}
+					return
+				}
+				if c == nil || c.Status != status || (reason != "" && c.Reason != reason) || c.ObservedGeneration != 4 {
+					t.Errorf("condition %s = %+v, want status %s reason %q at generation 4", typ, c, status, reason)
+				}
+			}
+			check(v1alpha1.ConnectClusterReady, tc.want.ready, tc.want.readyReason)
+			check(v1alpha1.ConnectClusterReconciled, tc.want.reconciled, tc.want.reconciledReason)
+			check(v1alpha1.ConnectClusterGroupConflict, tc.want.conflict, "")
+			check(v1alpha1.ConnectClusterCapacityRaised, tc.want.capacity, "")
+			if s.Replicas != tc.want.replicas || s.DesiredReplicas != tc.want.desired {
+				t.Errorf("replicas %d desired %d, want %d and %d", s.Replicas, s.DesiredReplicas, tc.want.replicas, tc.want.desired)
+			}
+			if s.ObservedGeneration != 4 || s.GroupID != "data.orders" || s.Selector != "app.kubernetes.io/name=conveyor-worker,connect.conveyor.dev/cluster=orders" ||
+				s.RestURL != "http://orders-connect.data.svc:8083" {
+				t.Errorf("status fields %+v", s)
+			}
+			if cc.Status.Conditions != nil {
+				t.Fatal("computeStatus changed its input")
+			}
+		})
+	}
+}
+
+func TestChildNamesStayValid(t *testing.T) {
+	long := strings.Repeat("a", 80)
+	for _, n := range []string{childName(long, "connect"), childName(long, "connect-config")} {
+		if len(n) > 63 || !strings.HasSuffix(n, "-connect") && !strings.HasSuffix(n, "-connect-config") {
+			t.Errorf("child name %q is too long or lost its suffix", n)
+		}
+	}
+	if childName(long, "connect") == childName(long+"b", "connect") {
+		t.Error("two long names map to the same child name")
+	}
+	if v := labelValue(long); len(v) > 63 {
+		t.Errorf("label value %q too long", v)
+	}
+}
+
+func TestConfigHashFollowsTheConfig(t *testing.T) {
+	a := minimalCluster()
+	b := minimalCluster()
+	b.Spec.Config = map[string]string{"offset.flush.interval.ms": "2000"}
+	ca, err := BuildChildren(a, ChildInputs{Image: testImage, Replicas: ptr.To[int32](1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb, err := BuildChildren(b, ChildInputs{Image: testImage, Replicas: ptr.To[int32](1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ha := ca.Deployment.Spec.Template.Annotations[AnnotationConfigHash]
+	hb := cb.Deployment.Spec.Template.Annotations[AnnotationConfigHash]
+	if ha == "" || ha == hb {
+		t.Fatalf("config hash %q vs %q: a config change must change the pod template", ha, hb)
+	}
+	// Replicas are not config: scaling must not roll the pods.
+	cc, _ := BuildChildren(a, ChildInputs{Image: testImage, Replicas: ptr.To[int32](5)})
+	if cc.Deployment.Spec.Template.Annotations[AnnotationConfigHash] != ha {
+		t.Fatal("scaling changed the config hash")
+	}
+}
+
+func TestInvalidWorkerConfigNamesTheKey(t *testing.T) {
+	cc := minimalCluster()
+	cc.Spec.Config = map[string]string{"offset.flush.interval.ms": "soon"}
+	if _, err := BuildChildren(cc, ChildInputs{Image: testImage}); err == nil || !strings.Contains(err.Error(), "offset.flush.interval.ms") {
+		t.Fatalf("error %v does not name the bad key", err)
+	}
+}
+
+func TestGoMemLimit(t *testing.T) {
+	if got := GoMemLimit(autoscalingCluster().Spec.Resources); got != "483183819" {
+		t.Fatalf("GOMEMLIMIT for 512Mi = %s, want 483183819 (90%%, rounded down)", got)
+	}
+	if got := GoMemLimit(minimalCluster().Spec.Resources); got != "" {
+		t.Fatalf("GOMEMLIMIT without a limit = %q, want none", got)
+	}
+}

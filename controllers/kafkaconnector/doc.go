@@ -1,0 +1,26 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package kafkaconnector reconciles KafkaConnector resources into connectors
+// on a ConnectCluster's workers.
+//
+// Decisions are plain functions of plain inputs, table-tested without a
+// cluster or a worker: the effective task count and its pre-run estimate
+// (tasks.go), the normalized config diff (config.go), target-state
+// transitions (state.go), the autoRestart schedule (autorestart.go), restart
+// requests by annotation (restart.go) and secret references (secrets.go).
+// The reconciler only observes, calls these, and converges.
+package kafkaconnector

@@ -1,0 +1,85 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package kafkaconnector
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
+)
+
+// KafkaReads is the production Partitions and Lag hooks of the Reconciler:
+// a short-lived kadm client per call, connected like the ConnectCluster
+// reconciler connects (TLS and SASL from the cluster's Secrets).
+type KafkaReads struct {
+	// Reader reads the cluster's Secrets; it should bypass the cache
+	// (the manager's GetAPIReader).
+	Reader client.Reader
+	// Timeout bounds one read (default 10s).
+	Timeout time.Duration
+}
+
+func (k KafkaReads) admin(ctx context.Context, cc *v1alpha1.ConnectCluster) (*kadm.Client, context.Context, func(), error) {
+	conn, _, prob := connectcluster.KafkaConnectionFor(ctx, k.Reader, cc)
+	if prob != nil {
+		return nil, nil, nil, fmt.Errorf("connecting to the Kafka of ConnectCluster %s/%s: %w", cc.Namespace, cc.Name, prob)
+	}
+	opts := []kgo.Opt{kgo.SeedBrokers(conn.BootstrapServers...), kgo.ClientID("conveyor-operator"), kgo.DialTimeout(5 * time.Second)}
+	if conn.TLS != nil {
+		opts = append(opts, kgo.DialTLSConfig(conn.TLS))
+	}
+	if conn.SASL != nil {
+		opts = append(opts, kgo.SASL(conn.SASL))
+	}
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("creating a Kafka client for ConnectCluster %s/%s: %w", cc.Namespace, cc.Name, err)
+	}
+	timeout := k.Timeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	return kadm.NewClient(cl), rctx, func() { cancel(); cl.Close() }, nil
+}
+
+// Partitions reads the partition counts of topics (see PartitionCounts).
+func (k KafkaReads) Partitions(ctx context.Context, cc *v1alpha1.ConnectCluster, topics []string) (map[string]int32, error) {
+	adm, rctx, done, err := k.admin(ctx, cc)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return PartitionCounts(rctx, adm, topics)
+}
+
+// Lag reads a sink's consumer group lag (see SinkLag).
+func (k KafkaReads) Lag(ctx context.Context, cc *v1alpha1.ConnectCluster, group string) (*int64, error) {
+	adm, rctx, done, err := k.admin(ctx, cc)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return SinkLag(rctx, adm, group)
+}

@@ -1,0 +1,42 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package bundled registers the connectors compiled into the worker.
+package bundled
+
+import (
+	"github.com/conveyor-dev/conveyor/runtime/connectors/file"
+	"github.com/conveyor-dev/conveyor/runtime/connectors/rangesource"
+	"github.com/conveyor-dev/conveyor/runtime/plugin"
+)
+
+// Plugins returns every bundled plugin.
+func Plugins() []plugin.Plugin {
+	return []plugin.Plugin{
+		file.SourcePlugin(),
+		file.SinkPlugin(),
+		rangesource.Plugin(),
+	}
+}
+
+// Registry returns a new registry holding every bundled plugin.
+func Registry() *plugin.Registry {
+	r := plugin.NewRegistry()
+	for _, p := range Plugins() {
+		r.MustRegister(p)
+	}
+	return r
+}

@@ -1,0 +1,341 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package file holds the bundled file connectors: FileSource reads lines
+// from files into a topic (one task per file at most, resuming from stored
+// offsets) and FileSink appends record values to a file, one per line.
+package file
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/conveyor-dev/conveyor/runtime/data"
+	"github.com/conveyor-dev/conveyor/runtime/plugin"
+)
+
+// Version of the bundled file connectors.
+const Version = "0.1.0"
+
+// Configuration keys of FileSource.
+const (
+	KeyFile           = "file"
+	KeyFiles          = "files"
+	KeyTopic          = "topic"
+	KeyBatchSize      = "batch.size"
+	KeyPollIntervalMs = "poll.interval.ms"
+	// KeyTaskFiles is set by the connector in each task config: a JSON
+	// array of the files the task reads.
+	KeyTaskFiles = "task.files"
+)
+
+// Source partition and offset keys of FileSource records.
+const (
+	PartitionFile  = "file"
+	OffsetPosition = "position"
+)
+
+// maxLine bounds a line held in memory while waiting for its newline.
+const maxLine = 16 << 20
+
+// SourcePlugin returns the FileSource plugin.
+func SourcePlugin() plugin.Plugin {
+	return plugin.Plugin{
+		Class:   "dev.conveyor.connect.file.FileSourceConnector",
+		Aliases: []string{"org.apache.kafka.connect.file.FileStreamSourceConnector"},
+		Kind:    plugin.KindSource,
+		Version: Version,
+		Doc:     "Reads text files line by line into a topic; one task per file at most; resumes from stored offsets.",
+		Spec: plugin.ConfigSpec{Fields: []plugin.ConfigField{
+			{Name: KeyFile, Type: plugin.TypeString, Group: "File", Importance: plugin.ImportanceHigh, Width: plugin.WidthLong,
+				Doc: "A file to read. Set file or files."},
+			{Name: KeyFiles, Type: plugin.TypeList, Group: "File", Importance: plugin.ImportanceHigh, Width: plugin.WidthLong,
+				Doc: "Files to read, comma-separated; each file is read by one task. Set file or files."},
+			{Name: KeyTopic, Type: plugin.TypeString, Required: true, Group: "File", Importance: plugin.ImportanceHigh, Width: plugin.WidthMedium,
+				Validator: plugin.NonEmpty(), Doc: "The topic to publish lines to."},
+			{Name: KeyBatchSize, Type: plugin.TypeInt, Default: "2000", Group: "File", Importance: plugin.ImportanceLow, Width: plugin.WidthShort,
+				Validator: plugin.AtLeast(1), Doc: "Maximum number of lines returned by one poll."},
+			{Name: KeyPollIntervalMs, Type: plugin.TypeLong, Default: "250", Group: "File", Importance: plugin.ImportanceLow, Width: plugin.WidthShort,
+				Validator: plugin.Between(1, 60000), Doc: "How long a poll waits for new lines at the end of all files, in ms."},
+		}},
+		NewConnector:  func() plugin.Connector { return &SourceConnector{} },
+		NewSourceTask: func() plugin.SourceTask { return &SourceTask{} },
+	}
+}
+
+// files returns the configured files (file and files), de-duplicated.
+func files(config map[string]string) []string {
+	var out []string
+	seen := map[string]bool{}
+	all := plugin.SplitList(config[KeyFiles])
+	if f := strings.TrimSpace(config[KeyFile]); f != "" {
+		all = append([]string{f}, all...)
+	}
+	for _, f := range all {
+		if !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// SourceConnector splits the configured files over tasks.
+type SourceConnector struct {
+	config map[string]string
+	files  []string
+}
+
+// Validate requires at least one file.
+func (c *SourceConnector) Validate(_ context.Context, config map[string]string) []plugin.FieldError {
+	if len(files(config)) == 0 {
+		return []plugin.FieldError{{Name: KeyFiles, Message: "set file or files to at least one path"}}
+	}
+	return nil
+}
+
+// Start records the configuration.
+func (c *SourceConnector) Start(_ context.Context, _ plugin.ConnectorContext, config map[string]string) error {
+	c.config = config
+	c.files = files(config)
+	if len(c.files) == 0 {
+		return errors.New("file source: set file or files to at least one path")
+	}
+	return nil
+}
+
+// NaturalLimit is the number of files: one task per file at most.
+func (c *SourceConnector) NaturalLimit(context.Context) (int, plugin.Reason, error) {
+	return len(c.files), plugin.Files, nil
+}
+
+// TaskConfigs deals the files round-robin over min(max, files) tasks.
+func (c *SourceConnector) TaskConfigs(max int) ([]map[string]string, error) {
+	n := min(max, len(c.files))
+	groups := make([][]string, n)
+	for i, f := range c.files {
+		groups[i%n] = append(groups[i%n], f)
+	}
+	out := make([]map[string]string, n)
+	for i, g := range groups {
+		cfg := make(map[string]string, len(c.config)+1)
+		for k, v := range c.config {
+			cfg[k] = v
+		}
+		b, err := json.Marshal(g)
+		if err != nil {
+			return nil, fmt.Errorf("encoding task files: %w", err)
+		}
+		cfg[KeyTaskFiles] = string(b)
+		out[i] = cfg
+	}
+	return out, nil
+}
+
+// Stop does nothing: the connector holds no resources.
+func (c *SourceConnector) Stop() error { return nil }
+
+type fileState struct {
+	path    string
+	f       *os.File
+	r       *bufio.Reader
+	pos     int64 // byte offset after the last emitted line
+	partial []byte
+	missing bool // logged that the file does not exist yet
+}
+
+// SourceTask reads its files line by line, emitting each complete line as
+// a string record with source partition {"file": path} and offset
+// {"position": byte offset after the line}. At the end of every file it
+// waits for more lines (like tail -f).
+type SourceTask struct {
+	plugin.NopCommitter
+	log       *slog.Logger
+	topic     string
+	batchSize int
+	interval  time.Duration
+	files     []*fileState
+	next      int // round-robin start
+}
+
+// Start opens the files at their stored positions.
+func (t *SourceTask) Start(ctx context.Context, tc plugin.SourceTaskContext, config map[string]string) error {
+	cfg, err := SourcePlugin().Spec.Parse(config)
+	if err != nil {
+		return err
+	}
+	t.log = tc.Logger()
+	t.topic = cfg.String(KeyTopic)
+	t.batchSize = cfg.Int(KeyBatchSize)
+	t.interval = time.Duration(cfg.Long(KeyPollIntervalMs)) * time.Millisecond
+	var paths []string
+	if raw := config[KeyTaskFiles]; raw != "" {
+		if err := json.Unmarshal([]byte(raw), &paths); err != nil {
+			return fmt.Errorf("file source task: invalid %s: %w", KeyTaskFiles, err)
+		}
+	} else {
+		paths = files(config)
+	}
+	if len(paths) == 0 {
+		return errors.New("file source task: no files assigned")
+	}
+	parts := make([]map[string]any, len(paths))
+	for i, p := range paths {
+		parts[i] = map[string]any{PartitionFile: p}
+	}
+	offsets, err := tc.OffsetReader().Offsets(ctx, parts)
+	if err != nil {
+		return fmt.Errorf("file source task: reading stored offsets: %w", err)
+	}
+	for i, p := range paths {
+		st := &fileState{path: p}
+		if i < len(offsets) && offsets[i] != nil {
+			pos, err := toInt64(offsets[i][OffsetPosition])
+			if err != nil {
+				return fmt.Errorf("file source task: stored offset of %s: %w", p, err)
+			}
+			st.pos = pos
+			t.log.Info("resuming file", "file", p, "position", pos)
+		}
+		t.files = append(t.files, st)
+	}
+	return nil
+}
+
+// toInt64 reads a number that went through a JSON offset store.
+func toInt64(v any) (int64, error) {
+	switch n := v.(type) {
+	case int64:
+		return n, nil
+	case int:
+		return int64(n), nil
+	case int32:
+		return int64(n), nil
+	case float64:
+		return int64(n), nil
+	case json.Number:
+		return n.Int64()
+	}
+	return 0, fmt.Errorf("position %v (%T) is not a number", v, v)
+}
+
+// open opens a file at its position; a missing file is not an error yet.
+func (t *SourceTask) open(st *fileState) error {
+	f, err := os.Open(st.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if !st.missing {
+			t.log.Warn("file does not exist yet; waiting for it", "file", st.path)
+			st.missing = true
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("opening %s: %w", st.path, err)
+	}
+	if _, err := f.Seek(st.pos, io.SeekStart); err != nil {
+		f.Close()
+		return fmt.Errorf("seeking %s to %d: %w", st.path, st.pos, err)
+	}
+	st.f, st.missing = f, false
+	st.r = bufio.NewReaderSize(f, 64<<10)
+	return nil
+}
+
+// Poll returns up to batch.size complete lines, or nil after waiting
+// poll.interval.ms when all files are at their end.
+func (t *SourceTask) Poll(ctx context.Context) ([]*plugin.SourceRecord, error) {
+	recs, err := t.read()
+	if err != nil || len(recs) > 0 {
+		return recs, err
+	}
+	timer := time.NewTimer(t.interval)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return nil, nil
+	case <-timer.C:
+	}
+	return t.read()
+}
+
+func (t *SourceTask) read() ([]*plugin.SourceRecord, error) {
+	var out []*plugin.SourceRecord
+	for i := 0; i < len(t.files) && len(out) < t.batchSize; i++ {
+		st := t.files[(t.next+i)%len(t.files)]
+		if st.f == nil {
+			if err := t.open(st); err != nil {
+				return out, err
+			}
+			if st.f == nil {
+				continue
+			}
+		}
+		for len(out) < t.batchSize {
+			chunk, err := st.r.ReadSlice('\n')
+			if err == bufio.ErrBufferFull {
+				st.partial = append(st.partial, chunk...)
+				if len(st.partial) > maxLine {
+					return out, fmt.Errorf("%s: line at byte %d is longer than %d bytes", st.path, st.pos, maxLine)
+				}
+				continue
+			}
+			if err == io.EOF {
+				st.partial = append(st.partial, chunk...)
+				break
+			}
+			if err != nil {
+				return out, fmt.Errorf("reading %s: %w", st.path, err)
+			}
+			line := chunk
+			if len(st.partial) > 0 {
+				line = append(st.partial, chunk...)
+				st.partial = nil
+			}
+			st.pos += int64(len(line))
+			text := strings.TrimSuffix(strings.TrimSuffix(string(line), "\n"), "\r")
+			out = append(out, &plugin.SourceRecord{
+				SourcePartition: map[string]any{PartitionFile: st.path},
+				SourceOffset:    map[string]any{OffsetPosition: st.pos},
+				Topic:           t.topic,
+				ValueSchema:     data.StringSchema,
+				Value:           text,
+			})
+		}
+	}
+	t.next = (t.next + 1) % len(t.files)
+	return out, nil
+}
+
+// Stop closes the files.
+func (t *SourceTask) Stop() error {
+	var errs []error
+	for _, st := range t.files {
+		if st.f != nil {
+			errs = append(errs, st.f.Close())
+			st.f = nil
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,135 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package data
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Struct is a value of a struct [Schema]: one value per field.
+type Struct struct {
+	schema *Schema
+	values []any
+}
+
+// NewStruct returns an empty struct of the given struct schema. It panics
+// when schema is not a struct schema (a programming error).
+func NewStruct(schema *Schema) *Struct {
+	if schema == nil || schema.Type != TypeStruct {
+		panic(fmt.Sprintf("data.NewStruct: schema %s is not a struct schema", schema))
+	}
+	return &Struct{schema: schema, values: make([]any, len(schema.Fields))}
+}
+
+// Schema returns the struct's schema.
+func (s *Struct) Schema() *Schema { return s.schema }
+
+// Set sets a field after checking the value against the field's schema.
+func (s *Struct) Set(name string, value any) error {
+	f := s.schema.Field(name)
+	if f == nil {
+		return fmt.Errorf("struct %s has no field %q", s.schema, name)
+	}
+	if err := f.Schema.Validate(value); err != nil {
+		return fmt.Errorf("field %q: %w", name, err)
+	}
+	s.values[f.Index] = value
+	return nil
+}
+
+// Put is Set for building structs in code: it returns the struct for
+// chaining and panics on an invalid field or value.
+func (s *Struct) Put(name string, value any) *Struct {
+	if err := s.Set(name, value); err != nil {
+		panic("data.Struct.Put: " + err.Error())
+	}
+	return s
+}
+
+// Get returns the value of a field, its schema default when unset, or nil
+// when the field does not exist.
+func (s *Struct) Get(name string) any {
+	v, _ := s.Lookup(name)
+	return v
+}
+
+// Lookup returns the value of a field (or its default when unset) and
+// whether the field exists.
+func (s *Struct) Lookup(name string) (any, bool) {
+	f := s.schema.Field(name)
+	if f == nil {
+		return nil, false
+	}
+	v := s.values[f.Index]
+	if v == nil {
+		v = f.Schema.Default
+	}
+	return v, true
+}
+
+// GetIndex returns the raw value at a field index (no default applied).
+func (s *Struct) GetIndex(i int) any { return s.values[i] }
+
+// Validate checks every field against its schema: required fields set,
+// values of the right types.
+func (s *Struct) Validate() error { return s.validate("") }
+
+func (s *Struct) validate(path string) error {
+	for _, f := range s.schema.Fields {
+		if err := f.Schema.validate(join(path, f.Name), s.values[f.Index]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Equal reports whether two structs have equal schemas and field values.
+func (s *Struct) Equal(o *Struct) bool {
+	if s == nil || o == nil {
+		return s == o
+	}
+	if !s.schema.Equal(o.schema) {
+		return false
+	}
+	for i := range s.values {
+		if !ValuesEqual(s.values[i], o.values[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// String renders the struct as Struct{name=value,...}, like Kafka.
+func (s *Struct) String() string {
+	var b strings.Builder
+	b.WriteString("Struct{")
+	first := true
+	for _, f := range s.schema.Fields {
+		v := s.values[f.Index]
+		if v == nil {
+			continue
+		}
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+		fmt.Fprintf(&b, "%s=%v", f.Name, v)
+	}
+	b.WriteByte('}')
+	return b.String()
+}

@@ -1,0 +1,612 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package herder
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/conveyor-dev/conveyor/runtime/connectapi"
+	"github.com/conveyor-dev/conveyor/runtime/plugin"
+	"github.com/conveyor-dev/conveyor/runtime/store"
+)
+
+type kickKind int
+
+const (
+	kickConfig kickKind = 1 << iota
+	kickLimits
+	kickReconfigure
+	kickTaskEnded
+	kickConnectorError
+)
+
+// connWorker runs one connector's instance and its tasks on this worker.
+// Its loop is the only goroutine that starts or stops them, so a connector
+// that blocks in Start or Stop blocks only itself.
+type connWorker struct {
+	h    *Herder
+	name string
+
+	kicks chan struct{}
+
+	mu            sync.Mutex // guards the fields below, set from other goroutines
+	pending       kickKind
+	restartConn   bool
+	restartTasks  map[int]bool
+	onlyFailed    bool
+	ended         map[RunningTask]error
+	raised        error
+	shuttingDown  bool
+	lastConnState string
+
+	runMu sync.Mutex // held while the loop changes what runs
+	// owned by the loop (under runMu):
+	conn        plugin.Connector
+	connCancel  context.CancelFunc
+	connHash    string
+	connFailed  string // config hash the connector failed with
+	lastNatural int
+	resolved    map[string]string
+	tasks       map[int]*taskRun
+	taskStates  map[int]string
+}
+
+type taskRun struct {
+	run     RunningTask
+	cfgHash string
+	failed  bool
+	paused  bool
+}
+
+func newConnWorker(h *Herder, name string) *connWorker {
+	return &connWorker{
+		h:            h,
+		name:         name,
+		kicks:        make(chan struct{}, 1),
+		restartTasks: map[int]bool{},
+		ended:        map[RunningTask]error{},
+		tasks:        map[int]*taskRun{},
+		taskStates:   map[int]string{},
+		lastNatural:  -2,
+	}
+}
+
+func (w *connWorker) kick(k kickKind) {
+	w.mu.Lock()
+	w.pending |= k
+	w.mu.Unlock()
+	select {
+	case w.kicks <- struct{}{}:
+	default:
+	}
+}
+
+func (w *connWorker) loop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.kicks:
+		}
+		w.mu.Lock()
+		k := w.pending
+		w.pending = 0
+		stopping := w.shuttingDown
+		w.mu.Unlock()
+		if stopping {
+			return
+		}
+		if idle := w.reconcile(ctx, k); idle {
+			w.h.removeWorker(w)
+			return
+		}
+	}
+}
+
+func hashConfig(cfg map[string]string) string {
+	b, _ := json.Marshal(cfg) // map keys are sorted
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+func tasksMax(cfg map[string]string) int {
+	n, err := strconv.Atoi(strings.TrimSpace(cfg[plugin.KeyTasksMax]))
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
+}
+
+// reconcile brings what runs here in line with the stores and the
+// assignment; it reports true when nothing is assigned or running.
+func (w *connWorker) reconcile(ctx context.Context, k kickKind) (idle bool) {
+	w.runMu.Lock()
+	defer w.runMu.Unlock()
+	h := w.h
+	cfg, exists := h.opts.Configs.Connector(w.name)
+	target := h.opts.Configs.TargetState(w.name)
+	a := h.currentAssignment()
+	connAssigned := exists && slices.Contains(a.Connectors, w.name)
+	assignedTasks := map[int]bool{}
+	for _, t := range a.Tasks {
+		if t.Connector == w.name {
+			assignedTasks[t.Task] = true
+		}
+	}
+	committed := h.opts.Configs.TaskConfigs(w.name)
+	hash := hashConfig(cfg)
+
+	w.mu.Lock()
+	restartConn, restartTasks, onlyFailed := w.restartConn, w.restartTasks, w.onlyFailed
+	w.restartConn, w.restartTasks, w.onlyFailed = false, map[int]bool{}, false
+	ended := w.ended
+	w.ended = map[RunningTask]error{}
+	raised := w.raised
+	w.raised = nil
+	w.mu.Unlock()
+
+	// Tasks that ended on their own are FAILED until a restart or a new config.
+	for _, tr := range w.tasks {
+		if tr.run != nil {
+			if err, ok := ended[tr.run]; ok && err != nil {
+				tr.run, tr.failed = nil, true
+			}
+		}
+	}
+
+	// The connector instance.
+	if raised != nil && w.conn != nil {
+		w.stopConnector()
+		w.connFailed = hash
+		w.setConnState(connectapi.StateFailed, raised.Error())
+	}
+	if restartConn && onlyFailed && w.connFailed == "" && w.conn != nil {
+		restartConn = false
+	}
+	wantConn := connAssigned && target != store.TargetStopped
+	if w.conn != nil && (!wantConn || w.connHash != hash || restartConn) {
+		w.stopConnector()
+	}
+	if restartConn || w.connFailed != hash {
+		w.connFailed = ""
+	}
+	started := false
+	if connAssigned {
+		switch {
+		case target == store.TargetStopped:
+			w.setConnState(connectapi.StateStopped, "")
+			if h.isLeader() && len(committed) > 0 {
+				// A stopped connector has no tasks (as in Kafka Connect).
+				w.writeTaskConfigs(ctx, nil, committed)
+				committed = nil
+			}
+		case w.conn == nil && w.connFailed == "":
+			if err := w.startConnector(ctx, cfg, hash); err != nil {
+				w.connFailed = hash
+				w.setConnState(connectapi.StateFailed, err.Error())
+			} else {
+				started = true
+			}
+		}
+		if w.conn != nil {
+			if target == store.TargetPaused {
+				w.setConnState(connectapi.StatePaused, "")
+			} else {
+				w.setConnState(connectapi.StateRunning, "")
+			}
+			regenerate := started || k&kickReconfigure != 0
+			if !regenerate && k&kickLimits != 0 {
+				natural, _, err := w.conn.NaturalLimit(ctx)
+				regenerate = err == nil && natural != w.lastNatural
+			}
+			if regenerate {
+				if cfgs, err := w.generateTaskConfigs(ctx, cfg); err != nil {
+					w.stopConnector()
+					w.connFailed = hash
+					w.setConnState(connectapi.StateFailed, err.Error())
+				} else if !equalConfigs(cfgs, committed) {
+					if w.writeTaskConfigs(ctx, cfgs, committed) {
+						committed = cfgs
+					}
+				}
+			}
+		}
+	}
+
+	// The tasks. A paused connector keeps tasks that can pause in place.
+	desired := map[int]map[string]string{}
+	paused := exists && target == store.TargetPaused
+	if exists && target != store.TargetStopped {
+		for i := range assignedTasks {
+			if i < len(committed) {
+				desired[i] = committed[i]
+			}
+		}
+	}
+	for i, tr := range w.tasks {
+		want, ok := desired[i]
+		restart := restartTasks[i] && (!onlyFailed || tr.failed)
+		_, canPause := tr.run.(Pauser)
+		if ok && hashConfig(want) == tr.cfgHash && !restart && (!paused || canPause || tr.run == nil) {
+			continue
+		}
+		if tr.run != nil {
+			w.stopTask(i, tr)
+		}
+		delete(w.tasks, i)
+		switch {
+		case ok && !paused:
+			// restarted below
+		case ok && paused:
+			w.setTaskState(i, connectapi.StatePaused, "")
+		case exists && i < len(committed) && !assignedTasks[i]:
+			w.setTaskState(i, connectapi.StateUnassigned, "")
+		default:
+			delete(w.taskStates, i)
+		}
+	}
+	for _, i := range slices.Sorted(maps.Keys(desired)) {
+		tr, running := w.tasks[i]
+		if !running {
+			if paused {
+				w.setTaskState(i, connectapi.StatePaused, "")
+				continue
+			}
+			w.startTask(ctx, i, cfg, desired[i], a.Generation)
+			continue
+		}
+		if p, ok := tr.run.(Pauser); ok && !tr.failed {
+			if paused && !tr.paused {
+				p.Pause()
+				tr.paused = true
+				w.setTaskState(i, connectapi.StatePaused, "")
+			} else if !paused && tr.paused {
+				p.Resume()
+				tr.paused = false
+				w.setTaskState(i, connectapi.StateRunning, "")
+			}
+		}
+	}
+	return !exists && len(w.tasks) == 0 && w.conn == nil
+}
+
+// setConnState writes the connector's status when it changes.
+func (w *connWorker) setConnState(state, trace string) {
+	w.mu.Lock()
+	same := w.lastConnState == state+"\x00"+trace
+	w.lastConnState = state + "\x00" + trace
+	w.mu.Unlock()
+	if !same {
+		w.h.putConnectorStatus(w.name, state, trace)
+	}
+}
+
+func (w *connWorker) setTaskState(i int, state, trace string) {
+	if w.taskStates[i] == state+"\x00"+trace {
+		return
+	}
+	w.taskStates[i] = state + "\x00" + trace
+	w.h.putTaskStatus(store.TaskID{Connector: w.name, Task: i}, state, trace)
+}
+
+func (w *connWorker) resolve(ctx context.Context, cfg map[string]string) (map[string]string, error) {
+	if w.h.opts.Resolver == nil {
+		return maps.Clone(cfg), nil
+	}
+	return w.h.opts.Resolver.Resolve(ctx, cfg)
+}
+
+func (w *connWorker) startConnector(ctx context.Context, cfg map[string]string, hash string) error {
+	h := w.h
+	class := cfg[plugin.KeyConnectorClass]
+	p, ok := h.opts.Plugins.Lookup(class)
+	if !ok {
+		return fmt.Errorf("failed to find any plugin named %q (set %s to a class or alias listed by GET /connector-plugins)", class, plugin.KeyConnectorClass)
+	}
+	resolved, err := w.resolve(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("resolving config placeholders of connector %q: %w", w.name, err)
+	}
+	if res := plugin.ValidateConfig(ctx, p, resolved); res.ErrorCount > 0 {
+		return fmt.Errorf("%s", invalidConfigMessage(res))
+	}
+	cctx, cancel := context.WithCancel(h.connCtx)
+	conn := p.NewConnector()
+	if err := conn.Start(cctx, &connContext{w: w}, resolved); err != nil {
+		cancel()
+		return fmt.Errorf("starting connector %q: %w", w.name, err)
+	}
+	w.conn, w.connCancel, w.connHash, w.resolved = conn, cancel, hash, resolved
+	w.lastNatural = -2
+	return nil
+}
+
+func (w *connWorker) stopConnector() {
+	if w.conn == nil {
+		return
+	}
+	if err := w.conn.Stop(); err != nil {
+		w.h.log.Warn("stopping connector", "connector", w.name, "err", err)
+	}
+	w.connCancel()
+	w.conn, w.connCancel, w.connHash, w.resolved = nil, nil, "", nil
+}
+
+// generateTaskConfigs asks the running connector for min(tasks.max,
+// natural limit) task configs, refuses more than tasks.max (KIP-1004),
+// records the limits and puts placeholders back where the connector copied
+// resolved values.
+func (w *connWorker) generateTaskConfigs(ctx context.Context, cfg map[string]string) ([]map[string]string, error) {
+	cfgs, pl, err := plugin.PlanTasks(ctx, w.name, w.conn, tasksMax(cfg))
+	if err != nil {
+		return nil, err
+	}
+	w.lastNatural = pl.NaturalLimit
+	lim := store.Limits{TasksMax: pl.TasksMax, EffectiveTasks: pl.EffectiveTasks, Reason: string(pl.Reason)}
+	if pl.NaturalLimit >= 0 {
+		n := pl.NaturalLimit
+		lim.NaturalLimit = &n
+	}
+	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := w.h.opts.Statuses.PutLimits(lctx, w.name, lim); err != nil {
+		w.h.log.Warn("writing task limits", "connector", w.name, "err", err)
+	}
+	out := make([]map[string]string, len(cfgs))
+	for i, c := range cfgs {
+		out[i] = reverseResolve(c, cfg, w.resolved)
+	}
+	return out, nil
+}
+
+// reverseResolve puts placeholders back into a task config wherever the
+// connector copied a resolved value of a key that holds a placeholder in the
+// raw connector config, so no resolved secret reaches the config topic.
+func reverseResolve(task, raw, resolved map[string]string) map[string]string {
+	out := maps.Clone(task)
+	for k, v := range out {
+		rv, ok := raw[k]
+		if !ok || !strings.Contains(rv, "${") {
+			continue
+		}
+		if res, ok := resolved[k]; ok && res == v {
+			out[k] = rv
+		}
+	}
+	return out
+}
+
+func equalConfigs(a, b []map[string]string) bool {
+	return slices.EqualFunc(a, b, func(x, y map[string]string) bool { return maps.Equal(x, y) })
+}
+
+// writeTaskConfigs writes new task configs (on the leader, or through the
+// forwarder on a follower) and drops statuses of tasks that no longer exist.
+func (w *connWorker) writeTaskConfigs(ctx context.Context, cfgs, old []map[string]string) bool {
+	h := w.h
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var err error
+	switch {
+	case h.isLeader():
+		err = h.opts.Configs.PutTaskConfigs(wctx, w.name, cfgs)
+	case h.opts.ForwardTaskConfigs != nil:
+		err = h.opts.ForwardTaskConfigs(wctx, w.name, cfgs)
+	default:
+		return false
+	}
+	if err != nil {
+		h.log.Error("writing task configs", "connector", w.name, "tasks", len(cfgs), "err", err)
+		return false
+	}
+	h.log.Info("task configs written", "connector", w.name, "tasks", len(cfgs))
+	for i := len(cfgs); i < len(old); i++ {
+		if err := h.opts.Statuses.DeleteTask(wctx, store.TaskID{Connector: w.name, Task: i}); err != nil {
+			h.log.Warn("deleting status of a removed task", "connector", w.name, "task", i, "err", err)
+		}
+	}
+	return true
+}
+
+func (w *connWorker) startTask(ctx context.Context, i int, connCfg, taskCfg map[string]string, generation int) {
+	h := w.h
+	tr := &taskRun{cfgHash: hashConfig(taskCfg)}
+	w.tasks[i] = tr
+	id := store.TaskID{Connector: w.name, Task: i}
+	fail := func(err error) {
+		tr.failed = true
+		w.setTaskState(i, connectapi.StateFailed, err.Error())
+	}
+	p, ok := h.opts.Plugins.Lookup(connCfg[plugin.KeyConnectorClass])
+	if !ok {
+		fail(fmt.Errorf("failed to find any plugin named %q", connCfg[plugin.KeyConnectorClass]))
+		return
+	}
+	rc, err := w.resolve(ctx, connCfg)
+	if err != nil {
+		fail(fmt.Errorf("resolving config placeholders of connector %q: %w", w.name, err))
+		return
+	}
+	rt, err := w.resolve(ctx, taskCfg)
+	if err != nil {
+		fail(fmt.Errorf("resolving config placeholders of task %d: %w", i, err))
+		return
+	}
+	run, err := h.opts.Tasks.StartTask(h.ctx, TaskSpec{ID: id, Plugin: p, ConnectorConfig: rc, TaskConfig: rt, Generation: generation})
+	if err != nil {
+		fail(fmt.Errorf("starting task %s-%d: %w", w.name, i, err))
+		return
+	}
+	tr.run = run
+	w.setTaskState(i, connectapi.StateRunning, "")
+	if p.Kind == plugin.KindSink {
+		topics, err := plugin.SinkTopics(ctx, &connContext{w: w}, rc)
+		if err == nil {
+			for _, t := range topics {
+				tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+				_ = h.opts.Statuses.PutTopic(tctx, w.name, t, i)
+				cancel()
+			}
+		}
+	}
+	go func() {
+		<-run.Done()
+		err := run.Err()
+		if err != nil {
+			h.log.Error("task failed", "connector", w.name, "task", i, "err", err)
+			w.mu.Lock()
+			w.ended[run] = err
+			w.mu.Unlock()
+			// Written here, not in the loop, so the status is not lost
+			// when the loop is busy.
+			w.runMu.Lock()
+			if w.tasks[i] == tr {
+				w.setTaskState(i, connectapi.StateFailed, err.Error())
+			}
+			w.runMu.Unlock()
+			w.kick(kickTaskEnded)
+		}
+	}()
+}
+
+func (w *connWorker) stopTask(i int, tr *taskRun) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.h.ctx), w.h.opts.TaskStopTimeout)
+	defer cancel()
+	if err := tr.run.Stop(ctx); err != nil {
+		w.h.log.Warn("stopping task", "connector", w.name, "task", i, "err", err)
+	}
+	tr.run = nil
+}
+
+// shutdown stops every task gracefully, then the connector.
+func (w *connWorker) shutdown(ctx context.Context) {
+	w.mu.Lock()
+	w.shuttingDown = true
+	w.mu.Unlock()
+	w.kick(0)
+	locked := make(chan struct{})
+	go func() { w.runMu.Lock(); close(locked) }()
+	select {
+	case <-locked:
+	case <-ctx.Done():
+		return // stuck in a connector call; Close reports it
+	}
+	defer w.runMu.Unlock()
+	var wg sync.WaitGroup
+	for i, tr := range w.tasks {
+		if tr.run == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sctx, cancel := context.WithTimeout(ctx, w.h.opts.TaskStopTimeout)
+			defer cancel()
+			if err := tr.run.Stop(sctx); err != nil {
+				w.h.log.Warn("stopping task at shutdown", "connector", w.name, "task", i, "err", err)
+			}
+			// As Kafka Connect does: a task stopped by its worker's
+			// shutdown is UNASSIGNED until a worker takes it.
+			if !tr.failed {
+				w.h.putTaskStatus(store.TaskID{Connector: w.name, Task: i}, connectapi.StateUnassigned, "")
+			}
+		}()
+	}
+	wg.Wait()
+	if w.conn != nil {
+		w.stopConnector()
+		w.h.putConnectorStatus(w.name, connectapi.StateUnassigned, "")
+	}
+}
+
+func (w *connWorker) requestRestart(includeTasks, onlyFailed bool, tasks []int) {
+	w.mu.Lock()
+	w.restartConn = true
+	w.onlyFailed = onlyFailed
+	for _, t := range tasks {
+		w.restartTasks[t] = true
+	}
+	_ = includeTasks
+	w.mu.Unlock()
+	w.kick(kickConfig)
+}
+
+func (w *connWorker) requestTaskRestart(task int) {
+	w.mu.Lock()
+	w.restartTasks[task] = true
+	w.mu.Unlock()
+	w.kick(kickConfig)
+}
+
+// connContext is the plugin.ConnectorContext of a running connector.
+type connContext struct{ w *connWorker }
+
+func (c *connContext) Logger() *slog.Logger {
+	return c.w.h.log.With("connector", c.w.name)
+}
+
+func (c *connContext) RequestTaskReconfiguration() { c.w.kick(kickReconfigure) }
+
+func (c *connContext) TopicPartitions(ctx context.Context, topics []string) (map[string]int32, error) {
+	if c.w.h.opts.Admin == nil {
+		return nil, errors.New("no Kafka admin client configured")
+	}
+	details, err := c.w.h.opts.Admin.ListTopics(ctx, topics...)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]int32, len(topics))
+	for _, t := range topics {
+		d, ok := details[t]
+		if !ok || d.Err != nil {
+			out[t] = 0 // a missing topic has no partitions yet
+			continue
+		}
+		out[t] = int32(len(d.Partitions))
+	}
+	return out, nil
+}
+
+func (c *connContext) ListTopics(ctx context.Context) ([]string, error) {
+	if c.w.h.opts.Admin == nil {
+		return nil, errors.New("no Kafka admin client configured")
+	}
+	details, err := c.w.h.opts.Admin.ListTopics(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return details.Names(), nil
+}
+
+func (c *connContext) RaiseError(err error) {
+	c.w.mu.Lock()
+	c.w.raised = err
+	c.w.mu.Unlock()
+	c.w.kick(kickConnectorError)
+}

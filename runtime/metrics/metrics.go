@@ -1,0 +1,390 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package metrics holds the Prometheus metrics of one worker.
+//
+// Names follow Kafka Connect's MBeans (connect-worker-metrics,
+// source-task-metrics, sink-task-metrics, connector-task-metrics,
+// connect-worker-rebalance-metrics) in snake_case with the prefix
+// "kafka_connect_", so a dashboard reads the same words it reads for Apache
+// Kafka Connect. Every worker owns its own *prometheus.Registry; nothing is
+// registered in the global default registry, so several workers (tests,
+// standalone mode) can live in one process.
+//
+// Per-task metrics carry the labels "connector" and "task". The task runners
+// call a *Task obtained from Metrics.Task; a nil *Task is valid and records
+// nothing, so runners work without metrics.
+package metrics
+
+import (
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Namespace is the prefix of every metric name.
+const Namespace = "kafka_connect"
+
+// Task states used as the "state" label of task counts; they match Kafka
+// Connect's status strings.
+const (
+	StateRunning    = "RUNNING"
+	StatePaused     = "PAUSED"
+	StateFailed     = "FAILED"
+	StateUnassigned = "UNASSIGNED"
+	StateRestarting = "RESTARTING"
+)
+
+// States lists the task states in the order Kafka Connect reports them.
+var States = []string{StateRunning, StatePaused, StateFailed, StateUnassigned, StateRestarting}
+
+// batchBucketsMs are the histogram buckets of batch and commit times in
+// milliseconds: 0.5 ms to 30 s.
+var batchBucketsMs = []float64{0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000}
+
+var taskLabels = []string{"connector", "task"}
+
+// Metrics is the set of metrics of one worker. Create it with New; it is
+// safe for concurrent use.
+type Metrics struct {
+	reg *prometheus.Registry
+
+	connectorCount *prometheus.GaugeVec // no labels beyond state-less; vec to allow reset
+	taskCount      *prometheus.GaugeVec
+	connTaskCount  *prometheus.GaugeVec
+
+	rebalancesTotal prometheus.Counter
+	rebalancing     prometheus.Gauge
+	rebalanceTimeMs prometheus.Histogram
+
+	taskRestarts *prometheus.CounterVec
+
+	sourcePoll      *prometheus.CounterVec
+	sourceWrite     *prometheus.CounterVec
+	sourceActive    *prometheus.GaugeVec
+	pollBatchTime   *prometheus.HistogramVec
+	sinkRead        *prometheus.CounterVec
+	sinkSend        *prometheus.CounterVec
+	putBatchTime    *prometheus.HistogramVec
+	sinkLag         *prometheus.GaugeVec
+	partitionCount  *prometheus.GaugeVec
+	commitSuccess   *prometheus.CounterVec
+	commitFailure   *prometheus.CounterVec
+	commitTime      *prometheus.HistogramVec
+	batchSize       *prometheus.HistogramVec
+	recordErrors    *prometheus.CounterVec
+	taskStatusGauge *prometheus.GaugeVec
+
+	mu       sync.Mutex
+	restarts map[taskKey]int
+}
+
+type taskKey struct {
+	connector string
+	task      int
+}
+
+// New creates the metrics of one worker in a fresh registry, including the
+// Go runtime and process collectors.
+func New() *Metrics {
+	reg := prometheus.NewRegistry()
+	m := &Metrics{reg: reg, restarts: map[taskKey]int{}}
+	f := func(c prometheus.Collector) { reg.MustRegister(c) }
+
+	m.connectorCount = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace,
+		Name: "connector_count", Help: "Number of connectors run by this worker."}, nil)
+	m.taskCount = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace,
+		Name: "task_count", Help: "Number of tasks run by this worker, by state."}, []string{"state"})
+	m.connTaskCount = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace,
+		Name: "connector_task_count", Help: "Number of tasks of a connector on this worker, by state."},
+		[]string{"connector", "state"})
+	m.rebalancesTotal = prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace,
+		Name: "completed_rebalances_total", Help: "Rebalances completed by this worker."})
+	m.rebalancing = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace,
+		Name: "rebalancing", Help: "1 while this worker is rebalancing, else 0."})
+	m.rebalanceTimeMs = prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: Namespace,
+		Name: "rebalance_time_ms", Help: "Time this worker spent rebalancing, in milliseconds.",
+		Buckets: batchBucketsMs})
+	m.taskRestarts = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace,
+		Name: "task_restarts_total", Help: "Restarts of a task on this worker."}, taskLabels)
+
+	m.sourcePoll = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace,
+		Name: "source_record_poll_total", Help: "Records polled from a source task (before transformation)."}, taskLabels)
+	m.sourceWrite = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace,
+		Name: "source_record_write_total", Help: "Records a source task wrote to Kafka, acknowledged by the broker."}, taskLabels)
+	m.sourceActive = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace,
+		Name: "source_record_active_count", Help: "Records a source task polled but whose offsets are not yet committable."}, taskLabels)
+	m.pollBatchTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace,
+		Name: "poll_batch_time_ms", Help: "Time a source task's poll took, in milliseconds.", Buckets: batchBucketsMs}, taskLabels)
+	m.sinkRead = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace,
+		Name: "sink_record_read_total", Help: "Records a sink task read from Kafka."}, taskLabels)
+	m.sinkSend = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace,
+		Name: "sink_record_send_total", Help: "Records a sink task handed to the connector's put."}, taskLabels)
+	m.putBatchTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace,
+		Name: "put_batch_time_ms", Help: "Time a sink task's put took, in milliseconds.", Buckets: batchBucketsMs}, taskLabels)
+	m.sinkLag = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace,
+		Name: "sink_lag", Help: "Records between the high watermark and the committed offset, summed over a sink task's partitions."}, taskLabels)
+	m.partitionCount = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace,
+		Name: "partition_count", Help: "Topic partitions assigned to a sink task."}, taskLabels)
+	m.commitSuccess = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace,
+		Name: "offset_commit_success_total", Help: "Successful offset commits of a task."}, taskLabels)
+	m.commitFailure = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace,
+		Name: "offset_commit_failure_total", Help: "Failed offset commits of a task (flush or commit failed)."}, taskLabels)
+	m.commitTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace,
+		Name: "offset_commit_time_ms", Help: "Time an offset commit (flush and commit) took, in milliseconds.", Buckets: batchBucketsMs}, taskLabels)
+	m.batchSize = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace,
+		Name: "batch_size", Help: "Records per poll (source) or put (sink) batch.",
+		Buckets: []float64{1, 10, 50, 100, 250, 500, 1000, 2500, 5000, 10000}}, taskLabels)
+	m.recordErrors = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace,
+		Name: "total_record_errors", Help: "Records of a task that failed conversion or delivery."}, taskLabels)
+	m.taskStatusGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace,
+		Name: "task_status", Help: "1 for the current state of a task, else 0."}, []string{"connector", "task", "state"})
+
+	for _, c := range []prometheus.Collector{
+		m.connectorCount, m.taskCount, m.connTaskCount, m.rebalancesTotal, m.rebalancing,
+		m.rebalanceTimeMs, m.taskRestarts, m.sourcePoll, m.sourceWrite, m.sourceActive,
+		m.pollBatchTime, m.sinkRead, m.sinkSend, m.putBatchTime, m.sinkLag, m.partitionCount,
+		m.commitSuccess, m.commitFailure, m.commitTime, m.batchSize, m.recordErrors, m.taskStatusGauge,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	} {
+		f(c)
+	}
+	m.connectorCount.WithLabelValues().Set(0)
+	for _, s := range States {
+		m.taskCount.WithLabelValues(s).Set(0)
+	}
+	return m
+}
+
+// Registry returns the worker's registry, for tests and extra collectors.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Handler serves the registry in the Prometheus text format (for /metrics).
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// SetConnectorCount sets the number of connectors this worker runs.
+func (m *Metrics) SetConnectorCount(n int) { m.connectorCount.WithLabelValues().Set(float64(n)) }
+
+// SetTaskCounts sets the number of tasks by state (keys as in States, e.g.
+// "RUNNING"); states missing from counts are set to 0.
+func (m *Metrics) SetTaskCounts(counts map[string]int) {
+	for _, s := range States {
+		m.taskCount.WithLabelValues(s).Set(float64(counts[s]))
+	}
+	for s, n := range counts {
+		m.taskCount.WithLabelValues(s).Set(float64(n))
+	}
+}
+
+// SetConnectorTaskCounts sets the task counts by state of one connector
+// (connector-running-task-count and friends); states missing are set to 0.
+func (m *Metrics) SetConnectorTaskCounts(connector string, counts map[string]int) {
+	for _, s := range States {
+		m.connTaskCount.WithLabelValues(connector, s).Set(float64(counts[s]))
+	}
+}
+
+// RemoveConnector drops the per-connector series of a deleted connector.
+func (m *Metrics) RemoveConnector(connector string) {
+	m.connTaskCount.DeletePartialMatch(prometheus.Labels{"connector": connector})
+}
+
+// RebalanceStarted marks the start of a rebalance; call the returned
+// function when it completed.
+func (m *Metrics) RebalanceStarted() (completed func()) {
+	start := time.Now()
+	m.rebalancing.Set(1)
+	return func() {
+		m.rebalancing.Set(0)
+		m.rebalancesTotal.Inc()
+		m.rebalanceTimeMs.Observe(ms(time.Since(start)))
+	}
+}
+
+// TaskRestarted counts one restart of a task.
+func (m *Metrics) TaskRestarted(connector string, task int) {
+	m.taskRestarts.WithLabelValues(connector, strconv.Itoa(task)).Inc()
+	m.mu.Lock()
+	m.restarts[taskKey{connector, task}]++
+	m.mu.Unlock()
+}
+
+// Restarts returns how often a task was restarted on this worker.
+func (m *Metrics) Restarts(connector string, task int) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.restarts[taskKey{connector, task}]
+}
+
+// Task returns the recorder of one task's metrics. Calling it twice for the
+// same task returns recorders of the same series. The series are resolved
+// once here, so recording costs no label lookup.
+func (m *Metrics) Task(connector string, task int) *Task {
+	if m == nil {
+		return nil
+	}
+	l := []string{connector, strconv.Itoa(task)}
+	return &Task{
+		m: m, labels: l,
+		sourcePoll: m.sourcePoll.WithLabelValues(l...), sourceWrite: m.sourceWrite.WithLabelValues(l...),
+		sourceActive: m.sourceActive.WithLabelValues(l...), pollBatchTime: m.pollBatchTime.WithLabelValues(l...),
+		sinkRead: m.sinkRead.WithLabelValues(l...), sinkSend: m.sinkSend.WithLabelValues(l...),
+		putBatchTime: m.putBatchTime.WithLabelValues(l...), sinkLag: m.sinkLag.WithLabelValues(l...),
+		partitionCount: m.partitionCount.WithLabelValues(l...), commitSuccess: m.commitSuccess.WithLabelValues(l...),
+		commitFailure: m.commitFailure.WithLabelValues(l...), commitTime: m.commitTime.WithLabelValues(l...),
+		batchSize: m.batchSize.WithLabelValues(l...), recordErrors: m.recordErrors.WithLabelValues(l...),
+	}
+}
+
+// RemoveTask drops the series of a task that no longer runs on this worker
+// (its restart count is kept).
+func (m *Metrics) RemoveTask(connector string, task int) {
+	l := prometheus.Labels{"connector": connector, "task": strconv.Itoa(task)}
+	for _, v := range []interface {
+		DeletePartialMatch(prometheus.Labels) int
+	}{
+		m.sourcePoll.MetricVec, m.sourceWrite.MetricVec, m.sourceActive.MetricVec,
+		m.pollBatchTime.MetricVec, m.sinkRead.MetricVec, m.sinkSend.MetricVec,
+		m.putBatchTime.MetricVec, m.sinkLag.MetricVec, m.partitionCount.MetricVec,
+		m.commitSuccess.MetricVec, m.commitFailure.MetricVec, m.commitTime.MetricVec,
+		m.batchSize.MetricVec, m.recordErrors.MetricVec, m.taskStatusGauge.MetricVec,
+	} {
+		v.DeletePartialMatch(l)
+	}
+}
+
+// Task records the metrics of one task. A nil *Task records nothing.
+// Recorders obtained before RemoveTask keep updating series that are no
+// longer exported; get a new one after a task restarts.
+type Task struct {
+	m      *Metrics
+	labels []string
+
+	sourcePoll, sourceWrite, sinkRead, sinkSend        prometheus.Counter
+	commitSuccess, commitFailure, recordErrors         prometheus.Counter
+	sourceActive, sinkLag, partitionCount              prometheus.Gauge
+	pollBatchTime, putBatchTime, commitTime, batchSize prometheus.Observer
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// SetState marks the task's current state in kafka_connect_task_status.
+func (t *Task) SetState(state string) {
+	if t == nil {
+		return
+	}
+	for _, s := range States {
+		v := 0.0
+		if s == state {
+			v = 1
+		}
+		t.m.taskStatusGauge.WithLabelValues(t.labels[0], t.labels[1], s).Set(v)
+	}
+}
+
+// SourcePolled records one source poll of n records that took d.
+func (t *Task) SourcePolled(n int, d time.Duration) {
+	if t == nil {
+		return
+	}
+	t.sourcePoll.Add(float64(n))
+	t.pollBatchTime.Observe(ms(d))
+	if n > 0 {
+		t.batchSize.Observe(float64(n))
+	}
+}
+
+// SourceWritten records n records acknowledged by the broker.
+func (t *Task) SourceWritten(n int) {
+	if t == nil {
+		return
+	}
+	t.sourceWrite.Add(float64(n))
+}
+
+// SetSourceActive sets the number of polled records whose offsets are not
+// yet committable.
+func (t *Task) SetSourceActive(n int) {
+	if t == nil {
+		return
+	}
+	t.sourceActive.Set(float64(n))
+}
+
+// SinkRead records n records read from Kafka.
+func (t *Task) SinkRead(n int) {
+	if t == nil {
+		return
+	}
+	t.sinkRead.Add(float64(n))
+}
+
+// SinkPut records one put of n records that took d.
+func (t *Task) SinkPut(n int, d time.Duration) {
+	if t == nil {
+		return
+	}
+	t.sinkSend.Add(float64(n))
+	t.putBatchTime.Observe(ms(d))
+	t.batchSize.Observe(float64(n))
+}
+
+// SetSinkLag sets the task's lag in records (high watermark minus
+// committed offset, summed over its partitions).
+func (t *Task) SetSinkLag(n int64) {
+	if t == nil {
+		return
+	}
+	t.sinkLag.Set(float64(n))
+}
+
+// SetPartitionCount sets the number of partitions assigned to a sink task.
+func (t *Task) SetPartitionCount(n int) {
+	if t == nil {
+		return
+	}
+	t.partitionCount.Set(float64(n))
+}
+
+// OffsetCommit records one offset commit that took d; err nil counts a
+// success, otherwise a failure.
+func (t *Task) OffsetCommit(d time.Duration, err error) {
+	if t == nil {
+		return
+	}
+	if err != nil {
+		t.commitFailure.Inc()
+	} else {
+		t.commitSuccess.Inc()
+	}
+	t.commitTime.Observe(ms(d))
+}
+
+// RecordErrors counts n records that failed conversion or delivery.
+func (t *Task) RecordErrors(n int) {
+	if t == nil {
+		return
+	}
+	t.recordErrors.Add(float64(n))
+}

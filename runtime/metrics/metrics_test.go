@@ -1,0 +1,111 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package metrics
+
+import (
+	"errors"
+	"io"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+func TestTaskMetricsExposition(t *testing.T) {
+	m := New()
+	tm := m.Task("files", 2)
+	tm.SourcePolled(7, 3*time.Millisecond)
+	tm.SourceWritten(5)
+	tm.SinkRead(11)
+	tm.SinkPut(9, 20*time.Millisecond)
+	tm.SetSinkLag(42)
+	tm.OffsetCommit(time.Millisecond, nil)
+	tm.OffsetCommit(time.Millisecond, errors.New("flush failed"))
+	tm.SetState(StateRunning)
+	m.SetConnectorCount(3)
+	m.SetTaskCounts(map[string]int{StateRunning: 4, StateFailed: 1})
+	m.TaskRestarted("files", 2)
+	m.TaskRestarted("files", 2)
+	m.RebalanceStarted()()
+
+	if got := m.Restarts("files", 2); got != 2 {
+		t.Fatalf("Restarts = %d, want 2", got)
+	}
+	if got := testutil.ToFloat64(m.sinkLag.WithLabelValues("files", "2")); got != 42 {
+		t.Fatalf("sink_lag = %v, want 42", got)
+	}
+
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body, _ := io.ReadAll(rec.Body)
+	text := string(body)
+	for _, want := range []string{
+		`kafka_connect_connector_count 3`,
+		`kafka_connect_task_count{state="RUNNING"} 4`,
+		`kafka_connect_task_count{state="FAILED"} 1`,
+		`kafka_connect_task_count{state="PAUSED"} 0`,
+		`kafka_connect_source_record_poll_total{connector="files",task="2"} 7`,
+		`kafka_connect_source_record_write_total{connector="files",task="2"} 5`,
+		`kafka_connect_sink_record_read_total{connector="files",task="2"} 11`,
+		`kafka_connect_sink_record_send_total{connector="files",task="2"} 9`,
+		`kafka_connect_put_batch_time_ms_count{connector="files",task="2"} 1`,
+		`kafka_connect_poll_batch_time_ms_sum{connector="files",task="2"} 3`,
+		`kafka_connect_offset_commit_success_total{connector="files",task="2"} 1`,
+		`kafka_connect_offset_commit_failure_total{connector="files",task="2"} 1`,
+		`kafka_connect_offset_commit_time_ms_count{connector="files",task="2"} 2`,
+		`kafka_connect_sink_lag{connector="files",task="2"} 42`,
+		`kafka_connect_task_restarts_total{connector="files",task="2"} 2`,
+		`kafka_connect_task_status{connector="files",state="RUNNING",task="2"} 1`,
+		`kafka_connect_completed_rebalances_total 1`,
+		`go_goroutines`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("exposition lacks %q", want)
+		}
+	}
+
+	m.RemoveTask("files", 2)
+	rec = httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body, _ = io.ReadAll(rec.Body)
+	if strings.Contains(string(body), `kafka_connect_sink_lag{connector="files"`) {
+		t.Errorf("sink_lag of a removed task is still exposed")
+	}
+}
+
+func TestNilTaskIsNoop(t *testing.T) {
+	var tm *Task
+	tm.SourcePolled(1, time.Second)
+	tm.SinkPut(1, time.Second)
+	tm.SetSinkLag(1)
+	tm.OffsetCommit(time.Second, nil)
+	tm.SetState(StateFailed)
+	var m *Metrics
+	if m.Task("x", 0) != nil {
+		t.Fatal("nil Metrics must give a nil Task")
+	}
+}
+
+func TestRegistriesAreIndependent(t *testing.T) {
+	a, b := New(), New()
+	a.Task("c", 0).SinkRead(5)
+	if n := testutil.ToFloat64(b.sinkRead.WithLabelValues("c", "0")); n != 0 {
+		t.Fatalf("second worker sees %v records of the first", n)
+	}
+}

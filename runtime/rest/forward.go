@@ -1,0 +1,107 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package rest
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/conveyor-dev/conveyor/runtime/connectapi"
+)
+
+// forwardParam marks a request forwarded by a follower. A worker that gets
+// a forwarded write while it is not the leader answers 409 instead of
+// forwarding again, so a request makes at most one hop (Kafka uses the same
+// query parameter).
+const forwardParam = "forward"
+
+// forwardedHeaders are the request headers a forwarded request keeps: the
+// credentials, so the leader authenticates the caller, and content headers.
+var forwardedHeaders = []string{"Authorization", "Content-Type", "Accept"}
+
+// forward proxies a write to the leader and relays its answer.
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, body []byte, leaderURL string) {
+	if strings.EqualFold(r.URL.Query().Get(forwardParam), "false") {
+		writeError(w, http.StatusConflict, connectapi.MessageForwardLoop)
+		return
+	}
+	if leaderURL == "" {
+		writeError(w, http.StatusConflict, connectapi.MessageNoLeader)
+		return
+	}
+	target, err := forwardURL(leaderURL, r)
+	if err != nil {
+		s.log.Error("leader URL is not valid", "leader", leaderURL, "error", err)
+		writeError(w, http.StatusInternalServerError, "The leader's advertised REST URL is not valid: "+err.Error())
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, r.Method, target, bytes.NewReader(body))
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "Building the request to the leader failed: "+err.Error())
+		return
+	}
+	for _, h := range forwardedHeaders {
+		if v := r.Header.Values(h); len(v) > 0 {
+			req.Header[h] = v
+		}
+	}
+	resp, err := s.cfg.ForwardClient.Do(req)
+	if err != nil {
+		s.log.Warn("forwarding a request to the leader failed", "method", r.Method, "path", r.URL.Path, "leader", leaderURL, "error", err)
+		writeError(w, http.StatusInternalServerError, "IO Error trying to forward REST request to the leader at "+leaderURL)
+		return
+	}
+	defer resp.Body.Close()
+	for _, h := range []string{"Content-Type", "Location", "WWW-Authenticate", "Allow"} {
+		if v := resp.Header.Values(h); len(v) > 0 {
+			w.Header()[h] = v
+		}
+	}
+	w.WriteHeader(resp.StatusCode)
+	_, _ = io.Copy(w, resp.Body)
+}
+
+// forwardURL is the leader's URL for r: same path and query, plus
+// forward=false.
+func forwardURL(leaderURL string, r *http.Request) (string, error) {
+	base, err := url.Parse(strings.TrimSuffix(leaderURL, "/"))
+	if err != nil {
+		return "", err
+	}
+	if base.Scheme == "" || base.Host == "" {
+		return "", &url.Error{Op: "parse", URL: leaderURL, Err: errNoSchemeOrHost}
+	}
+	q := r.URL.Query()
+	q.Set(forwardParam, "false")
+	u := *base
+	u.Path = base.Path + r.URL.Path
+	u.RawPath = base.EscapedPath() + r.URL.EscapedPath()
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
+type forwardURLError string
+
+func (e forwardURLError) Error() string { return string(e) }
+
+const errNoSchemeOrHost = forwardURLError("want scheme://host:port, e.g. http://10.0.0.7:8083")

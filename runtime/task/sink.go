@@ -1,0 +1,735 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package task
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/conveyor-dev/conveyor/runtime/data"
+	"github.com/conveyor-dev/conveyor/runtime/plugin"
+)
+
+// errStopped ends a retry loop when the runner is stopped.
+var errStopped = errors.New("task stopping")
+
+// GroupID returns the consumer group of a sink connector's tasks,
+// "connect-<connector>" as in Kafka Connect.
+func GroupID(connector string) string { return "connect-" + connector }
+
+// SinkConfig configures a SinkRunner.
+type SinkConfig struct {
+	Common
+	// Task is a fresh, unstarted plugin sink task; required.
+	Task plugin.SinkTask
+	// Topics are the topics to consume; TopicsRegex instead selects every
+	// topic matching the expression (anchored). Exactly one is required.
+	// When both are empty they are read from Config ("topics",
+	// "topics.regex").
+	Topics      []string
+	TopicsRegex string
+	// MaxPollRecords bounds the records of one Put (Kafka's
+	// max.poll.records). Default 500.
+	MaxPollRecords int
+	// MaxBatchBytes bounds the key+value bytes of one Put; a larger poll is
+	// split. Default 8 MiB.
+	MaxBatchBytes int
+	// PollTimeout is how long one poll waits for records before the runner
+	// looks at commits and target state again. Default 500ms.
+	PollTimeout time.Duration
+	// FetchMaxBytes bounds one fetch response (and so what the client
+	// buffers per broker). Default 16 MiB.
+	FetchMaxBytes int32
+	// SessionTimeout and RebalanceTimeout of the consumer group; zero keeps
+	// franz-go's defaults (45s, 60s).
+	SessionTimeout   time.Duration
+	RebalanceTimeout time.Duration
+}
+
+// SinkRunner runs one sink task: a consumer in group connect-<connector>
+// (cooperative-sticky, rebalances blocked while a polled batch is being
+// put, auto-commit off) that converts records, hands them to Put in batches
+// bounded by count and bytes, and commits offsets only after Flush
+// succeeded: every OffsetFlushInterval, on RequestCommit, before partitions
+// are revoked, and on stop. A failed Flush rewinds the consumer to the last
+// committed offsets, so the records are delivered again.
+type SinkRunner struct {
+	lifecycle
+	cfg    SinkConfig
+	client *kgo.Client
+	tc     *sinkTaskContext
+
+	// mu serialises every call into the plugin task and guards the
+	// partition state below; the rebalance callbacks take it too.
+	mu        sync.Mutex
+	assigned  map[data.TopicPartition]bool
+	current   map[data.TopicPartition]kgo.EpochOffset // next offset after the last record put
+	committed map[data.TopicPartition]int64           // last committed (or start) offset
+	hwm       map[data.TopicPartition]int64
+	noCommit  bool // set on failure: rebalance callbacks close partitions without flushing
+
+	// snapshots for calls from the task's own goroutines, lock-free
+	assignSnap atomic.Pointer[[]data.TopicPartition]
+	clientSnap atomic.Pointer[kgo.Client]
+	lag        atomic.Int64
+
+	lastCommit time.Time
+	runCtx     context.Context // cancelled when the task is abandoned
+}
+
+// NewSinkRunner checks cfg and creates the runner; Start runs it.
+func NewSinkRunner(cfg SinkConfig) (*SinkRunner, error) {
+	if err := cfg.Common.check(); err != nil {
+		return nil, err
+	}
+	if cfg.Task == nil {
+		return nil, fmt.Errorf("task %s: SinkConfig.Task is nil", cfg.ID)
+	}
+	if len(cfg.Topics) == 0 && cfg.TopicsRegex == "" {
+		cfg.Topics = plugin.SplitList(cfg.Config[plugin.KeyTopics])
+		cfg.TopicsRegex = strings.TrimSpace(cfg.Config[plugin.KeyTopicsRegex])
+	}
+	switch {
+	case len(cfg.Topics) > 0 && cfg.TopicsRegex != "":
+		return nil, fmt.Errorf("task %s: set either %s or %s, not both", cfg.ID, plugin.KeyTopics, plugin.KeyTopicsRegex)
+	case len(cfg.Topics) == 0 && cfg.TopicsRegex == "":
+		return nil, fmt.Errorf("task %s: set %s or %s", cfg.ID, plugin.KeyTopics, plugin.KeyTopicsRegex)
+	case cfg.TopicsRegex != "":
+		if _, err := regexp.Compile(cfg.TopicsRegex); err != nil {
+			return nil, fmt.Errorf("task %s: %s %q: %w", cfg.ID, plugin.KeyTopicsRegex, cfg.TopicsRegex, err)
+		}
+	}
+	if cfg.MaxPollRecords <= 0 {
+		cfg.MaxPollRecords = 500
+	}
+	if cfg.MaxBatchBytes <= 0 {
+		cfg.MaxBatchBytes = 8 << 20
+	}
+	if cfg.PollTimeout <= 0 {
+		cfg.PollTimeout = 500 * time.Millisecond
+	}
+	if cfg.FetchMaxBytes <= 0 {
+		cfg.FetchMaxBytes = 16 << 20
+	}
+	r := &SinkRunner{
+		cfg:       cfg,
+		assigned:  map[data.TopicPartition]bool{},
+		current:   map[data.TopicPartition]kgo.EpochOffset{},
+		committed: map[data.TopicPartition]int64{},
+		hwm:       map[data.TopicPartition]int64{},
+	}
+	r.lifecycle = newLifecycle(&r.cfg.Common)
+	r.tc = &sinkTaskContext{r: r, log: r.cfg.Logger}
+	return r, nil
+}
+
+// ConsumerOpts returns the consumer options a sink runner adds to the
+// worker's Kafka options.
+func (r *SinkRunner) ConsumerOpts() []kgo.Opt {
+	opts := []kgo.Opt{
+		kgo.ConsumerGroup(GroupID(r.cfg.ID.Connector)),
+		kgo.Balancers(kgo.CooperativeStickyBalancer()),
+		kgo.BlockRebalanceOnPoll(),
+		kgo.DisableAutoCommit(),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), // auto.offset.reset=earliest, as Kafka Connect
+		kgo.FetchMaxBytes(r.cfg.FetchMaxBytes),
+		kgo.FetchMaxPartitionBytes(min(r.cfg.FetchMaxBytes, 4<<20)),
+		kgo.OnPartitionsAssigned(r.onAssigned),
+		kgo.OnPartitionsRevoked(r.onRevoked),
+		kgo.OnPartitionsLost(r.onLost),
+	}
+	if r.cfg.TopicsRegex != "" {
+		opts = append(opts, kgo.ConsumeRegex(), kgo.ConsumeTopics("^(?:"+r.cfg.TopicsRegex+")$"))
+	} else {
+		opts = append(opts, kgo.ConsumeTopics(r.cfg.Topics...))
+	}
+	if r.cfg.SessionTimeout > 0 {
+		opts = append(opts, kgo.SessionTimeout(r.cfg.SessionTimeout))
+	}
+	if r.cfg.RebalanceTimeout > 0 {
+		opts = append(opts, kgo.RebalanceTimeout(r.cfg.RebalanceTimeout))
+	}
+	return opts
+}
+
+// Start starts the plugin task, creates the consumer (which joins the
+// group) and runs the task in its own goroutine. It returns an error only
+// for a runner that cannot start at all (bad Kafka options).
+func (r *SinkRunner) Start(ctx context.Context) error {
+	return r.start(ctx, func(ctx context.Context) {
+		r.runCtx = ctx
+		if err := safe("starting sink task", func() error { return r.cfg.Task.Start(ctx, r.tc, r.cfg.Config) }); err != nil {
+			r.fail(err)
+			r.stopTask()
+			return
+		}
+		opts := r.cfg.clientOpts(r.ConsumerOpts())
+		// Holding mu while creating the client keeps the rebalance
+		// callbacks (which take mu) from seeing a nil client.
+		r.mu.Lock()
+		cl, err := kgo.NewClient(opts...)
+		r.client = cl
+		r.clientSnap.Store(cl)
+		r.mu.Unlock()
+		if err != nil {
+			r.fail(fmt.Errorf("creating consumer: %w", err))
+			r.stopTask()
+			return
+		}
+		r.run(ctx)
+	})
+}
+
+// Client returns the runner's Kafka client once it exists (for tests).
+func (r *SinkRunner) Client() *kgo.Client { return r.clientSnap.Load() }
+
+// Assignment returns the partitions currently assigned to the task.
+func (r *SinkRunner) Assignment() []data.TopicPartition { return r.tc.Assignment() }
+
+// Lag returns the task's lag in records: per assigned partition the last
+// seen high watermark minus the committed offset, summed.
+func (r *SinkRunner) Lag() int64 { return r.lag.Load() }
+
+func (r *SinkRunner) updateLagLocked() {
+	n := r.lagLocked()
+	r.lag.Store(n)
+	r.cfg.Metrics.SetSinkLag(n)
+}
+
+func (r *SinkRunner) lagLocked() int64 {
+	var lag int64
+	for tp := range r.assigned {
+		hw, ok := r.hwm[tp]
+		if !ok {
+			continue
+		}
+		if c, ok := r.committed[tp]; ok && hw > c {
+			lag += hw - c
+		}
+	}
+	return lag
+}
+
+func (r *SinkRunner) stopTask() {
+	if err := safe("stopping sink task", r.cfg.Task.Stop); err != nil {
+		r.cfg.Logger.Warn("sink task stop failed", "error", err)
+	}
+}
+
+func (r *SinkRunner) run(ctx context.Context) {
+	cl := r.client
+	r.setState(StateRunning, "")
+	r.lastCommit = time.Now()
+	err := r.loop(ctx)
+	cl.AllowRebalance()
+	if err != nil {
+		r.fail(err)
+	}
+	if r.failed() != nil {
+		r.mu.Lock()
+		r.noCommit = true
+		r.mu.Unlock()
+	} else {
+		// Final flush and commit of everything put, then leave the group:
+		// the last revoke callback closes the partitions.
+		r.mu.Lock()
+		if ferr := r.flushAndCommitLocked(ctx, nil, false); ferr != nil {
+			r.cfg.Logger.Warn("final flush and commit failed", "error", ferr)
+		}
+		r.mu.Unlock()
+	}
+	cl.Close() // leaves the group; onRevoked closes the partitions
+	r.stopTask()
+	if r.failed() == nil {
+		r.setState(StateUnassigned, "")
+	}
+}
+
+func (r *SinkRunner) loop(ctx context.Context) error {
+	cl := r.client
+	var batch []*plugin.SinkRecord
+	for {
+		if r.isStopping() {
+			return nil
+		}
+		if err := r.failed(); err != nil { // a rebalance callback failed the task
+			return nil
+		}
+		if r.targetPaused() {
+			// Not polling keeps the client from fetching beyond what it
+			// already buffered; heartbeats and rebalances go on.
+			r.setState(StatePaused, "")
+			select {
+			case <-r.wake:
+			case <-time.After(r.cfg.OffsetFlushInterval):
+			}
+			continue
+		}
+		r.setState(StateRunning, "")
+
+		pctx, cancel := context.WithTimeout(ctx, r.cfg.PollTimeout)
+		fetches := cl.PollRecords(pctx, r.cfg.MaxPollRecords)
+		cancel()
+		if fetches.IsClientClosed() {
+			return nil
+		}
+		var fatal error
+		fetches.EachError(func(t string, p int32, err error) {
+			if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+				return
+			}
+			r.cfg.Logger.Warn("fetch error", "topic", t, "partition", p, "error", err)
+			if t == "" && p < 0 && !kerr.IsRetriable(err) && fatal == nil {
+				fatal = fmt.Errorf("consuming: %w", err)
+			}
+		})
+		if fatal != nil {
+			cl.AllowRebalance()
+			return fatal
+		}
+
+		r.mu.Lock()
+		err := r.deliverLocked(ctx, fetches, &batch)
+		if err == nil {
+			err = r.applyResetsLocked()
+		}
+		if err == nil && (time.Since(r.lastCommit) >= r.cfg.OffsetFlushInterval || r.tc.takeCommitRequest()) {
+			r.lastCommit = time.Now()
+			if cerr := r.flushAndCommitLocked(ctx, nil, true); cerr != nil {
+				r.cfg.Logger.Warn("offset commit failed; records since the last commit will be delivered again", "error", cerr)
+			}
+		}
+		r.updateLagLocked()
+		r.mu.Unlock()
+		cl.AllowRebalance()
+		if errors.Is(err, errStopped) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// deliverLocked converts the polled records and puts them in batches
+// bounded by MaxPollRecords and MaxBatchBytes.
+func (r *SinkRunner) deliverLocked(ctx context.Context, fetches kgo.Fetches, batch *[]*plugin.SinkRecord) error {
+	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
+		tp := data.TopicPartition{Topic: p.Topic, Partition: p.Partition}
+		if r.assigned[tp] {
+			r.hwm[tp] = p.HighWatermark
+		}
+	})
+	var (
+		size  int
+		first error
+		last  = map[data.TopicPartition]kgo.EpochOffset{}
+	)
+	b := (*batch)[:0]
+	put := func() error {
+		if len(b) == 0 {
+			return nil
+		}
+		if err := r.putLocked(ctx, b); err != nil {
+			return err
+		}
+		for tp, eo := range last {
+			r.current[tp] = eo
+		}
+		clear(last)
+		clear(b)
+		b = b[:0]
+		size = 0
+		return nil
+	}
+	n := 0
+	fetches.EachRecord(func(kr *kgo.Record) {
+		if first != nil {
+			return
+		}
+		tp := data.TopicPartition{Topic: kr.Topic, Partition: kr.Partition}
+		if !r.assigned[tp] {
+			return // revoked meanwhile; the new owner reads it
+		}
+		if _, ok := r.committed[tp]; !ok {
+			// No committed offset in the group yet: the first record read
+			// marks where consumption started, the point to rewind to
+			// and to count lag from.
+			r.committed[tp] = kr.Offset
+		}
+		n++
+		rec, err := r.convert(kr)
+		if err != nil {
+			r.cfg.Metrics.RecordErrors(1)
+			first = err
+			return
+		}
+		b = append(b, rec)
+		last[tp] = kgo.EpochOffset{Epoch: kr.LeaderEpoch, Offset: kr.Offset + 1}
+		size += len(kr.Key) + len(kr.Value)
+		if len(b) >= r.cfg.MaxPollRecords || size >= r.cfg.MaxBatchBytes {
+			first = put()
+		}
+	})
+	r.cfg.Metrics.SinkRead(n)
+	if first == nil {
+		first = put()
+	}
+	*batch = b
+	return first
+}
+
+// putLocked hands one batch to Put, retrying the same batch after a
+// retriable error until it succeeds or the runner stops.
+func (r *SinkRunner) putLocked(ctx context.Context, b []*plugin.SinkRecord) error {
+	for {
+		start := time.Now()
+		err := safe("putting records into the sink task", func() error { return r.cfg.Task.Put(ctx, b) })
+		if err == nil {
+			r.cfg.Metrics.SinkPut(len(b), time.Since(start))
+			return nil
+		}
+		if !plugin.IsRetriable(err) {
+			return err
+		}
+		r.cfg.Logger.Info("retriable put error; retrying the same batch", "records", len(b), "error", err)
+		if !r.sleep(r.cfg.RetryBackoff) {
+			return errStopped
+		}
+	}
+}
+
+func (r *SinkRunner) convert(kr *kgo.Record) (*plugin.SinkRecord, error) {
+	ks, k, err := r.cfg.KeyConverter.ToConnectData(kr.Topic, kr.Key)
+	if err != nil {
+		return nil, fmt.Errorf("converting key of %s-%d@%d: %w", kr.Topic, kr.Partition, kr.Offset, err)
+	}
+	vs, v, err := r.cfg.ValueConverter.ToConnectData(kr.Topic, kr.Value)
+	if err != nil {
+		return nil, fmt.Errorf("converting value of %s-%d@%d: %w", kr.Topic, kr.Partition, kr.Offset, err)
+	}
+	rec := &plugin.SinkRecord{Topic: kr.Topic, Partition: kr.Partition, Offset: kr.Offset,
+		KeySchema: ks, Key: k, ValueSchema: vs, Value: v, Timestamp: kr.Timestamp}
+	if len(kr.Headers) > 0 {
+		rec.Headers = make(data.Headers, 0, len(kr.Headers))
+		for _, h := range kr.Headers {
+			rec.Headers.AddBytes(h.Key, h.Value)
+		}
+	}
+	return rec, nil
+}
+
+// flushAndCommitLocked flushes the task for the given partitions (nil: all
+// assigned) and commits their offsets once Flush succeeded. When Flush
+// fails and rewind is set, the consumer goes back to the last committed
+// offsets so the unflushed records are delivered again.
+func (r *SinkRunner) flushAndCommitLocked(ctx context.Context, tps []data.TopicPartition, rewind bool) error {
+	if tps == nil {
+		tps = sortedTPs(r.assigned)
+	}
+	offsets := map[data.TopicPartition]int64{}
+	commit := map[string]map[int32]kgo.EpochOffset{}
+	for _, tp := range tps {
+		eo, ok := r.current[tp]
+		if !ok {
+			continue
+		}
+		if c, ok := r.committed[tp]; ok && c == eo.Offset {
+			continue
+		}
+		offsets[tp] = eo.Offset
+		if commit[tp.Topic] == nil {
+			commit[tp.Topic] = map[int32]kgo.EpochOffset{}
+		}
+		commit[tp.Topic][tp.Partition] = eo
+	}
+	if len(offsets) == 0 {
+		return nil
+	}
+	start := time.Now()
+	// Bounded by offset.flush.timeout.ms, and cut short when the task is
+	// abandoned (callbacks pass the client's context, not the task's).
+	cctx, cancel := context.WithTimeout(ctx, r.cfg.OffsetFlushTimeout)
+	defer cancel()
+	defer context.AfterFunc(r.runCtx, cancel)()
+	if err := safe("flushing the sink task", func() error { return r.cfg.Task.Flush(cctx, offsets) }); err != nil {
+		r.cfg.Metrics.OffsetCommit(time.Since(start), err)
+		if rewind {
+			r.rewindLocked(offsets)
+		}
+		return err
+	}
+	var cerr error
+	r.client.CommitOffsetsSync(cctx, commit, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+		if err != nil {
+			cerr = err
+			return
+		}
+		for _, t := range resp.Topics {
+			for _, p := range t.Partitions {
+				if err := kerr.ErrorForCode(p.ErrorCode); err != nil && cerr == nil {
+					cerr = fmt.Errorf("committing %s-%d: %w", t.Topic, p.Partition, err)
+				}
+			}
+		}
+	})
+	r.cfg.Metrics.OffsetCommit(time.Since(start), cerr)
+	if cerr != nil {
+		return fmt.Errorf("committing offsets of connector %s: %w", r.cfg.ID.Connector, cerr)
+	}
+	for tp, o := range offsets {
+		r.committed[tp] = o
+	}
+	r.updateLagLocked()
+	return nil
+}
+
+// rewindLocked seeks the given partitions back to their last committed
+// offsets after a failed flush.
+func (r *SinkRunner) rewindLocked(offsets map[data.TopicPartition]int64) {
+	seek := map[string]map[int32]kgo.EpochOffset{}
+	for tp := range offsets {
+		c, ok := r.committed[tp]
+		if !ok {
+			continue
+		}
+		if seek[tp.Topic] == nil {
+			seek[tp.Topic] = map[int32]kgo.EpochOffset{}
+		}
+		seek[tp.Topic][tp.Partition] = kgo.EpochOffset{Epoch: -1, Offset: c}
+		r.current[tp] = kgo.EpochOffset{Epoch: -1, Offset: c}
+	}
+	if len(seek) > 0 {
+		r.cfg.Logger.Info("flush failed; rewinding to the last committed offsets", "partitions", len(offsets))
+		r.client.SetOffsets(seek)
+	}
+}
+
+// applyResetsLocked applies offsets the task asked for with ResetOffsets.
+func (r *SinkRunner) applyResetsLocked() error {
+	resets := r.tc.takeResets()
+	if len(resets) == 0 {
+		return nil
+	}
+	seek := map[string]map[int32]kgo.EpochOffset{}
+	for tp, o := range resets {
+		if !r.assigned[tp] {
+			continue
+		}
+		if seek[tp.Topic] == nil {
+			seek[tp.Topic] = map[int32]kgo.EpochOffset{}
+		}
+		seek[tp.Topic][tp.Partition] = kgo.EpochOffset{Epoch: -1, Offset: o}
+		r.current[tp] = kgo.EpochOffset{Epoch: -1, Offset: o}
+	}
+	r.client.SetOffsets(seek)
+	return nil
+}
+
+func toTPs(m map[string][]int32) []data.TopicPartition {
+	var out []data.TopicPartition
+	for t, ps := range m {
+		for _, p := range ps {
+			out = append(out, data.TopicPartition{Topic: t, Partition: p})
+		}
+	}
+	sortTPs(out)
+	return out
+}
+
+func sortedTPs(m map[data.TopicPartition]bool) []data.TopicPartition {
+	out := make([]data.TopicPartition, 0, len(m))
+	for tp := range m {
+		out = append(out, tp)
+	}
+	sortTPs(out)
+	return out
+}
+
+func sortTPs(s []data.TopicPartition) {
+	sort.Slice(s, func(i, j int) bool {
+		if s[i].Topic != s[j].Topic {
+			return s[i].Topic < s[j].Topic
+		}
+		return s[i].Partition < s[j].Partition
+	})
+}
+
+// onAssigned runs in the group goroutine, never concurrently with a polled
+// batch (BlockRebalanceOnPoll): it opens the new partitions in the task.
+func (r *SinkRunner) onAssigned(ctx context.Context, cl *kgo.Client, m map[string][]int32) {
+	tps := toTPs(m)
+	if len(tps) == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	known := cl.CommittedOffsets()
+	for _, tp := range tps {
+		r.assigned[tp] = true
+		if eo, ok := known[tp.Topic][tp.Partition]; ok && eo.Offset >= 0 {
+			r.committed[tp] = eo.Offset
+		}
+	}
+	r.publishAssignmentLocked()
+	r.cfg.Logger.Info("partitions assigned", "partitions", tpsString(tps))
+	if r.noCommit {
+		return
+	}
+	if err := safe("opening partitions in the sink task", func() error { return r.cfg.Task.Open(ctx, tps) }); err != nil {
+		r.noCommit = true
+		r.lifecycle.fail(err)
+		r.signal()
+	}
+}
+
+// onRevoked flushes and commits the revoked partitions before the
+// rebalance goes on, then closes them in the task.
+func (r *SinkRunner) onRevoked(ctx context.Context, _ *kgo.Client, m map[string][]int32) {
+	r.closePartitions(ctx, toTPs(m), false)
+}
+
+// onLost closes lost partitions without committing: another member may own
+// them already.
+func (r *SinkRunner) onLost(ctx context.Context, _ *kgo.Client, m map[string][]int32) {
+	r.closePartitions(ctx, toTPs(m), true)
+}
+
+func (r *SinkRunner) closePartitions(ctx context.Context, tps []data.TopicPartition, lost bool) {
+	if len(tps) == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !lost && !r.noCommit && r.runCtx.Err() == nil {
+		if err := r.flushAndCommitLocked(ctx, tps, false); err != nil {
+			r.cfg.Logger.Warn("flush and commit before revoking partitions failed; their records since the last commit will be delivered again", "error", err)
+		}
+	}
+	if err := safe("closing partitions in the sink task", func() error { return r.cfg.Task.Close(ctx, tps) }); err != nil {
+		r.cfg.Logger.Warn("sink task close failed", "error", err)
+	}
+	for _, tp := range tps {
+		delete(r.assigned, tp)
+		delete(r.current, tp)
+		delete(r.committed, tp)
+		delete(r.hwm, tp)
+	}
+	r.publishAssignmentLocked()
+	r.updateLagLocked()
+	r.cfg.Logger.Info("partitions revoked", "partitions", tpsString(tps), "lost", lost)
+}
+
+func (r *SinkRunner) publishAssignmentLocked() {
+	tps := sortedTPs(r.assigned)
+	r.assignSnap.Store(&tps)
+	r.cfg.Metrics.SetPartitionCount(len(tps))
+}
+
+func tpsString(tps []data.TopicPartition) string {
+	s := make([]string, len(tps))
+	for i, tp := range tps {
+		s[i] = tp.String()
+	}
+	return strings.Join(s, ",")
+}
+
+// sinkTaskContext is what the runner offers the sink task.
+type sinkTaskContext struct {
+	r   *SinkRunner
+	log *slog.Logger
+
+	mu        sync.Mutex
+	commitReq bool
+	resets    map[data.TopicPartition]int64
+}
+
+func (c *sinkTaskContext) Logger() *slog.Logger { return c.log }
+
+// Assignment is called by the task from within Put/Open/Close (with the
+// runner's mu held) or from its own goroutines, so it reads a snapshot.
+func (c *sinkTaskContext) Assignment() []data.TopicPartition {
+	if p := c.r.assignSnap.Load(); p != nil {
+		return append([]data.TopicPartition(nil), (*p)...)
+	}
+	return nil
+}
+
+func (c *sinkTaskContext) Pause(tps ...data.TopicPartition) {
+	if cl := c.r.clientSnap.Load(); cl != nil {
+		cl.PauseFetchPartitions(tpMap(tps))
+	}
+}
+
+func (c *sinkTaskContext) Resume(tps ...data.TopicPartition) {
+	if cl := c.r.clientSnap.Load(); cl != nil {
+		cl.ResumeFetchPartitions(tpMap(tps))
+	}
+}
+
+func (c *sinkTaskContext) RequestCommit() {
+	c.mu.Lock()
+	c.commitReq = true
+	c.mu.Unlock()
+}
+
+func (c *sinkTaskContext) takeCommitRequest() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	req := c.commitReq
+	c.commitReq = false
+	return req
+}
+
+func (c *sinkTaskContext) ResetOffsets(offsets map[data.TopicPartition]int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.resets == nil {
+		c.resets = map[data.TopicPartition]int64{}
+	}
+	for tp, o := range offsets {
+		c.resets[tp] = o
+	}
+}
+
+func (c *sinkTaskContext) takeResets() map[data.TopicPartition]int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.resets
+	c.resets = nil
+	return r
+}
+
+func tpMap(tps []data.TopicPartition) map[string][]int32 {
+	m := map[string][]int32{}
+	for _, tp := range tps {
+		m[tp.Topic] = append(m[tp.Topic], tp.Partition)
+	}
+	return m
+}

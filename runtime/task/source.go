@@ -1,0 +1,502 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package task
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/conveyor-dev/conveyor/runtime/converter"
+	"github.com/conveyor-dev/conveyor/runtime/data"
+	"github.com/conveyor-dev/conveyor/runtime/plugin"
+)
+
+// SourceConfig configures a SourceRunner.
+type SourceConfig struct {
+	Common
+	// Task is a fresh, unstarted plugin source task; required.
+	Task plugin.SourceTask
+	// Offsets stores the connector's source offsets; required.
+	Offsets OffsetStore
+	// MaxInFlight bounds the records polled but not yet acknowledged and
+	// committable (the producer's MaxBufferedRecords and the runner's
+	// tracking). Default 10000.
+	MaxInFlight int
+	// MaxInFlightBytes bounds the producer's buffered bytes. Default 64 MiB.
+	MaxInFlightBytes int
+}
+
+// SourceRunner runs one source task: Poll → convert → produce with the
+// idempotent producer (acks=all), tracking per source partition the latest
+// offset whose record and all earlier ones Kafka acknowledged; those offsets
+// are written through the OffsetStore every OffsetFlushInterval and on
+// stop, after which the task's Commit is called.
+type SourceRunner struct {
+	lifecycle
+	cfg SourceConfig
+
+	client *kgo.Client
+	subs   *submitted
+
+	produceMu  sync.Mutex
+	produceErr error // first produce failure
+
+	ackBuf []ackedRecord
+
+	// the key of the last source partition map seen: sources usually
+	// reuse one map per partition, which saves encoding it per record
+	lastPart uintptr
+	lastKey  string
+}
+
+// NewSourceRunner checks cfg and creates the runner; Start runs it.
+func NewSourceRunner(cfg SourceConfig) (*SourceRunner, error) {
+	if err := cfg.Common.check(); err != nil {
+		return nil, err
+	}
+	if cfg.Task == nil {
+		return nil, fmt.Errorf("task %s: SourceConfig.Task is nil", cfg.ID)
+	}
+	if cfg.Offsets == nil {
+		return nil, fmt.Errorf("task %s: SourceConfig.Offsets is nil", cfg.ID)
+	}
+	if cfg.MaxInFlight <= 0 {
+		cfg.MaxInFlight = 10000
+	}
+	if cfg.MaxInFlightBytes <= 0 {
+		cfg.MaxInFlightBytes = 64 << 20
+	}
+	r := &SourceRunner{cfg: cfg, subs: newSubmitted()}
+	r.lifecycle = newLifecycle(&r.cfg.Common)
+	return r, nil
+}
+
+// ProducerOpts returns the producer options a source runner adds to the
+// worker's Kafka options: idempotent writes with acks=all (franz-go's
+// defaults, stated explicitly), bounded buffering, and a partitioner that
+// honours a record's explicit partition and otherwise hashes the key like
+// Kafka's default partitioner.
+func ProducerOpts(maxRecords, maxBytes int) []kgo.Opt {
+	return []kgo.Opt{
+		kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.MaxBufferedRecords(maxRecords),
+		kgo.MaxBufferedBytes(maxBytes),
+		kgo.RecordPartitioner(explicitPartitioner{kgo.StickyKeyPartitioner(nil)}),
+	}
+}
+
+// Start creates the producer and runs the task in its own goroutine. It
+// returns an error only for a runner that cannot start at all (bad Kafka
+// options); a failing plugin Start turns the task FAILED.
+func (r *SourceRunner) Start(ctx context.Context) error {
+	opts := r.cfg.clientOpts(ProducerOpts(r.cfg.MaxInFlight, r.cfg.MaxInFlightBytes))
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return fmt.Errorf("task %s: creating producer: %w", r.cfg.ID, err)
+	}
+	r.client = cl
+	if err := r.start(ctx, r.run); err != nil {
+		cl.Close()
+		return err
+	}
+	return nil
+}
+
+// Client returns the runner's Kafka client (for tests and diagnostics).
+func (r *SourceRunner) Client() *kgo.Client { return r.client }
+
+func (r *SourceRunner) run(ctx context.Context) {
+	defer r.client.Close()
+	log := r.cfg.Logger
+	tc := &sourceTaskContext{log: log, reader: &offsetReader{store: r.cfg.Offsets, connector: r.cfg.ID.Connector}}
+	if err := safe("starting source task", func() error { return r.cfg.Task.Start(ctx, tc, r.cfg.Config) }); err != nil {
+		r.fail(err)
+		r.stopTask()
+		return
+	}
+	r.setState(StateRunning, "")
+
+	pollCtx, cancelPoll := context.WithCancel(ctx)
+	defer cancelPoll()
+	go func() { // a stop interrupts a blocking Poll
+		select {
+		case <-r.stopped:
+			cancelPoll()
+		case <-pollCtx.Done():
+		}
+	}()
+
+	flush := time.NewTicker(r.cfg.OffsetFlushInterval)
+	defer flush.Stop()
+	err := r.loop(ctx, pollCtx, flush.C)
+	if err != nil {
+		r.fail(err)
+	}
+
+	// Drain: wait (bounded) for the producer to deliver what it holds, then
+	// store the offsets of everything acknowledged. This holds after a
+	// failure too: acknowledged records' offsets are safe to store, and
+	// storing them avoids duplicates on restart.
+	fctx, cancel := context.WithTimeout(ctx, r.cfg.OffsetFlushTimeout)
+	if ferr := r.client.Flush(fctx); ferr != nil {
+		log.Warn("producer did not deliver every record before stopping", "error", ferr)
+	}
+	cancel()
+	if cerr := r.commitRecords(); cerr != nil && err == nil {
+		r.fail(cerr)
+	}
+	if werr := r.commitOffsets(ctx); werr != nil {
+		log.Warn("writing source offsets on stop failed", "error", werr)
+	}
+	r.stopTask()
+	if r.failed() == nil {
+		r.setState(StateUnassigned, "")
+	}
+}
+
+func (r *SourceRunner) stopTask() {
+	if err := safe("stopping source task", r.cfg.Task.Stop); err != nil {
+		r.cfg.Logger.Warn("source task stop failed", "error", err)
+	}
+}
+
+// loop polls and produces until stop or a fatal error.
+func (r *SourceRunner) loop(ctx, pollCtx context.Context, flush <-chan time.Time) error {
+	for {
+		if r.isStopping() {
+			return nil
+		}
+		if err := r.producerErr(); err != nil {
+			return err
+		}
+		if err := r.commitRecords(); err != nil {
+			return err
+		}
+		select {
+		case <-flush:
+			if err := r.commitOffsets(ctx); err != nil {
+				r.cfg.Logger.Warn("writing source offsets failed; retrying at the next interval", "error", err)
+			}
+		default:
+		}
+		if r.targetPaused() {
+			r.setState(StatePaused, "")
+			select {
+			case <-r.wake:
+			case <-r.subs.changed: // hand late acknowledgements to CommitRecord
+			case <-flush:
+				if err := r.commitOffsets(ctx); err != nil {
+					r.cfg.Logger.Warn("writing source offsets failed; retrying at the next interval", "error", err)
+				}
+			}
+			continue
+		}
+		r.setState(StateRunning, "")
+		// Backpressure: while MaxInFlight records are neither committable
+		// nor handed to CommitRecord, wait for acknowledgements.
+		if r.subs.inFlight() >= r.cfg.MaxInFlight {
+			select {
+			case <-r.subs.changed:
+			case <-r.stopped:
+			case <-flush:
+				if err := r.commitOffsets(ctx); err != nil {
+					r.cfg.Logger.Warn("writing source offsets failed; retrying at the next interval", "error", err)
+				}
+			}
+			continue
+		}
+
+		start := time.Now()
+		var recs []*plugin.SourceRecord
+		err := safe("polling source task", func() error {
+			var err error
+			recs, err = r.cfg.Task.Poll(pollCtx)
+			return err
+		})
+		r.cfg.Metrics.SourcePolled(len(recs), time.Since(start))
+		if err != nil {
+			if pollCtx.Err() != nil && r.isStopping() {
+				return nil
+			}
+			if plugin.IsRetriable(err) {
+				r.cfg.Logger.Info("retriable poll error; polling again", "error", err)
+				r.sleep(r.cfg.RetryBackoff)
+				continue
+			}
+			return err
+		}
+		for _, rec := range recs {
+			if err := r.send(ctx, rec); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// send converts and produces one record. Produce blocks while the
+// producer's buffer is full, which is the backpressure on Poll.
+func (r *SourceRunner) send(ctx context.Context, rec *plugin.SourceRecord) error {
+	if rec == nil {
+		return nil
+	}
+	if rec.Topic == "" {
+		r.cfg.Metrics.RecordErrors(1)
+		return errors.New("source task returned a record without a topic")
+	}
+	key, err := r.cfg.KeyConverter.FromConnectData(rec.Topic, rec.KeySchema, rec.Key)
+	if err != nil {
+		r.cfg.Metrics.RecordErrors(1)
+		return fmt.Errorf("converting key of a record for topic %s: %w", rec.Topic, err)
+	}
+	value, err := r.cfg.ValueConverter.FromConnectData(rec.Topic, rec.ValueSchema, rec.Value)
+	if err != nil {
+		r.cfg.Metrics.RecordErrors(1)
+		return fmt.Errorf("converting value of a record for topic %s: %w", rec.Topic, err)
+	}
+	kr := &kgo.Record{Topic: rec.Topic, Key: key, Value: value, Partition: -1, Timestamp: rec.Timestamp}
+	if rec.Partition != nil {
+		kr.Partition = *rec.Partition
+	}
+	for _, h := range rec.Headers {
+		b, err := headerBytes(rec.Topic, h.Schema, h.Value)
+		if err != nil {
+			r.cfg.Metrics.RecordErrors(1)
+			return fmt.Errorf("converting header %q of a record for topic %s: %w", h.Key, rec.Topic, err)
+		}
+		kr.Headers = append(kr.Headers, kgo.RecordHeader{Key: h.Key, Value: b})
+	}
+	pkey, err := r.partitionKey(rec.SourcePartition)
+	if err != nil {
+		return err
+	}
+	sub := r.subs.submit(pkey, rec)
+	r.client.Produce(ctx, kr, func(kr *kgo.Record, err error) {
+		if err != nil {
+			r.setProduceErr(fmt.Errorf("producing to topic %s: %w", kr.Topic, err))
+			r.subs.signalChanged()
+			return
+		}
+		r.cfg.Metrics.SourceWritten(1)
+		r.subs.ack(sub, &plugin.RecordMetadata{Topic: kr.Topic, Partition: kr.Partition, Offset: kr.Offset, Timestamp: kr.Timestamp})
+	})
+	return nil
+}
+
+func (r *SourceRunner) setProduceErr(err error) {
+	r.produceMu.Lock()
+	defer r.produceMu.Unlock()
+	if r.produceErr == nil {
+		r.produceErr = err
+	}
+}
+
+func (r *SourceRunner) producerErr() error {
+	r.produceMu.Lock()
+	defer r.produceMu.Unlock()
+	return r.produceErr
+}
+
+// commitRecords hands acknowledged records to the task's CommitRecord.
+func (r *SourceRunner) commitRecords() error {
+	r.ackBuf = r.subs.drainAcked(r.ackBuf)
+	defer clear(r.ackBuf)
+	r.cfg.Metrics.SetSourceActive(r.subs.inFlight())
+	for _, a := range r.ackBuf {
+		if err := safe("committing a record of the source task", func() error {
+			return r.cfg.Task.CommitRecord(a.record, a.metadata)
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// commitOffsets writes the committable source offsets through the offset
+// store (returns after the broker acknowledged) and then calls the task's
+// Commit.
+func (r *SourceRunner) commitOffsets(ctx context.Context) error {
+	offsets := r.subs.committableOffsets()
+	if len(offsets) == 0 {
+		return nil
+	}
+	start := time.Now()
+	list := make([]SourceOffset, 0, len(offsets))
+	for _, o := range offsets {
+		list = append(list, o)
+	}
+	wctx, cancel := context.WithTimeout(ctx, r.cfg.OffsetFlushTimeout)
+	defer cancel()
+	err := r.cfg.Offsets.Write(wctx, r.cfg.ID.Connector, list)
+	r.cfg.Metrics.OffsetCommit(time.Since(start), err)
+	if err != nil {
+		r.subs.restore(offsets)
+		return fmt.Errorf("writing %d source offsets: %w", len(list), err)
+	}
+	if err := safe("committing source task", func() error { return r.cfg.Task.Commit(wctx) }); err != nil {
+		r.cfg.Logger.Warn("source task commit failed", "error", err)
+	}
+	return nil
+}
+
+// partitionKey returns the key of p, reusing the last one when the task
+// handed the same map again (a partition map must not change once a record
+// carrying it was returned by Poll).
+func (r *SourceRunner) partitionKey(p map[string]any) (string, error) {
+	ptr := reflect.ValueOf(p).Pointer()
+	if ptr != 0 && ptr == r.lastPart {
+		return r.lastKey, nil
+	}
+	k, err := partitionKey(p)
+	if err != nil {
+		return "", err
+	}
+	r.lastPart, r.lastKey = ptr, k
+	return k, nil
+}
+
+// partitionKey is a canonical string for a source partition map. Small
+// maps of plain values (the usual {"file": "/a"} or {"table": "t",
+// "shard": 3}) are encoded by hand, with sorted keys; anything else goes
+// through encoding/json (which sorts map keys too). Both encodings are
+// only compared with each other within one runner.
+func partitionKey(p map[string]any) (string, error) {
+	if len(p) <= 4 {
+		var keys [4]string
+		ks := keys[:0]
+		for k := range p {
+			ks = append(ks, k)
+		}
+		slices.Sort(ks)
+		b := make([]byte, 0, 64)
+		simple := true
+		for _, k := range ks {
+			b = strconv.AppendQuote(b, k)
+			b = append(b, ':')
+			switch v := p[k].(type) {
+			case string:
+				b = strconv.AppendQuote(b, v)
+			case int:
+				b = strconv.AppendInt(b, int64(v), 10)
+			case int32:
+				b = strconv.AppendInt(b, int64(v), 10)
+			case int64:
+				b = strconv.AppendInt(b, v, 10)
+			case bool:
+				b = strconv.AppendBool(b, v)
+			default:
+				simple = false
+			}
+			if !simple {
+				break
+			}
+			b = append(b, ',')
+		}
+		if simple {
+			return string(b), nil
+		}
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return "", fmt.Errorf("source partition %v is not JSON-friendly: %w", p, err)
+	}
+	return "json:" + string(b), nil
+}
+
+// headerBytes serialises a header value like Kafka's SimpleHeaderConverter
+// does for the common cases: bytes as they are, nil as a null header,
+// everything else in its string form.
+func headerBytes(topic string, schema *data.Schema, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case []byte:
+		return x, nil
+	case string:
+		return []byte(x), nil
+	}
+	return converter.StringConverter{}.FromConnectData(topic, schema, v)
+}
+
+type sourceTaskContext struct {
+	log    *slog.Logger
+	reader plugin.OffsetReader
+}
+
+func (c *sourceTaskContext) Logger() *slog.Logger              { return c.log }
+func (c *sourceTaskContext) OffsetReader() plugin.OffsetReader { return c.reader }
+
+// offsetReader serves a task's offset reads from the OffsetStore.
+type offsetReader struct {
+	store     OffsetStore
+	connector string
+}
+
+func (o *offsetReader) Offset(ctx context.Context, partition map[string]any) (map[string]any, error) {
+	out, err := o.Offsets(ctx, []map[string]any{partition})
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+func (o *offsetReader) Offsets(ctx context.Context, partitions []map[string]any) ([]map[string]any, error) {
+	out, err := o.store.Read(ctx, o.connector, partitions)
+	if err != nil {
+		return nil, fmt.Errorf("reading source offsets of connector %s: %w", o.connector, err)
+	}
+	if len(out) != len(partitions) {
+		return nil, fmt.Errorf("offset store returned %d offsets for %d partitions", len(out), len(partitions))
+	}
+	return out, nil
+}
+
+// explicitPartitioner sends a record with a non-negative Partition there
+// and delegates the others (Partition -1) to the key partitioner.
+type explicitPartitioner struct{ next kgo.Partitioner }
+
+func (p explicitPartitioner) ForTopic(t string) kgo.TopicPartitioner {
+	return explicitTopicPartitioner{p.next.ForTopic(t)}
+}
+
+type explicitTopicPartitioner struct{ next kgo.TopicPartitioner }
+
+func (p explicitTopicPartitioner) RequiresConsistency(r *kgo.Record) bool {
+	return r.Partition >= 0 || p.next.RequiresConsistency(r)
+}
+
+func (p explicitTopicPartitioner) Partition(r *kgo.Record, n int) int {
+	if r.Partition >= 0 {
+		return int(r.Partition) // kgo fails the record when out of range
+	}
+	return p.next.Partition(r, n)
+}
+
+func (p explicitTopicPartitioner) OnNewBatch() {
+	if nb, ok := p.next.(kgo.TopicPartitionerOnNewBatch); ok {
+		nb.OnNewBatch()
+	}
+}

@@ -1,0 +1,173 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package task
+
+import (
+	"sync"
+
+	"github.com/conveyor-dev/conveyor/runtime/plugin"
+)
+
+// submitted tracks the records a source task handed to the producer, per
+// source partition in submission order, and tells which offset of each
+// source partition is committable: the offset of the latest record that was
+// acknowledged together with every record submitted before it in the same
+// source partition (Kafka Connect's SubmittedRecords).
+//
+// Its size is bounded by the caller: the runner stops polling while
+// pending() is at the limit.
+type submitted struct {
+	mu      sync.Mutex
+	parts   map[string]*partQueue
+	pending int // records submitted and not yet popped as committable
+	// acked holds acknowledged records, in acknowledgement order, until the
+	// runner hands them to the task's CommitRecord.
+	acked   []ackedRecord
+	changed chan struct{}
+}
+
+type partQueue struct {
+	partition map[string]any
+	queue     []*submittedRecord
+	// committable is the latest offset whose record and all earlier ones
+	// were acknowledged; nil when none since the last snapshot.
+	committable map[string]any
+	dirty       bool
+}
+
+type submittedRecord struct {
+	record *plugin.SourceRecord
+	offset map[string]any
+	acked  bool
+	q      *partQueue
+}
+
+type ackedRecord struct {
+	record   *plugin.SourceRecord
+	metadata *plugin.RecordMetadata
+}
+
+func newSubmitted() *submitted {
+	return &submitted{parts: map[string]*partQueue{}, changed: make(chan struct{}, 1)}
+}
+
+// submit registers a record of source partition key (with its partition and
+// offset maps) in submission order and returns the handle to ack it with.
+func (s *submitted) submit(key string, rec *plugin.SourceRecord) *submittedRecord {
+	partition, offset := rec.SourcePartition, rec.SourceOffset
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.parts[key]
+	if q == nil {
+		q = &partQueue{partition: partition}
+		s.parts[key] = q
+	}
+	r := &submittedRecord{record: rec, offset: offset, q: q}
+	q.queue = append(q.queue, r)
+	s.pending++
+	return r
+}
+
+// ack marks a record acknowledged by the broker and advances the committable
+// offset of its source partition over every acknowledged record at the head.
+func (s *submitted) ack(r *submittedRecord, md *plugin.RecordMetadata) {
+	s.mu.Lock()
+	r.acked = true
+	s.acked = append(s.acked, ackedRecord{record: r.record, metadata: md})
+	q := r.q
+	n := 0
+	for n < len(q.queue) && q.queue[n].acked {
+		q.committable = q.queue[n].offset
+		q.dirty = true
+		n++
+	}
+	if n > 0 {
+		clear(q.queue[:n])
+		q.queue = q.queue[n:]
+		s.pending -= n
+	}
+	s.mu.Unlock()
+	{
+		select {
+		case s.changed <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// inFlight returns how many records were submitted and are not yet
+// committable or not yet handed to CommitRecord.
+func (s *submitted) inFlight() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return max(s.pending, len(s.acked))
+}
+
+// drainAcked returns the acknowledged records not yet handed to the task.
+func (s *submitted) drainAcked(buf []ackedRecord) []ackedRecord {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	buf = append(buf[:0], s.acked...)
+	clear(s.acked)
+	s.acked = s.acked[:0]
+	return buf
+}
+
+// committableOffsets returns the committable offsets that changed since the
+// last call, keyed like submit. The returned entries are marked clean; call
+// restore with them when writing them failed.
+func (s *submitted) committableOffsets() map[string]SourceOffset {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]SourceOffset{}
+	for k, q := range s.parts {
+		if q.dirty {
+			out[k] = SourceOffset{Partition: q.partition, Offset: q.committable}
+			q.dirty = false
+		}
+		if len(q.queue) == 0 && !q.dirty {
+			delete(s.parts, k) // nothing left to track; keep the map small
+		}
+	}
+	return out
+}
+
+// restore marks offsets dirty again after writing them failed, unless a
+// newer committable offset replaced them meanwhile.
+func (s *submitted) restore(offsets map[string]SourceOffset) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, o := range offsets {
+		q := s.parts[k]
+		if q == nil {
+			q = &partQueue{partition: o.Partition, committable: o.Offset}
+			s.parts[k] = q
+		}
+		if !q.dirty {
+			q.committable = o.Offset
+			q.dirty = true
+		}
+	}
+}
+
+// signalChanged wakes a runner waiting for acknowledgements.
+func (s *submitted) signalChanged() {
+	select {
+	case s.changed <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,165 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package task
+
+import (
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/conveyor-dev/conveyor/runtime/plugin"
+)
+
+func rec(part string, pos int) *plugin.SourceRecord {
+	return &plugin.SourceRecord{SourcePartition: map[string]any{"p": part}, SourceOffset: map[string]any{"pos": pos}}
+}
+
+// Out-of-order acknowledgements advance a source partition's committable
+// offset only over a gap-free prefix; partitions are independent.
+func TestSubmittedCommittableOffsets(t *testing.T) {
+	s := newSubmitted()
+	a0 := s.submit(`a`, rec("a", 0))
+	a1 := s.submit(`a`, rec("a", 1))
+	b0 := s.submit(`b`, rec("b", 0))
+	a2 := s.submit(`a`, rec("a", 2))
+
+	s.ack(a1, nil)
+	s.ack(a2, nil)
+	s.ack(b0, nil)
+	got := s.committableOffsets()
+	if _, ok := got["a"]; ok {
+		t.Fatalf("a committable although a0 is not acknowledged: %v", got)
+	}
+	if got["b"].Offset["pos"] != 0 {
+		t.Fatalf("b: %v", got["b"])
+	}
+	if n := s.inFlight(); n != 3 {
+		t.Fatalf("in flight %d, want 3 (a0..a2 pending; 3 acks not handed over)", n)
+	}
+	s.ack(a0, nil)
+	got = s.committableOffsets()
+	if got["a"].Offset["pos"] != 2 || len(got) != 1 {
+		t.Fatalf("after a0: %v, want only a@2", got)
+	}
+	if acked := s.drainAcked(nil); len(acked) != 4 || acked[0].record.SourceOffset["pos"] != 1 {
+		t.Fatalf("acked records in ack order: %v", acked)
+	}
+	if n := s.inFlight(); n != 0 {
+		t.Fatalf("in flight %d, want 0", n)
+	}
+	if got := s.committableOffsets(); len(got) != 0 {
+		t.Fatalf("nothing new, got %v", got)
+	}
+
+	// A failed write is restored unless something newer arrived.
+	a3 := s.submit(`a`, rec("a", 3))
+	s.ack(a3, nil)
+	failed := s.committableOffsets()
+	s.restore(failed)
+	if again := s.committableOffsets(); again["a"].Offset["pos"] != 3 {
+		t.Fatalf("restored offset lost: %v", again)
+	}
+	a4 := s.submit(`a`, rec("a", 4))
+	failed = s.committableOffsets() // empty
+	s.ack(a4, nil)
+	old := map[string]SourceOffset{"a": {Partition: map[string]any{"p": "a"}, Offset: map[string]any{"pos": 3}}}
+	s.restore(old)
+	if again := s.committableOffsets(); again["a"].Offset["pos"] != 4 {
+		t.Fatalf("restore overwrote a newer offset: %v (%v)", again, failed)
+	}
+}
+
+// Records with an explicit partition go there; the others are hashed by key.
+func TestExplicitPartitioner(t *testing.T) {
+	tp := explicitPartitioner{kgo.StickyKeyPartitioner(nil)}.ForTopic("t")
+	if p := tp.Partition(&kgo.Record{Partition: 5}, 8); p != 5 {
+		t.Fatalf("explicit partition 5 → %d", p)
+	}
+	if !tp.RequiresConsistency(&kgo.Record{Partition: 5}) {
+		t.Fatal("explicit partition must require consistency")
+	}
+	k := &kgo.Record{Partition: -1, Key: []byte("user-42")}
+	p1, p2 := tp.Partition(k, 8), tp.Partition(&kgo.Record{Partition: -1, Key: []byte("user-42")}, 8)
+	if p1 != p2 || p1 < 0 || p1 >= 8 {
+		t.Fatalf("keyed records must hash consistently: %d %d", p1, p2)
+	}
+}
+
+// metricValue returns the value of a counter or gauge with the given labels
+// in reg, or -1 when absent.
+func metricValue(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	next:
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if v, ok := labels[lp.GetName()]; ok && v != lp.GetValue() {
+					continue next
+				}
+			}
+			return value(m)
+		}
+	}
+	return -1
+}
+
+func value(m *dto.Metric) float64 {
+	switch {
+	case m.Counter != nil:
+		return m.Counter.GetValue()
+	case m.Gauge != nil:
+		return m.Gauge.GetValue()
+	case m.Histogram != nil:
+		return float64(m.Histogram.GetSampleCount())
+	}
+	return -1
+}
+
+// Equal partitions get equal keys, different ones different keys.
+func TestPartitionKey(t *testing.T) {
+	k := func(m map[string]any) string {
+		s, err := partitionKey(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	if k(map[string]any{"a": "x", "b": 1}) != k(map[string]any{"b": 1, "a": "x"}) {
+		t.Fatal("key order must not matter")
+	}
+	distinct := []map[string]any{
+		{"a": "x"}, {"a": "y"}, {"a": 1}, {"a": "1"}, {"b": "x"}, {"a": "x", "b": "y"},
+		{"a": `x","b":"y`}, {"a": 1.5}, {"a": []any{"x"}}, {"a": true}, {},
+	}
+	seen := map[string]int{}
+	for i, m := range distinct {
+		key := k(m)
+		if j, ok := seen[key]; ok {
+			t.Fatalf("partitions %v and %v share key %q", distinct[j], m, key)
+		}
+		seen[key] = i
+	}
+}

@@ -1,0 +1,95 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package worker
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/conveyor-dev/conveyor/runtime/workerconfig"
+)
+
+// KafkaOpts returns the franz-go options that reach the worker's Kafka
+// cluster: seed brokers, TLS and SASL from the worker config.
+func KafkaOpts(cfg *workerconfig.Config, log *slog.Logger) ([]kgo.Opt, error) {
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(cfg.BootstrapServers...),
+		kgo.ClientID("conveyor-worker"),
+		kgo.WithLogger(kgoLogger{log}),
+	}
+	if cfg.UsesTLS() {
+		tc := &tls.Config{MinVersion: tls.VersionTLS12}
+		if cfg.SSLCALocation != "" {
+			pem, err := os.ReadFile(cfg.SSLCALocation)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", workerconfig.KeySSLCALocation, err)
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("%s: %s holds no PEM certificate", workerconfig.KeySSLCALocation, cfg.SSLCALocation)
+			}
+			tc.RootCAs = pool
+		}
+		if cfg.SSLCertificateLocation != "" || cfg.SSLKeyLocation != "" {
+			cert, err := tls.LoadX509KeyPair(cfg.SSLCertificateLocation, cfg.SSLKeyLocation)
+			if err != nil {
+				return nil, fmt.Errorf("%s/%s: %w", workerconfig.KeySSLCertificateLocation, workerconfig.KeySSLKeyLocation, err)
+			}
+			tc.Certificates = []tls.Certificate{cert}
+		}
+		opts = append(opts, kgo.DialTLSConfig(tc))
+	}
+	if cfg.UsesSASL() {
+		pass, err := cfg.SASLPassword()
+		if err != nil {
+			return nil, err
+		}
+		switch cfg.SASLMechanism {
+		case workerconfig.MechanismPlain:
+			opts = append(opts, kgo.SASL(plain.Auth{User: cfg.SASLUsername, Pass: pass}.AsMechanism()))
+		case workerconfig.MechanismScramSHA256:
+			opts = append(opts, kgo.SASL(scram.Auth{User: cfg.SASLUsername, Pass: pass}.AsSha256Mechanism()))
+		case workerconfig.MechanismScramSHA512:
+			opts = append(opts, kgo.SASL(scram.Auth{User: cfg.SASLUsername, Pass: pass}.AsSha512Mechanism()))
+		default:
+			return nil, fmt.Errorf("%s: %q is not supported: use %s, %s or %s", workerconfig.KeySASLMechanism, cfg.SASLMechanism,
+				workerconfig.MechanismPlain, workerconfig.MechanismScramSHA256, workerconfig.MechanismScramSHA512)
+		}
+	}
+	return opts, nil
+}
+
+// kgoLogger routes franz-go's warnings and errors to slog.
+type kgoLogger struct{ log *slog.Logger }
+
+func (l kgoLogger) Level() kgo.LogLevel { return kgo.LogLevelWarn }
+
+func (l kgoLogger) Log(level kgo.LogLevel, msg string, keyvals ...any) {
+	lv := slog.LevelWarn
+	if level == kgo.LogLevelError {
+		lv = slog.LevelError
+	}
+	l.log.Log(context.Background(), lv, "kafka client: "+msg, keyvals...)
+}

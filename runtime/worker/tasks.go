@@ -1,0 +1,219 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package worker
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/conveyor-dev/conveyor/runtime/converter"
+	"github.com/conveyor-dev/conveyor/runtime/herder"
+	"github.com/conveyor-dev/conveyor/runtime/metrics"
+	"github.com/conveyor-dev/conveyor/runtime/plugin"
+	"github.com/conveyor-dev/conveyor/runtime/store"
+	"github.com/conveyor-dev/conveyor/runtime/task"
+)
+
+// taskRuntime starts runtime/task runners for the herder.
+type taskRuntime struct {
+	kafka         []kgo.Opt
+	workerConv    map[string]string
+	offsets       *store.OffsetStore
+	metrics       *metrics.Metrics
+	log           *slog.Logger
+	flushInterval time.Duration
+	flushTimeout  time.Duration
+	// consumer holds the worker's consumer.* settings (prefix removed).
+	consumer map[string]string
+	// topicUsed records that a connector's task wrote to a topic (the
+	// active topics of GET /connectors/{c}/topics); may be nil.
+	topicUsed func(ctx context.Context, connector, topic string, task int) error
+}
+
+// runner is what both task runners offer.
+type runner interface {
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) error
+	Done() <-chan struct{}
+	Err() error
+	Pause()
+	Resume()
+}
+
+func (t *taskRuntime) StartTask(ctx context.Context, spec herder.TaskSpec) (herder.RunningTask, error) {
+	keyConv, err := converter.FromConfig(true, spec.ConnectorConfig, t.workerConv)
+	if err != nil {
+		return nil, err
+	}
+	valConv, err := converter.FromConfig(false, spec.ConnectorConfig, t.workerConv)
+	if err != nil {
+		return nil, err
+	}
+	id := task.ID{Connector: spec.ID.Connector, Task: spec.ID.Task}
+	common := task.Common{
+		ID: id, Config: spec.TaskConfig, KeyConverter: keyConv, ValueConverter: valConv,
+		Kafka: t.kafka,
+		// The herder writes statuses (RUNNING at start, FAILED with the
+		// trace when the runner ends); the runner's reports feed metrics.
+		Status:              task.StatusFunc(func(task.ID, task.State, string) {}),
+		Metrics:             t.metrics.Task(id.Connector, id.Task),
+		Logger:              t.log,
+		OffsetFlushInterval: t.flushInterval,
+		OffsetFlushTimeout:  t.flushTimeout,
+	}
+	var r runner
+	switch spec.Plugin.Kind {
+	case plugin.KindSink:
+		sc := task.SinkConfig{Common: common, Task: spec.Plugin.NewSinkTask()}
+		sc.Topics = plugin.SplitList(spec.ConnectorConfig[plugin.KeyTopics])
+		if len(sc.Topics) == 0 {
+			sc.TopicsRegex = strings.TrimSpace(spec.ConnectorConfig[plugin.KeyTopicsRegex])
+		}
+		if err = t.applyConsumerSettings(&sc); err != nil {
+			return nil, err
+		}
+		r, err = task.NewSinkRunner(sc)
+	case plugin.KindSource:
+		// Like Kafka Connect's producers, ask the broker to create a
+		// missing topic (it decides whether it may).
+		common.Kafka = append(append([]kgo.Opt{}, t.kafka...), kgo.AllowAutoTopicCreation())
+		var st plugin.SourceTask = spec.Plugin.NewSourceTask()
+		if t.topicUsed != nil {
+			st = &topicTracker{SourceTask: st, seen: map[string]bool{}, report: func(ctx context.Context, topic string) error {
+				return t.topicUsed(ctx, spec.ID.Connector, topic, spec.ID.Task)
+			}}
+		}
+		r, err = task.NewSourceRunner(task.SourceConfig{Common: common, Task: st, Offsets: offsetAdapter{t.offsets}})
+	default:
+		err = fmt.Errorf("plugin %s has unknown kind %q", spec.Plugin.Class, spec.Plugin.Kind)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Start(ctx); err != nil {
+		return nil, err
+	}
+	return &runningTask{r: r}, nil
+}
+
+// applyConsumerSettings applies the consumer.* worker settings that sink
+// runners understand (Kafka's names).
+func (t *taskRuntime) applyConsumerSettings(sc *task.SinkConfig) error {
+	ms := func(key string, d *time.Duration) error {
+		v, ok := t.consumer[key]
+		if !ok {
+			return nil
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n <= 0 {
+			return fmt.Errorf("consumer.%s=%q: want a positive number of milliseconds", key, v)
+		}
+		*d = time.Duration(n) * time.Millisecond
+		return nil
+	}
+	if err := ms("session.timeout.ms", &sc.SessionTimeout); err != nil {
+		return err
+	}
+	if err := ms("rebalance.timeout.ms", &sc.RebalanceTimeout); err != nil {
+		return err
+	}
+	if v, ok := t.consumer["max.poll.records"]; ok {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n <= 0 {
+			return fmt.Errorf("consumer.max.poll.records=%q: want a positive number", v)
+		}
+		sc.MaxPollRecords = n
+	}
+	return nil
+}
+
+// runningTask adapts a runner to herder.RunningTask (and herder.Pauser).
+type runningTask struct{ r runner }
+
+func (t *runningTask) Stop(ctx context.Context) error {
+	err := t.r.Stop(ctx)
+	if err != nil && t.r.Err() != nil {
+		return nil // it had failed before; the herder reports that
+	}
+	return err
+}
+func (t *runningTask) Done() <-chan struct{} { return t.r.Done() }
+func (t *runningTask) Pause()                { t.r.Pause() }
+func (t *runningTask) Resume()               { t.r.Resume() }
+
+// Err returns the failure with its full trace (stack after a panic).
+func (t *runningTask) Err() error {
+	if err := t.r.Err(); err != nil {
+		return traceError{err: err, trace: task.Trace(err)}
+	}
+	return nil
+}
+
+type traceError struct {
+	err   error
+	trace string
+}
+
+func (e traceError) Error() string { return e.trace }
+func (e traceError) Unwrap() error { return e.err }
+
+// topicTracker notes the topics a source task writes to, once per topic.
+type topicTracker struct {
+	plugin.SourceTask
+	seen   map[string]bool // only touched from Poll, which is never concurrent
+	report func(ctx context.Context, topic string) error
+}
+
+func (t *topicTracker) Poll(ctx context.Context) ([]*plugin.SourceRecord, error) {
+	recs, err := t.SourceTask.Poll(ctx)
+	for _, r := range recs {
+		if r == nil || r.Topic == "" || t.seen[r.Topic] {
+			continue
+		}
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		if t.report(rctx, r.Topic) == nil {
+			t.seen[r.Topic] = true
+		}
+		cancel()
+	}
+	return recs, err
+}
+
+// offsetAdapter serves task.OffsetStore from the offset store.
+type offsetAdapter struct{ s *store.OffsetStore }
+
+func (a offsetAdapter) Read(_ context.Context, connector string, partitions []map[string]any) ([]map[string]any, error) {
+	out := make([]map[string]any, len(partitions))
+	for i, p := range partitions {
+		out[i] = a.s.Offset(connector, p)
+	}
+	return out, nil
+}
+
+func (a offsetAdapter) Write(ctx context.Context, connector string, offsets []task.SourceOffset) error {
+	puts := make([]store.SourceOffset, len(offsets))
+	for i, o := range offsets {
+		puts[i] = store.SourceOffset{Partition: o.Partition, Offset: o.Offset}
+	}
+	return a.s.Put(ctx, connector, puts)
+}

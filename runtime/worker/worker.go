@@ -1,0 +1,307 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package worker assembles one Conveyor worker: the Kafka clients, the
+// config/offset/status stores on their compacted topics, the herder that
+// runs connectors and tasks, and the REST server. conveyor-worker's main
+// (distributed and standalone) is a thin layer over it.
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/conveyor-dev/conveyor/runtime/bundled"
+	"github.com/conveyor-dev/conveyor/runtime/configprovider"
+	"github.com/conveyor-dev/conveyor/runtime/herder"
+	"github.com/conveyor-dev/conveyor/runtime/kafkalog"
+	"github.com/conveyor-dev/conveyor/runtime/metrics"
+	"github.com/conveyor-dev/conveyor/runtime/plugin"
+	"github.com/conveyor-dev/conveyor/runtime/rest"
+	"github.com/conveyor-dev/conveyor/runtime/store"
+	"github.com/conveyor-dev/conveyor/runtime/workerconfig"
+)
+
+// KeyLimitCheckInterval is how often (ms) connectors' natural task limits
+// (sink topics' partition counts) are re-checked. Read from the worker
+// config's extra keys until workerconfig documents it.
+const KeyLimitCheckInterval = "task.limits.check.interval.ms"
+
+// Options configure a Worker.
+type Options struct {
+	Config *workerconfig.Config
+	// Plugins defaults to the bundled connectors.
+	Plugins *plugin.Registry
+	// Resolver defaults to configprovider.Standard with the in-cluster
+	// secret provider when running in a pod.
+	Resolver herder.Resolver
+	Logger   *slog.Logger
+	Version  string
+	Commit   string
+}
+
+// Worker is one running worker.
+type Worker struct {
+	cfg      *workerconfig.Config
+	log      *slog.Logger
+	client   *kgo.Client
+	configs  *store.ConfigStore
+	offsets  *store.OffsetStore
+	statuses *store.StatusStore
+	herder   *herder.Herder
+	rest     *rest.Server
+	listener net.Listener
+	metrics  *metrics.Metrics
+	serveErr chan error
+
+	stopOnce sync.Once
+	stopped  chan struct{}
+}
+
+// Start connects to Kafka, checks (or creates) the internal topics, reads
+// them to the end, starts the herder and serves the REST API.
+func Start(ctx context.Context, opts Options) (*Worker, error) {
+	cfg := opts.Config
+	if cfg == nil {
+		return nil, errors.New("worker: no configuration")
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	if opts.Plugins == nil {
+		opts.Plugins = bundled.Registry()
+	}
+	if opts.Resolver == nil {
+		var secrets configprovider.Provider
+		if sp, err := configprovider.NewInClusterSecretProvider(); err == nil {
+			secrets = sp
+		}
+		opts.Resolver = configprovider.Standard(secrets)
+	}
+	kopts, err := KafkaOpts(cfg, log)
+	if err != nil {
+		return nil, fmt.Errorf("worker: Kafka client options: %w", err)
+	}
+	client, err := kgo.NewClient(kopts...)
+	if err != nil {
+		return nil, fmt.Errorf("worker: creating Kafka client: %w", err)
+	}
+	w := &Worker{cfg: cfg, log: log, client: client, metrics: metrics.New(), serveErr: make(chan error, 1), stopped: make(chan struct{})}
+	ok := false
+	defer func() {
+		if !ok {
+			w.closeStores()
+			client.Close()
+		}
+	}()
+	adm := kadm.NewClient(client)
+	meta, err := adm.BrokerMetadata(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("worker: reaching Kafka at %s: %w", strings.Join(cfg.BootstrapServers, ","), err)
+	}
+
+	open := func(ctx context.Context, t kafkalog.Topic, apply func(kafkalog.Record)) (*kafkalog.Log, error) {
+		t.Create = cfg.InternalTopicsCreate
+		t.CreateFlag = workerconfig.KeyInternalTopicsCreate + "=true"
+		return kafkalog.Open(ctx, kafkalog.Config{Topic: t, ClientOpts: kopts, Apply: apply})
+	}
+	var h *herder.Herder
+	var hmu sync.Mutex
+	w.configs, err = store.OpenConfigStore(ctx, open, kafkalog.Topic{Name: cfg.ConfigStorageTopic, Partitions: 1, ReplicationFactor: cfg.ConfigStorageReplicationFactor},
+		func(ev store.ConfigEvent) {
+			hmu.Lock()
+			hh := h
+			hmu.Unlock()
+			if hh != nil {
+				hh.OnConfigEvent(ev)
+			}
+		})
+	if err != nil {
+		return nil, fmt.Errorf("worker: %w", err)
+	}
+	// The config topic belongs to one cluster: the first worker records its
+	// group.id; a worker of another group refuses to use the topic.
+	owner, err := w.configs.PutClusterID(ctx, cfg.GroupID)
+	if err != nil {
+		return nil, fmt.Errorf("worker: recording the cluster id in topic %q: %w", cfg.ConfigStorageTopic, err)
+	}
+	if owner != cfg.GroupID {
+		return nil, fmt.Errorf("worker: config topic %q belongs to the cluster with %s=%q, but this worker has %s=%q: set %s to a topic of this cluster, or use the right %s",
+			cfg.ConfigStorageTopic, workerconfig.KeyGroupID, owner, workerconfig.KeyGroupID, cfg.GroupID, workerconfig.KeyConfigStorageTopic, workerconfig.KeyGroupID)
+	}
+	w.offsets, err = store.OpenOffsetStore(ctx, open, kafkalog.Topic{Name: cfg.OffsetStorageTopic, CreatePartitions: cfg.OffsetStoragePartitions, ReplicationFactor: cfg.OffsetStorageReplicationFactor})
+	if err != nil {
+		return nil, fmt.Errorf("worker: %w", err)
+	}
+	w.statuses, err = store.OpenStatusStore(ctx, open, kafkalog.Topic{Name: cfg.StatusStorageTopic, CreatePartitions: cfg.StatusStoragePartitions, ReplicationFactor: cfg.StatusStorageReplicationFactor})
+	if err != nil {
+		return nil, fmt.Errorf("worker: %w", err)
+	}
+
+	limitEvery := 30 * time.Second
+	if v, ok := cfg.Extra[KeyLimitCheckInterval]; ok {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("worker: %s=%q: want a positive number of milliseconds", KeyLimitCheckInterval, v)
+		}
+		limitEvery = time.Duration(n) * time.Millisecond
+	}
+
+	// Listen before the herder starts so the advertised URL is known.
+	ln, err := net.Listen("tcp", cfg.RestListenAddress())
+	if err != nil {
+		return nil, fmt.Errorf("worker: REST listener on %s (%s, %s): %w", cfg.RestListenAddress(), workerconfig.KeyRestHostName, workerconfig.KeyRestPort, err)
+	}
+	w.listener = ln
+	if cfg.RestPort == 0 {
+		cfg.RestPort = ln.Addr().(*net.TCPAddr).Port
+	}
+
+	hh, err := herder.New(herder.Options{
+		WorkerID: cfg.EffectiveWorkerID(), URL: cfg.AdvertisedURL(),
+		Version: opts.Version, Commit: opts.Commit, KafkaClusterID: meta.Cluster,
+		Plugins: opts.Plugins, Configs: w.configs, Offsets: w.offsets, Statuses: w.statuses,
+		Admin: adm, Resolver: opts.Resolver,
+		Tasks: &taskRuntime{kafka: kopts, workerConv: cfg.ConverterConfig(), offsets: w.offsets, metrics: w.metrics, log: log,
+			flushInterval: cfg.OffsetFlushInterval, flushTimeout: cfg.OffsetFlushTimeout, consumer: cfg.Prefixed("consumer."),
+			topicUsed: w.statuses.PutTopic},
+		AssignAll:          true, // part 1: one worker runs everything
+		LimitCheckInterval: limitEvery,
+		TaskStopTimeout:    cfg.TaskShutdownGracefulTimeout,
+		Logger:             log,
+	})
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("worker: %w", err)
+	}
+	hmu.Lock()
+	h = hh
+	hmu.Unlock()
+	w.herder = hh
+	token, err := cfg.RestAuthToken()
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("worker: %w", err)
+	}
+	w.rest, err = rest.New(hh, rest.Config{Addr: ln.Addr().String(), Token: token, Gatherer: w.metrics.Registry(), Logger: log})
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("worker: %w", err)
+	}
+	hh.Run()
+	go func() {
+		err := w.rest.Serve(ln)
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		w.serveErr <- err
+	}()
+	go w.countTasks()
+	ok = true
+	return w, nil
+}
+
+// countTasks keeps the worker's connector and task count metrics current.
+func (w *Worker) countTasks() {
+	t := time.NewTicker(5 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.stopped:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		names, _ := w.herder.ListConnectors(ctx)
+		counts := map[string]int{}
+		for _, n := range names {
+			st, err := w.herder.ConnectorStatus(ctx, n)
+			if err != nil {
+				continue
+			}
+			per := map[string]int{}
+			for _, ts := range st.Tasks {
+				counts[ts.State]++
+				per[ts.State]++
+			}
+			w.metrics.SetConnectorTaskCounts(n, per)
+		}
+		cancel()
+		w.metrics.SetConnectorCount(len(names))
+		w.metrics.SetTaskCounts(counts)
+	}
+}
+
+// Herder returns the worker's herder.
+func (w *Worker) Herder() *herder.Herder { return w.herder }
+
+// RESTAddr returns the address the REST server listens on, with a
+// loopback host when it listens on every interface.
+func (w *Worker) RESTAddr() string {
+	a := w.listener.Addr().(*net.TCPAddr)
+	if a.IP == nil || a.IP.IsUnspecified() {
+		return net.JoinHostPort("127.0.0.1", strconv.Itoa(a.Port))
+	}
+	return a.String()
+}
+
+// ServeErr reports a REST server failure (nil after Shutdown).
+func (w *Worker) ServeErr() <-chan error { return w.serveErr }
+
+// Shutdown stops the worker gracefully within ctx: every task stops
+// polling, flushes and commits; then the REST server and the Kafka clients
+// close.
+func (w *Worker) Shutdown(ctx context.Context) error {
+	var errs []error
+	w.stopOnce.Do(func() {
+		close(w.stopped)
+		if err := w.herder.Close(ctx); err != nil {
+			errs = append(errs, err)
+		}
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		if err := w.rest.Shutdown(sctx); err != nil {
+			errs = append(errs, fmt.Errorf("stopping REST server: %w", err))
+		}
+		cancel()
+		w.closeStores()
+		w.client.Close()
+	})
+	return errors.Join(errs...)
+}
+
+func (w *Worker) closeStores() {
+	if w.configs != nil {
+		w.configs.Close()
+	}
+	if w.offsets != nil {
+		w.offsets.Close()
+	}
+	if w.statuses != nil {
+		w.statuses.Close()
+	}
+}

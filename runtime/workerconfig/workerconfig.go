@@ -1,0 +1,847 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package workerconfig is the one configuration type of the Conveyor worker.
+// conveyor-worker loads it with --config FILE from a Java-properties-style
+// file; the operator builds the same type and renders it with
+// [Config.Render] into the worker ConfigMap, using the exported Key*
+// constants rather than its own copies of the key names.
+//
+// Keys follow Kafka Connect's distributed worker configuration where one
+// exists (bootstrap.servers, group.id, config.storage.topic, ...); Conveyor's
+// own keys are documented as such. Unknown keys are kept in Extra and
+// passed through (producer.*, consumer.*, admin.*, converter settings).
+package workerconfig
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/conveyor-dev/conveyor/runtime/converter"
+	"github.com/conveyor-dev/conveyor/runtime/properties"
+)
+
+// Configuration keys.
+const (
+	KeyBootstrapServers               = "bootstrap.servers"
+	KeyGroupID                        = "group.id"
+	KeyConfigStorageTopic             = "config.storage.topic"
+	KeyConfigStorageReplicationFactor = "config.storage.replication.factor"
+	KeyOffsetStorageTopic             = "offset.storage.topic"
+	KeyOffsetStorageReplicationFactor = "offset.storage.replication.factor"
+	KeyOffsetStoragePartitions        = "offset.storage.partitions"
+	KeyStatusStorageTopic             = "status.storage.topic"
+	KeyStatusStorageReplicationFactor = "status.storage.replication.factor"
+	KeyStatusStoragePartitions        = "status.storage.partitions"
+	KeyInternalTopicsCreate           = "internal.topics.create"
+	KeyRestHostName                   = "rest.host.name"
+	KeyRestPort                       = "rest.port"
+	KeyRestAdvertisedHostName         = "rest.advertised.host.name"
+	KeyRestAdvertisedPort             = "rest.advertised.port"
+	KeyRestAuthTokenFile              = "rest.auth.token.file"
+	KeyMetricsPort                    = "metrics.port"
+	KeySecurityProtocol               = "security.protocol"
+	KeySSLCALocation                  = "ssl.ca.location"
+	KeySSLCertificateLocation         = "ssl.certificate.location"
+	KeySSLKeyLocation                 = "ssl.key.location"
+	KeySASLMechanism                  = "sasl.mechanism"
+	KeySASLUsername                   = "sasl.username"
+	KeySASLPasswordFile               = "sasl.password.file"
+	KeyWorkerID                       = "worker.id"
+	KeyHeartbeatInterval              = "heartbeat.interval.ms"
+	KeySessionTimeout                 = "session.timeout.ms"
+	KeyRebalanceTimeout               = "rebalance.timeout.ms"
+	KeyScheduledRebalanceMaxDelay     = "scheduled.rebalance.max.delay.ms"
+	KeyOffsetFlushInterval            = "offset.flush.interval.ms"
+	KeyOffsetFlushTimeout             = "offset.flush.timeout.ms"
+	KeyTaskShutdownGracefulTimeout    = "task.shutdown.graceful.timeout.ms"
+	KeyMaxTasksPerWorker              = "max.tasks.per.worker"
+	KeyKeyConverter                   = "key.converter"
+	KeyValueConverter                 = "value.converter"
+)
+
+// EnvPodIP is the environment variable (set from the Downward API) whose
+// value becomes rest.advertised.host.name when that key is unset.
+const EnvPodIP = "POD_IP"
+
+// Security protocols (security.protocol), as in Kafka.
+const (
+	ProtocolPlaintext     = "PLAINTEXT"
+	ProtocolSSL           = "SSL"
+	ProtocolSASLPlaintext = "SASL_PLAINTEXT"
+	ProtocolSASLSSL       = "SASL_SSL"
+)
+
+// SASL mechanisms (sasl.mechanism).
+const (
+	MechanismPlain       = "PLAIN"
+	MechanismScramSHA256 = "SCRAM-SHA-256"
+	MechanismScramSHA512 = "SCRAM-SHA-512"
+)
+
+// Config is the worker configuration. The zero value is not useful; start
+// from [Default] or [Parse].
+type Config struct {
+	// BootstrapServers (bootstrap.servers) lists the Kafka brokers as
+	// host:port, comma-separated in the file. Required.
+	BootstrapServers []string
+	// GroupID (group.id) is the Kafka group the workers of one cluster form.
+	// Required; unique per Kafka cluster.
+	GroupID string
+
+	// ConfigStorageTopic (config.storage.topic) is the compacted topic that
+	// holds connector configs, task configs and target states. It always has
+	// one partition.
+	ConfigStorageTopic string
+	// ConfigStorageReplicationFactor (config.storage.replication.factor) is
+	// the replication factor used when the worker creates the config topic;
+	// -1 means the broker default.
+	ConfigStorageReplicationFactor int16
+	// OffsetStorageTopic (offset.storage.topic) is the compacted topic that
+	// holds source connector offsets.
+	OffsetStorageTopic string
+	// OffsetStorageReplicationFactor (offset.storage.replication.factor):
+	// replication factor of the offset topic when created; -1 = broker default.
+	OffsetStorageReplicationFactor int16
+	// OffsetStoragePartitions (offset.storage.partitions): partitions of the
+	// offset topic when created; -1 = broker default.
+	OffsetStoragePartitions int32
+	// StatusStorageTopic (status.storage.topic) is the compacted topic that
+	// holds connector and task statuses.
+	StatusStorageTopic string
+	// StatusStorageReplicationFactor (status.storage.replication.factor):
+	// replication factor of the status topic when created; -1 = broker default.
+	StatusStorageReplicationFactor int16
+	// StatusStoragePartitions (status.storage.partitions): partitions of the
+	// status topic when created; -1 = broker default.
+	StatusStoragePartitions int32
+	// InternalTopicsCreate (internal.topics.create, Conveyor) lets the worker
+	// create missing internal topics. Off by default: on Kubernetes the
+	// operator creates them, and the worker only checks them and refuses to
+	// start on a missing or wrong one. Standalone mode turns it on.
+	InternalTopicsCreate bool
+
+	// RestHostName (rest.host.name) is the address the REST server binds;
+	// empty means all interfaces.
+	RestHostName string
+	// RestPort (rest.port) is the REST API port; 0 picks a free port (tests).
+	RestPort int
+	// RestAdvertisedHostName (rest.advertised.host.name) is the host other
+	// workers use to reach this one. Unset, it is taken from $POD_IP, then
+	// from rest.host.name, then the host name.
+	RestAdvertisedHostName string
+	// RestAdvertisedPort (rest.advertised.port) is the port other workers use;
+	// 0 means rest.port.
+	RestAdvertisedPort int
+	// RestAuthTokenFile (rest.auth.token.file, Conveyor) is a file holding the
+	// bearer token that REST clients must send. When set, authentication is
+	// on (except for /health and /readyz); the file is re-read when it changes.
+	RestAuthTokenFile string
+	// MetricsPort (metrics.port, Conveyor) serves Prometheus metrics on a
+	// separate port; 0 serves them on the REST server at /metrics.
+	MetricsPort int
+
+	// SecurityProtocol (security.protocol) is PLAINTEXT, SSL, SASL_PLAINTEXT
+	// or SASL_SSL.
+	SecurityProtocol string
+	// SSLCALocation (ssl.ca.location) is a PEM file with the CA certificates
+	// that sign the brokers' certificates; empty uses the system roots.
+	SSLCALocation string
+	// SSLCertificateLocation (ssl.certificate.location) is the PEM client
+	// certificate for mutual TLS; set together with ssl.key.location.
+	SSLCertificateLocation string
+	// SSLKeyLocation (ssl.key.location) is the PEM private key of the client
+	// certificate.
+	SSLKeyLocation string
+	// SASLMechanism (sasl.mechanism) is PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512.
+	SASLMechanism string
+	// SASLUsername (sasl.username) is the SASL user.
+	SASLUsername string
+	// SASLPasswordFile (sasl.password.file, Conveyor) is a file holding the
+	// SASL password (mounted from a Secret); the password itself never
+	// appears in the configuration.
+	SASLPasswordFile string
+
+	// WorkerID (worker.id) names this worker in statuses; empty means the
+	// advertised host:port.
+	WorkerID string
+	// HeartbeatInterval (heartbeat.interval.ms) is how often the worker
+	// heartbeats to the group coordinator.
+	HeartbeatInterval time.Duration
+	// SessionTimeout (session.timeout.ms): a worker that does not heartbeat
+	// for this long is removed from the group.
+	SessionTimeout time.Duration
+	// RebalanceTimeout (rebalance.timeout.ms) bounds how long a rebalance
+	// waits for members to rejoin.
+	RebalanceTimeout time.Duration
+	// ScheduledRebalanceMaxDelay (scheduled.rebalance.max.delay.ms) is how long
+	// the tasks of a worker that left without notice (a crash) wait for it to
+	// come back before they are reassigned. Conveyor's default is seconds, not
+	// Kafka's five minutes: a pod that crashes is usually replaced, not restarted.
+	ScheduledRebalanceMaxDelay time.Duration
+	// OffsetFlushInterval (offset.flush.interval.ms) is how often tasks commit
+	// offsets (sinks flush, then commit consumer offsets; sources store
+	// source offsets).
+	OffsetFlushInterval time.Duration
+	// OffsetFlushTimeout (offset.flush.timeout.ms) bounds one offset commit.
+	OffsetFlushTimeout time.Duration
+	// TaskShutdownGracefulTimeout (task.shutdown.graceful.timeout.ms) is how
+	// long a stopping task may take to flush and commit before it is abandoned.
+	TaskShutdownGracefulTimeout time.Duration
+	// MaxTasksPerWorker (max.tasks.per.worker, Conveyor) caps the tasks one
+	// worker runs; 0 means no cap. The operator uses it to size the cluster.
+	MaxTasksPerWorker int
+
+	// KeyConverter (key.converter) is the default key converter class for
+	// connectors that do not set one; settings go in key.converter.* keys
+	// (kept in Extra).
+	KeyConverter string
+	// ValueConverter (value.converter) is the default value converter class.
+	ValueConverter string
+
+	// Extra holds every other key: producer.*, consumer.*, admin.* client
+	// overrides, key.converter.* / value.converter.* settings, and keys this
+	// worker version does not know.
+	Extra map[string]string
+}
+
+// Field documents one configuration key.
+type Field struct {
+	// Key is the configuration key.
+	Key string
+	// Default is the default in text form ("" when none).
+	Default string
+	// Doc is the one-line documentation.
+	Doc string
+	get func(*Config) string
+	set func(*Config, string) error
+}
+
+func strField(key, def, doc string, p func(*Config) *string) Field {
+	return Field{Key: key, Default: def, Doc: doc,
+		get: func(c *Config) string { return *p(c) },
+		set: func(c *Config, v string) error { *p(c) = strings.TrimSpace(v); return nil }}
+}
+
+func intField(key, def, doc string, p func(*Config) *int) Field {
+	return Field{Key: key, Default: def, Doc: doc,
+		get: func(c *Config) string { return strconv.Itoa(*p(c)) },
+		set: func(c *Config, v string) error {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				return fmt.Errorf("%s=%q: not an integer", key, v)
+			}
+			*p(c) = n
+			return nil
+		}}
+}
+
+func int16Field(key, def, doc string, p func(*Config) *int16) Field {
+	return Field{Key: key, Default: def, Doc: doc,
+		get: func(c *Config) string { return strconv.Itoa(int(*p(c))) },
+		set: func(c *Config, v string) error {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 16)
+			if err != nil {
+				return fmt.Errorf("%s=%q: not a 16-bit integer", key, v)
+			}
+			*p(c) = int16(n)
+			return nil
+		}}
+}
+
+func int32Field(key, def, doc string, p func(*Config) *int32) Field {
+	return Field{Key: key, Default: def, Doc: doc,
+		get: func(c *Config) string { return strconv.Itoa(int(*p(c))) },
+		set: func(c *Config, v string) error {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
+			if err != nil {
+				return fmt.Errorf("%s=%q: not a 32-bit integer", key, v)
+			}
+			*p(c) = int32(n)
+			return nil
+		}}
+}
+
+func boolField(key, def, doc string, p func(*Config) *bool) Field {
+	return Field{Key: key, Default: def, Doc: doc,
+		get: func(c *Config) string { return strconv.FormatBool(*p(c)) },
+		set: func(c *Config, v string) error {
+			switch strings.ToLower(strings.TrimSpace(v)) {
+			case "true":
+				*p(c) = true
+			case "false":
+				*p(c) = false
+			default:
+				return fmt.Errorf("%s=%q: expected true or false", key, v)
+			}
+			return nil
+		}}
+}
+
+func msField(key, def, doc string, p func(*Config) *time.Duration) Field {
+	return Field{Key: key, Default: def, Doc: doc,
+		get: func(c *Config) string { return strconv.FormatInt(p(c).Milliseconds(), 10) },
+		set: func(c *Config, v string) error {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				return fmt.Errorf("%s=%q: not a number of milliseconds", key, v)
+			}
+			*p(c) = time.Duration(n) * time.Millisecond
+			return nil
+		}}
+}
+
+func listField(key, def, doc string, p func(*Config) *[]string) Field {
+	return Field{Key: key, Default: def, Doc: doc,
+		get: func(c *Config) string { return strings.Join(*p(c), ",") },
+		set: func(c *Config, v string) error {
+			var out []string
+			for _, s := range strings.Split(v, ",") {
+				if s = strings.TrimSpace(s); s != "" {
+					out = append(out, s)
+				}
+			}
+			*p(c) = out
+			return nil
+		}}
+}
+
+// fields is the table of known keys, in rendering order.
+var fields = []Field{
+	listField(KeyBootstrapServers, "", "Kafka brokers as host:port, comma-separated. Required.",
+		func(c *Config) *[]string { return &c.BootstrapServers }),
+	strField(KeyGroupID, "", "Kafka group the workers of one cluster form; unique per Kafka cluster. Required.",
+		func(c *Config) *string { return &c.GroupID }),
+	strField(KeyConfigStorageTopic, "connect-configs", "Compacted topic holding connector configs, task configs and target states (one partition).",
+		func(c *Config) *string { return &c.ConfigStorageTopic }),
+	int16Field(KeyConfigStorageReplicationFactor, "-1", "Replication factor of the config topic when the worker creates it; -1 = broker default.",
+		func(c *Config) *int16 { return &c.ConfigStorageReplicationFactor }),
+	strField(KeyOffsetStorageTopic, "connect-offsets", "Compacted topic holding source connector offsets.",
+		func(c *Config) *string { return &c.OffsetStorageTopic }),
+	int16Field(KeyOffsetStorageReplicationFactor, "-1", "Replication factor of the offset topic when the worker creates it; -1 = broker default.",
+		func(c *Config) *int16 { return &c.OffsetStorageReplicationFactor }),
+	int32Field(KeyOffsetStoragePartitions, "25", "Partitions of the offset topic when the worker creates it; -1 = broker default.",
+		func(c *Config) *int32 { return &c.OffsetStoragePartitions }),
+	strField(KeyStatusStorageTopic, "connect-status", "Compacted topic holding connector and task statuses.",
+		func(c *Config) *string { return &c.StatusStorageTopic }),
+	int16Field(KeyStatusStorageReplicationFactor, "-1", "Replication factor of the status topic when the worker creates it; -1 = broker default.",
+		func(c *Config) *int16 { return &c.StatusStorageReplicationFactor }),
+	int32Field(KeyStatusStoragePartitions, "5", "Partitions of the status topic when the worker creates it; -1 = broker default.",
+		func(c *Config) *int32 { return &c.StatusStoragePartitions }),
+	boolField(KeyInternalTopicsCreate, "false", "Create missing internal topics (standalone mode); otherwise only check them and refuse to start on a wrong one.",
+		func(c *Config) *bool { return &c.InternalTopicsCreate }),
+	strField(KeyRestHostName, "", "Address the REST server binds; empty = all interfaces.",
+		func(c *Config) *string { return &c.RestHostName }),
+	intField(KeyRestPort, "8083", "REST API port; 0 picks a free port.",
+		func(c *Config) *int { return &c.RestPort }),
+	strField(KeyRestAdvertisedHostName, "", "Host other workers use to reach this one; unset = $POD_IP, then rest.host.name, then the host name.",
+		func(c *Config) *string { return &c.RestAdvertisedHostName }),
+	intField(KeyRestAdvertisedPort, "0", "Port other workers use to reach this one; 0 = rest.port.",
+		func(c *Config) *int { return &c.RestAdvertisedPort }),
+	strField(KeyRestAuthTokenFile, "", "File holding the REST bearer token; set = authentication on (except /health, /readyz).",
+		func(c *Config) *string { return &c.RestAuthTokenFile }),
+	intField(KeyMetricsPort, "0", "Separate port for Prometheus metrics; 0 = serve /metrics on the REST port.",
+		func(c *Config) *int { return &c.MetricsPort }),
+	strField(KeySecurityProtocol, ProtocolPlaintext, "Kafka security protocol: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL.",
+		func(c *Config) *string { return &c.SecurityProtocol }),
+	strField(KeySSLCALocation, "", "PEM file with the CA certificates of the brokers; empty = system roots.",
+		func(c *Config) *string { return &c.SSLCALocation }),
+	strField(KeySSLCertificateLocation, "", "PEM client certificate for mutual TLS (with ssl.key.location).",
+		func(c *Config) *string { return &c.SSLCertificateLocation }),
+	strField(KeySSLKeyLocation, "", "PEM private key of the client certificate.",
+		func(c *Config) *string { return &c.SSLKeyLocation }),
+	strField(KeySASLMechanism, "", "SASL mechanism: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512.",
+		func(c *Config) *string { return &c.SASLMechanism }),
+	strField(KeySASLUsername, "", "SASL user name.",
+		func(c *Config) *string { return &c.SASLUsername }),
+	strField(KeySASLPasswordFile, "", "File holding the SASL password.",
+		func(c *Config) *string { return &c.SASLPasswordFile }),
+	strField(KeyWorkerID, "", "Name of this worker in statuses; empty = advertised host:port.",
+		func(c *Config) *string { return &c.WorkerID }),
+	msField(KeyHeartbeatInterval, "3000", "Interval of group heartbeats, in ms.",
+		func(c *Config) *time.Duration { return &c.HeartbeatInterval }),
+	msField(KeySessionTimeout, "10000", "A worker silent this long (ms) leaves the group.",
+		func(c *Config) *time.Duration { return &c.SessionTimeout }),
+	msField(KeyRebalanceTimeout, "60000", "Maximum time (ms) a rebalance waits for members to rejoin.",
+		func(c *Config) *time.Duration { return &c.RebalanceTimeout }),
+	msField(KeyScheduledRebalanceMaxDelay, "5000", "How long (ms) a crashed worker's tasks wait before they are reassigned.",
+		func(c *Config) *time.Duration { return &c.ScheduledRebalanceMaxDelay }),
+	msField(KeyOffsetFlushInterval, "10000", "Interval (ms) at which tasks commit offsets.",
+		func(c *Config) *time.Duration { return &c.OffsetFlushInterval }),
+	msField(KeyOffsetFlushTimeout, "5000", "Maximum time (ms) of one offset commit.",
+		func(c *Config) *time.Duration { return &c.OffsetFlushTimeout }),
+	msField(KeyTaskShutdownGracefulTimeout, "5000", "Time (ms) a stopping task may take to flush and commit.",
+		func(c *Config) *time.Duration { return &c.TaskShutdownGracefulTimeout }),
+	intField(KeyMaxTasksPerWorker, "0", "Maximum tasks one worker runs; 0 = no cap.",
+		func(c *Config) *int { return &c.MaxTasksPerWorker }),
+	strField(KeyKeyConverter, converter.JSONClass, "Default key converter class; settings in key.converter.*.",
+		func(c *Config) *string { return &c.KeyConverter }),
+	strField(KeyValueConverter, converter.JSONClass, "Default value converter class; settings in value.converter.*.",
+		func(c *Config) *string { return &c.ValueConverter }),
+}
+
+var fieldIndex = func() map[string]int {
+	m := map[string]int{}
+	for i, f := range fields {
+		m[f.Key] = i
+	}
+	return m
+}()
+
+// Fields returns the documentation table of every known key, in the order
+// Render writes them (for --help).
+func Fields() []Field {
+	out := make([]Field, len(fields))
+	copy(out, fields)
+	return out
+}
+
+// IsKnownKey reports whether key is one of the documented keys.
+func IsKnownKey(key string) bool {
+	_, ok := fieldIndex[key]
+	return ok
+}
+
+// Default returns a configuration with every default applied and no
+// bootstrap servers or group id.
+func Default() *Config {
+	c := &Config{Extra: map[string]string{}}
+	for _, f := range fields {
+		if err := f.set(c, f.Default); err != nil {
+			panic("workerconfig: bad default: " + err.Error())
+		}
+	}
+	return c
+}
+
+// Parse builds a configuration from key/value pairs: defaults first, then
+// the given keys. Unknown keys go to Extra. It does not call Validate.
+func Parse(m map[string]string) (*Config, error) {
+	c := Default()
+	var errs []error
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		i, ok := fieldIndex[k]
+		if !ok {
+			c.Extra[k] = m[k]
+			continue
+		}
+		if err := fields[i].set(c, m[k]); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("invalid worker configuration: %w", errors.Join(errs...))
+	}
+	return c, nil
+}
+
+// Load reads a properties file, applies the environment (see [Config.ApplyEnv]
+// with os.Getenv) and validates the result.
+func Load(path string) (*Config, error) {
+	m, err := properties.Load(path)
+	if err != nil {
+		return nil, fmt.Errorf("loading worker configuration: %w", err)
+	}
+	c, err := Parse(m)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	c.ApplyEnv(os.Getenv)
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+// ApplyEnv fills settings that come from the environment: an unset
+// rest.advertised.host.name becomes $POD_IP.
+func (c *Config) ApplyEnv(getenv func(string) string) {
+	if c.RestAdvertisedHostName == "" {
+		c.RestAdvertisedHostName = strings.TrimSpace(getenv(EnvPodIP))
+	}
+}
+
+// Get returns the text value of a key (known or Extra) and whether it is set.
+func (c *Config) Get(key string) (string, bool) {
+	if i, ok := fieldIndex[key]; ok {
+		return fields[i].get(c), true
+	}
+	v, ok := c.Extra[key]
+	return v, ok
+}
+
+// Set sets a key from text: a known field, or an Extra entry.
+func (c *Config) Set(key, value string) error {
+	if i, ok := fieldIndex[key]; ok {
+		return fields[i].set(c, value)
+	}
+	if c.Extra == nil {
+		c.Extra = map[string]string{}
+	}
+	c.Extra[key] = value
+	return nil
+}
+
+// ToMap returns every known key with its value plus Extra.
+func (c *Config) ToMap() map[string]string {
+	m := make(map[string]string, len(fields)+len(c.Extra))
+	for k, v := range c.Extra {
+		m[k] = v
+	}
+	for _, f := range fields {
+		m[f.Key] = f.get(c)
+	}
+	return m
+}
+
+// Render writes the configuration as a properties file: a header comment,
+// bootstrap.servers and group.id, then every other known key whose value
+// differs from its default, in [Fields] order, then Extra sorted by key.
+// Parse(Render()) yields an equal configuration.
+func (c *Config) Render() []byte {
+	var entries []properties.Entry
+	for _, f := range fields {
+		v := f.get(c)
+		if v == f.Default && f.Key != KeyBootstrapServers && f.Key != KeyGroupID {
+			continue
+		}
+		entries = append(entries, properties.Entry{Key: f.Key, Value: v})
+	}
+	extra := make([]string, 0, len(c.Extra))
+	for k := range c.Extra {
+		extra = append(extra, k)
+	}
+	sort.Strings(extra)
+	for _, k := range extra {
+		entries = append(entries, properties.Entry{Key: k, Value: c.Extra[k]})
+	}
+	var b bytes.Buffer
+	b.WriteString("# Conveyor worker configuration. Keys: conveyor-worker --help.\n")
+	_ = properties.Write(&b, entries) // writing to a bytes.Buffer cannot fail
+	return b.Bytes()
+}
+
+// passthroughPrefixes are Extra key prefixes with a known consumer.
+var passthroughPrefixes = []string{
+	"producer.", "consumer.", "admin.", "key.converter.", "value.converter.", "header.converter.",
+}
+
+// UnknownKeys returns Extra keys that are neither documented nor under a
+// passthrough prefix (producer., consumer., admin., *.converter.), sorted:
+// likely typos, worth a warning.
+func (c *Config) UnknownKeys() []string {
+	var out []string
+	for k := range c.Extra {
+		known := false
+		for _, p := range passthroughPrefixes {
+			if strings.HasPrefix(k, p) {
+				known = true
+				break
+			}
+		}
+		if !known {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Prefixed returns the Extra entries under prefix (for example "producer."),
+// with the prefix removed.
+func (c *Config) Prefixed(prefix string) map[string]string {
+	out := map[string]string{}
+	for k, v := range c.Extra {
+		if rest, ok := strings.CutPrefix(k, prefix); ok && rest != "" {
+			out[rest] = v
+		}
+	}
+	return out
+}
+
+// ConverterConfig returns the worker-level converter settings for
+// converter.FromConfig: key.converter / value.converter and their
+// key.converter.* / value.converter.* entries.
+func (c *Config) ConverterConfig() map[string]string {
+	m := map[string]string{KeyKeyConverter: c.KeyConverter, KeyValueConverter: c.ValueConverter}
+	for k, v := range c.Extra {
+		if strings.HasPrefix(k, "key.converter.") || strings.HasPrefix(k, "value.converter.") || strings.HasPrefix(k, "header.converter.") {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// AdvertisedHost returns the host other workers use: rest.advertised.host.name,
+// else rest.host.name, else the host name, else 127.0.0.1.
+func (c *Config) AdvertisedHost() string {
+	if c.RestAdvertisedHostName != "" {
+		return c.RestAdvertisedHostName
+	}
+	if c.RestHostName != "" && c.RestHostName != "0.0.0.0" && c.RestHostName != "::" {
+		return c.RestHostName
+	}
+	if h, err := os.Hostname(); err == nil && h != "" {
+		return h
+	}
+	return "127.0.0.1"
+}
+
+// AdvertisedPort returns rest.advertised.port, or rest.port when unset.
+func (c *Config) AdvertisedPort() int {
+	if c.RestAdvertisedPort != 0 {
+		return c.RestAdvertisedPort
+	}
+	return c.RestPort
+}
+
+// AdvertisedURL returns the REST URL other workers use, http://host:port.
+func (c *Config) AdvertisedURL() string {
+	return "http://" + net.JoinHostPort(c.AdvertisedHost(), strconv.Itoa(c.AdvertisedPort()))
+}
+
+// RestListenAddress returns the host:port the REST server listens on.
+func (c *Config) RestListenAddress() string {
+	return net.JoinHostPort(c.RestHostName, strconv.Itoa(c.RestPort))
+}
+
+// EffectiveWorkerID returns worker.id, or the advertised host:port.
+func (c *Config) EffectiveWorkerID() string {
+	if c.WorkerID != "" {
+		return c.WorkerID
+	}
+	return net.JoinHostPort(c.AdvertisedHost(), strconv.Itoa(c.AdvertisedPort()))
+}
+
+// UsesTLS reports whether Kafka connections use TLS.
+func (c *Config) UsesTLS() bool {
+	return c.SecurityProtocol == ProtocolSSL || c.SecurityProtocol == ProtocolSASLSSL
+}
+
+// UsesSASL reports whether Kafka connections authenticate with SASL.
+func (c *Config) UsesSASL() bool {
+	return c.SecurityProtocol == ProtocolSASLPlaintext || c.SecurityProtocol == ProtocolSASLSSL
+}
+
+// SASLPassword reads the SASL password from sasl.password.file (trailing
+// newline removed).
+func (c *Config) SASLPassword() (string, error) {
+	return readSecretFile(KeySASLPasswordFile, c.SASLPasswordFile)
+}
+
+// RestAuthToken reads the REST bearer token from rest.auth.token.file;
+// "" when authentication is off.
+func (c *Config) RestAuthToken() (string, error) {
+	if c.RestAuthTokenFile == "" {
+		return "", nil
+	}
+	return readSecretFile(KeyRestAuthTokenFile, c.RestAuthTokenFile)
+}
+
+func readSecretFile(key, path string) (string, error) {
+	if path == "" {
+		return "", fmt.Errorf("%s is not set", key)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("%s: reading %s: %w", key, path, err)
+	}
+	s := strings.TrimRight(string(b), "\r\n")
+	if s == "" {
+		return "", fmt.Errorf("%s: %s is empty", key, path)
+	}
+	return s, nil
+}
+
+// Validate checks the configuration and returns every problem, each naming
+// its key and the fix.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
+	}
+	if len(c.BootstrapServers) == 0 {
+		bad(KeyBootstrapServers, "required: set the Kafka brokers as host:port[,host:port...]")
+	}
+	for _, s := range c.BootstrapServers {
+		host, port, err := net.SplitHostPort(s)
+		if err != nil || host == "" {
+			bad(KeyBootstrapServers, "%q is not host:port", s)
+			continue
+		}
+		if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+			bad(KeyBootstrapServers, "%q has an invalid port", s)
+		}
+	}
+	if strings.TrimSpace(c.GroupID) == "" {
+		bad(KeyGroupID, "required: set the group the workers of this cluster share")
+	}
+	topics := []struct{ key, name string }{
+		{KeyConfigStorageTopic, c.ConfigStorageTopic},
+		{KeyOffsetStorageTopic, c.OffsetStorageTopic},
+		{KeyStatusStorageTopic, c.StatusStorageTopic},
+	}
+	var seen []string
+	for _, t := range topics {
+		switch {
+		case t.name == "":
+			bad(t.key, "must not be empty")
+		case !validTopicName(t.name):
+			bad(t.key, "%q is not a valid topic name (letters, digits, '.', '_', '-'; at most 249 characters)", t.name)
+		case slices.Contains(seen, t.name):
+			bad(t.key, "topic %q is also used by another internal topic; the three storage topics must differ", t.name)
+		}
+		seen = append(seen, t.name)
+	}
+	for _, rf := range []struct {
+		key string
+		v   int16
+	}{
+		{KeyConfigStorageReplicationFactor, c.ConfigStorageReplicationFactor},
+		{KeyOffsetStorageReplicationFactor, c.OffsetStorageReplicationFactor},
+		{KeyStatusStorageReplicationFactor, c.StatusStorageReplicationFactor},
+	} {
+		if rf.v == 0 || rf.v < -1 {
+			bad(rf.key, "%d is invalid: use -1 (broker default) or a value >= 1", rf.v)
+		}
+	}
+	for _, p := range []struct {
+		key string
+		v   int32
+	}{
+		{KeyOffsetStoragePartitions, c.OffsetStoragePartitions},
+		{KeyStatusStoragePartitions, c.StatusStoragePartitions},
+	} {
+		if p.v == 0 || p.v < -1 {
+			bad(p.key, "%d is invalid: use -1 (broker default) or a value >= 1", p.v)
+		}
+	}
+	for _, p := range []struct {
+		key string
+		v   int
+	}{{KeyRestPort, c.RestPort}, {KeyRestAdvertisedPort, c.RestAdvertisedPort}, {KeyMetricsPort, c.MetricsPort}} {
+		if p.v < 0 || p.v > 65535 {
+			bad(p.key, "%d is not a port (0-65535)", p.v)
+		}
+	}
+	if c.MetricsPort != 0 && c.MetricsPort == c.RestPort {
+		bad(KeyMetricsPort, "%d is also rest.port; use 0 to serve metrics on the REST server", c.MetricsPort)
+	}
+	switch c.SecurityProtocol {
+	case ProtocolPlaintext, ProtocolSSL, ProtocolSASLPlaintext, ProtocolSASLSSL:
+	default:
+		bad(KeySecurityProtocol, "%q is not one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL", c.SecurityProtocol)
+	}
+	if !c.UsesTLS() {
+		for _, k := range []struct{ key, v string }{
+			{KeySSLCALocation, c.SSLCALocation}, {KeySSLCertificateLocation, c.SSLCertificateLocation}, {KeySSLKeyLocation, c.SSLKeyLocation},
+		} {
+			if k.v != "" {
+				bad(k.key, "is set but security.protocol=%s does not use TLS; use SSL or SASL_SSL", c.SecurityProtocol)
+			}
+		}
+	}
+	if (c.SSLCertificateLocation == "") != (c.SSLKeyLocation == "") {
+		bad(KeySSLCertificateLocation, "set both ssl.certificate.location and ssl.key.location for mutual TLS, or neither")
+	}
+	if c.UsesSASL() {
+		switch c.SASLMechanism {
+		case MechanismPlain, MechanismScramSHA256, MechanismScramSHA512:
+		case "":
+			bad(KeySASLMechanism, "required with security.protocol=%s: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", c.SecurityProtocol)
+		default:
+			bad(KeySASLMechanism, "%q is not one of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512", c.SASLMechanism)
+		}
+		if c.SASLUsername == "" {
+			bad(KeySASLUsername, "required with security.protocol=%s", c.SecurityProtocol)
+		}
+		if c.SASLPasswordFile == "" {
+			bad(KeySASLPasswordFile, "required with security.protocol=%s: a file holding the password", c.SecurityProtocol)
+		}
+	} else if c.SASLMechanism != "" || c.SASLUsername != "" || c.SASLPasswordFile != "" {
+		bad(KeySecurityProtocol, "SASL settings are present but security.protocol=%s; use SASL_PLAINTEXT or SASL_SSL", c.SecurityProtocol)
+	}
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{
+		{KeyHeartbeatInterval, c.HeartbeatInterval}, {KeySessionTimeout, c.SessionTimeout},
+		{KeyRebalanceTimeout, c.RebalanceTimeout}, {KeyOffsetFlushInterval, c.OffsetFlushInterval},
+		{KeyOffsetFlushTimeout, c.OffsetFlushTimeout}, {KeyTaskShutdownGracefulTimeout, c.TaskShutdownGracefulTimeout},
+	} {
+		if d.v <= 0 {
+			bad(d.key, "must be > 0 ms")
+		}
+	}
+	if c.ScheduledRebalanceMaxDelay < 0 {
+		bad(KeyScheduledRebalanceMaxDelay, "must be >= 0 ms")
+	}
+	if c.HeartbeatInterval > 0 && c.SessionTimeout > 0 && c.HeartbeatInterval >= c.SessionTimeout {
+		bad(KeyHeartbeatInterval, "%d ms must be lower than session.timeout.ms (%d ms), ideally a third of it",
+			c.HeartbeatInterval.Milliseconds(), c.SessionTimeout.Milliseconds())
+	}
+	if c.MaxTasksPerWorker < 0 {
+		bad(KeyMaxTasksPerWorker, "must be >= 0 (0 = no cap)")
+	}
+	for _, k := range []struct{ key, v string }{{KeyKeyConverter, c.KeyConverter}, {KeyValueConverter, c.ValueConverter}} {
+		if _, err := converter.Resolve(k.v); err != nil {
+			bad(k.key, "%v", err)
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("invalid worker configuration: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+func validTopicName(s string) bool {
+	if s == "" || len(s) > 249 || s == "." || s == ".." {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// HelpText renders the key table for --help: one block per key with its
+// default and documentation.
+func HelpText() string {
+	var b strings.Builder
+	for _, f := range fields {
+		def := f.Default
+		if def == "" {
+			def = "(none)"
+		}
+		fmt.Fprintf(&b, "  %s (default %s)\n      %s\n", f.Key, def, f.Doc)
+	}
+	return b.String()
+}

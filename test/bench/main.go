@@ -1,0 +1,416 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command bench measures the worker against bare franz-go clients in the
+// same run and prints one figure per line, "conveyor-bench: NAME=VALUE":
+//
+//   - sink_vs_raw_ratio: records/s of a FileSink (one task, in a
+//     conveyor-worker process) draining 1M x 200 B records from 12
+//     partitions, divided by records/s of a bare franz-go consumer draining
+//     the same topic in its own consumer group (both timed from start,
+//     group join included);
+//   - source_vs_raw_ratio: records/s of a RangeSource (one task) writing 1M
+//     records of about 200 B (JSON without schema), divided by records/s of
+//     a bare franz-go producer writing 1M x 200 B records (idempotent,
+//     acks=all, as the source runner);
+//   - worker_idle_rss_mb: VmRSS of an idle conveyor-worker process with its
+//     REST server and Kafka clients up.
+//
+// The broker is kfake running inside this program; the worker is a separate
+// process built from ./runtime/cmd/conveyor-worker. Run it with `make bench`
+// (go run ./test/bench). A missed target does not fail the run.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+var (
+	records    = flag.Int("records", 1_000_000, "records per measurement")
+	recordSize = flag.Int("record-size", 200, "record value size in bytes")
+	partitions = flag.Int("partitions", 12, "partitions of the benchmark topics")
+	verbose    = flag.Bool("v", false, "log progress to stderr")
+	sinkTasks  = flag.Int("sink-tasks", 1, "tasks.max of the file sink")
+	srcTasks   = flag.Int("source-tasks", 1, "tasks.max of the range source")
+)
+
+func logf(format string, args ...any) {
+	if *verbose {
+		fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
+	}
+}
+
+func main() {
+	flag.Parse()
+	if err := run(); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func report(name string, value float64) {
+	fmt.Printf("conveyor-bench: %s=%s\n", name, strconv.FormatFloat(value, 'f', 3, 64))
+}
+
+func run() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	dir, err := os.MkdirTemp("", "conveyor-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "conveyor-worker")
+	logf("building conveyor-worker")
+	if out, err := exec.Command("go", "build", "-trimpath", "-o", bin, "./runtime/cmd/conveyor-worker").CombinedOutput(); err != nil {
+		return fmt.Errorf("building the worker (run from the repository root): %v\n%s", err, out)
+	}
+
+	broker, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(*partitions))
+	if err != nil {
+		return fmt.Errorf("starting kfake: %w", err)
+	}
+	defer broker.Close()
+	addr := broker.ListenAddrs()[0]
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+
+	// Idle memory first, on a fresh worker.
+	w, err := startWorker(ctx, bin, dir, addr)
+	if err != nil {
+		return err
+	}
+	time.Sleep(3 * time.Second) // let start-up garbage be collected; idle means idle
+	rss, err := vmRSS(w.cmd.Process.Pid)
+	if err != nil {
+		w.stop()
+		return err
+	}
+
+	// Sink: a bare consumer and the FileSink drain the same topic.
+	if _, err := adm.CreateTopic(ctx, int32(*partitions), 1, nil, "bench-sink"); err != nil {
+		w.stop()
+		return fmt.Errorf("creating topic: %w", err)
+	}
+	logf("producing %d records of %d B into %d partitions", *records, *recordSize, *partitions)
+	if _, err := produceRaw(ctx, addr, "bench-sink", *records, *recordSize); err != nil {
+		w.stop()
+		return err
+	}
+	rawConsume, err := consumeRaw(ctx, addr, "bench-sink", *records)
+	if err != nil {
+		w.stop()
+		return err
+	}
+	logf("bare consumer: %.0f rec/s", rawConsume)
+	sinkRate, err := sinkRun(ctx, w, dir, adm)
+	if err != nil {
+		w.stop()
+		return err
+	}
+	logf("file sink: %.0f rec/s", sinkRate)
+
+	// Source: a bare producer and the RangeSource write the same amount.
+	rawProduce, err := produceRaw(ctx, addr, "bench-raw-src", *records, *recordSize)
+	if err != nil {
+		w.stop()
+		return err
+	}
+	logf("bare producer: %.0f rec/s", rawProduce)
+	sourceRate, err := sourceRun(ctx, w, adm)
+	if err != nil {
+		w.stop()
+		return err
+	}
+	logf("range source: %.0f rec/s", sourceRate)
+	w.stop()
+
+	report("sink_vs_raw_ratio", sinkRate/rawConsume)
+	report("source_vs_raw_ratio", sourceRate/rawProduce)
+	report("worker_idle_rss_mb", rss)
+	return nil
+}
+
+type workerProc struct {
+	cmd  *exec.Cmd
+	url  string
+	done chan struct{}
+}
+
+func (w *workerProc) stop() {
+	w.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-w.done:
+	case <-time.After(30 * time.Second):
+		w.cmd.Process.Kill()
+		<-w.done
+	}
+}
+
+func startWorker(ctx context.Context, bin, dir, addr string) (*workerProc, error) {
+	cfg := filepath.Join(dir, "worker.properties")
+	props := strings.Join([]string{
+		"bootstrap.servers=" + addr,
+		"group.id=bench",
+		"internal.topics.create=true",
+		"offset.storage.partitions=5",
+		"status.storage.partitions=3",
+		"rest.host.name=127.0.0.1",
+		"rest.port=0",
+		"offset.flush.interval.ms=200", // the file sink writes its tail at a flush: keep the end of a run sharp
+	}, "\n") + "\n"
+	if err := os.WriteFile(cfg, []byte(props), 0o600); err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, bin, "--config", cfg)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	var stderr bytes.Buffer
+	if *verbose {
+		cmd.Stderr = os.Stderr
+	} else {
+		cmd.Stderr = &limitedBuffer{b: &stderr, max: 64 << 10}
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	w := &workerProc{cmd: cmd, done: make(chan struct{})}
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		re := regexp.MustCompile(`REST API listening on (http://\S+)`)
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				urls <- m[1]
+			}
+		}
+	}()
+	go func() { cmd.Wait(); close(w.done) }()
+	select {
+	case w.url = <-urls:
+		return w, nil
+	case <-w.done:
+		return nil, fmt.Errorf("the worker exited at start:\n%s", stderr.String())
+	case <-time.After(60 * time.Second):
+		w.stop()
+		return nil, errors.New("the worker did not start within 60s")
+	}
+}
+
+type limitedBuffer struct {
+	b   *bytes.Buffer
+	max int
+}
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	if l.b.Len() < l.max {
+		l.b.Write(p)
+	}
+	return len(p), nil
+}
+
+func vmRSS(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			f := strings.Fields(rest)
+			kb, err := strconv.ParseFloat(f[0], 64)
+			if err != nil {
+				return 0, err
+			}
+			return kb / 1024, nil
+		}
+	}
+	return 0, errors.New("VmRSS not found")
+}
+
+func payload(size int) []byte {
+	p := make([]byte, size)
+	for i := range p {
+		p[i] = 'a' + byte(i%26)
+	}
+	return p
+}
+
+// produceRaw writes n records with a bare idempotent franz-go producer and
+// returns records/s.
+func produceRaw(ctx context.Context, addr, topic string, n, size int) (float64, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic), kgo.AllowAutoTopicCreation(),
+		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.MaxBufferedRecords(10000))
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	val := payload(size)
+	var failed atomic.Value
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		cl.Produce(ctx, &kgo.Record{Key: []byte(strconv.Itoa(i)), Value: val}, func(_ *kgo.Record, err error) {
+			if err != nil {
+				failed.Store(err)
+			}
+		})
+	}
+	if err := cl.Flush(ctx); err != nil {
+		return 0, err
+	}
+	if err, _ := failed.Load().(error); err != nil {
+		return 0, fmt.Errorf("producing: %w", err)
+	}
+	return float64(n) / time.Since(start).Seconds(), nil
+}
+
+// consumeRaw drains n records with a bare franz-go consumer and returns
+// records/s. Like the sink it consumes in a consumer group, so both pay for
+// joining a group (about a second on kfake).
+func consumeRaw(ctx context.Context, addr, topic string, n int) (float64, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.ConsumerGroup("bench-raw-consumer"))
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	start := time.Now()
+	got := 0
+	for got < n {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		got += fs.NumRecords()
+	}
+	return float64(n) / time.Since(start).Seconds(), nil
+}
+
+func rest(ctx context.Context, method, url string, body any) error {
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequestWithContext(ctx, method, url, rd)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		b, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("%s %s: %d %s", method, url, resp.StatusCode, b)
+	}
+	return nil
+}
+
+// sinkRun creates a FileSink on the topic and measures the time until its
+// file holds every record.
+func sinkRun(ctx context.Context, w *workerProc, dir string, adm *kadm.Client) (float64, error) {
+	out := filepath.Join(dir, "sink.out")
+	start := time.Now()
+	err := rest(ctx, "POST", w.url+"/connectors", map[string]any{"name": "bench-sink", "config": map[string]string{
+		"connector.class": "FileSink", "topics": "bench-sink", "file": out, "tasks.max": strconv.Itoa(*sinkTasks),
+		"key.converter": "ByteArrayConverter", "value.converter": "ByteArrayConverter",
+	}})
+	if err != nil {
+		return 0, err
+	}
+	want := int64(*records) * int64(*recordSize+1)
+	for {
+		if st, err := os.Stat(out); err == nil && st.Size() >= want {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return 0, fmt.Errorf("waiting for the file sink: %w", ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	rate := float64(*records) / time.Since(start).Seconds()
+	if err := rest(ctx, "DELETE", w.url+"/connectors/bench-sink", nil); err != nil {
+		return 0, err
+	}
+	os.Remove(out)
+	return rate, nil
+}
+
+// sourceRun creates a RangeSource and measures the time until the topic
+// holds every record.
+func sourceRun(ctx context.Context, w *workerProc, adm *kadm.Client) (float64, error) {
+	// JSON without a schema: {"id":N,"payload":"..."} is about record-size bytes.
+	start := time.Now()
+	err := rest(ctx, "POST", w.url+"/connectors", map[string]any{"name": "bench-source", "config": map[string]string{
+		"connector.class": "RangeSource", "topic": "bench-src", "count": strconv.Itoa(*records), "tasks.max": strconv.Itoa(*srcTasks),
+		"record.size": strconv.Itoa(max(*recordSize-30, 0)), "batch.size": "2000",
+		"value.converter": "JsonConverter", "value.converter.schemas.enable": "false", "key.converter": "StringConverter",
+	}})
+	if err != nil {
+		return 0, err
+	}
+	for {
+		ends, err := adm.ListEndOffsets(ctx, "bench-src")
+		if err == nil {
+			var total int64
+			ends.Each(func(o kadm.ListedOffset) {
+				if o.Err == nil {
+					total += o.Offset
+				}
+			})
+			if total >= int64(*records) {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return 0, fmt.Errorf("waiting for the range source: %w", ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	rate := float64(*records) / time.Since(start).Seconds()
+	if err := rest(ctx, "DELETE", w.url+"/connectors/bench-source", nil); err != nil {
+		return 0, err
+	}
+	return rate, nil
+}

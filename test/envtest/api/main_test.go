@@ -1,0 +1,193 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package apitest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	connectv1alpha1 "github.com/conveyor-dev/conveyor/api/v1alpha1"
+)
+
+// One API server for the whole package (started in TestMain).
+var (
+	testEnv    *envtest.Environment
+	cfg        *rest.Config
+	k8sClient  client.Client
+	scheme     = k8sruntime.NewScheme()
+	repoRoot   string
+	kubeconfig string // a kubeconfig file for the built kubectl
+	kubectl    string // path of the built kubectl
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	assets := os.Getenv("KUBEBUILDER_ASSETS")
+	if assets == "" {
+		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: point it at the folder holding etcd, kube-apiserver and kubectl,\n"+
+			"for example KUBEBUILDER_ASSETS=$(hack/build-test-binaries.sh all) go test ./test/envtest/api/")
+		return 1
+	}
+	for _, b := range []string{"etcd", "kube-apiserver", "kubectl"} {
+		if _, err := os.Stat(filepath.Join(assets, b)); err != nil {
+			fmt.Fprintf(os.Stderr, "KUBEBUILDER_ASSETS=%s lacks %s (%v): run hack/build-test-binaries.sh all\n", assets, b, err)
+			return 1
+		}
+	}
+	_, file, _, _ := runtime.Caller(0)
+	repoRoot = filepath.Join(filepath.Dir(file), "..", "..", "..")
+
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := connectv1alpha1.AddToScheme(scheme); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+
+	testEnv = &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join(repoRoot, "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+		BinaryAssetsDirectory: assets,
+	}
+	var err error
+	cfg, err = testEnv.Start()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "starting envtest with KUBEBUILDER_ASSETS=%s: %v\n", assets, err)
+		return 1
+	}
+	defer func() {
+		if err := testEnv.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "stopping envtest: %v\n", err)
+		}
+	}()
+
+	k8sClient, err = client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "creating client: %v\n", err)
+		return 1
+	}
+
+	user, err := testEnv.AddUser(envtest.User{Name: "explainer", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "adding a kubectl user: %v\n", err)
+		return 1
+	}
+	kc, err := user.KubeConfig()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "kubeconfig: %v\n", err)
+		return 1
+	}
+	dir, err := os.MkdirTemp("", "apitest-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	kubeconfig = filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	kubectl = filepath.Join(assets, "kubectl")
+
+	return m.Run()
+}
+
+// newNamespace creates a namespace of its own for one test.
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "apitest-"}}
+	if err := k8sClient.Create(ctx(t), ns); err != nil {
+		t.Fatalf("creating namespace: %v", err)
+	}
+	return ns.Name
+}
+
+// ctx is a context bounded by a deadline, cancelled when the test ends.
+func ctx(t *testing.T) context.Context {
+	t.Helper()
+	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+func key(ns, name string) types.NamespacedName {
+	return types.NamespacedName{Namespace: ns, Name: name}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// validCluster is a minimal valid ConnectCluster that tests mutate into invalid ones.
+func validCluster(ns, name string) *connectv1alpha1.ConnectCluster {
+	return &connectv1alpha1.ConnectCluster{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: connectv1alpha1.ConnectClusterSpec{
+			Kafka: connectv1alpha1.KafkaConnection{BootstrapServers: "kafka-0.kafka:9092,kafka-1.kafka:9092"},
+		},
+	}
+}
+
+// validConnector is a minimal valid KafkaConnector that tests mutate into invalid ones.
+func validConnector(ns, name string) *connectv1alpha1.KafkaConnector {
+	return &connectv1alpha1.KafkaConnector{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: connectv1alpha1.KafkaConnectorSpec{
+			ClusterRef: connectv1alpha1.ClusterReference{Name: "demo"},
+			Class:      "FileSink",
+			Config:     map[string]string{"topics": "orders", "file": "/tmp/orders.jsonl"},
+		},
+	}
+}
+
+// requireRefused fails unless err is an Invalid error whose message contains every want.
+func requireRefused(t *testing.T, err error, want ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("the API server accepted the object; want a refusal naming %q", want)
+	}
+	if !apierrors.IsInvalid(err) {
+		t.Errorf("refusal is %v, want an Invalid (422) error", err)
+	}
+	msg := err.Error()
+	t.Logf("refused: %s", msg)
+	for _, w := range want {
+		if !strings.Contains(msg, w) {
+			t.Errorf("refusal %q does not contain %q", msg, w)
+		}
+	}
+}

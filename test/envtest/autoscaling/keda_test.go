@@ -1,0 +1,153 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package autoscalingtest
+
+import (
+	"context"
+	"path/filepath"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	kedav1alpha1 "github.com/kedacore/keda/v2/apis/keda/v1alpha1"
+
+	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers/autoscaling"
+)
+
+// TestKEDAInstalledLater runs first (go test runs tests in file and source
+// order; reconcile_test.go sorts after this file), while KEDA is absent.
+//
+// Without KEDA the checker says so and the condition
+// is KEDANotInstalled; once KEDA's CRDs are installed the running checker
+// notices by itself, and the derived objects pass KEDA's CRD validation.
+func TestKEDAInstalledLater(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	served, err := autoscaling.ScaledObjectServed(dc)
+	if err != nil || served {
+		t.Fatalf("before KEDA: served=%v err=%v", served, err)
+	}
+	cond := autoscaling.AutoscalingCondition(autoscaling.ConditionInput{Enabled: true, KEDAServed: served, Triggers: 1}, 1)
+	if cond.Reason != v1alpha1.ReasonKEDANotInstalled || cond.Status != metav1.ConditionFalse {
+		t.Fatalf("condition %+v", cond)
+	}
+
+	changes := make(chan bool, 4)
+	checker := &autoscaling.KEDAChecker{Discovery: dc, Interval: 100 * time.Millisecond, OnChange: func(s bool) { changes <- s }}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- checker.Start(runCtx) }()
+	defer func() { stop(); <-done }()
+	if first := <-changes; first {
+		t.Fatal("the first check reported KEDA before it was installed")
+	}
+
+	installKEDA(t)
+	select {
+	case s := <-changes:
+		if !s {
+			t.Fatal("OnChange reported KEDA missing after installation")
+		}
+	case <-ctx.Done():
+		t.Fatal("the checker did not notice KEDA's installation")
+	}
+	if !checker.Served() {
+		t.Fatal("Served() is false after the change")
+	}
+
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "autoscaling-"}}
+	if err := k8sClient.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	cc := &v1alpha1.ConnectCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: ns.Name},
+		Spec: v1alpha1.ConnectClusterSpec{
+			Kafka: v1alpha1.KafkaConnection{
+				BootstrapServers: "broker-0.kafka.svc:9093",
+				TLS:              &v1alpha1.KafkaTLS{CA: &v1alpha1.SecretKeyRef{Name: "kafka-ca", Key: "ca.crt"}},
+				SASL: &v1alpha1.KafkaSASL{Mechanism: v1alpha1.SASLMechanismScramSHA512,
+					Username: v1alpha1.SecretKeyRef{Name: "sasl", Key: "user"}, Password: v1alpha1.SecretKeyRef{Name: "sasl", Key: "password"}},
+			},
+			MaxTasksPerWorker: ptr.To[int32](2),
+			Autoscaling:       &v1alpha1.AutoscalingSpec{Enabled: true, MinReplicas: ptr.To[int32](1), MaxReplicas: ptr.To[int32](3)},
+		},
+	}
+	connectors := []autoscaling.Connector{
+		{Name: "archive", Sink: true, Running: true, Topics: []string{"orders", "refunds"}, EffectiveTasks: 6},
+		{Name: "audit", Sink: true, Running: true, EffectiveTasks: 2},
+		{Name: "cdc", Running: true, EffectiveTasks: 1},
+	}
+	target := autoscaling.Target{DeploymentName: "orders-connect", Labels: map[string]string{"app.kubernetes.io/instance": "orders"}}
+	so, d := autoscaling.BuildScaledObject(cc, connectors, autoscaling.Totals{EffectiveTasks: autoscaling.TotalEffectiveTasks(connectors)}, target)
+	ta := autoscaling.BuildTriggerAuthentication(cc, target)
+	if so == nil || ta == nil {
+		t.Fatal("builders returned nil")
+	}
+	if d.Min != 5 || d.Max != 5 || d.Reason != v1alpha1.ReasonTaskFloorAboveMaxReplicas {
+		t.Fatalf("decision %+v", d)
+	}
+	if err := k8sClient.Create(ctx, ta); err != nil {
+		t.Fatalf("KEDA's CRD refused the TriggerAuthentication: %v", err)
+	}
+	if err := k8sClient.Create(ctx, so); err != nil {
+		t.Fatalf("KEDA's CRD refused the ScaledObject: %v", err)
+	}
+	var got kedav1alpha1.ScaledObject
+	if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(so), &got); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Spec.Triggers, so.Spec.Triggers) || *got.Spec.MinReplicaCount != 5 || *got.Spec.MaxReplicaCount != 5 {
+		t.Fatalf("stored ScaledObject spec differs: %+v", got.Spec)
+	}
+	if len(got.Spec.Triggers) != 3 {
+		t.Fatalf("%d triggers, want 3 (archive x2 topics, audit)", len(got.Spec.Triggers))
+	}
+}
+
+var (
+	kedaOnce sync.Once
+	kedaErr  error
+)
+
+// installKEDA installs KEDA's ScaledObject and TriggerAuthentication CRDs
+// (once per package run) from the KEDA module.
+func installKEDA(t *testing.T) {
+	t.Helper()
+	kedaOnce.Do(func() {
+		_, kedaErr = envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: []string{
+			filepath.Join(kedaCRDs, "keda.sh_scaledobjects.yaml"),
+			filepath.Join(kedaCRDs, "keda.sh_triggerauthentications.yaml"),
+		}, ErrorIfPathMissing: true})
+	})
+	if kedaErr != nil {
+		t.Fatalf("installing KEDA's CRDs: %v", kedaErr)
+	}
+}

@@ -1,0 +1,199 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package autoscalingtest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	kedav1alpha1 "github.com/kedacore/keda/v2/apis/keda/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers/autoscaling"
+	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
+)
+
+type servedFlag bool
+
+func (s servedFlag) Served() bool { return bool(s) }
+
+// TestConvergerFollowsConnectors drives the Converger (the
+// connectcluster.Autoscaler) against a real API server with KEDA's CRDs:
+// the ScaledObject and TriggerAuthentication appear owned by the cluster,
+// a repeated loop writes nothing, triggers and bounds follow the
+// connectors, and turning autoscaling off removes both objects.
+func TestConvergerFollowsConnectors(t *testing.T) {
+	installKEDA(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	// The converger reads connectors through a cache with the shared index,
+	// as in the manager.
+	c, err := cache.New(cfg, cache.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := connectcluster.SetupIndexes(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = c.Start(ctx) }()
+	cl, err := client.New(cfg, client.Options{Scheme: scheme, Cache: &client.CacheOptions{Reader: c}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Inform on connectors before waiting for the sync.
+	if _, err := c.GetInformer(ctx, &v1alpha1.KafkaConnector{}); err != nil {
+		t.Fatal(err)
+	}
+	if !c.WaitForCacheSync(ctx) {
+		t.Fatal("cache did not sync")
+	}
+
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "converge-"}}
+	if err := k8sClient.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	cc := &v1alpha1.ConnectCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: ns.Name},
+		Spec: v1alpha1.ConnectClusterSpec{
+			Kafka: v1alpha1.KafkaConnection{BootstrapServers: "broker-0.kafka.svc:9093",
+				SASL: &v1alpha1.KafkaSASL{Mechanism: v1alpha1.SASLMechanismPlain,
+					Username: v1alpha1.SecretKeyRef{Name: "sasl", Key: "user"}, Password: v1alpha1.SecretKeyRef{Name: "sasl", Key: "password"}}},
+			MaxTasksPerWorker: ptr.To[int32](2),
+			Autoscaling:       &v1alpha1.AutoscalingSpec{Enabled: true, MinReplicas: ptr.To[int32](1), MaxReplicas: ptr.To[int32](3)},
+		},
+	}
+	if err := k8sClient.Create(ctx, cc); err != nil {
+		t.Fatal(err)
+	}
+	sink := &v1alpha1.KafkaConnector{
+		ObjectMeta: metav1.ObjectMeta{Name: "archive", Namespace: ns.Name},
+		Spec: v1alpha1.KafkaConnectorSpec{ClusterRef: v1alpha1.ClusterReference{Name: "orders"}, Class: "FileSink", TasksMax: ptr.To[int32](10),
+			Config: map[string]string{"topics": "orders", "file": "/data/o"}},
+	}
+	if err := k8sClient.Create(ctx, sink); err != nil {
+		t.Fatal(err)
+	}
+	sink.Status = v1alpha1.KafkaConnectorStatus{State: v1alpha1.ConnectorStateRunning, TasksMax: 10, EffectiveTasks: 4}
+	if err := k8sClient.Status().Update(ctx, sink); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(ctx, t, "the cache to see the running sink", func() bool {
+		var kc v1alpha1.KafkaConnector
+		return cl.Get(ctx, client.ObjectKeyFromObject(sink), &kc) == nil && kc.Status.State == v1alpha1.ConnectorStateRunning
+	})
+
+	// KEDA's objects are read straight from the API server (no informer on
+	// optional CRDs), connectors through the cache.
+	conv := &autoscaling.Converger{Client: cl, APIReader: k8sClient, KEDA: servedFlag(true)}
+	res, err := conv.ReconcileAutoscaling(ctx, cc, connectcluster.Totals{Connectors: 1, Tasks: 4}, "orders-connect")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Active || res.Autoscaling.Reason != v1alpha1.ReasonScaledObjectNotReady || !res.CapacityRaised.Status || res.CapacityRaised.Reason != v1alpha1.ReasonTaskFloor {
+		t.Fatalf("result %+v", res)
+	}
+	so := &kedav1alpha1.ScaledObject{}
+	if err := k8sClient.Get(ctx, types.NamespacedName{Namespace: ns.Name, Name: "orders-connect"}, so); err != nil {
+		t.Fatal(err)
+	}
+	if !metav1.IsControlledBy(so, cc) || *so.Spec.MinReplicaCount != 2 || *so.Spec.MaxReplicaCount != 3 || len(so.Spec.Triggers) != 1 ||
+		so.Spec.Triggers[0].Metadata["consumerGroup"] != "connect-archive" || so.Spec.Triggers[0].AuthenticationRef == nil {
+		t.Fatalf("ScaledObject %+v owners %+v", so.Spec, so.OwnerReferences)
+	}
+	ta := &kedav1alpha1.TriggerAuthentication{}
+	if err := k8sClient.Get(ctx, types.NamespacedName{Namespace: ns.Name, Name: "orders-connect-kafka"}, ta); err != nil || !metav1.IsControlledBy(ta, cc) {
+		t.Fatalf("TriggerAuthentication: %v %+v", err, ta.OwnerReferences)
+	}
+
+	// A second loop with nothing changed writes nothing.
+	rv := so.ResourceVersion
+	if _, err := conv.ReconcileAutoscaling(ctx, cc, connectcluster.Totals{Connectors: 1, Tasks: 4}, "orders-connect"); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(so), so); err != nil || so.ResourceVersion != rv {
+		t.Fatalf("a no-op loop rewrote the ScaledObject (%v, rv %s -> %s)", err, rv, so.ResourceVersion)
+	}
+
+	// KEDA reports Ready: the condition follows.
+	so.Status.Conditions = kedav1alpha1.Conditions{{Type: kedav1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: "ScaledObjectReady"}}
+	if err := k8sClient.Status().Update(ctx, so); err != nil {
+		t.Fatal(err)
+	}
+	res, err = conv.ReconcileAutoscaling(ctx, cc, connectcluster.Totals{Connectors: 1, Tasks: 4}, "orders-connect")
+	if err != nil || !res.Autoscaling.Status || res.Autoscaling.Reason != v1alpha1.ReasonScaledObjectReady {
+		t.Fatalf("after KEDA's Ready: %+v %v", res, err)
+	}
+
+	// The sink stops: no trigger is left, so no ScaledObject.
+	if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(sink), sink); err != nil {
+		t.Fatal(err)
+	}
+	sink.Spec.State = v1alpha1.ConnectorTargetStopped
+	if err := k8sClient.Update(ctx, sink); err != nil {
+		t.Fatal(err)
+	}
+	sink.Status.State, sink.Status.EffectiveTasks = v1alpha1.ConnectorStateStopped, 0
+	if err := k8sClient.Status().Update(ctx, sink); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(ctx, t, "the cache to see the stopped sink", func() bool {
+		var kc v1alpha1.KafkaConnector
+		return cl.Get(ctx, client.ObjectKeyFromObject(sink), &kc) == nil && kc.Status.State == v1alpha1.ConnectorStateStopped
+	})
+	res, err = conv.ReconcileAutoscaling(ctx, cc, connectcluster.Totals{Connectors: 1, Tasks: 0}, "orders-connect")
+	if err != nil || res.Active || res.Autoscaling.Reason != v1alpha1.ReasonNoSinkConnectors {
+		t.Fatalf("stopped sink: %+v %v", res, err)
+	}
+	if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(so), &kedav1alpha1.ScaledObject{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the ScaledObject outlived its last trigger: %v", err)
+	}
+
+	// Autoscaling off: nothing derived is left; KEDA missing: said so.
+	cc.Spec.Autoscaling.Enabled = false
+	res, err = conv.ReconcileAutoscaling(ctx, cc, connectcluster.Totals{}, "orders-connect")
+	if err != nil || res.Active || res.Autoscaling.Reason != v1alpha1.ReasonAutoscalingDisabled {
+		t.Fatalf("disabled: %+v %v", res, err)
+	}
+	if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(ta), &kedav1alpha1.TriggerAuthentication{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the TriggerAuthentication outlived autoscaling: %v", err)
+	}
+	cc.Spec.Autoscaling.Enabled = true
+	res, err = (&autoscaling.Converger{Client: cl, KEDA: servedFlag(false)}).ReconcileAutoscaling(ctx, cc, connectcluster.Totals{}, "orders-connect")
+	if err != nil || res.Active || res.Autoscaling.Reason != v1alpha1.ReasonKEDANotInstalled {
+		t.Fatalf("KEDA missing: %+v %v", res, err)
+	}
+}
+
+func waitFor(ctx context.Context, t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("timed out waiting for %s", what)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,244 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package connectcluster tests the ConnectCluster reconciler against a real
+// kube-apiserver (envtest), a real kube-controller-manager for garbage
+// collection, and the in-process Kafka broker kfake for the internal topics.
+package connectcluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"go.uber.org/zap/zapcore"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers"
+	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
+)
+
+// defaultAssets is where hack/build-test-binaries.sh puts the binaries.
+const defaultAssets = "/root/.cache/conveyor/k8s-1.37.2-etcd-3.6.16"
+
+const (
+	operatorNamespace = "conveyor-system"
+	workerImage       = "ghcr.io/conveyor-dev/conveyor:test"
+	// topicRecheck is short so that a Kafka outage shows within seconds.
+	topicRecheck = 2 * time.Second
+)
+
+var (
+	k8s     client.Client
+	restCfg *rest.Config
+	scheme  = runtime.NewScheme()
+	// kafka is the shared 3-broker Kafka most tests use.
+	kafka *kfake.Cluster
+	// mgrCache is the operator's cache, limited to watchedNamespaces.
+	mgrCache cache.Cache
+)
+
+// watchedNamespaces are the namespaces the operator watches, as with
+// conveyor operator --watch-namespaces=...: every test works in one of its
+// own, and TestWatchNamespaces checks that the rest is left alone.
+var watchedNamespaces = []string{
+	"create", "rollout", "delete", "team-a", "team-b", "outage", "unaffected",
+	"badtopic", "scale", "capacity", "scoped", "foreign", "sasl", "autoscaled", "handoff",
+}
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) (code int) {
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(v1alpha1.AddToScheme(scheme))
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		os.Setenv("KUBEBUILDER_ASSETS", defaultAssets)
+	}
+	assets := os.Getenv("KUBEBUILDER_ASSETS")
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(zapLevel())))
+
+	env := &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "..", "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+		Scheme:                scheme,
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "starting envtest with KUBEBUILDER_ASSETS=%s: %v\n", assets, err)
+		return 1
+	}
+	defer func() {
+		if err := env.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "stopping envtest: %v\n", err)
+		}
+	}()
+	restCfg = cfg
+
+	kafka, err = kfake.NewCluster(kfake.NumBrokers(3))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "starting kfake: %v\n", err)
+		return 1
+	}
+	defer kafka.Close()
+
+	stopKCM, err := startControllerManager(env, assets)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "starting kube-controller-manager: %v\n", err)
+		return 1
+	}
+	defer stopKCM()
+
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Cache:                  controllers.CacheOptions(watchedNamespaces),
+		Controller:             config.Controller{SkipNameValidation: ptr(true)},
+	})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "creating the manager: %v\n", err)
+		return 1
+	}
+	if err := controllers.Setup(mgr, controllers.Options{
+		WorkerImage:       workerImage,
+		OperatorNamespace: operatorNamespace,
+		ConnectCluster: connectcluster.Options{
+			KafkaTimeout:         2 * time.Second,
+			TopicRecheckInterval: topicRecheck,
+			RetryBase:            200 * time.Millisecond,
+			RetryMax:             2 * time.Second,
+			Autoscaler:           &hpaStandIn{},
+		},
+	}); err != nil {
+		fmt.Fprintf(os.Stderr, "setting up reconcilers: %v\n", err)
+		return 1
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			fmt.Fprintf(os.Stderr, "manager stopped with an error: %v\n", err)
+			code = 1
+		}
+	}()
+	mgrCache = mgr.GetCache()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		fmt.Fprintln(os.Stderr, "the manager's cache did not sync")
+		return 1
+	}
+	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "creating a client: %v\n", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// startControllerManager runs a real kube-controller-manager with only the
+// garbage collector, so that owner references really delete children. The
+// deployment controller stays off: tests write Deployment status themselves,
+// as there is no kubelet.
+func startControllerManager(env *envtest.Environment, assets string) (func(), error) {
+	user, err := env.AddUser(envtest.User{Name: "kcm", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("adding the kcm user: %w", err)
+	}
+	kubeconfig, err := user.KubeConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kcm kubeconfig: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "conveyor-kcm-")
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(filepath.Join(assets, "kube-controller-manager"),
+		"--kubeconfig="+path,
+		"--controllers=garbage-collector-controller",
+		"--leader-elect=false",
+		"--use-service-account-credentials=false",
+		"--secure-port=0",
+		"--v=0",
+	)
+	logFile, err := os.Create(filepath.Join(dir, "kcm.log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		_ = logFile.Close()
+		if os.Getenv("CONVEYOR_KEEP_KCM_LOG") == "" {
+			_ = os.RemoveAll(dir)
+		} else {
+			fmt.Fprintf(os.Stderr, "kube-controller-manager log: %s\n", logFile.Name())
+		}
+	}, nil
+}
+
+// zapLevel logs errors only, everything with CONVEYOR_TEST_VERBOSE set.
+func zapLevel() zapcore.Level {
+	if os.Getenv("CONVEYOR_TEST_VERBOSE") != "" {
+		return zapcore.DebugLevel
+	}
+	return zapcore.ErrorLevel
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// hpaStandIn plays the part the KafkaConnector reconciler's autoscaler will
+// play: for clusters with autoscaling.enabled it reports that a ScaledObject
+// owns the worker count, so the ConnectCluster reconciler must leave the
+// Deployment's replicas to the HPA.
+type hpaStandIn struct{}
+
+func (hpaStandIn) ReconcileAutoscaling(_ context.Context, c *v1alpha1.ConnectCluster, totals connectcluster.Totals, deployment string) (connectcluster.AutoscalingResult, error) {
+	if !c.AutoscalingEnabled() {
+		return connectcluster.AutoscalingResult{Autoscaling: connectcluster.ConditionValue{Reason: v1alpha1.ReasonAutoscalingDisabled, Message: "off"}}, nil
+	}
+	return connectcluster.AutoscalingResult{
+		Active:         true,
+		Autoscaling:    connectcluster.ConditionValue{Status: true, Reason: v1alpha1.ReasonScaledObjectReady, Message: fmt.Sprintf("stand-in ScaledObject targets %s (%d tasks)", deployment, totals.Tasks)},
+		CapacityRaised: connectcluster.ConditionValue{Reason: v1alpha1.ReasonWithinRequested, Message: "within bounds"},
+	}, nil
+}
