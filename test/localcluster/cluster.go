@@ -22,6 +22,28 @@ limitations under the License.
 // in its own process). End-to-end tests and `make dev` build on it.
 //
 // Start needs root (mount namespaces and bind mounts) and the Kubernetes test binaries.
+//
+// How a pod runs: the kubelet binds it to the Node (no scheduler), gives it 127.X.Y.N,
+// renders its ConfigMap, Secret, downward API, projected (TokenRequest tokens bound to the
+// pod) and emptyDir volumes into Dir/pods/, and starts each container as
+// `unshare -m --propagation private -- bash -c initScript`: the image folder appears
+// read-only at /usr/local/bin, volumes are bind-mounted at their mountPaths, then the command
+// runs (as runAsUser via setpriv when set) with the container's env plus
+// KUBERNETES_SERVICE_HOST/PORT and POD_IP, stdout and stderr in
+// Dir/logs/<namespace>_<pod>_<container>.log. Probes, restart policy with back-off, init
+// containers, grace periods on deletion and pod status are the kubelet's.
+//
+// Known limits, by design or by the API server's rules:
+//   - Services get no endpoints: the API server refuses loopback addresses in EndpointSlices
+//     ("may not be in the loopback range"); there is no kube-proxy and no DNS either. Reach
+//     pods by their IPs (status.podIP).
+//   - A mount point missing on the host (such as /var/run/secrets/kubernetes.io/serviceaccount)
+//     is created there as an empty folder and left in place; nothing is written into it.
+//   - readOnlyRootFilesystem makes the root mount read-only inside the pod; other host mounts
+//     (/dev, /proc, a separate /tmp) stay writable. Resource limits are not enforced.
+//   - gRPC probes and lifecycle hooks (postStart, preStop) are not supported; ephemeral and
+//     sidecar (restartPolicy: Always) init containers are run like ordinary ones.
+//   - runAsNonRoot without runAsUser runs as 65532, the Conveyor image's USER.
 package localcluster
 
 import (
