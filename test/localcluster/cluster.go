@@ -41,8 +41,8 @@ limitations under the License.
 //     is created there as an empty folder and left in place; nothing is written into it.
 //   - readOnlyRootFilesystem makes the root mount read-only inside the pod; other host mounts
 //     (/dev, /proc, a separate /tmp) stay writable. Resource limits are not enforced.
-//   - gRPC probes and lifecycle hooks (postStart, preStop) are not supported; ephemeral and
-//     sidecar (restartPolicy: Always) init containers are run like ordinary ones.
+//   - gRPC probes, lifecycle hooks (postStart, preStop), ephemeral containers and
+//     sidecar init containers (restartPolicy: Always) are not supported (one would block the pod).
 //   - runAsNonRoot without runAsUser runs as 65532, the Conveyor image's USER.
 package localcluster
 
