@@ -152,7 +152,9 @@ func (c *JSON) FromConnectData(topic string, schema *data.Schema, value any) ([]
 	if c.schemasEnable {
 		b.WriteByte('}')
 	}
-	c.sizeHint.Store(int32(min(b.Len(), 1<<20)))
+	// Decay slowly so that one converter serving small and large values
+	// (keys and values, say) sizes for the large ones.
+	c.sizeHint.Store(int32(min(max(b.Len(), hint-hint/16), 1<<20)))
 	return b.Bytes(), nil
 }
 
