@@ -375,14 +375,18 @@ func (r *SourceRunner) commitRecords() error {
 	r.ackBuf = r.subs.drainAcked(r.ackBuf)
 	defer clear(r.ackBuf)
 	r.cfg.Metrics.SetSourceActive(r.subs.inFlight())
-	for _, a := range r.ackBuf {
-		if err := safe("committing a record of the source task", func() error {
-			return r.cfg.Task.CommitRecord(a.record, a.metadata)
-		}); err != nil {
-			return err
-		}
+	if len(r.ackBuf) == 0 {
+		return nil
 	}
-	return nil
+	// One recover frame for the whole batch; the first error stops it.
+	return safe("committing a record of the source task", func() error {
+		for _, a := range r.ackBuf {
+			if err := r.cfg.Task.CommitRecord(a.record, a.metadata); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // commitOffsets writes the committable source offsets through the offset
