@@ -23,6 +23,7 @@ package converter
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/conveyor-dev/conveyor/runtime/data"
@@ -181,6 +182,12 @@ func (StringConverter) FromConnectData(_ string, _ *data.Schema, value any) ([]b
 		return []byte(v), nil
 	case []byte:
 		return v, nil
+	case int64: // integer keys are common: skip fmt (same text)
+		return strconv.AppendInt(nil, v, 10), nil
+	case int32:
+		return strconv.AppendInt(nil, int64(v), 10), nil
+	case int:
+		return strconv.AppendInt(nil, int64(v), 10), nil
 	case fmt.Stringer:
 		return []byte(v.String()), nil
 	}

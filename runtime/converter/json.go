@@ -29,6 +29,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/conveyor-dev/conveyor/runtime/data"
 )
@@ -78,6 +79,10 @@ type JSON struct {
 	enc                    data.JSONEncoder
 	schemasEnable          bool
 	replaceNullWithDefault bool
+	// sizeHint is the length of the last serialised value: records of a
+	// topic are usually alike, so the next buffer starts at about the
+	// right size instead of a fixed 512 bytes (less to allocate and clear).
+	sizeHint atomic.Int32
 }
 
 // NewJSON returns a JSON converter configured from unprefixed keys
@@ -123,8 +128,11 @@ func (c *JSON) FromConnectData(topic string, schema *data.Schema, value any) ([]
 	if schema == nil && value == nil {
 		return nil, nil
 	}
-	var b bytes.Buffer
-	b.Grow(512)
+	hint := int(c.sizeHint.Load())
+	if hint <= 0 {
+		hint = 512
+	}
+	b := bytes.NewBuffer(make([]byte, 0, hint+hint/8+8))
 	if c.schemasEnable {
 		b.WriteString(`{"schema":`)
 		if schema == nil {
@@ -138,12 +146,15 @@ func (c *JSON) FromConnectData(topic string, schema *data.Schema, value any) ([]
 		}
 		b.WriteString(`,"payload":`)
 	}
-	if err := c.enc.Write(&b, schema, value); err != nil {
+	if err := c.enc.Write(b, schema, value); err != nil {
 		return nil, fmt.Errorf("converting value for topic %q to JSON: %w", topic, err)
 	}
 	if c.schemasEnable {
 		b.WriteByte('}')
 	}
+	// Decay slowly so that one converter serving small and large values
+	// (keys and values, say) sizes for the large ones.
+	c.sizeHint.Store(int32(min(max(b.Len(), hint-hint/16), 1<<20)))
 	return b.Bytes(), nil
 }
 

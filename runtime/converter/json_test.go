@@ -339,7 +339,7 @@ func TestStringAndByteArray(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range []any{"héllo", int32(5), nil} {
+	for _, v := range []any{"héllo", int32(5), int64(-1234567890123), int(-7), nil} {
 		b, err := sc.FromConnectData("t", nil, v)
 		if err != nil {
 			t.Fatal(err)

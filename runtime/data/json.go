@@ -70,8 +70,16 @@ func WriteJSONString(b *bytes.Buffer, s string) {
 	b.WriteByte('"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Skip plain ASCII eight bytes at a time.
+		for i+8 <= len(s) && plain8(uint64(s[i])|uint64(s[i+1])<<8|uint64(s[i+2])<<16|uint64(s[i+3])<<24|
+			uint64(s[i+4])<<32|uint64(s[i+5])<<40|uint64(s[i+6])<<48|uint64(s[i+7])<<56) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+		if jsonPlain[c] {
 			i++
 			continue
 		}
@@ -113,6 +121,30 @@ func WriteJSONString(b *bytes.Buffer, s string) {
 
 const hexDigits = "0123456789abcdef"
 
+// jsonPlain marks the ASCII bytes a JSON string holds as they are.
+var jsonPlain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// plain8 reports whether all eight bytes of x are plain ASCII (jsonPlain):
+// none has the high bit set, none is below 0x20, none is '"' or '\\'.
+func plain8(x uint64) bool {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	below := (x - lo*0x20) & ^x & hi
+	q := x ^ (lo * '"')
+	bs := x ^ (lo * '\\')
+	return (x&hi)|below|((q-lo) & ^q & hi)|((bs-lo) & ^bs & hi) == 0
+}
+
+// writeInt writes x in decimal without allocating.
+func writeInt(b *bytes.Buffer, x int64) {
+	var num [20]byte
+	b.Write(strconv.AppendInt(num[:0], x, 10))
+}
+
 func typeErr(path string, s *Schema, v any) error {
 	return fmt.Errorf("%sinvalid Go type %T for schema %s", at(path), v, s)
 }
@@ -149,25 +181,25 @@ func (enc JSONEncoder) writeValue(b *bytes.Buffer, s *Schema, v any, path string
 		if !ok {
 			return typeErr(path, s, v)
 		}
-		b.WriteString(strconv.FormatInt(int64(x), 10))
+		writeInt(b, int64(x))
 	case TypeInt16:
 		x, ok := v.(int16)
 		if !ok {
 			return typeErr(path, s, v)
 		}
-		b.WriteString(strconv.FormatInt(int64(x), 10))
+		writeInt(b, int64(x))
 	case TypeInt32:
 		x, ok := v.(int32)
 		if !ok {
 			return typeErr(path, s, v)
 		}
-		b.WriteString(strconv.FormatInt(int64(x), 10))
+		writeInt(b, int64(x))
 	case TypeInt64:
 		x, ok := v.(int64)
 		if !ok {
 			return typeErr(path, s, v)
 		}
-		b.WriteString(strconv.FormatInt(x, 10))
+		writeInt(b, x)
 	case TypeFloat32:
 		x, ok := v.(float32)
 		if !ok {
@@ -374,15 +406,15 @@ func (enc JSONEncoder) writeSchemaless(b *bytes.Buffer, v any, path string) erro
 	case []byte:
 		WriteJSONString(b, base64.StdEncoding.EncodeToString(x))
 	case int:
-		b.WriteString(strconv.FormatInt(int64(x), 10))
+		writeInt(b, int64(x))
 	case int8:
-		b.WriteString(strconv.FormatInt(int64(x), 10))
+		writeInt(b, int64(x))
 	case int16:
-		b.WriteString(strconv.FormatInt(int64(x), 10))
+		writeInt(b, int64(x))
 	case int32:
-		b.WriteString(strconv.FormatInt(int64(x), 10))
+		writeInt(b, int64(x))
 	case int64:
-		b.WriteString(strconv.FormatInt(x, 10))
+		writeInt(b, x)
 	case uint:
 		b.WriteString(strconv.FormatUint(uint64(x), 10))
 	case uint8:

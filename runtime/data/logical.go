@@ -53,7 +53,7 @@ var logicalTypes = map[string]Type{
 
 // IsLogical reports whether the schema is one of the logical types.
 func (s *Schema) IsLogical() bool {
-	if s == nil {
+	if s == nil || s.Name == "" {
 		return false
 	}
 	_, ok := logicalTypes[s.Name]

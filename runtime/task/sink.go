@@ -294,7 +294,13 @@ func (r *SinkRunner) loop(ctx context.Context) error {
 		r.setState(StateRunning, "")
 
 		pctx, cancel := context.WithTimeout(ctx, r.cfg.PollTimeout)
-		fetches := cl.PollRecords(pctx, r.cfg.MaxPollRecords)
+		// Take everything the client buffered (at most one fetch per
+		// broker, bounded by FetchMaxBytes) and split it into Puts of
+		// MaxPollRecords below. Taking only MaxPollRecords per poll kept
+		// the buffered fetch undrained, and franz-go sends the next fetch
+		// only once the previous one was fully taken: fetching and
+		// putting never overlapped.
+		fetches := cl.PollFetches(pctx)
 		cancel()
 		if fetches.IsClientClosed() {
 			return nil
@@ -355,6 +361,11 @@ func (r *SinkRunner) deliverLocked(ctx context.Context, fetches kgo.Fetches, bat
 	put := func() error {
 		if len(b) == 0 {
 			return nil
+		}
+		if r.isStopping() {
+			// A poll holds up to a whole fetch: stop between Puts. What
+			// was not put is not committed; the next owner reads it.
+			return errStopped
 		}
 		if err := r.putLocked(ctx, b); err != nil {
 			return err

@@ -26,6 +26,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -67,6 +68,16 @@ type SourceRunner struct {
 
 	ackBuf []ackedRecord
 
+	// Polled batches go to the sender goroutine, which converts and
+	// produces them in order while the next Poll runs: Poll and the
+	// conversion overlap, but Poll, CommitRecord and Commit still run on
+	// the runner's goroutine only. At most one batch waits in sendCh and
+	// one is being sent; queued counts their records not yet submitted, so
+	// the MaxInFlight bound covers them too.
+	sendCh     chan []*plugin.SourceRecord
+	senderDone chan struct{}
+	queued     atomic.Int64
+
 	// the key of the last source partition map seen: sources usually
 	// reuse one map per partition, which saves encoding it per record
 	lastPart uintptr
@@ -90,7 +101,7 @@ func NewSourceRunner(cfg SourceConfig) (*SourceRunner, error) {
 	if cfg.MaxInFlightBytes <= 0 {
 		cfg.MaxInFlightBytes = 64 << 20
 	}
-	r := &SourceRunner{cfg: cfg, subs: newSubmitted()}
+	r := &SourceRunner{cfg: cfg, subs: newSubmitted(), sendCh: make(chan []*plugin.SourceRecord, 1), senderDone: make(chan struct{})}
 	r.lifecycle = newLifecycle(&r.cfg.Common)
 	return r, nil
 }
@@ -150,9 +161,17 @@ func (r *SourceRunner) run(ctx context.Context) {
 		}
 	}()
 
+	go r.sender(ctx)
 	flush := time.NewTicker(r.cfg.OffsetFlushInterval)
 	defer flush.Stop()
 	err := r.loop(ctx, pollCtx, flush.C)
+	// Every polled batch was handed to the sender; let it submit them (or
+	// give up after a failure) before draining the producer.
+	close(r.sendCh)
+	<-r.senderDone
+	if err == nil {
+		err = r.producerErr()
+	}
 	if err != nil {
 		r.fail(err)
 	}
@@ -218,7 +237,7 @@ func (r *SourceRunner) loop(ctx, pollCtx context.Context, flush <-chan time.Time
 		r.setState(StateRunning, "")
 		// Backpressure: while MaxInFlight records are neither committable
 		// nor handed to CommitRecord, wait for acknowledgements.
-		if r.subs.inFlight() >= r.cfg.MaxInFlight {
+		if r.inFlight() >= r.cfg.MaxInFlight {
 			select {
 			case <-r.subs.changed:
 			case <-r.stopped:
@@ -249,11 +268,42 @@ func (r *SourceRunner) loop(ctx, pollCtx context.Context, flush <-chan time.Time
 			}
 			return err
 		}
-		for _, rec := range recs {
-			if err := r.send(ctx, rec); err != nil {
-				return err
+		if len(recs) > 0 {
+			// Blocks while the sender still has a batch waiting; the
+			// sender always drains (Produce blocks only while the
+			// producer's bounded buffer is full).
+			r.queued.Add(int64(len(recs)))
+			r.sendCh <- recs
+		}
+	}
+}
+
+// inFlight counts the records polled and not yet committable or handed to
+// CommitRecord, including those still queued for the sender.
+func (r *SourceRunner) inFlight() int {
+	return r.subs.inFlight() + int(r.queued.Load())
+}
+
+// sender converts and produces the polled batches in order. After the
+// first failure it produces nothing more (the task fails; the records
+// after the failing one are polled again after a restart).
+func (r *SourceRunner) sender(ctx context.Context) {
+	defer close(r.senderDone)
+	for recs := range r.sendCh {
+		if r.producerErr() == nil {
+			if err := safe("converting and producing source records", func() error {
+				for _, rec := range recs {
+					if err := r.send(ctx, rec); err != nil {
+						return err
+					}
+				}
+				return nil
+			}); err != nil {
+				r.setProduceErr(err)
 			}
 		}
+		r.queued.Add(-int64(len(recs)))
+		r.subs.signalChanged()
 	}
 }
 
@@ -325,14 +375,18 @@ func (r *SourceRunner) commitRecords() error {
 	r.ackBuf = r.subs.drainAcked(r.ackBuf)
 	defer clear(r.ackBuf)
 	r.cfg.Metrics.SetSourceActive(r.subs.inFlight())
-	for _, a := range r.ackBuf {
-		if err := safe("committing a record of the source task", func() error {
-			return r.cfg.Task.CommitRecord(a.record, a.metadata)
-		}); err != nil {
-			return err
-		}
+	if len(r.ackBuf) == 0 {
+		return nil
 	}
-	return nil
+	// One recover frame for the whole batch; the first error stops it.
+	return safe("committing a record of the source task", func() error {
+		for _, a := range r.ackBuf {
+			if err := r.cfg.Task.CommitRecord(a.record, a.metadata); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // commitOffsets writes the committable source offsets through the offset

@@ -117,7 +117,7 @@ func TestSourceOffsetsFollowAcks(t *testing.T) {
 	var rp atomic.Pointer[SourceRunner]
 	task.onPoll = func() {
 		if r := rp.Load(); r != nil {
-			if n := r.subs.inFlight(); n > task.maxInFlight {
+			if n := r.inFlight(); n > task.maxInFlight {
 				task.maxInFlight = n
 			}
 		}

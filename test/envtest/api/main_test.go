@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -37,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	connectv1alpha1 "github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/test/envtest/envtestutil"
 )
 
 // One API server for the whole package (started in TestMain).
@@ -55,20 +55,12 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	assets := os.Getenv("KUBEBUILDER_ASSETS")
-	if assets == "" {
-		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: point it at the folder holding etcd, kube-apiserver and kubectl,\n"+
-			"for example KUBEBUILDER_ASSETS=$(hack/build-test-binaries.sh all) go test ./test/envtest/api/")
+	assets, err := envtestutil.Assets("kubectl")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	for _, b := range []string{"etcd", "kube-apiserver", "kubectl"} {
-		if _, err := os.Stat(filepath.Join(assets, b)); err != nil {
-			fmt.Fprintf(os.Stderr, "KUBEBUILDER_ASSETS=%s lacks %s (%v): run hack/build-test-binaries.sh all\n", assets, b, err)
-			return 1
-		}
-	}
-	_, file, _, _ := runtime.Caller(0)
-	repoRoot = filepath.Join(filepath.Dir(file), "..", "..", "..")
+	repoRoot = envtestutil.RepoRoot()
 
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -79,12 +71,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 
-	testEnv = &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join(repoRoot, "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-		BinaryAssetsDirectory: assets,
-	}
-	var err error
+	testEnv = envtestutil.Environment(assets, nil)
 	cfg, err = testEnv.Start()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "starting envtest with KUBEBUILDER_ASSETS=%s: %v\n", assets, err)

@@ -23,10 +23,6 @@ package autoscalingtest
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
-	"strings"
 	"testing"
 
 	kedav1alpha1 "github.com/kedacore/keda/v2/apis/keda/v1alpha1"
@@ -37,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	connectv1alpha1 "github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/test/envtest/envtestutil"
 )
 
 var (
@@ -51,20 +48,15 @@ var (
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
-	assets := os.Getenv("KUBEBUILDER_ASSETS")
-	if assets == "" {
-		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: KUBEBUILDER_ASSETS=$(hack/build-test-binaries.sh all) go test ./test/envtest/autoscaling/")
-		return 1
-	}
-	_, file, _, _ := runtime.Caller(0)
-	repoRoot := filepath.Join(filepath.Dir(file), "..", "..", "..")
-
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/kedacore/keda/v2").Output()
+	assets, err := envtestutil.Assets()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "locating the KEDA module (for its CRDs): %v\n", err)
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	kedaCRDs = filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "bases")
+	if kedaCRDs, err = envtestutil.KEDACRDDir(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 
 	for _, add := range []func(*k8sruntime.Scheme) error{clientgoscheme.AddToScheme, connectv1alpha1.AddToScheme, kedav1alpha1.AddToScheme} {
 		if err := add(scheme); err != nil {
@@ -73,11 +65,7 @@ func run(m *testing.M) int {
 		}
 	}
 	// KEDA's CRDs are NOT installed at start: the tests install them.
-	testEnv = &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join(repoRoot, "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-		BinaryAssetsDirectory: assets,
-	}
+	testEnv = envtestutil.Environment(assets, nil)
 	cfg, err = testEnv.Start()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "starting envtest with KUBEBUILDER_ASSETS=%s: %v\n", assets, err)

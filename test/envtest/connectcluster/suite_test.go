@@ -45,10 +45,8 @@ import (
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 	"github.com/conveyor-dev/conveyor/controllers"
 	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
+	"github.com/conveyor-dev/conveyor/test/envtest/envtestutil"
 )
-
-// defaultAssets is where hack/build-test-binaries.sh puts the binaries.
-const defaultAssets = "/root/.cache/conveyor/k8s-1.37.2-etcd-3.6.16"
 
 const (
 	operatorNamespace = "conveyor-system"
@@ -82,17 +80,14 @@ func TestMain(m *testing.M) {
 func run(m *testing.M) (code int) {
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(v1alpha1.AddToScheme(scheme))
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		os.Setenv("KUBEBUILDER_ASSETS", defaultAssets)
+	assets, err := envtestutil.Assets("kube-controller-manager")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
-	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(zapLevel())))
 
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "..", "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-		Scheme:                scheme,
-	}
+	env := envtestutil.Environment(assets, scheme)
 	cfg, err := env.Start()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "starting envtest with KUBEBUILDER_ASSETS=%s: %v\n", assets, err)

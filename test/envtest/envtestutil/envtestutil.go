@@ -1,0 +1,86 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package envtestutil holds what every envtest suite needs to start its one
+// real API server: the Kubernetes test binaries that hack/build-test-binaries.sh
+// builds, the repository's CRDs, and KEDA's CRDs from the module cache.
+package envtestutil
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// RepoRoot is the repository's top folder.
+func RepoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "..")
+}
+
+// Assets returns the folder of the Kubernetes test binaries: $KUBEBUILDER_ASSETS
+// when set, otherwise the folder hack/build-test-binaries.sh prints (building the
+// binaries first when they are missing). It checks that etcd, kube-apiserver and
+// the extra binaries named are there, and exports KUBEBUILDER_ASSETS so envtest
+// and child processes find them.
+func Assets(extra ...string) (string, error) {
+	assets := os.Getenv("KUBEBUILDER_ASSETS")
+	if assets == "" {
+		out, err := exec.Command(filepath.Join(RepoRoot(), "hack", "build-test-binaries.sh"), "k8s").Output()
+		if err != nil {
+			return "", fmt.Errorf("KUBEBUILDER_ASSETS is not set and hack/build-test-binaries.sh k8s failed: %w", err)
+		}
+		assets = strings.TrimSpace(string(out))
+	}
+	for _, b := range append([]string{"etcd", "kube-apiserver"}, extra...) {
+		if _, err := os.Stat(filepath.Join(assets, b)); err != nil {
+			return "", fmt.Errorf("KUBEBUILDER_ASSETS=%s lacks %s (%v): run hack/build-test-binaries.sh all", assets, b, err)
+		}
+	}
+	if err := os.Setenv("KUBEBUILDER_ASSETS", assets); err != nil {
+		return "", err
+	}
+	return assets, nil
+}
+
+// Environment is an envtest environment with the repository's CRDs installed,
+// running the binaries in assets.
+func Environment(assets string, scheme *k8sruntime.Scheme) *envtest.Environment {
+	return &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join(RepoRoot(), "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+		BinaryAssetsDirectory: assets,
+		Scheme:                scheme,
+	}
+}
+
+// KEDACRDDir is the folder of KEDA's CRD files in the module cache, for suites
+// that install them (KEDA's CRDs are optional for the operator).
+func KEDACRDDir() (string, error) {
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/kedacore/keda/v2")
+	cmd.Dir = RepoRoot()
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("locating the KEDA module (for its CRDs): %w", err)
+	}
+	return filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "bases"), nil
+}

@@ -1,0 +1,125 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command localcluster runs a local Kubernetes cluster with a process kubelet and a Kafka
+// broker (see package test/localcluster) until Ctrl-C.
+//
+//	go run ./test/localcluster/cmd/localcluster up --dir DIR
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/conveyor-dev/conveyor/test/localcluster"
+)
+
+const usage = `localcluster runs a local Kubernetes cluster (etcd, kube-apiserver,
+kube-controller-manager, a process kubelet) and a Kafka broker, until Ctrl-C.
+
+Usage:
+  localcluster up --dir DIR [flags]
+
+Flags:
+`
+
+type imageFlags map[string]string
+
+func (f imageFlags) String() string { return fmt.Sprint(map[string]string(f)) }
+func (f imageFlags) Set(v string) error {
+	prefix, dir, ok := strings.Cut(v, "=")
+	if !ok || prefix == "" || dir == "" {
+		return fmt.Errorf("--image %q: want PREFIX=FOLDER", v)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	f[prefix] = abs
+	return nil
+}
+
+func main() {
+	if len(os.Args) < 2 || os.Args[1] != "up" {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	fs := flag.NewFlagSet("up", flag.ExitOnError)
+	fs.Usage = func() { fmt.Fprint(os.Stderr, usage); fs.PrintDefaults() }
+	dir := fs.String("dir", "", "folder for kubeconfig, logs, pod folders and Kafka data (required)")
+	conveyorBin := fs.String("conveyor-bin", "", "folder with conveyor and conveyor-worker for image "+localcluster.DefaultConveyorImage+" (empty: build them into DIR/images/conveyor)")
+	noConveyor := fs.Bool("no-conveyor-image", false, "do not map the Conveyor image")
+	podIPPrefix := fs.String("pod-ip-prefix", "", `pod address prefix such as "127.0.0." (empty: a random 127.X.Y.)`)
+	kafkaPort := fs.Int("kafka-port", 0, "Kafka port (0: a free one)")
+	images := imageFlags{}
+	fs.Var(images, "image", "PREFIX=FOLDER: run containers whose image starts with PREFIX from the binaries in FOLDER (repeatable)")
+	_ = fs.Parse(os.Args[2:])
+	if *dir == "" {
+		fs.Usage()
+		os.Exit(2)
+	}
+	if err := run(*dir, *conveyorBin, *noConveyor, *podIPPrefix, *kafkaPort, images); err != nil {
+		fmt.Fprintf(os.Stderr, "localcluster: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run(dir, conveyorBin string, noConveyor bool, podIPPrefix string, kafkaPort int, images imageFlags) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	if !noConveyor {
+		if conveyorBin == "" {
+			conveyorBin = filepath.Join(dir, "images", "conveyor")
+			fmt.Fprintf(os.Stderr, "localcluster: building conveyor and conveyor-worker into %s\n", conveyorBin)
+			if err := localcluster.BuildConveyorImage(ctx, conveyorBin); err != nil {
+				return err
+			}
+		}
+		if conveyorBin, err = filepath.Abs(conveyorBin); err != nil {
+			return err
+		}
+		images[localcluster.DefaultConveyorImage] = conveyorBin
+	}
+	c, err := localcluster.Start(ctx, localcluster.Options{
+		Dir: dir, Images: images, PodIPPrefix: podIPPrefix, KafkaPort: kafkaPort, Log: os.Stderr,
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("KUBECONFIG=%s\n", c.Kubeconfig)
+	fmt.Printf("KAFKA_ADDR=%s\n", c.KafkaAddr)
+	fmt.Fprintf(os.Stderr, `
+Local cluster is up. Try:
+  export KUBECONFIG=%s
+  %s get nodes,pods -A
+  kcat -b %s -L
+Pod logs: %s/logs/<namespace>_<pod>_<container>.log
+Ctrl-C stops everything.
+`, c.Kubeconfig, c.Kubectl(), c.KafkaAddr, c.Dir)
+	<-ctx.Done()
+	fmt.Fprintln(os.Stderr, "localcluster: stopping")
+	return c.Stop()
+}

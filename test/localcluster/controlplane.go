@@ -1,0 +1,230 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package localcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// controlPlane is etcd + kube-apiserver (driven by envtest's ControlPlane, with the
+// ServiceAccount admission plugin back on and RBAC + Node authorization) plus a
+// kube-controller-manager process.
+type controlPlane struct {
+	cp          *envtest.ControlPlane
+	kcm         *exec.Cmd
+	kcmDone     chan struct{}
+	adminConfig *rest.Config
+	client      kubernetes.Interface
+	kubeconfig  string
+	caPEM       []byte
+	host, port  string
+	logs        []*os.File
+}
+
+func startControlPlane(ctx context.Context, dir, assets string, controllers []string, logf func(string, ...any)) (_ *controlPlane, retErr error) {
+	c := &controlPlane{}
+	defer func() {
+		if retErr != nil {
+			_ = c.stop()
+		}
+	}()
+	openLog := func(name string) (*os.File, error) {
+		f, err := os.OpenFile(filepath.Join(dir, "logs", name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("opening %s: %w", name, err)
+		}
+		c.logs = append(c.logs, f)
+		return f, nil
+	}
+	etcdLog, err := openLog("etcd.log")
+	if err != nil {
+		return nil, err
+	}
+	apiLog, err := openLog("kube-apiserver.log")
+	if err != nil {
+		return nil, err
+	}
+	kcmLog, err := openLog("kube-controller-manager.log")
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range []string{"etcd", "apiserver"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
+			return nil, fmt.Errorf("creating %s folder: %w", d, err)
+		}
+	}
+	api := &envtest.APIServer{
+		Path:         filepath.Join(assets, "kube-apiserver"),
+		CertDir:      filepath.Join(dir, "apiserver"),
+		Out:          apiLog,
+		Err:          apiLog,
+		StartTimeout: 60 * time.Second,
+		StopTimeout:  20 * time.Second,
+	}
+	api.Configure().
+		// envtest disables the ServiceAccount admission plugin because it runs no
+		// serviceaccount controller; we run one, so pods get their token volume as usual.
+		Disable("disable-admission-plugins").
+		Set("enable-admission-plugins", "NodeRestriction").
+		Set("authorization-mode", "Node,RBAC").
+		Set("allow-privileged", "true")
+	c.cp = &envtest.ControlPlane{
+		Etcd: &envtest.Etcd{
+			Path:         filepath.Join(assets, "etcd"),
+			DataDir:      filepath.Join(dir, "etcd"),
+			Out:          etcdLog,
+			Err:          etcdLog,
+			StartTimeout: 60 * time.Second,
+			StopTimeout:  20 * time.Second,
+		},
+		APIServer:   api,
+		KubectlPath: filepath.Join(assets, "kubectl"),
+	}
+	if err := c.cp.Start(); err != nil {
+		return nil, fmt.Errorf("starting etcd and kube-apiserver (logs in %s/logs): %w", dir, err)
+	}
+	c.caPEM = api.SecureServing.CA
+	c.host, c.port = api.SecureServing.Address, api.SecureServing.Port
+	logf("kube-apiserver on https://%s", net.JoinHostPort(c.host, c.port))
+
+	admin, err := c.cp.AddUser(envtest.User{Name: "localcluster-admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("provisioning the admin user: %w", err)
+	}
+	c.adminConfig = rest.CopyConfig(admin.Config())
+	// The kubelet writes many pod statuses; client-go's default 5 QPS would throttle it.
+	c.adminConfig.QPS, c.adminConfig.Burst = 100, 200
+	kc, err := admin.KubeConfig()
+	if err != nil {
+		return nil, fmt.Errorf("rendering the admin kubeconfig: %w", err)
+	}
+	c.kubeconfig = filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(c.kubeconfig, kc, 0o600); err != nil {
+		return nil, fmt.Errorf("writing kubeconfig: %w", err)
+	}
+	c.client, err = kubernetes.NewForConfig(c.adminConfig)
+	if err != nil {
+		return nil, fmt.Errorf("building the admin client: %w", err)
+	}
+
+	// kube-controller-manager runs as a member of system:masters: with
+	// --use-service-account-credentials=false all controllers share its identity.
+	kcmUser, err := c.cp.AddUser(envtest.User{Name: "system:kube-controller-manager", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("provisioning the controller-manager user: %w", err)
+	}
+	kcmKC, err := kcmUser.KubeConfig()
+	if err != nil {
+		return nil, fmt.Errorf("rendering the controller-manager kubeconfig: %w", err)
+	}
+	kcmKubeconfig := filepath.Join(dir, "apiserver", "kube-controller-manager.kubeconfig")
+	if err := os.WriteFile(kcmKubeconfig, kcmKC, 0o600); err != nil {
+		return nil, fmt.Errorf("writing controller-manager kubeconfig: %w", err)
+	}
+	rootCA := filepath.Join(dir, "apiserver", "serving-ca.crt")
+	if err := os.WriteFile(rootCA, c.caPEM, 0o644); err != nil {
+		return nil, fmt.Errorf("writing root CA: %w", err)
+	}
+	c.kcm = exec.Command(filepath.Join(assets, "kube-controller-manager"),
+		"--kubeconfig="+kcmKubeconfig,
+		"--controllers="+strings.Join(controllers, ","),
+		"--leader-elect=false",
+		"--secure-port=0",
+		"--use-service-account-credentials=false",
+		"--root-ca-file="+rootCA,
+		"--cluster-name=localcluster",
+		// Short syncs so that a local cluster reacts quickly.
+		"--concurrent-gc-syncs=5",
+		"--v=1",
+	)
+	c.kcm.Stdout, c.kcm.Stderr = kcmLog, kcmLog
+	c.kcm.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := c.kcm.Start(); err != nil {
+		return nil, fmt.Errorf("starting kube-controller-manager: %w", err)
+	}
+	c.kcmDone = make(chan struct{})
+	go func() { _ = c.kcm.Wait(); close(c.kcmDone) }()
+	logf("kube-controller-manager started (pid %d), controllers %s", c.kcm.Process.Pid, strings.Join(controllers, ","))
+	return c, nil
+}
+
+// waitDefaultServiceAccount waits until the serviceaccount controller created the
+// namespace's default ServiceAccount (pods are refused without it) and the root CA
+// ConfigMap exists.
+func (c *controlPlane) waitDefaultServiceAccount(ctx context.Context, ns string) error {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		select {
+		case <-c.kcmDone:
+			return false, errors.New("kube-controller-manager exited (see logs/kube-controller-manager.log)")
+		default:
+		}
+		if _, err := c.client.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{}); err != nil {
+			if apierrors.IsNotFound(err) {
+				return false, nil
+			}
+			return false, nil
+		}
+		if _, err := c.client.CoreV1().ConfigMaps(ns).Get(ctx, "kube-root-ca.crt", metav1.GetOptions{}); err != nil {
+			return false, nil
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for ServiceAccount %s/default and ConfigMap kube-root-ca.crt from kube-controller-manager: %w", ns, err)
+	}
+	return nil
+}
+
+func (c *controlPlane) stop() error {
+	var errs []error
+	if c.kcm != nil && c.kcm.Process != nil {
+		_ = c.kcm.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-c.kcmDone:
+		case <-time.After(5 * time.Second):
+			_ = syscall.Kill(-c.kcm.Process.Pid, syscall.SIGKILL)
+			<-c.kcmDone
+		}
+	}
+	if c.cp != nil {
+		if err := c.cp.Stop(); err != nil {
+			errs = append(errs, fmt.Errorf("stopping kube-apiserver and etcd: %w", err))
+		}
+	}
+	for _, f := range c.logs {
+		_ = f.Close()
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,147 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package localcluster
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// kafkaProcess is the standalone kfake broker (test/localcluster/cmd/kafka).
+type kafkaProcess struct {
+	bin, dataDir, logPath string
+	port                  int
+	addr                  string
+	cmd                   *exec.Cmd
+	done                  chan struct{}
+	logf                  func(string, ...any)
+}
+
+func startKafka(ctx context.Context, dir, bin string, port int, logf func(string, ...any)) (*kafkaProcess, error) {
+	if bin == "" {
+		root, err := ModuleRoot(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("building the Kafka broker: set Options.KafkaBinary or run inside the module: %w", err)
+		}
+		bin = filepath.Join(dir, "bin", "conveyor-kafka")
+		logf("building the Kafka broker (test/localcluster/cmd/kafka)")
+		if err := goBuild(ctx, root, bin, "./test/localcluster/cmd/kafka"); err != nil {
+			return nil, err
+		}
+	}
+	if port == 0 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("finding a free port for Kafka: %w", err)
+		}
+		port = l.Addr().(*net.TCPAddr).Port
+		_ = l.Close()
+	}
+	k := &kafkaProcess{
+		bin: bin, port: port, logf: logf,
+		dataDir: filepath.Join(dir, "kafka"),
+		logPath: filepath.Join(dir, "logs", "kafka.log"),
+	}
+	if err := k.start(ctx); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+func (k *kafkaProcess) start(ctx context.Context) error {
+	logFile, err := os.OpenFile(k.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("opening Kafka log: %w", err)
+	}
+	defer logFile.Close() // the child keeps its own descriptor
+	cmd := exec.Command(k.bin, "--port", strconv.Itoa(k.port), "--data-dir", k.dataDir)
+	cmd.Stderr = logFile
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return fmt.Errorf("kafka stdout: %w", err)
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting Kafka broker %s: %w", k.bin, err)
+	}
+	k.cmd, k.done = cmd, make(chan struct{})
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		first := true
+		for sc.Scan() {
+			if first {
+				lines <- sc.Text()
+				first = false
+			}
+			_, _ = fmt.Fprintln(logFile, sc.Text())
+		}
+		if first {
+			close(lines)
+		}
+	}()
+	go func() { _ = cmd.Wait(); close(k.done) }()
+	select {
+	case line, ok := <-lines:
+		addr, found := strings.CutPrefix(line, "KAFKA_ADDR=")
+		if !ok || !found {
+			_ = k.stop()
+			return fmt.Errorf("Kafka broker did not start (see %s)", k.logPath)
+		}
+		k.addr = addr
+	case <-time.After(60 * time.Second):
+		_ = k.stop()
+		return fmt.Errorf("Kafka broker did not print its address within 60s (see %s)", k.logPath)
+	case <-ctx.Done():
+		_ = k.stop()
+		return ctx.Err()
+	}
+	k.logf("kafka (kfake, pid %d) on %s, data in %s", cmd.Process.Pid, k.addr, k.dataDir)
+	return nil
+}
+
+func (k *kafkaProcess) stop() error {
+	if k.cmd == nil || k.cmd.Process == nil {
+		return nil
+	}
+	_ = k.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-k.done:
+	case <-time.After(10 * time.Second):
+		_ = syscall.Kill(-k.cmd.Process.Pid, syscall.SIGKILL)
+		<-k.done
+		return errors.New("Kafka broker ignored SIGTERM for 10s; killed")
+	}
+	return nil
+}
+
+func (k *kafkaProcess) restart(ctx context.Context) error {
+	if err := k.stop(); err != nil {
+		return err
+	}
+	return k.start(ctx)
+}
