@@ -240,13 +240,18 @@ func connectorToCluster(_ context.Context, o client.Object) []reconcile.Request 
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: kc.Namespace, Name: kc.Spec.ClusterRef.Name}}}
 }
 
-// connectorTotalsChanged passes connector events that can change a cluster's totals.
+// connectorTotalsChanged passes connector events that can change a cluster's totals
+// or its autoscaling triggers.
 func connectorTotalsChanged() predicate.Predicate {
 	return predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
 			o, ok1 := e.ObjectOld.(*v1alpha1.KafkaConnector)
 			n, ok2 := e.ObjectNew.(*v1alpha1.KafkaConnector)
-			return !ok1 || !ok2 || o.Status.EffectiveTasks != n.Status.EffectiveTasks || o.Spec.ClusterRef != n.Spec.ClusterRef
+			// Everything the totals and the derived ScaledObject's triggers
+			// depend on (see autoscaling.ConnectorsFrom).
+			return !ok1 || !ok2 || o.Status.EffectiveTasks != n.Status.EffectiveTasks || o.Spec.ClusterRef != n.Spec.ClusterRef ||
+				o.Spec.State != n.Spec.State || o.Status.State != n.Status.State ||
+				o.Spec.Config["topics"] != n.Spec.Config["topics"] || o.Spec.Config["topics.regex"] != n.Spec.Config["topics.regex"]
 		},
 	}
 }
