@@ -26,7 +26,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -52,10 +51,8 @@ import (
 	"github.com/conveyor-dev/conveyor/controllers/workerclient"
 	"github.com/conveyor-dev/conveyor/runtime/worker"
 	"github.com/conveyor-dev/conveyor/runtime/workerconfig"
+	"github.com/conveyor-dev/conveyor/test/envtest/envtestutil"
 )
-
-// defaultAssets is where hack/build-test-binaries.sh puts the binaries.
-const defaultAssets = "/root/.cache/conveyor/k8s-1.37.2-etcd-3.6.16"
 
 const (
 	// groupID is the Connect group of the one ConnectCluster and its worker.
@@ -89,26 +86,23 @@ func run(m *testing.M) (code int) {
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(v1alpha1.AddToScheme(scheme))
 	utilruntime.Must(kedav1alpha1.AddToScheme(scheme))
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		os.Setenv("KUBEBUILDER_ASSETS", defaultAssets)
+	assets, err := envtestutil.Assets()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(zapLevel())))
 
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/kedacore/keda/v2").Output()
+	kedaCRDs, err := envtestutil.KEDACRDDir()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "locating the KEDA module (go list -m github.com/kedacore/keda/v2): %v\n", err)
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	kedaCRDs := filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "bases")
-	env := &envtest.Environment{
-		CRDDirectoryPaths: []string{filepath.Join("..", "..", "..", "config", "crd", "bases")},
-		CRDInstallOptions: envtest.CRDInstallOptions{Paths: []string{
-			filepath.Join(kedaCRDs, "keda.sh_scaledobjects.yaml"),
-			filepath.Join(kedaCRDs, "keda.sh_triggerauthentications.yaml"),
-		}},
-		ErrorIfCRDPathMissing: true,
-		Scheme:                scheme,
-	}
+	env := envtestutil.Environment(assets, scheme)
+	env.CRDInstallOptions = envtest.CRDInstallOptions{Paths: []string{
+		filepath.Join(kedaCRDs, "keda.sh_scaledobjects.yaml"),
+		filepath.Join(kedaCRDs, "keda.sh_triggerauthentications.yaml"),
+	}}
 	outDir, err = os.MkdirTemp("", "conveyor-kc-out-")
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "creating the output directory: %v\n", err)

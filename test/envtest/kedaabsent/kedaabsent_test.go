@@ -24,9 +24,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -48,9 +46,8 @@ import (
 	"github.com/conveyor-dev/conveyor/controllers"
 	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
 	"github.com/conveyor-dev/conveyor/controllers/workerclient"
+	"github.com/conveyor-dev/conveyor/test/envtest/envtestutil"
 )
-
-const defaultAssets = "/root/.cache/conveyor/k8s-1.37.2-etcd-3.6.16"
 
 var (
 	k8s       client.Client
@@ -65,15 +62,12 @@ func run(m *testing.M) (code int) {
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(v1alpha1.AddToScheme(scheme))
 	utilruntime.Must(kedav1alpha1.AddToScheme(scheme))
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		os.Setenv("KUBEBUILDER_ASSETS", defaultAssets)
+	assets, err := envtestutil.Assets()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "..", "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-		Scheme:                scheme,
-	}
-	var err error
+	env := envtestutil.Environment(assets, scheme)
 	cfg, err = env.Start()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "starting envtest: %v\n", err)
@@ -202,11 +196,10 @@ func TestKEDAAbsentThenInstalled(t *testing.T) {
 		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == v1alpha1.ReasonClusterNotReady, fmt.Sprint(got.Status.Conditions)
 	})
 
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/kedacore/keda/v2").Output()
+	crds, err := envtestutil.KEDACRDDir()
 	if err != nil {
-		t.Fatalf("locating the KEDA module: %v", err)
+		t.Fatal(err)
 	}
-	crds := filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "bases")
 	if _, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: []string{
 		filepath.Join(crds, "keda.sh_scaledobjects.yaml"), filepath.Join(crds, "keda.sh_triggerauthentications.yaml"),
 	}, ErrorIfPathMissing: true}); err != nil {
