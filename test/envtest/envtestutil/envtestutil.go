@@ -20,6 +20,8 @@ limitations under the License.
 package envtestutil
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -29,6 +31,7 @@ import (
 
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
 
 // RepoRoot is the repository's top folder.
@@ -83,4 +86,24 @@ func KEDACRDDir() (string, error) {
 		return "", fmt.Errorf("locating the KEDA module (for its CRDs): %w", err)
 	}
 	return filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "bases"), nil
+}
+
+// StartManager runs mgr in the background and waits until its cache has
+// synced. stop cancels the manager and returns the error it stopped with.
+func StartManager(mgr manager.Manager) (stop func() error, err error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	stop = func() error {
+		cancel()
+		if err := <-done; err != nil {
+			return fmt.Errorf("manager stopped with an error: %w", err)
+		}
+		return nil
+	}
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		_ = stop()
+		return nil, errors.New("the manager's cache did not sync")
+	}
+	return stop, nil
 }

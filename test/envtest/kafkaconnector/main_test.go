@@ -166,20 +166,17 @@ func run(m *testing.M) (code int) {
 		fmt.Fprintf(os.Stderr, "setting up reconcilers: %v\n", err)
 		return 1
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
+	stopManager, err := envtestutil.StartManager(mgr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			fmt.Fprintf(os.Stderr, "manager stopped with an error: %v\n", err)
+		if err := stopManager(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
 			code = 1
 		}
 	}()
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		fmt.Fprintln(os.Stderr, "the manager's cache did not sync")
-		return 1
-	}
 	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "creating a client: %v\n", err)
