@@ -470,3 +470,7 @@ func (t *Task) Done() bool {
 
 // Stop does nothing.
 func (t *Task) Stop() error { return nil }
+
+// SkipRecordCommits tells the runtime that CommitRecord (a no-op here) need
+// not be called.
+func (t *Task) SkipRecordCommits() bool { return true }
