@@ -219,3 +219,22 @@ func (NopCommitter) CommitRecord(*SourceRecord, *RecordMetadata) error { return 
 
 // Commit does nothing.
 func (NopCommitter) Commit(context.Context) error { return nil }
+
+// RecordCommitSkipper is an optional interface of a SourceTask whose
+// CommitRecord does nothing: when SkipRecordCommits returns true, the
+// runtime does not call CommitRecord at all and saves its per-record
+// bookkeeping (the acknowledged records and their metadata). Source offsets
+// and Commit are unaffected. Implement it on the task type itself, not on a
+// type meant to be embedded, so that a task overriding CommitRecord cannot
+// inherit it by accident (NopCommitter deliberately does not implement it).
+type RecordCommitSkipper interface {
+	SkipRecordCommits() bool
+}
+
+// SkipsRecordCommits reports whether t implements RecordCommitSkipper and
+// asks to skip CommitRecord. Wrappers that embed a SourceTask should
+// forward SkipRecordCommits to this function on the wrapped task.
+func SkipsRecordCommits(t SourceTask) bool {
+	s, ok := t.(RecordCommitSkipper)
+	return ok && s.SkipRecordCommits()
+}

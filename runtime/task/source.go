@@ -102,6 +102,7 @@ func NewSourceRunner(cfg SourceConfig) (*SourceRunner, error) {
 		cfg.MaxInFlightBytes = 64 << 20
 	}
 	r := &SourceRunner{cfg: cfg, subs: newSubmitted(), sendCh: make(chan []*plugin.SourceRecord, 1), senderDone: make(chan struct{})}
+	r.subs.skipAcked = plugin.SkipsRecordCommits(cfg.Task)
 	r.lifecycle = newLifecycle(&r.cfg.Common)
 	return r, nil
 }
@@ -292,12 +293,7 @@ func (r *SourceRunner) sender(ctx context.Context) {
 	for recs := range r.sendCh {
 		if r.producerErr() == nil {
 			if err := safe("converting and producing source records", func() error {
-				for _, rec := range recs {
-					if err := r.send(ctx, rec); err != nil {
-						return err
-					}
-				}
-				return nil
+				return r.sendBatch(ctx, recs)
 			}); err != nil {
 				r.setProduceErr(err)
 			}
@@ -307,27 +303,64 @@ func (r *SourceRunner) sender(ctx context.Context) {
 	}
 }
 
-// send converts and produces one record. Produce blocks while the
-// producer's buffer is full, which is the backpressure on Poll.
-func (r *SourceRunner) send(ctx context.Context, rec *plugin.SourceRecord) error {
-	if rec == nil {
-		return nil
+// sendBatch converts a polled batch, registers the converted records with
+// the tracker under one lock, and produces them in order. When converting
+// a record fails, the records before it are still produced and the error
+// is returned. Produce blocks while the producer's buffer is full, which is
+// the backpressure on Poll.
+func (r *SourceRunner) sendBatch(ctx context.Context, recs []*plugin.SourceRecord) error {
+	krs := make([]kgo.Record, 0, len(recs)) // one allocation; kgo keeps the pointers until the promise ran
+	pend := make([]pendingRecord, 0, len(recs))
+	var convErr error
+	for _, rec := range recs {
+		if rec == nil {
+			continue
+		}
+		krs = append(krs, kgo.Record{})
+		pkey, err := r.convert(rec, &krs[len(krs)-1])
+		if err != nil {
+			krs = krs[:len(krs)-1]
+			convErr = err
+			break
+		}
+		pend = append(pend, pendingRecord{key: pkey, rec: rec})
 	}
+	if len(pend) == 0 {
+		return convErr
+	}
+	subs := r.subs.submitBatch(pend)
+	for i := range krs {
+		sub := &subs[i]
+		r.client.Produce(ctx, &krs[i], func(kr *kgo.Record, err error) {
+			if err != nil {
+				r.setProduceErr(fmt.Errorf("producing to topic %s: %w", kr.Topic, err))
+				r.subs.signalChanged()
+				return
+			}
+			r.cfg.Metrics.SourceWritten(1)
+			r.subs.ack(sub, kr)
+		})
+	}
+	return convErr
+}
+
+// convert fills kr from rec and returns rec's source partition key.
+func (r *SourceRunner) convert(rec *plugin.SourceRecord, kr *kgo.Record) (string, error) {
 	if rec.Topic == "" {
 		r.cfg.Metrics.RecordErrors(1)
-		return errors.New("source task returned a record without a topic")
+		return "", errors.New("source task returned a record without a topic")
 	}
 	key, err := r.cfg.KeyConverter.FromConnectData(rec.Topic, rec.KeySchema, rec.Key)
 	if err != nil {
 		r.cfg.Metrics.RecordErrors(1)
-		return fmt.Errorf("converting key of a record for topic %s: %w", rec.Topic, err)
+		return "", fmt.Errorf("converting key of a record for topic %s: %w", rec.Topic, err)
 	}
 	value, err := r.cfg.ValueConverter.FromConnectData(rec.Topic, rec.ValueSchema, rec.Value)
 	if err != nil {
 		r.cfg.Metrics.RecordErrors(1)
-		return fmt.Errorf("converting value of a record for topic %s: %w", rec.Topic, err)
+		return "", fmt.Errorf("converting value of a record for topic %s: %w", rec.Topic, err)
 	}
-	kr := &kgo.Record{Topic: rec.Topic, Key: key, Value: value, Partition: -1, Timestamp: rec.Timestamp}
+	*kr = kgo.Record{Topic: rec.Topic, Key: key, Value: value, Partition: -1, Timestamp: rec.Timestamp}
 	if rec.Partition != nil {
 		kr.Partition = *rec.Partition
 	}
@@ -335,25 +368,11 @@ func (r *SourceRunner) send(ctx context.Context, rec *plugin.SourceRecord) error
 		b, err := headerBytes(rec.Topic, h.Schema, h.Value)
 		if err != nil {
 			r.cfg.Metrics.RecordErrors(1)
-			return fmt.Errorf("converting header %q of a record for topic %s: %w", h.Key, rec.Topic, err)
+			return "", fmt.Errorf("converting header %q of a record for topic %s: %w", h.Key, rec.Topic, err)
 		}
 		kr.Headers = append(kr.Headers, kgo.RecordHeader{Key: h.Key, Value: b})
 	}
-	pkey, err := r.partitionKey(rec.SourcePartition)
-	if err != nil {
-		return err
-	}
-	sub := r.subs.submit(pkey, rec)
-	r.client.Produce(ctx, kr, func(kr *kgo.Record, err error) {
-		if err != nil {
-			r.setProduceErr(fmt.Errorf("producing to topic %s: %w", kr.Topic, err))
-			r.subs.signalChanged()
-			return
-		}
-		r.cfg.Metrics.SourceWritten(1)
-		r.subs.ack(sub, &plugin.RecordMetadata{Topic: kr.Topic, Partition: kr.Partition, Offset: kr.Offset, Timestamp: kr.Timestamp})
-	})
-	return nil
+	return r.partitionKey(rec.SourcePartition)
 }
 
 func (r *SourceRunner) setProduceErr(err error) {

@@ -19,6 +19,8 @@ package task
 import (
 	"sync"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
 
@@ -38,6 +40,9 @@ type submitted struct {
 	// runner hands them to the task's CommitRecord.
 	acked   []ackedRecord
 	changed chan struct{}
+	// skipAcked: the task skips CommitRecord, so acknowledged records are
+	// not kept for it (plugin.RecordCommitSkipper).
+	skipAcked bool
 }
 
 type partQueue struct {
@@ -68,26 +73,53 @@ func newSubmitted() *submitted {
 // submit registers a record of source partition key (with its partition and
 // offset maps) in submission order and returns the handle to ack it with.
 func (s *submitted) submit(key string, rec *plugin.SourceRecord) *submittedRecord {
-	partition, offset := rec.SourcePartition, rec.SourceOffset
+	return &s.submitBatch([]pendingRecord{{key: key, rec: rec}})[0]
+}
+
+// pendingRecord is a record about to be submitted under its partition key.
+type pendingRecord struct {
+	key string
+	rec *plugin.SourceRecord
+}
+
+// submitBatch registers records in order under one lock and returns their
+// handles (one allocation for the batch).
+func (s *submitted) submitBatch(recs []pendingRecord) []submittedRecord {
+	out := make([]submittedRecord, len(recs))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	q := s.parts[key]
-	if q == nil {
-		q = &partQueue{partition: partition}
-		s.parts[key] = q
+	var q *partQueue
+	lastKey := ""
+	for i, p := range recs {
+		if q == nil || p.key != lastKey {
+			q = s.parts[p.key]
+			if q == nil {
+				q = &partQueue{partition: p.rec.SourcePartition}
+				s.parts[p.key] = q
+			}
+			lastKey = p.key
+		}
+		out[i] = submittedRecord{record: p.rec, offset: p.rec.SourceOffset, q: q}
+		q.queue = append(q.queue, &out[i])
 	}
-	r := &submittedRecord{record: rec, offset: offset, q: q}
-	q.queue = append(q.queue, r)
-	s.pending++
-	return r
+	s.pending += len(recs)
+	return out
 }
 
 // ack marks a record acknowledged by the broker and advances the committable
 // offset of its source partition over every acknowledged record at the head.
-func (s *submitted) ack(r *submittedRecord, md *plugin.RecordMetadata) {
+// kr is the produced record (nil in tests); its metadata is only built
+// when the record is kept for CommitRecord.
+func (s *submitted) ack(r *submittedRecord, kr *kgo.Record) {
+	var meta *plugin.RecordMetadata
+	if !s.skipAcked && kr != nil {
+		meta = &plugin.RecordMetadata{Topic: kr.Topic, Partition: kr.Partition, Offset: kr.Offset, Timestamp: kr.Timestamp}
+	}
 	s.mu.Lock()
 	r.acked = true
-	s.acked = append(s.acked, ackedRecord{record: r.record, metadata: md})
+	if !s.skipAcked {
+		s.acked = append(s.acked, ackedRecord{record: r.record, metadata: meta})
+	}
 	q := r.q
 	n := 0
 	for n < len(q.queue) && q.queue[n].acked {

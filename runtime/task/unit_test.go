@@ -17,6 +17,7 @@ limitations under the License.
 package task
 
 import (
+	"context"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -163,3 +164,63 @@ func TestPartitionKey(t *testing.T) {
 		seen[key] = i
 	}
 }
+
+// A batch submitted under one lock keeps submission order per source
+// partition; with skipAcked the acknowledged records are not kept for
+// CommitRecord, while committable offsets advance exactly as before.
+func TestSubmittedBatchSkipAcked(t *testing.T) {
+	s := newSubmitted()
+	s.skipAcked = true
+	subs := s.submitBatch([]pendingRecord{
+		{key: "a", rec: rec("a", 0)}, {key: "a", rec: rec("a", 1)}, {key: "b", rec: rec("b", 0)}, {key: "a", rec: rec("a", 2)},
+	})
+	if n := s.inFlight(); n != 4 {
+		t.Fatalf("in flight %d, want 4", n)
+	}
+	s.ack(&subs[1], &kgo.Record{Topic: "t"})
+	s.ack(&subs[2], &kgo.Record{Topic: "t"})
+	got := s.committableOffsets()
+	if _, ok := got["a"]; ok || got["b"].Offset["pos"] != 0 {
+		t.Fatalf("after a1, b0: %v, want only b@0", got)
+	}
+	s.ack(&subs[0], &kgo.Record{Topic: "t"})
+	got = s.committableOffsets()
+	if got["a"].Offset["pos"] != 1 || len(got) != 1 {
+		t.Fatalf("after a0: %v, want only a@1", got)
+	}
+	s.ack(&subs[3], &kgo.Record{Topic: "t"})
+	if got = s.committableOffsets(); got["a"].Offset["pos"] != 2 {
+		t.Fatalf("after a2: %v, want a@2", got)
+	}
+	if n := s.inFlight(); n != 0 {
+		t.Fatalf("in flight %d, want 0", n)
+	}
+	if acked := s.drainAcked(nil); len(acked) != 0 {
+		t.Fatalf("kept %d acknowledged records although CommitRecord is skipped", len(acked))
+	}
+}
+
+type skipTask struct {
+	plugin.SourceTask
+	skip bool
+}
+
+func (s skipTask) SkipRecordCommits() bool { return s.skip }
+
+func TestSkipsRecordCommits(t *testing.T) {
+	if plugin.SkipsRecordCommits(rangeLikeTask{}) {
+		t.Fatal("a task embedding NopCommitter must not skip CommitRecord implicitly")
+	}
+	if plugin.SkipsRecordCommits(skipTask{skip: false}) || !plugin.SkipsRecordCommits(skipTask{skip: true}) {
+		t.Fatal("SkipsRecordCommits does not follow SkipRecordCommits")
+	}
+}
+
+// rangeLikeTask embeds NopCommitter, like most bundled sources.
+type rangeLikeTask struct{ plugin.NopCommitter }
+
+func (rangeLikeTask) Start(context.Context, plugin.SourceTaskContext, map[string]string) error {
+	return nil
+}
+func (rangeLikeTask) Poll(context.Context) ([]*plugin.SourceRecord, error) { return nil, nil }
+func (rangeLikeTask) Stop() error                                          { return nil }

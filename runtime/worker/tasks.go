@@ -184,6 +184,10 @@ type topicTracker struct {
 	report func(ctx context.Context, topic string) error
 }
 
+// SkipRecordCommits forwards the wrapped task's choice (see
+// plugin.RecordCommitSkipper): the tracker itself never needs CommitRecord.
+func (t *topicTracker) SkipRecordCommits() bool { return plugin.SkipsRecordCommits(t.SourceTask) }
+
 func (t *topicTracker) Poll(ctx context.Context) ([]*plugin.SourceRecord, error) {
 	recs, err := t.SourceTask.Poll(ctx)
 	for _, r := range recs {
