@@ -32,6 +32,13 @@ import (
 func newSink(t *testing.T, cfg SinkConfig) *SinkRunner {
 	t.Helper()
 	r, err := NewSinkRunner(cfg)
+	return startRunner(t, r, err)
+}
+
+// startRunner starts r, as built by a constructor that returned err, and
+// stops it when the test ends.
+func startRunner[R Runner](t *testing.T, r R, err error) R {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}

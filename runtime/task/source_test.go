@@ -36,18 +36,7 @@ import (
 func newSource(t *testing.T, cfg SourceConfig) *SourceRunner {
 	t.Helper()
 	r, err := NewSourceRunner(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = r.Stop(ctx)
-	})
-	return r
+	return startRunner(t, r, err)
 }
 
 // slowAcks delays every produce response by d, so acknowledgements lag
