@@ -181,6 +181,9 @@ func TestGoldenChildren(t *testing.T) {
 			if got, want := loaded.AdvertisedURL(), "http://10.1.2.3:8083"; got != want {
 				t.Errorf("advertised URL %s, want %s (rest.advertised from POD_IP)", got, want)
 			}
+			if got, want := loaded.RestListenAddress(), "10.1.2.3:8083"; got != want {
+				t.Errorf("REST listen address %s, want %s (rest.host.name from POD_IP: pods sharing a network namespace must not collide)", got, want)
+			}
 			if loaded.GroupID != tc.cc.GroupID() || loaded.ConfigStorageTopic != tc.cc.ConfigTopic() {
 				t.Errorf("group %q / config topic %q do not match the cluster", loaded.GroupID, loaded.ConfigStorageTopic)
 			}

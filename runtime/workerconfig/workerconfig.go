@@ -143,7 +143,8 @@ type Config struct {
 	InternalTopicsCreate bool
 
 	// RestHostName (rest.host.name) is the address the REST server binds;
-	// empty means all interfaces.
+	// unset, it is taken from $POD_IP (see [Config.ApplyEnv]); empty means
+	// all interfaces.
 	RestHostName string
 	// RestPort (rest.port) is the REST API port; 0 picks a free port (tests).
 	RestPort int
@@ -351,7 +352,7 @@ var fields = []Field{
 		func(c *Config) *int32 { return &c.StatusStoragePartitions }),
 	boolField(KeyInternalTopicsCreate, "false", "Create missing internal topics (standalone mode); otherwise only check them and refuse to start on a wrong one.",
 		func(c *Config) *bool { return &c.InternalTopicsCreate }),
-	strField(KeyRestHostName, "", "Address the REST server binds; empty = all interfaces.",
+	strField(KeyRestHostName, "", "Address the REST server binds; unset = $POD_IP when set, else all interfaces.",
 		func(c *Config) *string { return &c.RestHostName }),
 	intField(KeyRestPort, "8083", "REST API port; 0 picks a free port.",
 		func(c *Config) *int { return &c.RestPort }),
@@ -480,10 +481,19 @@ func Load(path string) (*Config, error) {
 }
 
 // ApplyEnv fills settings that come from the environment: an unset
-// rest.advertised.host.name becomes $POD_IP.
+// rest.advertised.host.name becomes $POD_IP, and so does an unset
+// rest.host.name, so that a worker pod's REST server listens on the pod's
+// own address only: probes, Services, the operator and other workers all
+// reach it there, and pods that share one network namespace (the local
+// cluster of `make dev`) do not collide on port 8083. Without $POD_IP (a
+// worker outside Kubernetes) rest.host.name stays as written.
 func (c *Config) ApplyEnv(getenv func(string) string) {
+	podIP := strings.TrimSpace(getenv(EnvPodIP))
 	if c.RestAdvertisedHostName == "" {
-		c.RestAdvertisedHostName = strings.TrimSpace(getenv(EnvPodIP))
+		c.RestAdvertisedHostName = podIP
+	}
+	if c.RestHostName == "" {
+		c.RestHostName = podIP
 	}
 }
 

@@ -198,6 +198,7 @@ func TestRenderGoldenAndRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	back.RestAdvertisedHostName = c.RestAdvertisedHostName // Load applies $POD_IP
+	back.RestHostName = c.RestHostName
 	if !reflect.DeepEqual(back, c) {
 		t.Fatalf("round trip differs:\n%+v\n%+v", back, c)
 	}
@@ -230,5 +231,28 @@ func TestHelpText(t *testing.T) {
 	}
 	if !strings.Contains(h, "rest.port (default 8083)") || !strings.Contains(h, "group.id (default (none))") {
 		t.Fatal(h)
+	}
+}
+
+func TestApplyEnvListensOnPodIP(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	c := Default()
+	c.ApplyEnv(env(map[string]string{EnvPodIP: " 10.0.0.7 "}))
+	if got := c.RestListenAddress(); got != "10.0.0.7:8083" {
+		t.Errorf("with POD_IP: listen %s, want 10.0.0.7:8083", got)
+	}
+	if got := c.AdvertisedURL(); got != "http://10.0.0.7:8083" {
+		t.Errorf("with POD_IP: advertised %s", got)
+	}
+	c = Default()
+	c.RestHostName = "0.0.0.0"
+	c.ApplyEnv(env(map[string]string{EnvPodIP: "10.0.0.7"}))
+	if got := c.RestListenAddress(); got != "0.0.0.0:8083" {
+		t.Errorf("an explicit rest.host.name must win over POD_IP: listen %s", got)
+	}
+	c = Default()
+	c.ApplyEnv(env(nil))
+	if got := c.RestListenAddress(); got != ":8083" {
+		t.Errorf("without POD_IP: listen %s, want all interfaces", got)
 	}
 }

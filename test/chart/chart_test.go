@@ -73,6 +73,7 @@ func TestTemplateGolden(t *testing.T) {
 		{"namespaced-rbac", []string{"--set", "rbac.scope=namespaces", "--set", "watchNamespaces={team-a,team-b}"}},
 		{"servicemonitor", []string{"--set", "metrics.serviceMonitor.enabled=true", "--set", "image.tag=v9.9.9", "--set", "leaderElection.enabled=false"}},
 		{"no-metrics", []string{"--set", "metrics.enabled=false", "--set", "serviceAccount.create=false", "--set", "serviceAccount.name=existing"}},
+		{"listen-on-pod-ip", []string{"--set", "listenOnPodIP=true"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
