@@ -27,6 +27,16 @@ build:
 	CGO_ENABLED=0 go build -trimpath -o $(BIN)/conveyor .
 	CGO_ENABLED=0 go build -trimpath -o $(BIN)/conveyor-worker ./runtime/cmd/conveyor-worker
 
+# The main job: a local Kubernetes cluster (no Docker) with Kafka, Conveyor installed by
+# its Helm chart and config/samples running; prints what runs and how to look at it.
+# Ctrl-C stops everything. Needs root (pods run in their own mount namespaces).
+DEV_DIR ?= /tmp/conveyor-dev
+.PHONY: dev
+dev:
+	@echo "==> building $(BIN)/localcluster (the first build compiles the Kubernetes client libraries: minutes)"
+	go build -o $(BIN)/localcluster ./test/localcluster/cmd/localcluster
+	exec $(BIN)/localcluster dev --dir $(DEV_DIR) $(DEV_FLAGS)
+
 .PHONY: envtest-assets
 envtest-assets:
 	hack/build-test-binaries.sh all

@@ -595,30 +595,20 @@ func TestKcatRoundTrip(t *testing.T) {
 		t.Fatalf("kcat is not installed: run hack/install-deps.sh (%v)", err)
 	}
 	ctx := t.Context()
-	kcat := func(stdin string, args ...string) string {
-		t.Helper()
-		cmd := exec.CommandContext(ctx, "kcat", append([]string{"-b", cluster.KafkaAddr}, args...)...)
-		cmd.Stdin = strings.NewReader(stdin)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("kcat %v: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
-	meta := kcat("", "-L", "-m", "10")
+	meta := kcat(t, "", "-L", "-m", "10")
 	if !strings.Contains(meta, "1 brokers:") || !strings.Contains(meta, cluster.KafkaAddr) {
 		t.Fatalf("kcat -L does not list the broker %s:\n%s", cluster.KafkaAddr, meta)
 	}
-	kcat("one\ntwo\nthree\n", "-P", "-t", "roundtrip", "-m", "10")
+	kcat(t, "one\ntwo\nthree\n", "-P", "-t", "roundtrip", "-m", "10")
 	want := "one\ntwo\nthree\n"
-	if got := kcat("", "-C", "-t", "roundtrip", "-o", "beginning", "-c", "3", "-e", "-m", "10"); got != want {
+	if got := kcat(t, "", "-C", "-t", "roundtrip", "-o", "beginning", "-c", "3", "-e", "-m", "10"); got != want {
 		t.Fatalf("consumed %q, want %q", got, want)
 	}
 	// The broker keeps its log in the cluster folder: records survive a restart.
 	if err := cluster.RestartKafka(ctx); err != nil {
 		t.Fatalf("restarting Kafka: %v", err)
 	}
-	if got := kcat("", "-C", "-t", "roundtrip", "-o", "beginning", "-c", "3", "-e", "-m", "10"); got != want {
+	if got := kcat(t, "", "-C", "-t", "roundtrip", "-o", "beginning", "-c", "3", "-e", "-m", "10"); got != want {
 		t.Fatalf("after restart consumed %q, want %q", got, want)
 	}
 }

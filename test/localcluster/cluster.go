@@ -59,6 +59,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
@@ -326,6 +327,12 @@ func (c *Cluster) PodProcesses() []int {
 		return nil
 	}
 	return c.kubelet.pids()
+}
+
+// PodVolumeDir is the host folder behind a volume of a pod that runs on this cluster (an
+// emptyDir's content, for instance); it goes away with the pod.
+func (c *Cluster) PodVolumeDir(pod *corev1.Pod, volume string) string {
+	return filepath.Join(podDir(c.Dir, pod), "volumes", volume)
 }
 
 // Kubectl returns the path of the kubectl binary next to the other assets.

@@ -315,6 +315,9 @@ func (k *kubelet) stop() error {
 
 func podKey(pod *corev1.Pod) string { return pod.Namespace + "/" + pod.Name }
 
-func (k *kubelet) podDir(pod *corev1.Pod) string {
-	return filepath.Join(k.dir, "pods", fmt.Sprintf("%s_%s_%s", pod.Namespace, pod.Name, pod.UID))
+func (k *kubelet) podDir(pod *corev1.Pod) string { return podDir(k.dir, pod) }
+
+// podDir is the folder of a pod's volumes and files under the cluster folder.
+func podDir(clusterDir string, pod *corev1.Pod) string {
+	return filepath.Join(clusterDir, "pods", fmt.Sprintf("%s_%s_%s", pod.Namespace, pod.Name, pod.UID))
 }

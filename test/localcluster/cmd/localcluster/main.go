@@ -18,6 +18,10 @@ limitations under the License.
 // broker (see package test/localcluster) until Ctrl-C.
 //
 //	go run ./test/localcluster/cmd/localcluster up --dir DIR
+//	go run ./test/localcluster/cmd/localcluster dev --dir DIR   (what `make dev` runs)
+//
+// `dev` also installs Conveyor with its Helm chart, applies config/samples against the
+// local Kafka, waits until the sample connectors run and prints how to look at them.
 package main
 
 import (
@@ -38,6 +42,9 @@ kube-controller-manager, a process kubelet) and a Kafka broker, until Ctrl-C.
 
 Usage:
   localcluster up --dir DIR [flags]
+  localcluster dev --dir DIR [flags]
+      up, then install Conveyor with charts/conveyor, apply config/samples against the
+      local Kafka, wait until the connectors run and print how to look at them.
 
 Flags:
 `
@@ -59,11 +66,12 @@ func (f imageFlags) Set(v string) error {
 }
 
 func main() {
-	if len(os.Args) < 2 || os.Args[1] != "up" {
+	if len(os.Args) < 2 || (os.Args[1] != "up" && os.Args[1] != "dev") {
 		fmt.Fprint(os.Stderr, usage)
 		os.Exit(2)
 	}
-	fs := flag.NewFlagSet("up", flag.ExitOnError)
+	mode := os.Args[1]
+	fs := flag.NewFlagSet(mode, flag.ExitOnError)
 	fs.Usage = func() { fmt.Fprint(os.Stderr, usage); fs.PrintDefaults() }
 	dir := fs.String("dir", "", "folder for kubeconfig, logs, pod folders and Kafka data (required)")
 	conveyorBin := fs.String("conveyor-bin", "", "folder with conveyor and conveyor-worker for image "+localcluster.DefaultConveyorImage+" (empty: build them into DIR/images/conveyor)")
@@ -76,6 +84,13 @@ func main() {
 	if *dir == "" {
 		fs.Usage()
 		os.Exit(2)
+	}
+	if mode == "dev" {
+		if err := dev(*dir, *podIPPrefix, *kafkaPort, images); err != nil {
+			fmt.Fprintf(os.Stderr, "dev: %v\n", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if err := run(*dir, *conveyorBin, *noConveyor, *podIPPrefix, *kafkaPort, images); err != nil {
 		fmt.Fprintf(os.Stderr, "localcluster: %v\n", err)
