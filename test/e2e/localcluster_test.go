@@ -35,6 +35,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -43,6 +44,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/conveyor-dev/conveyor/test/localcluster"
 )
@@ -61,6 +63,7 @@ func TestMain(m *testing.M) { os.Exit(runMain(m)) }
 
 func runMain(m *testing.M) int {
 	flag.Parse()
+	ctrllog.SetLogger(logr.Discard()) // the Conveyor tests read resources with controller-runtime's client
 	if os.Geteuid() != 0 {
 		fmt.Println("e2e: the local cluster needs root (mount namespaces); skipping")
 		return 0

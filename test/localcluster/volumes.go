@@ -168,6 +168,12 @@ func serviceAccountName(pod *corev1.Pod) string {
 
 func (pw *podWorker) renderVolume(ctx context.Context, pod *corev1.Pod, v *corev1.Volume, vs *volumeSet) error {
 	dir := filepath.Join(pw.dir, "volumes", v.Name)
+	// fsGroup: like the kubelet, volume files belong to that group and are group-readable,
+	// so a container that runs as another user but in that group reads them.
+	gid := -1
+	if psc := pod.Spec.SecurityContext; psc != nil && psc.FSGroup != nil {
+		gid = int(*psc.FSGroup)
+	}
 	mode := func(m *int32) os.FileMode {
 		if m != nil {
 			return os.FileMode(*m) & 0o777
@@ -181,6 +187,11 @@ func (pw *podWorker) renderVolume(ctx context.Context, pod *corev1.Pod, v *corev
 		}
 		if err := os.Chmod(dir, 0o777); err != nil {
 			return err
+		}
+		if gid >= 0 {
+			if err := os.Chown(dir, -1, gid); err != nil {
+				return err
+			}
 		}
 		vs.paths[v.Name] = dir
 	case v.HostPath != nil:
@@ -198,7 +209,7 @@ func (pw *podWorker) renderVolume(ctx context.Context, pod *corev1.Pod, v *corev
 		if err != nil {
 			return err
 		}
-		if err := writeFiles(dir, files); err != nil {
+		if err := writeFiles(dir, files, gid); err != nil {
 			return err
 		}
 		vs.paths[v.Name], vs.readOnly[v.Name] = dir, true
@@ -207,7 +218,7 @@ func (pw *podWorker) renderVolume(ctx context.Context, pod *corev1.Pod, v *corev
 		if err != nil {
 			return err
 		}
-		if err := writeFiles(dir, files); err != nil {
+		if err := writeFiles(dir, files, gid); err != nil {
 			return err
 		}
 		vs.paths[v.Name], vs.readOnly[v.Name] = dir, true
@@ -216,7 +227,7 @@ func (pw *podWorker) renderVolume(ctx context.Context, pod *corev1.Pod, v *corev
 		if err != nil {
 			return err
 		}
-		if err := writeFiles(dir, files); err != nil {
+		if err := writeFiles(dir, files, gid); err != nil {
 			return err
 		}
 		vs.paths[v.Name], vs.readOnly[v.Name] = dir, true
@@ -243,7 +254,7 @@ func (pw *podWorker) renderVolume(ctx context.Context, pod *corev1.Pod, v *corev
 			}
 			maps.Copy(files, part)
 		}
-		if err := writeFiles(dir, files); err != nil {
+		if err := writeFiles(dir, files, gid); err != nil {
 			return err
 		}
 		vs.paths[v.Name], vs.readOnly[v.Name] = dir, true
@@ -259,9 +270,16 @@ type fileContent struct {
 	keep bool // token still fresh: leave the file as it is
 }
 
-func writeFiles(dir string, files map[string]fileContent) error {
+// writeFiles writes a volume's files below dir; gid >= 0 (the pod's fsGroup) makes the
+// folder and files belong to that group, and the files group-readable.
+func writeFiles(dir string, files map[string]fileContent, gid int) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
+	}
+	if gid >= 0 {
+		if err := os.Chown(dir, -1, gid); err != nil {
+			return err
+		}
 	}
 	for rel, f := range files {
 		if f.keep {
@@ -270,7 +288,11 @@ func writeFiles(dir string, files map[string]fileContent) error {
 		if strings.HasPrefix(filepath.Clean(rel), "..") || filepath.IsAbs(rel) {
 			return fmt.Errorf("path %q leaves the volume", rel)
 		}
-		if err := writeFileAtomic(filepath.Join(dir, rel), f.data, f.mode); err != nil {
+		mode := f.mode
+		if gid >= 0 {
+			mode |= 0o040
+		}
+		if err := writeFileAtomic(filepath.Join(dir, rel), f.data, mode, gid); err != nil {
 			return err
 		}
 	}
@@ -279,11 +301,19 @@ func writeFiles(dir string, files map[string]fileContent) error {
 
 // writeFileAtomic replaces a file by renaming a complete copy over it, so a process never
 // reads half a file (bind mounts show the folder, so renames inside it are visible).
-func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
+func writeFileAtomic(path string, data []byte, mode os.FileMode, gid int) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
+	if gid >= 0 {
+		if err := os.Chown(filepath.Dir(path), -1, gid); err != nil {
+			return err
+		}
+	}
 	if old, err := os.ReadFile(path); err == nil && string(old) == string(data) {
+		if err := os.Chown(path, -1, gid); err != nil {
+			return err
+		}
 		return os.Chmod(path, mode)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-")
@@ -296,6 +326,9 @@ func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
 		return err
 	}
 	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chown(tmp.Name(), -1, gid); err != nil { // -1 keeps the group
 		return err
 	}
 	if err := os.Chmod(tmp.Name(), mode); err != nil {

@@ -30,6 +30,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 	"github.com/conveyor-dev/conveyor/test/localcluster"
 )
@@ -68,6 +71,13 @@ func step(n int, format string, args ...any) {
 func dev(dir, podIPPrefix string, kafkaPort int, images imageFlags) (retErr error) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	defer func() {
+		if retErr != nil && ctx.Err() != nil {
+			retErr = nil // Ctrl-C while starting: stopping is what was asked for
+		}
+	}()
+	// controller-runtime's client wants a logger; ours has nothing to say.
+	ctrllog.SetLogger(logr.Discard())
 	began := time.Now()
 	dir, err := filepath.Abs(dir)
 	if err != nil {
