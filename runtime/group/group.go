@@ -172,10 +172,10 @@ func New(cfg Config) (*Member, error) {
 	}
 	return &Member{
 		cfg: cfg, log: cfg.Logger.With("group", cfg.Group),
-		appliedCh:  make(chan struct{}),
-		wake:       make(chan struct{}, 1),
-		stop:       make(chan struct{}),
-		done:       make(chan struct{}),
+		appliedCh: make(chan struct{}),
+		wake:      make(chan struct{}, 1),
+		stop:      make(chan struct{}),
+		done:      make(chan struct{}),
 	}, nil
 }
 
