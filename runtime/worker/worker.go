@@ -402,6 +402,25 @@ func (w *Worker) Shutdown(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// crash acts out a crashed worker for tests: it stops heartbeating
+// without leaving the group (the coordinator notices only when the session
+// expires) and closes everything without a graceful handoff.
+func (w *Worker) crash() {
+	w.stopOnce.Do(func() {
+		close(w.stopped)
+		if w.member != nil {
+			w.member.Abandon()
+			w.groupClient.Close()
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = w.herder.Close(ctx)
+		_ = w.rest.Shutdown(ctx)
+		w.closeStores()
+		w.client.Close()
+	})
+}
+
 func (w *Worker) closeStores() {
 	if w.configs != nil {
 		w.configs.Close()

@@ -1,0 +1,428 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package worker
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/conveyor-dev/conveyor/runtime/connectapi"
+	"github.com/conveyor-dev/conveyor/runtime/store"
+	"github.com/conveyor-dev/conveyor/runtime/workerconfig"
+)
+
+// Short group timings keep the cluster tests fast.
+const (
+	testSession   = time.Second
+	testHeartbeat = 100 * time.Millisecond
+	testLostDelay = time.Second
+)
+
+func newKafka(t *testing.T) string {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(3),
+		kfake.GroupMinSessionTimeout(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c.ListenAddrs()[0]
+}
+
+func workerConfig(t *testing.T, kafka string, extra map[string]string) *workerconfig.Config {
+	t.Helper()
+	m := map[string]string{
+		workerconfig.KeyBootstrapServers:               kafka,
+		workerconfig.KeyGroupID:                        "cluster-a",
+		workerconfig.KeyInternalTopicsCreate:           "true",
+		workerconfig.KeyConfigStorageReplicationFactor: "1",
+		workerconfig.KeyOffsetStorageReplicationFactor: "1",
+		workerconfig.KeyStatusStorageReplicationFactor: "1",
+		workerconfig.KeyOffsetStoragePartitions:        "3",
+		workerconfig.KeyStatusStoragePartitions:        "3",
+		workerconfig.KeyRestHostName:                   "127.0.0.1",
+		workerconfig.KeyRestPort:                       "0",
+		workerconfig.KeyRestAdvertisedHostName:         "127.0.0.1",
+		workerconfig.KeyOffsetFlushInterval:            "200",
+		workerconfig.KeyHeartbeatInterval:              fmt.Sprint(testHeartbeat.Milliseconds()),
+		workerconfig.KeySessionTimeout:                 fmt.Sprint(testSession.Milliseconds()),
+		workerconfig.KeyRebalanceTimeout:               "5000",
+		workerconfig.KeyScheduledRebalanceMaxDelay:     fmt.Sprint(testLostDelay.Milliseconds()),
+	}
+	maps.Copy(m, extra)
+	cfg, err := workerconfig.Parse(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+type testWorker struct {
+	*Worker
+	id  string
+	url string
+}
+
+func startTestWorker(t *testing.T, kafka string, extra map[string]string) *testWorker {
+	t.Helper()
+	cfg := workerConfig(t, kafka, extra)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if testing.Verbose() {
+		log = slog.New(slog.NewTextHandler(&testLogWriter{t: t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+	w, err := Start(ctx, Options{Config: cfg, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		_ = w.Shutdown(sctx)
+	})
+	return &testWorker{Worker: w, id: cfg.EffectiveWorkerID(), url: "http://" + w.RESTAddr()}
+}
+
+type testLogWriter struct{ t *testing.T }
+
+func (w *testLogWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+func rangeConnector(name string, tasks int) map[string]string {
+	return map[string]string{
+		"name": name, "connector.class": "dev.conveyor.connect.range.RangeSourceConnector",
+		"tasks.max": fmt.Sprint(tasks), "topic": name + "-out", "count": "1000000000", "rate": "50",
+		"poll.interval.ms": "20",
+	}
+}
+
+func doJSON(t *testing.T, method, url string, body any) (int, []byte) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+func createConnector(t *testing.T, via *testWorker, cfg map[string]string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		code, body := doJSON(t, http.MethodPost, via.url+"/connectors", map[string]any{"name": cfg["name"], "config": cfg})
+		if code == http.StatusCreated {
+			return
+		}
+		if code != http.StatusConflict || time.Now().After(deadline) {
+			t.Fatalf("creating connector %s via %s: %d %s", cfg["name"], via.url, code, body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// placement maps each task of connector to the worker id that runs it
+// (status RUNNING, and that worker's assignment holds it).
+func placement(ws []*testWorker, connector string, tasks int) (map[int]string, bool) {
+	out := map[int]string{}
+	byID := map[string]*testWorker{}
+	for _, w := range ws {
+		byID[w.id] = w
+	}
+	st, err := ws[0].Herder().ConnectorStatus(context.Background(), connector)
+	if err != nil || len(st.Tasks) != tasks {
+		return nil, false
+	}
+	for _, ts := range st.Tasks {
+		w := byID[ts.WorkerID]
+		if ts.State != connectapi.StateRunning || w == nil ||
+			!slices.Contains(w.Herder().Assignment().Tasks, store.TaskID{Connector: connector, Task: ts.ID}) {
+			return nil, false
+		}
+		out[ts.ID] = ts.WorkerID
+	}
+	// No task is assigned to two workers.
+	seen := map[int]string{}
+	for _, w := range ws {
+		for _, id := range w.Herder().Assignment().Tasks {
+			if id.Connector != connector {
+				continue
+			}
+			if other, dup := seen[id.Task]; dup {
+				panic(fmt.Sprintf("task %d assigned to %s and %s", id.Task, other, w.id))
+			}
+			seen[id.Task] = w.id
+		}
+	}
+	return out, true
+}
+
+// waitPlacement waits until every task runs on one of ws and ok accepts the
+// placement; it returns the placement and when it was first seen.
+func waitPlacement(t *testing.T, ws []*testWorker, connector string, tasks int, timeout time.Duration, ok func(map[int]string) bool) (map[int]string, time.Time) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var last map[int]string
+	for time.Now().Before(deadline) {
+		p, running := placement(ws, connector, tasks)
+		if running && ok(p) {
+			return p, time.Now()
+		}
+		if running {
+			last = p
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	st, _ := ws[0].Herder().ConnectorStatus(context.Background(), connector)
+	t.Fatalf("tasks of %s not placed as wanted within %v: last running placement %v, status %+v", connector, timeout, last, st.Tasks)
+	return nil, time.Time{}
+}
+
+func perWorker(p map[int]string) map[string]int {
+	n := map[string]int{}
+	for _, w := range p {
+		n[w]++
+	}
+	return n
+}
+
+func balanced(workers int) func(map[int]string) bool {
+	return func(p map[int]string) bool {
+		n := perWorker(p)
+		if len(n) != workers {
+			return false
+		}
+		lo, hi := len(p), 0
+		for _, c := range n {
+			lo, hi = min(lo, c), max(hi, c)
+		}
+		return hi-lo <= 1
+	}
+}
+
+// starts sums every worker's start count of each task.
+func starts(ws []*testWorker, connector string, tasks int) []int {
+	out := make([]int, tasks)
+	for _, w := range ws {
+		for i := range tasks {
+			out[i] += w.metrics.TaskStarts(connector, i)
+		}
+	}
+	return out
+}
+
+func TestClusterSpreadsMovesAndFailsOver(t *testing.T) {
+	kafka := newKafka(t)
+	w1 := startTestWorker(t, kafka, nil)
+	w2 := startTestWorker(t, kafka, nil)
+	w3 := startTestWorker(t, kafka, nil)
+	all := []*testWorker{w1, w2, w3}
+	const tasks = 6
+	createConnector(t, w3, rangeConnector("range", tasks))
+
+	// Three workers, six tasks: two each.
+	p, _ := waitPlacement(t, all, "range", tasks, 20*time.Second, func(p map[int]string) bool {
+		n := perWorker(p)
+		return len(n) == 3 && n[w1.id] == 2 && n[w2.id] == 2 && n[w3.id] == 2
+	})
+	t.Logf("3 workers: %v", perWorker(p))
+	before := starts(all, "range", tasks)
+	for i, n := range before {
+		if n != 1 {
+			t.Errorf("task %d started %d times before the fourth worker, want 1", i, n)
+		}
+	}
+
+	// A fourth worker joins: one task moves to it, the others never stop.
+	w4 := startTestWorker(t, kafka, nil)
+	all = append(all, w4)
+	p4, _ := waitPlacement(t, all, "range", tasks, 20*time.Second, balanced(4))
+	after := starts(all, "range", tasks)
+	moved := 0
+	for i := range tasks {
+		switch {
+		case p4[i] != p[i]:
+			moved++
+			if after[i] != before[i]+1 {
+				t.Errorf("moved task %d (%s -> %s) started %d times, want %d", i, p[i], p4[i], after[i], before[i]+1)
+			}
+		case after[i] != before[i]:
+			t.Errorf("task %d kept its worker %s but was started %d times, want %d", i, p[i], after[i], before[i])
+		}
+	}
+	// Six tasks on four workers are 2+2+1+1: the sticky assignor moves one.
+	if moved != 1 || perWorker(p4)[w4.id] != 1 {
+		t.Errorf("%d tasks moved, %d to the fourth worker; want 1 and 1 (placement %v -> %v)", moved, perWorker(p4)[w4.id], p, p4)
+	}
+	t.Logf("4 workers: %v, starts %v -> %v", perWorker(p4), before, after)
+
+	// A graceful stop: the worker's tasks move at once.
+	var leaving *testWorker
+	for _, w := range all {
+		if perWorker(p4)[w.id] > 0 && !w.Herder().IsLeader() {
+			leaving = w
+			break
+		}
+	}
+	rest := slices.DeleteFunc(slices.Clone(all), func(w *testWorker) bool { return w == leaving })
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	if err := leaving.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	stopped := time.Since(start)
+	p3, at := waitPlacement(t, rest, "range", tasks, 20*time.Second, balanced(3))
+	handoff := at.Sub(start)
+	t.Logf("graceful handoff: %v from the shutdown call to every task running elsewhere (shutdown itself took %v); placement %v", handoff, stopped, perWorker(p3))
+	if handoff > testLostDelay {
+		t.Errorf("graceful handoff took %v, want well under the lost-worker delay %v (its tasks must not wait for it)", handoff, testLostDelay)
+	}
+
+	// A crash: no leave; the tasks move after the session timeout and the
+	// lost-worker delay.
+	var victim *testWorker
+	for _, w := range rest {
+		if perWorker(p3)[w.id] > 0 && !w.Herder().IsLeader() {
+			victim = w
+			break
+		}
+	}
+	survivors := slices.DeleteFunc(slices.Clone(rest), func(w *testWorker) bool { return w == victim })
+	start = time.Now()
+	victim.crash()
+	p2, at := waitPlacement(t, survivors, "range", tasks, 30*time.Second, balanced(2))
+	failover := at.Sub(start)
+	t.Logf("crash failover: %v (session timeout %v, lost-worker delay %v); placement %v", failover, testSession, testLostDelay, perWorker(p2))
+	if failover < testLostDelay {
+		t.Errorf("a crashed worker's tasks moved after %v, before the lost-worker delay %v", failover, testLostDelay)
+	}
+	if limit := testSession + testLostDelay + 2*time.Second; failover > limit {
+		t.Errorf("crash failover took %v, want <= session timeout + lost-worker delay + margin = %v", failover, limit)
+	}
+}
+
+func TestClusterFollowerForwardsWrites(t *testing.T) {
+	kafka := newKafka(t)
+	ws := []*testWorker{startTestWorker(t, kafka, nil), startTestWorker(t, kafka, nil), startTestWorker(t, kafka, nil)}
+	var leader, follower *testWorker
+	deadline := time.Now().Add(10 * time.Second)
+	for (leader == nil || follower == nil) && time.Now().Before(deadline) {
+		leader, follower = nil, nil
+		for _, w := range ws {
+			if w.Herder().IsLeader() {
+				leader = w
+			} else if follower == nil && w.Herder().LeaderURL() != "" {
+				follower = w
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if leader == nil || follower == nil {
+		t.Fatal("no leader and follower found")
+	}
+	if got := follower.Herder().LeaderURL(); got != leader.url {
+		t.Errorf("follower's leader URL = %s, want %s", got, leader.url)
+	}
+	// Three connectors on three workers: two of them run on followers,
+	// whose task configs reach the leader through the internal endpoint.
+	for i := range 3 {
+		createConnector(t, follower, rangeConnector(fmt.Sprintf("c%d", i), 2))
+	}
+	for i := range 3 {
+		name := fmt.Sprintf("c%d", i)
+		waitPlacement(t, ws, name, 2, 20*time.Second, func(map[int]string) bool { return true })
+		if _, ok := leader.configs.Connector(name); !ok {
+			t.Errorf("connector %s created on a follower is not in the leader's config store", name)
+		}
+	}
+	connectorsOn := map[string]int{}
+	for _, w := range ws {
+		connectorsOn[w.id] = len(w.Herder().Assignment().Connectors)
+	}
+	t.Logf("connectors per worker: %v", connectorsOn)
+
+	// The internal task-config endpoint on a follower is forwarded too.
+	code, body := doJSON(t, http.MethodPut, follower.url+"/connectors/c0/tasks", []map[string]string{{"task.ranges": "0-10", "topic": "c0-out"}})
+	if code != http.StatusNoContent {
+		t.Fatalf("PUT /connectors/c0/tasks on a follower: %d %s", code, body)
+	}
+	deadline = time.Now().Add(5 * time.Second)
+	for len(leader.configs.TaskConfigs("c0")) != 1 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := len(leader.configs.TaskConfigs("c0")); n != 1 {
+		t.Errorf("task configs of c0 on the leader: %d, want 1", n)
+	}
+	// Unknown connector: the leader's 404 comes back through the follower.
+	code, _ = doJSON(t, http.MethodPut, follower.url+"/connectors/nope/tasks", []map[string]string{})
+	if code != http.StatusNotFound {
+		t.Errorf("PUT tasks of an unknown connector via a follower: %d, want 404", code)
+	}
+}
+
+func TestClusterRefusesForeignConfigTopic(t *testing.T) {
+	kafka := newKafka(t)
+	startTestWorker(t, kafka, nil)
+	cfg := workerConfig(t, kafka, map[string]string{workerconfig.KeyGroupID: "cluster-b"})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	w, err := Start(ctx, Options{Config: cfg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err == nil {
+		_ = w.Shutdown(ctx)
+		t.Fatal("a worker of cluster-b started on cluster-a's config topic")
+	}
+	var fe *ForeignClusterError
+	if !errors.As(err, &fe) {
+		t.Fatalf("error %v is not a ForeignClusterError", err)
+	}
+	for _, want := range []string{`"cluster-a"`, `"cluster-b"`, "connect-configs", workerconfig.KeyConfigStorageTopic, workerconfig.KeyGroupID} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("refusal %q does not name %s", err, want)
+		}
+	}
+}
