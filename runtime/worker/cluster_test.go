@@ -31,9 +31,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/conveyor-dev/conveyor/runtime/assignor"
 	"github.com/conveyor-dev/conveyor/runtime/connectapi"
+	"github.com/conveyor-dev/conveyor/runtime/group"
 	"github.com/conveyor-dev/conveyor/runtime/store"
 	"github.com/conveyor-dev/conveyor/runtime/workerconfig"
 )
@@ -425,4 +430,114 @@ func TestClusterRefusesForeignConfigTopic(t *testing.T) {
 			t.Errorf("refusal %q does not name %s", err, want)
 		}
 	}
+}
+
+// rawMember joins the workers' group with plain requests, as a worker that
+// then stops talking would.
+type rawMember struct {
+	cl  *kgo.Client
+	id  string
+	gen int32
+}
+
+func (m *rawMember) join(ctx context.Context, workerID string, session time.Duration) error {
+	md := assignor.EncodeMetadata(assignor.Metadata{Version: assignor.Version, WorkerID: workerID, URL: "http://127.0.0.1:1"})
+	for {
+		req := kmsg.NewPtrJoinGroupRequest()
+		req.Group = "cluster-a"
+		req.SessionTimeoutMillis = int32(session.Milliseconds())
+		req.RebalanceTimeoutMillis = 10000
+		req.MemberID = m.id
+		req.ProtocolType = group.ProtocolType
+		req.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: assignor.ProtocolName, Metadata: md}}
+		resp, err := req.RequestWith(ctx, m.cl)
+		if err != nil {
+			return err
+		}
+		if resp.ErrorCode == kerr.MemberIDRequired.Code {
+			m.id = resp.MemberID
+			continue
+		}
+		if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+			return err
+		}
+		m.gen = resp.Generation
+		return nil
+	}
+}
+
+func (m *rawMember) sync(ctx context.Context) error {
+	req := kmsg.NewPtrSyncGroupRequest()
+	req.Group = "cluster-a"
+	req.Generation = m.gen
+	req.MemberID = m.id
+	resp, err := req.RequestWith(ctx, m.cl)
+	if err != nil {
+		return err
+	}
+	return kerr.ErrorForCode(resp.ErrorCode)
+}
+
+func TestClusterAnswers409WhileRebalancing(t *testing.T) {
+	kafka := newKafka(t)
+	w := startTestWorker(t, kafka, nil)
+	newClient := func() *kgo.Client {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(kafka))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(cl.Close)
+		return cl
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// A member joins and then falls silent: the next rebalance waits for
+	// it until its session expires.
+	const silentSession = 5 * time.Second
+	silent := &rawMember{cl: newClient()}
+	if err := silent.join(ctx, "silent", silentSession); err != nil {
+		t.Fatal(err)
+	}
+	if err := silent.sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Another member joins: a rebalance starts and is held.
+	joiner := &rawMember{cl: newClient()}
+	joined := make(chan error, 1)
+	go func() {
+		err := joiner.join(ctx, "joiner", 10*time.Second)
+		if err == nil {
+			err = joiner.sync(ctx)
+		}
+		joined <- err
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for !w.Herder().Rebalancing() && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !w.Herder().Rebalancing() {
+		t.Fatal("the worker never saw the rebalance")
+	}
+	// Reads are served; writes wait, then get Kafka's 409.
+	if code, body := doJSON(t, http.MethodGet, w.url+"/connectors", nil); code != http.StatusOK {
+		t.Errorf("GET /connectors during a rebalance: %d %s", code, body)
+	}
+	cfg := rangeConnector("during", 1)
+	code, body := doJSON(t, http.MethodPost, w.url+"/connectors", map[string]any{"name": "during", "config": cfg})
+	if code != http.StatusConflict {
+		t.Fatalf("POST /connectors during a held rebalance: %d %s, want 409", code, body)
+	}
+	var e struct {
+		ErrorCode int    `json:"error_code"`
+		Message   string `json:"message"`
+	}
+	if err := json.Unmarshal(body, &e); err != nil || e.ErrorCode != 409 || e.Message != connectapi.MessageRebalance {
+		t.Errorf("409 body = %s, want Kafka's error shape with %q", body, connectapi.MessageRebalance)
+	}
+	// Once the silent member expired the rebalance completes and the same
+	// write goes through.
+	if err := <-joined; err != nil {
+		t.Fatalf("the joining member: %v", err)
+	}
+	createConnector(t, w, cfg)
 }
