@@ -57,8 +57,8 @@ func (t *fakeTask) Stop(context.Context) error {
 	t.once.Do(func() { close(t.done) })
 	return nil
 }
-func (t *fakeTask) Done() <-chan struct{}      { return t.done }
-func (t *fakeTask) Err() error                 { return t.err }
+func (t *fakeTask) Done() <-chan struct{} { return t.done }
+func (t *fakeTask) Err() error            { return t.err }
 
 // pausableTask can pause in place, like the real runners.
 type pausableTask struct {
