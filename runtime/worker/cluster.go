@@ -138,9 +138,13 @@ func (c *clusterMember) Assigned(ctx context.Context, gen group.Generation, b []
 	if err != nil {
 		return group.Next{}, err
 	}
+	// The assignment names the leader that computed it: trust that over
+	// the JoinGroup answer (kfake can name several members leader of one
+	// generation when the old leader left; only one leader's sync counts).
+	leader := sa.LeaderID != "" && sa.LeaderID == gen.MemberID
 	c.mu.Lock()
-	c.ledLast = gen.Leader()
-	if !gen.Leader() {
+	c.ledLast = leader
+	if !leader {
 		c.state = assignor.State{}
 	}
 	leaving := c.leaving
@@ -157,7 +161,7 @@ func (c *clusterMember) Assigned(ctx context.Context, gen group.Generation, b []
 		}
 	}
 	a := herder.Assignment{Generation: int(gen.ID), Connectors: sa.Assigned.Connectors, Tasks: sa.Assigned.Tasks}
-	c.herder.SetLeader(gen.Leader(), sa.LeaderURL)
+	c.herder.SetLeader(leader, sa.LeaderURL)
 	revoking := !sa.Revoked.IsEmpty()
 	if revoking {
 		// Round one of a move: stop what goes elsewhere (flush, commit)
@@ -178,7 +182,7 @@ func (c *clusterMember) Assigned(ctx context.Context, gen group.Generation, b []
 	}
 	c.mu.Unlock()
 	c.metrics.SetLeader(sa.LeaderURL, int(gen.ID))
-	c.log.Info("assignment applied", "generation", gen.ID, "leader", gen.Leader(), "connectors", len(sa.Assigned.Connectors),
+	c.log.Info("assignment applied", "generation", gen.ID, "leader", leader, "connectors", len(sa.Assigned.Connectors),
 		"tasks", len(sa.Assigned.Tasks), "revoked_connectors", len(sa.Revoked.Connectors), "revoked_tasks", len(sa.Revoked.Tasks), "delay", sa.Delay)
 	if revoking {
 		return group.Next{Rejoin: true}, nil
