@@ -59,12 +59,14 @@ type clusterMember struct {
 	leaving bool
 	// state is the assignor's memory, valid while this worker leads
 	// consecutive generations; a new leader starts from members' Owned.
-	state      assignor.State
-	ledLast    bool
-	counts     map[string]int // connectors and task counts at the last assignment
-	rebalDone  func()
-	assigned   chan struct{} // closed at the first applied assignment
-	firstApply sync.Once
+	state   assignor.State
+	ledLast bool
+	counts  map[string]int // connectors and task counts at the last assignment
+	// rejoinPending: a rebalance for config changes is about to be asked.
+	rejoinPending bool
+	rebalDone     func()
+	assigned      chan struct{} // closed at the first applied assignment
+	firstApply    sync.Once
 }
 
 func newClusterMember(h *herder.Herder, configs *store.ConfigStore, m *metrics.Metrics, log *slog.Logger, workerID, url string, lostDelay time.Duration) *clusterMember {
@@ -230,15 +232,29 @@ func (c *clusterMember) configChanged(ev store.ConfigEvent) {
 	default:
 		return
 	}
-	counts := c.configs.TaskCounts()
 	c.mu.Lock()
-	same := c.counts != nil && maps.Equal(counts, c.counts)
-	m := c.member
-	c.mu.Unlock()
-	if !same && m != nil {
-		m.RequestRejoin()
+	defer c.mu.Unlock()
+	if c.rejoinPending || c.member == nil {
+		return
 	}
+	if counts := c.configs.TaskCounts(); c.counts != nil && maps.Equal(counts, c.counts) {
+		return
+	}
+	// A burst of config records (many connectors created or their task
+	// configs committed together) makes one rebalance, not one each.
+	c.rejoinPending = true
+	m := c.member
+	time.AfterFunc(rejoinCoalesce, func() {
+		c.mu.Lock()
+		c.rejoinPending = false
+		c.mu.Unlock()
+		m.RequestRejoin()
+	})
 }
+
+// rejoinCoalesce is how long config changes gather before they ask for a
+// rebalance.
+const rejoinCoalesce = 20 * time.Millisecond
 
 // leave announces the departure (one more round with Leaving set) and
 // leaves the group. Call it after the herder stopped every task.
