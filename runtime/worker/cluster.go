@@ -53,6 +53,8 @@ type clusterMember struct {
 	lostDelay time.Duration
 
 	member *group.Member
+	// assignedHook, when set, runs after each applied assignment.
+	assignedHook func()
 
 	mu      sync.Mutex
 	owned   assignor.Assignment
@@ -192,6 +194,9 @@ func (c *clusterMember) Assigned(ctx context.Context, gen group.Generation, b []
 	c.herder.SetRebalancing(false)
 	if done != nil {
 		done()
+	}
+	if c.assignedHook != nil {
+		c.assignedHook()
 	}
 	c.firstApply.Do(func() { close(c.assigned) })
 	if sa.Delay > 0 {

@@ -429,6 +429,19 @@ func TestClusterFollowerForwardsWrites(t *testing.T) {
 		connectorsOn[w.id] = len(w.Herder().Assignment().Connectors)
 	}
 	t.Logf("connectors per worker: %v", connectorsOn)
+	// Each worker's metrics count what it was assigned, and name the leader.
+	for _, w := range ws {
+		deadline := time.Now().Add(10 * time.Second)
+		for gauge(t, w, "kafka_connect_connector_count", nil) != float64(connectorsOn[w.id]) && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if got := gauge(t, w, "kafka_connect_connector_count", nil); got != float64(connectorsOn[w.id]) {
+			t.Errorf("worker %s: connector_count %v, want %d", w.id, got, connectorsOn[w.id])
+		}
+		if got := gauge(t, w, "kafka_connect_leader_name", map[string]string{"leader": leader.url}); got != 1 {
+			t.Errorf("worker %s: leader_name{leader=%q} = %v, want 1", w.id, leader.url, got)
+		}
+	}
 
 	// The internal task-config endpoint on a follower is forwarded too.
 	code, body := doJSON(t, http.MethodPut, follower.url+"/connectors/c0/tasks", []map[string]string{{"task.ranges": "0-10", "topic": "c0-out"}})
@@ -579,4 +592,28 @@ func TestClusterAnswers409WhileRebalancing(t *testing.T) {
 		t.Fatalf("the joining member: %v", err)
 	}
 	createConnector(t, w, cfg)
+}
+
+// gauge reads one gauge of a worker's registry (-1 when absent).
+func gauge(t *testing.T, w *testWorker, name string, labels map[string]string) float64 {
+	t.Helper()
+	mfs, err := w.metrics.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	metrics:
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if v, ok := labels[lp.GetName()]; ok && v != lp.GetValue() {
+					continue metrics
+				}
+			}
+			return m.GetGauge().GetValue()
+		}
+	}
+	return -1
 }

@@ -89,6 +89,8 @@ type Worker struct {
 	member      *group.Member
 	cluster     *clusterMember
 	memberDone  chan struct{}
+	// countNow asks for the count metrics at once (after an assignment).
+	countNow chan struct{}
 
 	stopOnce sync.Once
 	stopped  chan struct{}
@@ -123,7 +125,7 @@ func Start(ctx context.Context, opts Options) (*Worker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker: creating Kafka client: %w", err)
 	}
-	w := &Worker{cfg: cfg, log: log, client: client, metrics: metrics.New(), serveErr: make(chan error, 1), stopped: make(chan struct{})}
+	w := &Worker{cfg: cfg, log: log, client: client, metrics: metrics.New(), serveErr: make(chan error, 1), stopped: make(chan struct{}), countNow: make(chan struct{}, 1)}
 	ok := false
 	defer func() {
 		if !ok {
@@ -244,6 +246,12 @@ func Start(ctx context.Context, opts Options) (*Worker, error) {
 			return nil, fmt.Errorf("worker: %w", err)
 		}
 		c.member = w.member
+		c.assignedHook = func() {
+			select {
+			case w.countNow <- struct{}{}:
+			default:
+			}
+		}
 		w.cluster = c
 	}
 	hmu.Lock()
@@ -319,6 +327,7 @@ func (w *Worker) countTasks() {
 		case <-w.stopped:
 			return
 		case <-t.C:
+		case <-w.countNow:
 		}
 		w.updateCounts()
 	}
