@@ -161,7 +161,11 @@ func (c *clusterMember) Assigned(ctx context.Context, gen group.Generation, b []
 			return group.Next{}, fmt.Errorf("reading the config topic up to the leader's offset %d: %w", sa.ConfigOffset, err)
 		}
 		if sa.Error == assignor.ErrorConfigMismatch {
-			return group.Next{Rejoin: true}, nil
+			// Rejoin after a pause: if this keeps happening, members of
+			// one group.id read different config topics.
+			c.log.Warn("the leader could not read the config topic as far as a member; rejoining", "leader_offset", sa.ConfigOffset,
+				"own_offset", c.configs.Offset(), "hint", "every worker of a cluster needs the same config.storage.topic")
+			return group.Next{Rejoin: true, After: configMismatchPause}, nil
 		}
 	}
 	a := herder.Assignment{Generation: int(gen.ID), Connectors: sa.Assigned.Connectors, Tasks: sa.Assigned.Tasks}
@@ -256,6 +260,10 @@ func (c *clusterMember) configChanged(ev store.ConfigEvent) {
 		m.RequestRejoin()
 	})
 }
+
+// configMismatchPause is the pause before a rejoin after the leader found a
+// member ahead of it in the config topic.
+const configMismatchPause = 500 * time.Millisecond
 
 // rejoinCoalesce is how long config changes gather before they ask for a
 // rebalance.

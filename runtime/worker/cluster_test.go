@@ -617,3 +617,50 @@ func gauge(t *testing.T, w *testWorker, name string, labels map[string]string) f
 	}
 	return -1
 }
+
+func TestLeaderAsksMembersAheadOfItToCatchUp(t *testing.T) {
+	kafka := newKafka(t)
+	w := startTestWorker(t, kafka, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	own := w.configs.Offset()
+	md := func(id string, off int64) group.JoinedMember {
+		return group.JoinedMember{ID: id, Metadata: assignor.EncodeMetadata(assignor.Metadata{Version: assignor.Version, WorkerID: id, ConfigOffset: off})}
+	}
+	gen := group.Generation{ID: 99, MemberID: "m1", LeaderID: "m1"}
+	out, err := w.cluster.Assign(ctx, gen, []group.JoinedMember{md("m1", own), md("m2", own+1000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, b := range out {
+		sa, err := assignor.DecodeAssignment(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sa.Error != assignor.ErrorConfigMismatch || sa.ConfigOffset != own+1000 || !sa.Assigned.IsEmpty() {
+			t.Errorf("member %s got %+v, want a config mismatch at offset %d and nothing assigned", id, sa, own+1000)
+		}
+	}
+	// The member reads to the end and rejoins after a pause, running nothing new.
+	before := w.Herder().Assignment()
+	next, err := w.cluster.Assigned(ctx, gen, out["m1"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !next.Rejoin || next.After != configMismatchPause {
+		t.Errorf("after a mismatch: %+v, want a rejoin after %v", next, configMismatchPause)
+	}
+	if after := w.Herder().Assignment(); after.Generation != before.Generation {
+		t.Errorf("a mismatch changed the assignment: %+v -> %+v", before, after)
+	}
+	// Members at or behind the leader's offset get real assignments.
+	out, err = w.cluster.Assign(ctx, gen, []group.JoinedMember{md("m1", own), md("m2", 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, b := range out {
+		if sa, _ := assignor.DecodeAssignment(b); sa.Error != assignor.ErrorNone || sa.LeaderID != "m1" || sa.LeaderURL != w.url {
+			t.Errorf("member %s got %+v, want no error from leader m1 at %s", id, sa, w.url)
+		}
+	}
+}

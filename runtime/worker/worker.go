@@ -16,8 +16,10 @@ limitations under the License.
 
 // Package worker assembles one Conveyor worker: the Kafka clients, the
 // config/offset/status stores on their compacted topics, the herder that
-// runs connectors and tasks, and the REST server. conveyor-worker's main
-// (distributed and standalone) is a thin layer over it.
+// runs connectors and tasks, the REST server and, in distributed mode, the
+// membership in the cluster's group (runtime/group with the assignor of
+// runtime/assignor; see clusterMember). A standalone worker runs everything
+// itself. conveyor-worker's main is a thin layer over it.
 package worker
 
 import (
