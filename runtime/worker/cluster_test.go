@@ -26,6 +26,8 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -91,8 +93,9 @@ func workerConfig(t *testing.T, kafka string, extra map[string]string) *workerco
 
 type testWorker struct {
 	*Worker
-	id  string
-	url string
+	id    string
+	url   string
+	token string // the REST bearer token, "" when auth is off
 }
 
 func startTestWorker(t *testing.T, kafka string, extra map[string]string) *testWorker {
@@ -113,7 +116,11 @@ func startTestWorker(t *testing.T, kafka string, extra map[string]string) *testW
 		defer cancel()
 		_ = w.Shutdown(sctx)
 	})
-	return &testWorker{Worker: w, id: cfg.EffectiveWorkerID(), url: "http://" + w.RESTAddr()}
+	token, err := cfg.RestAuthToken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &testWorker{Worker: w, id: cfg.EffectiveWorkerID(), url: "http://" + w.RESTAddr(), token: token}
 }
 
 type testLogWriter struct{ t *testing.T }
@@ -133,6 +140,11 @@ func rangeConnector(name string, tasks int) map[string]string {
 
 func doJSON(t *testing.T, method, url string, body any) (int, []byte) {
 	t.Helper()
+	return doAuth(t, "", method, url, body)
+}
+
+func doAuth(t *testing.T, token, method, url string, body any) (int, []byte) {
+	t.Helper()
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -146,6 +158,9 @@ func doJSON(t *testing.T, method, url string, body any) (int, []byte) {
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -159,7 +174,7 @@ func createConnector(t *testing.T, via *testWorker, cfg map[string]string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		code, body := doJSON(t, http.MethodPost, via.url+"/connectors", map[string]any{"name": cfg["name"], "config": cfg})
+		code, body := doAuth(t, via.token, http.MethodPost, via.url+"/connectors", map[string]any{"name": cfg["name"], "config": cfg})
 		if code == http.StatusCreated {
 			return
 		}
@@ -392,7 +407,14 @@ func TestClusterSpreadsMovesAndFailsOver(t *testing.T) {
 
 func TestClusterFollowerForwardsWrites(t *testing.T) {
 	kafka := newKafka(t)
-	ws := []*testWorker{startTestWorker(t, kafka, nil), startTestWorker(t, kafka, nil), startTestWorker(t, kafka, nil)}
+	// REST authentication on: forwarded writes carry the caller's token,
+	// task configs sent by a follower carry the cluster's.
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte("s3cret-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	auth := map[string]string{workerconfig.KeyRestAuthTokenFile: tokenFile}
+	ws := []*testWorker{startTestWorker(t, kafka, auth), startTestWorker(t, kafka, auth), startTestWorker(t, kafka, auth)}
 	var leader, follower *testWorker
 	deadline := time.Now().Add(10 * time.Second)
 	for (leader == nil || follower == nil) && time.Now().Before(deadline) {
@@ -444,7 +466,11 @@ func TestClusterFollowerForwardsWrites(t *testing.T) {
 	}
 
 	// The internal task-config endpoint on a follower is forwarded too.
-	code, body := doJSON(t, http.MethodPut, follower.url+"/connectors/c0/tasks", []map[string]string{{"task.ranges": "0-10", "topic": "c0-out"}})
+	code, _ := doJSON(t, http.MethodPut, follower.url+"/connectors/c0/tasks", []map[string]string{{"task.ranges": "0-10", "topic": "c0-out"}})
+	if code != http.StatusUnauthorized {
+		t.Errorf("PUT tasks without the token: %d, want 401", code)
+	}
+	code, body := doAuth(t, follower.token, http.MethodPut, follower.url+"/connectors/c0/tasks", []map[string]string{{"task.ranges": "0-10", "topic": "c0-out"}})
 	if code != http.StatusNoContent {
 		t.Fatalf("PUT /connectors/c0/tasks on a follower: %d %s", code, body)
 	}
@@ -456,7 +482,7 @@ func TestClusterFollowerForwardsWrites(t *testing.T) {
 		t.Errorf("task configs of c0 on the leader: %d, want 1", n)
 	}
 	// Unknown connector: the leader's 404 comes back through the follower.
-	code, _ = doJSON(t, http.MethodPut, follower.url+"/connectors/nope/tasks", []map[string]string{})
+	code, _ = doAuth(t, follower.token, http.MethodPut, follower.url+"/connectors/nope/tasks", []map[string]string{})
 	if code != http.StatusNotFound {
 		t.Errorf("PUT tasks of an unknown connector via a follower: %d, want 404", code)
 	}
