@@ -579,6 +579,13 @@ func TestClusterAnswers409WhileRebalancing(t *testing.T) {
 	if err := silent.sync(ctx); err != nil {
 		t.Fatal(err)
 	}
+	deadline := time.Now().Add(5 * time.Second)
+	for (w.member.Generation().ID != silent.gen || w.Herder().Rebalancing()) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if w.member.Generation().ID != silent.gen || w.Herder().Rebalancing() {
+		t.Fatalf("the worker did not settle in the silent member's generation %d", silent.gen)
+	}
 	// Another member joins: a rebalance starts and is held.
 	joiner := &rawMember{cl: newClient()}
 	joined := make(chan error, 1)
@@ -589,7 +596,7 @@ func TestClusterAnswers409WhileRebalancing(t *testing.T) {
 		}
 		joined <- err
 	}()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline = time.Now().Add(5 * time.Second)
 	for !w.Herder().Rebalancing() && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
