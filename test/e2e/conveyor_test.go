@@ -550,7 +550,8 @@ func (w *walk) serverSideApplyNoDrift(t *testing.T) {
 }
 
 // scaleManifest is a cluster without autoscaling, a rate-limited source that runs for about
-// 25 seconds on 8 tasks, and a sink on its topic.
+// 50 seconds on 8 tasks, and a sink on its topic (9 tasks: maxTasksPerWorker 8 keeps the
+// capacity floor at 2 workers).
 func scaleManifest(kafka string) string {
 	return fmt.Sprintf(`apiVersion: connect.conveyor.dev/v1alpha1
 kind: ConnectCluster
@@ -569,7 +570,7 @@ spec:
     value.converter: org.apache.kafka.connect.json.JsonConverter
     value.converter.schemas.enable: "false"
     offset.flush.interval.ms: "1000"
-  maxTasksPerWorker: 4
+  maxTasksPerWorker: 8
   rebalance:
     lostWorkerDelay: 5s
 ---
@@ -603,8 +604,8 @@ spec:
 }
 
 const (
-	scaleRecords = 100_000
-	scaleRate    = 4000 // records per second: the source runs ~25s
+	scaleRecords = 150_000
+	scaleRate    = 3000 // records per second: the source runs ~50s
 )
 
 func (w *walk) scale(t *testing.T) {
@@ -623,24 +624,33 @@ func (w *walk) scale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The 8 source tasks spread over the 4 workers, 2 each (balanced to within one).
+	// The 9 tasks (8 of the source, 1 of the sink) spread over the 4 workers, balanced to
+	// within one task.
 	var src v1alpha1.KafkaConnector
-	waitFor(t, 90*time.Second, "scale-src's tasks to spread over the 4 workers", func() (bool, error) {
-		if err := w.cv.Client.Get(ctx, client.ObjectKey{Namespace: samplesNS, Name: "scale-src"}, &src); err != nil {
-			return false, err
-		}
+	waitFor(t, 90*time.Second, "the cluster's tasks to spread over the 4 workers", func() (bool, error) {
 		per := map[string]int{}
-		for _, task := range src.Status.Tasks {
-			if task.State == v1alpha1.ConnectorStateRunning {
-				per[task.WorkerID]++
+		n := 0
+		for _, name := range []string{"scale-sink", "scale-src"} {
+			var kc v1alpha1.KafkaConnector
+			if err := w.cv.Client.Get(ctx, client.ObjectKey{Namespace: samplesNS, Name: name}, &kc); err != nil {
+				return false, err
+			}
+			for _, task := range kc.Status.Tasks {
+				if task.State == v1alpha1.ConnectorStateRunning {
+					per[task.WorkerID]++
+					n++
+				}
+			}
+			if name == "scale-src" {
+				src = kc
 			}
 		}
-		lo, hi := scaleRecords, 0
+		lo, hi := n, 0
 		for _, p := range pods {
-			n := per[fmt.Sprintf("%s:%d", p.Status.PodIP, v1alpha1.RestPort)]
-			lo, hi = min(lo, n), max(hi, n)
+			c := per[fmt.Sprintf("%s:%d", p.Status.PodIP, v1alpha1.RestPort)]
+			lo, hi = min(lo, c), max(hi, c)
 		}
-		return len(per) == 4 && hi-lo <= 1 && len(src.Status.Tasks) == 8, fmt.Errorf("running tasks per worker %v", per)
+		return n == 9 && len(per) == 4 && hi-lo <= 1, fmt.Errorf("%d running tasks, per worker %v", n, per)
 	})
 
 	// Delete a worker that runs source tasks while the source still writes: its tasks
