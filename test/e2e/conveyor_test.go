@@ -32,6 +32,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -625,24 +627,39 @@ func (w *walk) scale(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The 9 tasks (8 of the source, 1 of the sink) spread over the 4 workers, balanced to
-	// within one task.
-	var src v1alpha1.KafkaConnector
+	// within one task, as a worker's REST API reports them (the operator mirrors it into
+	// status at its next resync).
+	_, cc, err := w.cv.WorkerPods(ctx, samplesNS, "scale")
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, err := w.cv.RestToken(ctx, cc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var srcWorkers []string
 	waitFor(t, 90*time.Second, "the cluster's tasks to spread over the 4 workers", func() (bool, error) {
 		per := map[string]int{}
 		n := 0
+		srcWorkers = srcWorkers[:0]
 		for _, name := range []string{"scale-sink", "scale-src"} {
-			var kc v1alpha1.KafkaConnector
-			if err := w.cv.Client.Get(ctx, client.ObjectKey{Namespace: samplesNS, Name: name}, &kc); err != nil {
+			var st struct {
+				Tasks []struct {
+					State    string `json:"state"`
+					WorkerID string `json:"worker_id"`
+				} `json:"tasks"`
+			}
+			if err := restGet(ctx, pods[0].Status.PodIP, token, "/connectors/"+name+"/status", &st); err != nil {
 				return false, err
 			}
-			for _, task := range kc.Status.Tasks {
-				if task.State == v1alpha1.ConnectorStateRunning {
+			for _, task := range st.Tasks {
+				if task.State == string(v1alpha1.ConnectorStateRunning) {
 					per[task.WorkerID]++
 					n++
+					if name == "scale-src" {
+						srcWorkers = append(srcWorkers, task.WorkerID)
+					}
 				}
-			}
-			if name == "scale-src" {
-				src = kc
 			}
 		}
 		lo, hi := n, 0
@@ -657,10 +674,8 @@ func (w *walk) scale(t *testing.T) {
 	// resume on the others from their committed offsets, and no ID is lost.
 	victim := pods[0]
 	for _, p := range pods {
-		for _, task := range src.Status.Tasks {
-			if strings.HasPrefix(task.WorkerID, p.Status.PodIP+":") {
-				victim = p
-			}
+		if slices.Contains(srcWorkers, fmt.Sprintf("%s:%d", p.Status.PodIP, v1alpha1.RestPort)) {
+			victim = p
 		}
 	}
 	if written := topicIDs(t, "scale-numbers"); len(written) >= scaleRecords {
@@ -679,14 +694,47 @@ func (w *walk) scale(t *testing.T) {
 			t.Fatalf("unexpected ID %d in scale-numbers", id)
 		}
 	}
-	// The sink consumed all of it: its group's lag, as the operator reports it, drops to 0.
-	waitFor(t, 2*time.Minute, "scale-sink's lag to reach 0", func() (bool, error) {
-		var kc v1alpha1.KafkaConnector
-		if err := w.cv.Client.Get(ctx, client.ObjectKey{Namespace: samplesNS, Name: "scale-sink"}, &kc); err != nil {
+	// The sink consumed all of it: its group committed the end of the topic.
+	kc, err := kgo.NewClient(kgo.SeedBrokers(cluster.KafkaAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kc.Close()
+	adm := kadm.NewClient(kc)
+	waitFor(t, 2*time.Minute, "scale-sink's group to commit the end of scale-numbers", func() (bool, error) {
+		lags, err := adm.Lag(ctx, "connect-scale-sink")
+		if err != nil {
 			return false, err
 		}
-		return kc.Status.Lag != nil && *kc.Status.Lag == 0, fmt.Errorf("lag %v", kc.Status.Lag)
+		l := lags["connect-scale-sink"]
+		if l.Error() != nil {
+			return false, l.Error()
+		}
+		var committed, end int64
+		for _, pl := range l.Lag["scale-numbers"] {
+			committed += pl.Commit.At
+			end += pl.End.Offset
+		}
+		return end >= scaleRecords && committed == end && l.Lag.Total() == 0, fmt.Errorf("committed %d of %d", committed, end)
 	})
+}
+
+// restGet reads a worker's REST API with the cluster's bearer token into out.
+func restGet(ctx context.Context, podIP, token, path string, out any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s:%d%s", podIP, v1alpha1.RestPort, path), nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: HTTP %d", path, resp.StatusCode)
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
 }
 
 // topicIDs reads a topic to its end with kcat and returns the distinct record IDs.
