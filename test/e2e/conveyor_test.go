@@ -678,9 +678,23 @@ func (w *walk) scale(t *testing.T) {
 			victim = p
 		}
 	}
-	if written := topicIDs(t, "scale-numbers"); len(written) >= scaleRecords {
-		t.Fatalf("the source finished before a worker could be deleted; lower scaleRate")
+	kc, err := kgo.NewClient(kgo.SeedBrokers(cluster.KafkaAddr))
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer kc.Close()
+	adm := kadm.NewClient(kc)
+	// (kcat -e would not return while the source writes: it reads until the end stays put.)
+	ends, err := adm.ListEndOffsets(ctx, "scale-numbers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	written := int64(0)
+	ends.Each(func(o kadm.ListedOffset) { written += o.Offset })
+	if written == 0 || written >= scaleRecords {
+		t.Fatalf("%d of %d records written when the worker is deleted: want records flowing (tune scaleRate)", written, scaleRecords)
+	}
+	t.Logf("deleting worker pod %s (runs source tasks) after %d of %d records", victim.Name, written, scaleRecords)
 	kubectl(t, "", "delete", "pod", "-n", samplesNS, victim.Name, "--wait=false")
 	if _, err := w.cv.WaitWorkersReady(ctx, samplesNS, "scale", 4, 2*time.Minute); err != nil {
 		t.Fatal(err)
@@ -695,12 +709,6 @@ func (w *walk) scale(t *testing.T) {
 		}
 	}
 	// The sink consumed all of it: its group committed the end of the topic.
-	kc, err := kgo.NewClient(kgo.SeedBrokers(cluster.KafkaAddr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kc.Close()
-	adm := kadm.NewClient(kc)
 	waitFor(t, 2*time.Minute, "scale-sink's group to commit the end of scale-numbers", func() (bool, error) {
 		lags, err := adm.Lag(ctx, "connect-scale-sink")
 		if err != nil {
