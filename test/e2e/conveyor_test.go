@@ -552,7 +552,7 @@ func (w *walk) serverSideApplyNoDrift(t *testing.T) {
 }
 
 // scaleManifest is a cluster without autoscaling, a rate-limited source that runs for about
-// 50 seconds on 8 tasks, and a sink on its topic (9 tasks: maxTasksPerWorker 8 keeps the
+// 60 seconds on 8 tasks, and a sink on its topic (9 tasks: maxTasksPerWorker 8 keeps the
 // capacity floor at 2 workers).
 func scaleManifest(kafka string) string {
 	return fmt.Sprintf(`apiVersion: connect.conveyor.dev/v1alpha1
@@ -606,8 +606,8 @@ spec:
 }
 
 const (
-	scaleRecords = 150_000
-	scaleRate    = 3000 // records per second: the source runs ~50s
+	scaleRecords = 180_000
+	scaleRate    = 3000 // records per second: the source runs ~60s
 )
 
 func (w *walk) scale(t *testing.T) {
