@@ -243,11 +243,13 @@ func summary(ctx context.Context, cv *localcluster.Conveyor, kcs []v1alpha1.Kafk
 	}
 	fmt.Fprintf(&b, "\n$ kubectl get connectclusters,kafkaconnectors -A\n%s", listing)
 	fmt.Fprintf(&b, "\nTry:\n")
+	fmt.Fprintf(&b, "  # what runs; -o wide adds what limits each connector's tasks and a sink's lag\n")
 	fmt.Fprintf(&b, "  %s get connectclusters,kafkaconnectors -A\n", kubectl)
-	fmt.Fprintf(&b, "  %s get kafkaconnectors -n %s -o wide          # effective tasks and what limits them\n", kubectl, samplesNamespace)
+	fmt.Fprintf(&b, "  %s get kafkaconnectors -n %s -o wide\n", kubectl, samplesNamespace)
 	fmt.Fprintf(&b, "  %s get pods -A -o wide\n", kubectl)
-	fmt.Fprintf(&b, "  kcat -b %s -t %s -C -e -o -5                 # the last records the source wrote\n", c.KafkaAddr, topic)
-	fmt.Fprintf(&b, "  kcat -b %s -L                                  # topics, including the cluster's internal ones\n", c.KafkaAddr)
+	fmt.Fprintf(&b, "  # the last records the source wrote; every topic, the cluster's internal ones too\n")
+	fmt.Fprintf(&b, "  kcat -b %s -t %s -C -e -o -5\n", c.KafkaAddr, topic)
+	fmt.Fprintf(&b, "  kcat -b %s -L\n", c.KafkaAddr)
 	if restIP != "" {
 		fmt.Fprintf(&b, "  # the Kafka Connect REST API of a worker (bearer token from Secret %s%s):\n", restCluster, v1alpha1.RestTokenSecretSuffix)
 		fmt.Fprintf(&b, "  TOKEN=$(%s get secret -n %s %s%s -o jsonpath='{.data.%s}' | base64 -d)\n", kubectl, samplesNamespace, restCluster, v1alpha1.RestTokenSecretSuffix, v1alpha1.RestTokenSecretKey)
