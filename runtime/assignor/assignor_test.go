@@ -18,7 +18,6 @@ package assignor
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -323,4 +322,20 @@ func BenchmarkAssignFresh200Connectors1000Tasks5Workers(b *testing.B) {
 	}
 }
 
-var _ = rand.New
+func TestShedTakesFromOverSharedConnectorsFirst(t *testing.T) {
+	items := append(tasksOf("a", 0), tasksOf("b", 0, 1, 2, 3, 4)...)
+	share := map[string]int{"a": 1, "b": 5}
+	keep, drop := shed(taskKind, items, 3, share)
+	// b is at its share, a too; b is bigger, so b-4 goes first, then a's
+	// only task (b now under its share), then b again once a is empty.
+	if want := append(tasksOf("b", 4), append(tasksOf("a", 0), tasksOf("b", 3)...)...); !slices.Equal(drop, want) {
+		t.Errorf("dropped %v, want %v", drop, want)
+	}
+	if want := tasksOf("b", 0, 1, 2); !slices.Equal(keep, want) {
+		t.Errorf("kept %v, want %v", keep, want)
+	}
+	keep, drop = shed(taskKind, append(tasksOf("a", 0, 1, 2), tasksOf("b", 0, 1, 2)...), 2, map[string]int{"a": 1, "b": 3})
+	if want := tasksOf("a", 2, 1); !slices.Equal(drop, want) || len(keep) != 4 {
+		t.Errorf("dropped %v (kept %v), want %v: a is the connector over its share", drop, keep, want)
+	}
+}

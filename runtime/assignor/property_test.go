@@ -26,8 +26,6 @@ import (
 	"strconv"
 	"testing"
 	"time"
-
-	"github.com/conveyor-dev/conveyor/runtime/store"
 )
 
 // The property tests drive the assignor through seeded random histories of a
@@ -117,6 +115,7 @@ type sim struct {
 	history  []string
 
 	rounds, revokedForBalance, settledChecks, heldRounds, returns int
+	connectorsChecked, connectorsSpread                           int
 }
 
 func newSim(t testing.TB, seed uint64) *sim {
@@ -538,6 +537,27 @@ func (s *sim) checkSettled(res Result) {
 			s.fail("settled but unbalanced (tasks=%v): from %d to %d per worker: %v", task, lo, hi, s.owned())
 		}
 	}
+	// Spread (measured, not asserted: stickiness wins over spreading): a
+	// connector is spread when its tasks per worker differ by at most one.
+	for c, n := range s.conns {
+		if n == 0 || len(s.workers) == 0 {
+			continue
+		}
+		lo, hi := n, 0
+		for _, w := range s.workers {
+			k := 0
+			for _, t := range w.owned.Tasks {
+				if t.Connector == c {
+					k++
+				}
+			}
+			lo, hi = min(lo, k), max(hi, k)
+		}
+		s.connectorsChecked++
+		if hi-lo <= 1 {
+			s.connectorsSpread++
+		}
+	}
 	before := s.owned()
 	again := s.round()
 	if hasRevocations(again) || again.Delay != 0 || !reflect.DeepEqual(before, s.owned()) {
@@ -651,10 +671,13 @@ func TestAssignProperties(t *testing.T) {
 			total.settledChecks += s.settledChecks
 			total.heldRounds += s.heldRounds
 			total.returns += s.returns
+			total.connectorsChecked += s.connectorsChecked
+			total.connectorsSpread += s.connectorsSpread
 		})
 	}
 	t.Logf("%d histories, %d events, %d rounds (%d with held work, %d returns in time), %d settled checks, %d balance revocations, in %v",
 		len(list), total.step, total.rounds, total.heldRounds, total.returns, total.settledChecks, total.revokedForBalance, time.Since(start))
+	t.Logf("settled connectors with tasks spread within one per worker: %d of %d", total.connectorsSpread, total.connectorsChecked)
 	if total.settledChecks == 0 || total.heldRounds == 0 || total.returns == 0 || total.revokedForBalance == 0 {
 		t.Errorf("the histories never reached some situation: %+v", total)
 	}
@@ -668,5 +691,3 @@ func FuzzAssignHistory(f *testing.F) {
 		runSim(t, seed, int(steps%64))
 	})
 }
-
-var _ = store.TaskID{}

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"time"
 
@@ -33,6 +34,9 @@ import (
 // name it in the JoinGroup protocol (ProtocolName), so that the coordinator
 // only groups workers that speak it.
 const Version = 1
+
+// maxDelayMs is the longest delay a time.Duration holds, in milliseconds.
+const maxDelayMs = int64(math.MaxInt64 / time.Millisecond)
 
 // ProtocolName is the JoinGroup protocol name for Version.
 const ProtocolName = "conveyor-v1"
@@ -226,8 +230,8 @@ func DecodeAssignment(b []byte) (SyncAssignment, error) {
 	if w.Error != ErrorNone && w.Error != ErrorConfigMismatch {
 		return SyncAssignment{}, fmt.Errorf("decoding assignment: unknown error code %d (known: 0 none, 1 config mismatch)", w.Error)
 	}
-	if w.DelayMs < 0 {
-		return SyncAssignment{}, fmt.Errorf("decoding assignment: negative delayMs %d", w.DelayMs)
+	if w.DelayMs < 0 || w.DelayMs > maxDelayMs {
+		return SyncAssignment{}, fmt.Errorf("decoding assignment: delayMs %d out of range (0 to %d)", w.DelayMs, maxDelayMs)
 	}
 	assigned, err := fromWire(w.Assigned, "decoding assignment: assigned")
 	if err != nil {

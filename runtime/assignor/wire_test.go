@@ -99,7 +99,8 @@ func TestDecodeErrors(t *testing.T) {
 		{"empty connector", `{"version":1,"workerId":"w","owned":{"connectors":[""]},"revoked":{"connectors":[""]}}`,
 			"connector 0 has an empty name", "revoked: connector 0 has an empty name"},
 		{"unknown error code", `{"version":1,"workerId":"w","error":7}`, "", "unknown error code 7"},
-		{"negative delay", `{"version":1,"workerId":"w","delayMs":-5}`, "", "negative delayMs -5"},
+		{"negative delay", `{"version":1,"workerId":"w","delayMs":-5}`, "", "delayMs -5 out of range"},
+		{"huge delay", `{"version":1,"workerId":"w","delayMs":9223372036854775807}`, "", "delayMs 9223372036854775807 out of range"},
 		{"no worker id", `{"version":1}`, `"workerId" is empty`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -121,4 +122,29 @@ func check(t *testing.T, what string, err error, want string) {
 	case want != "" && !strings.Contains(err.Error(), want):
 		t.Errorf("%s: error %q does not contain %q", what, err, want)
 	}
+}
+
+// FuzzDecode: decoding never panics, and whatever decodes re-encodes to
+// something that decodes to the same value.
+func FuzzDecode(f *testing.F) {
+	f.Add(EncodeMetadata(Metadata{WorkerID: "w", URL: "http://w", ConfigOffset: 3, Owned: Assignment{Connectors: []string{"c"}, Tasks: tasksOf("c", 0, 1)}}))
+	f.Add(EncodeAssignment(SyncAssignment{LeaderID: "l", Delay: time.Second, Revoked: Assignment{Tasks: tasksOf("c", 2)}}))
+	f.Add([]byte(`{"version":1}`))
+	f.Add([]byte(`garbage`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if m, err := DecodeMetadata(b); err == nil {
+			again, err := DecodeMetadata(EncodeMetadata(m))
+			if err != nil || again.WorkerID != m.WorkerID || again.URL != m.URL || again.ConfigOffset != m.ConfigOffset ||
+				again.Leaving != m.Leaving || !again.Owned.Equal(m.Owned) {
+				t.Errorf("metadata %+v re-decoded as %+v, %v", m, again, err)
+			}
+		}
+		if a, err := DecodeAssignment(b); err == nil {
+			again, err := DecodeAssignment(EncodeAssignment(a))
+			if err != nil || again.Error != a.Error || again.LeaderID != a.LeaderID || again.LeaderURL != a.LeaderURL ||
+				again.ConfigOffset != a.ConfigOffset || again.Delay != a.Delay || !again.Assigned.Equal(a.Assigned) || !again.Revoked.Equal(a.Revoked) {
+				t.Errorf("assignment %+v re-decoded as %+v, %v", a, again, err)
+			}
+		}
+	})
 }
