@@ -68,7 +68,10 @@ type Member struct {
 	// MemberID is the group member id the coordinator gave the member.
 	MemberID string
 	// WorkerID is the worker's stable id (its advertised host:port); it
-	// survives a rejoin with a new member id. Empty means MemberID.
+	// survives a rejoin with a new member id. Empty means MemberID. A
+	// worker id normally appears once per round (the coordinator drops
+	// members that do not rejoin); two members with one id are balanced as
+	// two members, and the worker's memory in State is their union.
 	WorkerID string
 	// URL is the worker's advertised REST URL.
 	URL string

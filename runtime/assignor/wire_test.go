@@ -148,3 +148,17 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+func TestMetadataToMember(t *testing.T) {
+	md := Metadata{Version: Version, WorkerID: "w", URL: "http://w", ConfigOffset: 7, Leaving: true, Owned: Assignment{Connectors: []string{"c"}}}
+	m := md.Member("m-1")
+	if m.MemberID != "m-1" || m.WorkerID != "w" || m.URL != "http://w" || m.ConfigOffset != 7 || !m.Leaving || !m.Owned.Equal(md.Owned) {
+		t.Errorf("member %+v from %+v", m, md)
+	}
+	if got := MaxConfigOffset([]Member{{ConfigOffset: 3}, {ConfigOffset: 9}, {ConfigOffset: -1}}); got != 9 {
+		t.Errorf("max config offset %d, want 9", got)
+	}
+	if got := MaxConfigOffset(nil); got != -1 {
+		t.Errorf("max config offset of nobody %d, want -1", got)
+	}
+}
