@@ -347,19 +347,13 @@ func TestFreshBigAssignmentSpreadsConnectors(t *testing.T) {
 	}
 	in.Previous = State{}
 	res := Assign(in)
+	var per []Assignment
+	for _, ma := range res.Members {
+		per = append(per, ma.Assigned)
+	}
 	spread := 0
-	for c, n := range in.Connectors {
-		lo, hi := n, 0
-		for _, ma := range res.Members {
-			k := 0
-			for _, tk := range ma.Assigned.Tasks {
-				if tk.Connector == c {
-					k++
-				}
-			}
-			lo, hi = min(lo, k), max(hi, k)
-		}
-		if hi-lo <= 1 {
+	for c := range in.Connectors {
+		if lo, hi := taskSpread(c, per); hi-lo <= 1 {
 			spread++
 		}
 	}
@@ -401,4 +395,23 @@ func TestTwoMembersOfOneWorker(t *testing.T) {
 	if res.Delay != 0 {
 		t.Errorf("delay %v, want none: worker b is present", res.Delay)
 	}
+}
+
+// taskSpread returns the fewest and the most tasks of connector c that one of
+// the assignments holds.
+func taskSpread(c string, per []Assignment) (lo, hi int) {
+	lo = -1
+	for _, a := range per {
+		k := 0
+		for _, tk := range a.Tasks {
+			if tk.Connector == c {
+				k++
+			}
+		}
+		if lo < 0 || k < lo {
+			lo = k
+		}
+		hi = max(hi, k)
+	}
+	return max(lo, 0), hi
 }

@@ -539,22 +539,16 @@ func (s *sim) checkSettled(res Result) {
 	}
 	// Spread (measured, not asserted: stickiness wins over spreading): a
 	// connector is spread when its tasks per worker differ by at most one.
+	var per []Assignment
+	for _, w := range s.workers {
+		per = append(per, w.owned)
+	}
 	for c, n := range s.conns {
 		if n == 0 || len(s.workers) == 0 {
 			continue
 		}
-		lo, hi := n, 0
-		for _, w := range s.workers {
-			k := 0
-			for _, t := range w.owned.Tasks {
-				if t.Connector == c {
-					k++
-				}
-			}
-			lo, hi = min(lo, k), max(hi, k)
-		}
 		s.connectorsChecked++
-		if hi-lo <= 1 {
+		if lo, hi := taskSpread(c, per); hi-lo <= 1 {
 			s.connectorsSpread++
 		}
 	}
