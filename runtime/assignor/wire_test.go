@@ -17,6 +17,8 @@ limitations under the License.
 package assignor
 
 import (
+	"bytes"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -66,10 +68,18 @@ func TestAssignmentRoundTrip(t *testing.T) {
 		{Version: Version, LeaderID: "m-1", ConfigOffset: 1 << 40, Delay: 2500 * time.Millisecond,
 			Assigned: Assignment{Connectors: []string{"x"}, Tasks: tasksOf("x", 0, 1, 2)},
 			Revoked:  Assignment{Tasks: tasksOf("y", 5)}},
+		{Version: Version, LeaderState: &State{}},
+		{Version: Version, LeaderState: &State{
+			Workers: map[string]Assignment{"a": {Connectors: []string{"x"}, Tasks: tasksOf("x", 0, 2)}, "b": {}},
+			Lost:    []LostWorker{{WorkerID: "c", Held: Assignment{Tasks: tasksOf("x", 1)}, Deadline: t0.Add(1234567 * time.Nanosecond)}},
+		}},
 	} {
 		got, err := DecodeAssignment(EncodeAssignment(a))
 		if err != nil {
 			t.Fatalf("decoding %+v: %v", a, err)
+		}
+		if !reflect.DeepEqual(got.LeaderState, a.LeaderState) {
+			t.Errorf("leader state %+v came back as %+v", a.LeaderState, got.LeaderState)
 		}
 		if got.Version != Version || got.Error != a.Error || got.LeaderID != a.LeaderID || got.LeaderURL != a.LeaderURL ||
 			got.ConfigOffset != a.ConfigOffset || got.Delay != a.Delay || !got.Assigned.Equal(a.Assigned) || !got.Revoked.Equal(a.Revoked) {
@@ -102,6 +112,9 @@ func TestDecodeErrors(t *testing.T) {
 		{"negative delay", `{"version":1,"workerId":"w","delayMs":-5}`, "", "delayMs -5 out of range"},
 		{"huge delay", `{"version":1,"workerId":"w","delayMs":9223372036854775807}`, "", "delayMs 9223372036854775807 out of range"},
 		{"no worker id", `{"version":1}`, `"workerId" is empty`, ""},
+		{"lost worker without id", `{"version":1,"workerId":"w","leaderState":{"lost":[{"held":{}}]}}`, "", "lost worker 0 has an empty workerId"},
+		{"bad leader state", `{"version":1,"workerId":"w","leaderState":{"workers":{"a":{"tasks":{"c":[-2]}}}}}`, "", `leaderState: worker "a": task -2 of connector "c"`},
+		{"bad deadline", `{"version":1,"workerId":"w","leaderState":{"lost":[{"workerId":"a","deadline":"soon"}]}}`, "", "assignment version 1: parsing time"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := DecodeMetadata([]byte(tc.in))
@@ -133,16 +146,16 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`garbage`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if m, err := DecodeMetadata(b); err == nil {
-			again, err := DecodeMetadata(EncodeMetadata(m))
-			if err != nil || again.WorkerID != m.WorkerID || again.URL != m.URL || again.ConfigOffset != m.ConfigOffset ||
-				again.Leaving != m.Leaving || !again.Owned.Equal(m.Owned) {
+			enc := EncodeMetadata(m)
+			again, err := DecodeMetadata(enc)
+			if err != nil || !bytes.Equal(EncodeMetadata(again), enc) {
 				t.Errorf("metadata %+v re-decoded as %+v, %v", m, again, err)
 			}
 		}
 		if a, err := DecodeAssignment(b); err == nil {
-			again, err := DecodeAssignment(EncodeAssignment(a))
-			if err != nil || again.Error != a.Error || again.LeaderID != a.LeaderID || again.LeaderURL != a.LeaderURL ||
-				again.ConfigOffset != a.ConfigOffset || again.Delay != a.Delay || !again.Assigned.Equal(a.Assigned) || !again.Revoked.Equal(a.Revoked) {
+			enc := EncodeAssignment(a)
+			again, err := DecodeAssignment(enc)
+			if err != nil || !bytes.Equal(EncodeAssignment(again), enc) {
 				t.Errorf("assignment %+v re-decoded as %+v, %v", a, again, err)
 			}
 		}
