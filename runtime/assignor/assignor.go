@@ -185,7 +185,6 @@ type side[K comparable] struct {
 	revoked    [][]K        // per member: items it must stop
 	claimed    map[K]bool   // items kept, in flight (revoked) or held or preferred
 	preferred  [][]K        // per member: unowned items that should return to it
-	held       map[K]bool
 }
 
 func newSide[K comparable](kind itemKind[K], all []K, n int) *side[K] {
@@ -199,7 +198,6 @@ func newSide[K comparable](kind itemKind[K], all []K, n int) *side[K] {
 		revoked:    make([][]K, n),
 		claimed:    make(map[K]bool, len(all)),
 		preferred:  make([][]K, n),
-		held:       map[K]bool{},
 	}
 	for _, it := range all {
 		s.configured[it] = true

@@ -653,10 +653,10 @@ func runSim(t testing.TB, seed uint64, steps int) *sim {
 }
 
 func TestAssignProperties(t *testing.T) {
-	seeds := 150
+	seeds := 100
 	steps := 60
 	if testing.Short() {
-		seeds = 40
+		seeds = 25
 	}
 	var total sim
 	start := time.Now()
