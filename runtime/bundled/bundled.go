@@ -19,6 +19,7 @@ package bundled
 
 import (
 	"github.com/conveyor-dev/conveyor/runtime/connectors/file"
+	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/cdc"
 	"github.com/conveyor-dev/conveyor/runtime/connectors/rangesource"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
@@ -29,6 +30,7 @@ func Plugins() []plugin.Plugin {
 		file.SourcePlugin(),
 		file.SinkPlugin(),
 		rangesource.Plugin(),
+		cdc.Plugin(),
 	}
 }
 

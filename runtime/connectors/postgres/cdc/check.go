@@ -26,6 +26,7 @@ import (
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgcommon"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
 
@@ -110,7 +111,7 @@ func ensurePublication(ctx context.Context, conn *pgx.Conn, s settings, log *slo
 		if len(s.tables) > 0 {
 			names := make([]string, len(s.tables))
 			for i, t := range s.tables {
-				names[i] = pgx.Identifier{t.schema, t.table}.Sanitize()
+				names[i] = t.Quoted()
 			}
 			sql = "CREATE PUBLICATION " + pub + " FOR TABLE " + strings.Join(names, ", ")
 		}
@@ -127,7 +128,7 @@ func ensurePublication(ctx context.Context, conn *pgx.Conn, s settings, log *slo
 	if err != nil {
 		return err
 	}
-	in := map[tableName]bool{}
+	in := map[pgcommon.Table]bool{}
 	for _, t := range have {
 		in[t] = true
 	}
@@ -135,7 +136,7 @@ func ensurePublication(ctx context.Context, conn *pgx.Conn, s settings, log *slo
 		if in[t] {
 			continue
 		}
-		if _, err := conn.Exec(ctx, "ALTER PUBLICATION "+pub+" ADD TABLE "+pgx.Identifier{t.schema, t.table}.Sanitize()); err != nil {
+		if _, err := conn.Exec(ctx, "ALTER PUBLICATION "+pub+" ADD TABLE "+t.Quoted()); err != nil {
 			return fmt.Errorf("adding table %s to publication %s (%s=true): %w", t, s.publication, KeyPublicationAutocreate, err)
 		}
 		log.Info("added table to publication", "publication", s.publication, "table", t.String())
@@ -145,9 +146,9 @@ func ensurePublication(ctx context.Context, conn *pgx.Conn, s settings, log *slo
 
 // checkServer runs the server-side checks of Validate.
 func checkServer(ctx context.Context, s settings) []plugin.FieldError {
-	conn, err := s.conn.connect(ctx)
-	if err != nil {
-		return []plugin.FieldError{{Name: keyURL, Message: fmt.Sprintf("cannot connect: %v", s.conn.redact(err))}}
+	conn, ferrs := pgcommon.CheckConnection(ctx, s.conn.config)
+	if len(ferrs) > 0 {
+		return ferrs
 	}
 	defer conn.Close(context.Background())
 	var errs []plugin.FieldError
@@ -159,13 +160,13 @@ func checkServer(ctx context.Context, s settings) []plugin.FieldError {
 	var super, repl bool
 	if err := conn.QueryRow(ctx, `SELECT current_setting('wal_level'), current_user::text, current_database()::text, r.rolsuper, r.rolreplication
 		FROM pg_roles r WHERE r.rolname = current_user`).Scan(&walLevel, &user, &db, &super, &repl); err != nil {
-		return []plugin.FieldError{{Name: keyURL, Message: fmt.Sprintf("reading server settings: %v", s.conn.redact(err))}}
+		return []plugin.FieldError{{Name: pgcommon.KeyConnectionURL, Message: fmt.Sprintf("reading server settings: %v", s.conn.redact(err))}}
 	}
 	if err := CheckWalLevel(walLevel); err != nil {
-		add(keyURL, err)
+		add(pgcommon.KeyConnectionURL, err)
 	}
 	if err := CheckReplicationPrivilege(user, super, repl); err != nil {
-		add(keyUser, err)
+		add(pgcommon.KeyConnectionUser, err)
 	}
 
 	for _, t := range s.tables {
@@ -173,7 +174,7 @@ func checkServer(ctx context.Context, s settings) []plugin.FieldError {
 		var replident string
 		var hasPK bool
 		err := conn.QueryRow(ctx, `SELECT c.oid, c.relreplident::text, EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary)
-			FROM pg_class c WHERE c.oid = to_regclass($1)`, pgx.Identifier{t.schema, t.table}.Sanitize()).Scan(&oid, &replident, &hasPK)
+			FROM pg_class c WHERE c.oid = to_regclass($1)`, t.Quoted()).Scan(&oid, &replident, &hasPK)
 		if errors.Is(err, pgx.ErrNoRows) || (err == nil && oid == nil) {
 			add(KeyTableIncludeList, fmt.Errorf("table %s does not exist (or user %s cannot see it)", t, user))
 			continue
@@ -185,7 +186,7 @@ func checkServer(ctx context.Context, s settings) []plugin.FieldError {
 		if replident == "d" && !hasPK || replident == "n" {
 			add(KeyTableIncludeList, fmt.Errorf("table %s has no primary key and no usable replica identity: once it is in a publication, "+
 				"UPDATE and DELETE on it fail; run ALTER TABLE %s REPLICA IDENTITY FULL (or add a primary key)",
-				t, pgx.Identifier{t.schema, t.table}.Sanitize()))
+				t, t.Quoted()))
 		}
 	}
 

@@ -31,6 +31,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgcommon"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
 
@@ -81,7 +82,7 @@ func validTableList() plugin.Validator {
 	return func(v any) error {
 		l, _ := v.([]string)
 		for _, t := range l {
-			if _, _, err := splitTable(t); err != nil {
+			if _, err := parseTable(t); err != nil {
 				return err
 			}
 		}
@@ -89,23 +90,23 @@ func validTableList() plugin.Validator {
 	}
 }
 
-// splitTable splits "schema.table" (or "table", schema public).
-func splitTable(s string) (schema, table string, err error) {
-	s = strings.TrimSpace(s)
-	parts := strings.Split(s, ".")
-	switch {
-	case len(parts) == 1 && parts[0] != "":
-		return "public", parts[0], nil
-	case len(parts) == 2 && parts[0] != "" && parts[1] != "":
-		return parts[0], parts[1], nil
+// parseTable parses "schema.table" (or "table", in schema public; quote
+// names with dots or capitals as SQL does).
+func parseTable(s string) (pgcommon.Table, error) {
+	t, err := pgcommon.ParseTable(s)
+	if err != nil {
+		return t, err
 	}
-	return "", "", fmt.Errorf("table %q is not schema.table", s)
+	if t.Schema == "" {
+		t.Schema = "public"
+	}
+	return t, nil
 }
 
 // Spec returns the CDC source's own configuration fields (connection
 // fields first).
 func Spec() plugin.ConfigSpec {
-	fields := append([]plugin.ConfigField{}, connectionFields()...)
+	fields := pgcommon.ConnectionFields("")
 	fields = append(fields,
 		plugin.ConfigField{Name: KeyTopicPrefix, Type: plugin.TypeString, Required: true, Group: group, Importance: plugin.ImportanceHigh, Width: plugin.WidthMedium,
 			Validator: plugin.NonEmpty(),
@@ -152,33 +153,25 @@ func Plugin() plugin.Plugin {
 
 // settings is a parsed configuration.
 type settings struct {
-	conn           connSettings
+	conn           conn
 	topicPrefix    string
 	slot           string
 	publication    string
 	autocreate     bool
-	tables         []tableName // nil: every table of the publication
+	tables         []pgcommon.Table // nil: every table of the publication
 	snapshot       string
 	batchSize      int
 	pollInterval   time.Duration
 	statusInterval time.Duration
 }
 
-type tableName struct{ schema, table string }
-
-func (t tableName) String() string { return t.schema + "." + t.table }
-
 func parseSettings(config map[string]string) (settings, error) {
 	cfg, err := Spec().Parse(config)
 	if err != nil {
 		return settings{}, err
 	}
-	conn, err := parseConnSettings(cfg)
-	if err != nil {
-		return settings{}, err
-	}
 	s := settings{
-		conn:           conn,
+		conn:           newConn(config),
 		topicPrefix:    cfg.String(KeyTopicPrefix),
 		slot:           cfg.String(KeySlotName),
 		publication:    cfg.String(KeyPublicationName),
@@ -189,11 +182,11 @@ func parseSettings(config map[string]string) (settings, error) {
 		statusInterval: time.Duration(cfg.Long(KeyStatusIntervalMs)) * time.Millisecond,
 	}
 	for _, item := range cfg.List(KeyTableIncludeList) {
-		sc, tb, err := splitTable(item)
+		t, err := parseTable(item)
 		if err != nil {
 			return settings{}, fmt.Errorf("%s: %w", KeyTableIncludeList, err)
 		}
-		s.tables = append(s.tables, tableName{sc, tb})
+		s.tables = append(s.tables, t)
 	}
 	return s, nil
 }
@@ -204,7 +197,7 @@ func (s settings) includes(schema, table string) bool {
 		return true
 	}
 	for _, t := range s.tables {
-		if t.schema == schema && t.table == table {
+		if t.Schema == schema && t.Name == table {
 			return true
 		}
 	}

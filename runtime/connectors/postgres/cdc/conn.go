@@ -23,67 +23,44 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/conveyor-dev/conveyor/runtime/plugin"
+	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgcommon"
 )
 
-// TEMPORARY: replaced by the shared runtime/connectors/postgres code.
+// conn holds the connection settings (the shared connection.* keys).
+type conn struct {
+	config  map[string]string
+	secrets []string
+}
 
-const (
-	keyURL      = "connection.url"
-	keyUser     = "connection.user"
-	keyPassword = "connection.password"
-)
-
-func connectionFields() []plugin.ConfigField {
-	return []plugin.ConfigField{
-		{Name: keyURL, Type: plugin.TypeString, Required: true, Group: "Connection", Doc: "postgres:// URL"},
-		{Name: keyUser, Type: plugin.TypeString, Group: "Connection", Doc: "user"},
-		{Name: keyPassword, Type: plugin.TypePassword, Group: "Connection", Doc: "password"},
+func newConn(config map[string]string) conn {
+	c := conn{config: map[string]string{}, secrets: pgcommon.Secrets(config)}
+	for _, k := range []string{pgcommon.KeyConnectionURL, pgcommon.KeyConnectionUser, pgcommon.KeyConnectionPassword} {
+		if v, ok := config[k]; ok {
+			c.config[k] = v
+		}
 	}
+	return c
 }
 
-type connSettings struct {
-	url, user string
-	password  plugin.Password
+// connect opens a regular connection.
+func (c conn) connect(ctx context.Context) (*pgx.Conn, error) {
+	return pgcommon.Connect(ctx, c.config)
 }
 
-func parseConnSettings(cfg plugin.Config) (connSettings, error) {
-	return connSettings{url: cfg.String(keyURL), user: cfg.String(keyUser), password: cfg.Password(keyPassword)}, nil
-}
-
-func (c connSettings) pgxConfig() (*pgx.ConnConfig, error) {
-	pc, err := pgx.ParseConfig(c.url)
+// connectReplication opens a logical replication connection (replication=database).
+func (c conn) connectReplication(ctx context.Context) (*pgconn.PgConn, error) {
+	cc, err := pgcommon.ConnConfig(c.config)
 	if err != nil {
-		return nil, fmt.Errorf("%s: not a valid PostgreSQL URL", keyURL)
+		return nil, err
 	}
-	if c.user != "" {
-		pc.User = c.user
-	}
-	if c.password.Value() != "" {
-		pc.Password = c.password.Value()
+	cfg := cc.Config.Copy()
+	cfg.RuntimeParams["replication"] = "database"
+	pc, err := pgconn.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, c.redact(fmt.Errorf("opening a replication connection to PostgreSQL at %s: %w", pgcommon.Describe(cc), err))
 	}
 	return pc, nil
 }
 
-func (c connSettings) connect(ctx context.Context) (*pgx.Conn, error) {
-	pc, err := c.pgxConfig()
-	if err != nil {
-		return nil, err
-	}
-	return pgx.ConnectConfig(ctx, pc)
-}
-
-func (c connSettings) connectReplication(ctx context.Context) (*pgconn.PgConn, error) {
-	pc, err := c.pgxConfig()
-	if err != nil {
-		return nil, err
-	}
-	cfg := pc.Config.Copy()
-	if cfg.RuntimeParams == nil {
-		cfg.RuntimeParams = map[string]string{}
-	}
-	cfg.RuntimeParams["replication"] = "database"
-	return pgconn.ConnectConfig(ctx, cfg)
-}
-
-func (c connSettings) redact(err error) error { return err }
+// redact hides the password in an error's text.
+func (c conn) redact(err error) error { return pgcommon.RedactError(err, c.secrets) }

@@ -21,6 +21,7 @@ import (
 	"maps"
 	"time"
 
+	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgcommon"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
 
@@ -41,7 +42,7 @@ func (c *Connector) Validate(ctx context.Context, config map[string]string) []pl
 		if ce, ok := err.(*plugin.ConfigError); ok {
 			return ce.Fields
 		}
-		return []plugin.FieldError{{Name: keyURL, Message: err.Error()}}
+		return []plugin.FieldError{{Name: pgcommon.KeyConnectionURL, Message: err.Error()}}
 	}
 	ctx, cancel := context.WithTimeout(ctx, validateTimeout)
 	defer cancel()

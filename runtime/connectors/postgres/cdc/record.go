@@ -21,7 +21,10 @@ import (
 	"time"
 
 	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgcommon"
 	"github.com/conveyor-dev/conveyor/runtime/data"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
@@ -60,8 +63,21 @@ var SourceSchema = data.StructOf("dev.conveyor.connect.postgres.Source",
 
 // column is one column of a captured table.
 type column struct {
-	name string
-	typ  colType
+	name   string
+	mapped pgcommon.Mapped
+	decode pgcommon.Decoder
+}
+
+// newColumn maps a column type (shared with the other PostgreSQL
+// connectors) and makes the decoder of its text form, the form of both
+// pgoutput tuples and the snapshot's rows.
+func newColumn(tm *pgtype.Map, name string, oid uint32, typmod int32) column {
+	typeName := fmt.Sprintf("type %d", oid)
+	if t, ok := tm.TypeForOID(oid); ok {
+		typeName = t.Name
+	}
+	m := pgcommon.MapColumn(pgcommon.Column{Name: name, TypeOID: oid, TypMod: typmod, TypeName: typeName})
+	return column{name: name, mapped: m, decode: pgcommon.NewDecoder(tm, m, oid, pgx.TextFormatCode)}
 }
 
 // relation is what the task knows about one captured table: its columns,
@@ -88,10 +104,11 @@ func newRelation(s settings, oid uint32, schema, table string, cols []column, ke
 		// Every column is optional: pgoutput does not say which ones are
 		// NOT NULL, a key-only before image leaves the others empty and an
 		// unchanged TOAST value is not sent.
-		fields[i] = data.F(c.name, c.typ.schema().AsOptional())
+		fields[i] = data.F(c.name, c.mapped.Schema.AsOptional())
 		index[c.name] = i
 	}
-	r.rowSchema = data.StructOf(base+".Value", fields...)
+	// Optional itself: it is the schema of the envelope's before and after.
+	r.rowSchema = data.StructOf(base+".Value", fields...).AsOptional()
 	if len(keyNames) > 0 {
 		kf := make([]data.Field, 0, len(keyNames))
 		for _, k := range keyNames {
@@ -105,8 +122,8 @@ func newRelation(s settings, oid uint32, schema, table string, cols []column, ke
 		r.keySchema = data.StructOf(base+".Key", kf...)
 	}
 	r.envSchema = data.StructOf(base+".Envelope",
-		data.F(FieldBefore, r.rowSchema.AsOptional()),
-		data.F(FieldAfter, r.rowSchema.AsOptional()),
+		data.F(FieldBefore, r.rowSchema),
+		data.F(FieldAfter, r.rowSchema),
 		data.F(FieldSource, SourceSchema),
 		data.F(FieldOp, data.StringSchema),
 		data.F(FieldTsMs, data.OptionalInt64Schema),
@@ -165,7 +182,7 @@ func (r *relation) rowFromTuple(t, old *pglogrepl.TupleData) (*data.Struct, erro
 
 func (r *relation) set(st *data.Struct, i int, text []byte) error {
 	c := r.columns[i]
-	v, err := c.typ.value(text)
+	v, err := c.decode(text)
 	if err != nil {
 		return fmt.Errorf("table %s.%s column %s: decoding %q: %w", r.schema, r.table, c.name, truncate(text), err)
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // pkQuery lists the primary key columns of a table in key order.
@@ -53,10 +54,11 @@ type relations struct {
 	s     settings
 	db    querier // for primary key look-ups
 	byOID map[uint32]*relation
+	tm    *pgtype.Map
 }
 
 func newRelations(s settings, db querier) *relations {
-	return &relations{s: s, db: db, byOID: map[uint32]*relation{}}
+	return &relations{s: s, db: db, byOID: map[uint32]*relation{}, tm: pgtype.NewMap()}
 }
 
 // fromMessage (re)builds a relation from a pgoutput Relation message, which
@@ -70,7 +72,7 @@ func (rs *relations) fromMessage(ctx context.Context, m *pglogrepl.RelationMessa
 	cols := make([]column, len(m.Columns))
 	var identity []string
 	for i, c := range m.Columns {
-		cols[i] = column{name: c.Name, typ: colType{oid: c.DataType, typmod: c.TypeModifier}}
+		cols[i] = newColumn(rs.tm, c.Name, c.DataType, c.TypeModifier)
 		if c.Flags&1 != 0 {
 			identity = append(identity, c.Name)
 		}

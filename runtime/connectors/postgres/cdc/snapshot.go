@@ -24,13 +24,15 @@ import (
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgcommon"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
 
 // snapshotTable is one table to read in the snapshot.
 type snapshotTable struct {
-	name tableName
+	name pgcommon.Table
 	oid  uint32
 	keys []string
 }
@@ -52,6 +54,7 @@ type snapshot struct {
 	rr        *pgconn.ResultReader
 	held      *plugin.SourceRecord // the last row read, held back until the next one shows it is not the last
 	rows      int64
+	tm        *pgtype.Map
 }
 
 // begin opens the snapshot's transaction on conn with the exported
@@ -67,10 +70,10 @@ func beginSnapshot(ctx context.Context, s settings, conn *pgx.Conn, name string,
 	if err != nil {
 		return nil, err
 	}
-	sn := &snapshot{s: s, db: db, partition: partition, conn: conn, cp: cp}
+	sn := &snapshot{s: s, db: db, partition: partition, conn: conn, cp: cp, tm: pgtype.NewMap()}
 	for _, t := range tables {
 		var oid uint32
-		if err := conn.QueryRow(ctx, "SELECT $1::regclass::oid", pgx.Identifier{t.schema, t.table}.Sanitize()).Scan(&oid); err != nil {
+		if err := conn.QueryRow(ctx, "SELECT $1::regclass::oid", t.Quoted()).Scan(&oid); err != nil {
 			return nil, fmt.Errorf("looking up table %s: %w", t, err)
 		}
 		keys, err := primaryKey(ctx, conn, oid)
@@ -85,22 +88,22 @@ func beginSnapshot(ctx context.Context, s settings, conn *pgx.Conn, name string,
 func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // publicationTables lists the captured tables of the publication, sorted.
-func publicationTables(ctx context.Context, q querier, s settings) ([]tableName, error) {
+func publicationTables(ctx context.Context, q querier, s settings) ([]pgcommon.Table, error) {
 	rows, err := q.Query(ctx, "SELECT schemaname::text, tablename::text FROM pg_publication_tables WHERE pubname = $1 ORDER BY 1, 2", s.publication)
 	if err != nil {
 		return nil, fmt.Errorf("listing the tables of publication %s: %w", s.publication, err)
 	}
-	all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (tableName, error) {
-		var t tableName
-		err := r.Scan(&t.schema, &t.table)
+	all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (pgcommon.Table, error) {
+		var t pgcommon.Table
+		err := r.Scan(&t.Schema, &t.Name)
 		return t, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("listing the tables of publication %s: %w", s.publication, err)
 	}
-	var out []tableName
+	var out []pgcommon.Table
 	for _, t := range all {
-		if s.includes(t.schema, t.table) {
+		if s.includes(t.Schema, t.Name) {
 			out = append(out, t)
 		}
 	}
@@ -154,7 +157,7 @@ func (sn *snapshot) next(ctx context.Context, n int) (recs []*plugin.SourceRecor
 func (sn *snapshot) open(ctx context.Context) error {
 	t := sn.tables[0]
 	sn.tables = sn.tables[1:]
-	sn.rr = sn.conn.PgConn().ExecParams(ctx, "SELECT * FROM "+pgx.Identifier{t.name.schema, t.name.table}.Sanitize(), nil, nil, nil, nil)
+	sn.rr = sn.conn.PgConn().ExecParams(ctx, "SELECT * FROM "+t.name.Quoted(), nil, nil, nil, nil)
 	fds := sn.rr.FieldDescriptions()
 	if fds == nil {
 		_, err := sn.rr.Close()
@@ -163,9 +166,9 @@ func (sn *snapshot) open(ctx context.Context) error {
 	}
 	cols := make([]column, len(fds))
 	for i, fd := range fds {
-		cols[i] = column{name: fd.Name, typ: colType{oid: fd.DataTypeOID, typmod: fd.TypeModifier}}
+		cols[i] = newColumn(sn.tm, fd.Name, fd.DataTypeOID, fd.TypeModifier)
 	}
-	r, err := newRelation(sn.s, t.oid, t.name.schema, t.name.table, cols, t.keys)
+	r, err := newRelation(sn.s, t.oid, t.name.Schema, t.name.Name, cols, t.keys)
 	if err != nil {
 		_, _ = sn.rr.Close()
 		sn.rr = nil

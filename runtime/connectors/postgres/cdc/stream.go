@@ -20,7 +20,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"sync"
 	"time"
 
@@ -338,5 +340,8 @@ func retriable(err error) bool {
 	if errors.As(err, &pgErr) {
 		return pgErr.Code == "55006" || pgErr.Code == "57P01" || pgErr.Code == "53300" // object in use, admin shutdown, too many connections
 	}
-	return true // network errors and the like
+	var netErr net.Error
+	var connErr *pgconn.ConnectError
+	return errors.As(err, &netErr) || errors.As(err, &connErr) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, net.ErrClosed)
 }

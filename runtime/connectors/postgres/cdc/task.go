@@ -18,9 +18,9 @@ package cdc
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"time"
 
 	"github.com/jackc/pglogrepl"
@@ -289,9 +289,15 @@ func (t *Task) startStream(start pglogrepl.LSN) error {
 		baseCount: t.npolled, txEnds: map[pglogrepl.LSN]txEnd{}, confirmed: start,
 	}
 	t.out, t.done = out, done
+	ctx := t.ctx
 	go func() {
 		defer close(done)
-		t.streamErr = st.run(t.ctx)
+		defer func() {
+			if v := recover(); v != nil {
+				t.streamErr = fmt.Errorf("decoding the replication stream: panic: %v\n%s", v, debug.Stack())
+			}
+		}()
+		t.streamErr = st.run(ctx)
 	}()
 	return nil
 }
@@ -352,7 +358,3 @@ func (t *Task) Stop() error {
 	t.cancel()
 	return nil
 }
-
-var errStopped = errors.New("task stopped")
-
-var _ = errStopped

@@ -1,0 +1,130 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cdc
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/conveyor-dev/conveyor/runtime/plugin"
+	"github.com/conveyor-dev/conveyor/runtime/plugin/plugintest"
+)
+
+// taskConfigs validates the connector config, starts the connector and
+// plans its tasks for tasksMax, as the herder does.
+func taskConfigs(t *testing.T, config map[string]string, tasksMax int) ([]map[string]string, plugin.Limits) {
+	t.Helper()
+	ctx := context.Background()
+	if res := plugin.ValidateConfig(ctx, Plugin(), config); res.ErrorCount != 0 {
+		t.Fatalf("validation: %+v", res.Errors())
+	}
+	c := Plugin().NewConnector()
+	if err := c.Start(ctx, plugintest.NewConnectorContext(nil), config); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Stop() })
+	cfgs, lim, err := plugin.PlanTasks(ctx, "cdc", c, tasksMax)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfgs, lim
+}
+
+// tasks.max=5 still gives one task; the limit's reason is SingleReader.
+// Then inserts, updates and deletes of several transactions, two of them
+// interleaved, arrive in commit order with their before and after images.
+func TestStreamInCommitOrder(t *testing.T) {
+	e := newEnv(t, map[string]string{"snapshot.mode": "never", "table.include.list": "public.items,public.plain", "tasks.max": "5"})
+	e.exec(
+		"CREATE TABLE items (id int PRIMARY KEY, name text NOT NULL, qty int, price numeric(10,2))",
+		"ALTER TABLE items REPLICA IDENTITY FULL",
+		"CREATE TABLE plain (id bigint PRIMARY KEY, note text)",
+		"CREATE TABLE ignored (id int PRIMARY KEY)",
+	)
+	cfgs, lim := taskConfigs(t, e.config, 5)
+	if len(cfgs) != 1 || lim != (plugin.Limits{TasksMax: 5, NaturalLimit: 1, EffectiveTasks: 1, Reason: plugin.SingleReader}) {
+		t.Fatalf("tasks.max=5 gave %d task configs and limits %+v; want 1 and SingleReader", len(cfgs), lim)
+	}
+	e.run(cfgs[0])
+	e.waitSlotActive("cdc_slot")
+
+	e.exec("INSERT INTO items VALUES (1, 'apple', 10, 1.50), (2, 'pear', 5, 2.25)",
+		"INSERT INTO plain VALUES (100, 'a'), (101, 'b')",
+		"INSERT INTO ignored VALUES (1)")
+	// Two interleaved transactions: B starts later but commits first.
+	ctx := context.Background()
+	a, err := pgx.Connect(ctx, e.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close(ctx)
+	txA, err := a.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := txA.Exec(ctx, "UPDATE items SET qty = 11 WHERE id = 1"); err != nil {
+		t.Fatal(err)
+	}
+	e.exec("BEGIN", "UPDATE items SET name = 'pear2', price = 3.00 WHERE id = 2", "UPDATE plain SET note = 'b2' WHERE id = 101", "COMMIT")
+	if _, err := txA.Exec(ctx, "DELETE FROM items WHERE id = 2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := txA.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.exec("DELETE FROM plain WHERE id = 100", "INSERT INTO items VALUES (3, 'fig', NULL, NULL)")
+
+	evs := e.consume([]string{"pg.public.items", "pg.public.plain"}, 10, 300*time.Millisecond)
+	byCommit(evs)
+	type row = map[string]any
+	want := []struct {
+		topic, op     string
+		key           row
+		before, after row
+	}{
+		{"pg.public.items", "c", row{"id": 1.0}, nil, row{"id": 1.0, "name": "apple", "qty": 10.0, "price": 1.5}},
+		{"pg.public.items", "c", row{"id": 2.0}, nil, row{"id": 2.0, "name": "pear", "qty": 5.0, "price": 2.25}},
+		{"pg.public.plain", "c", row{"id": 100.0}, nil, row{"id": 100.0, "note": "a"}},
+		{"pg.public.plain", "c", row{"id": 101.0}, nil, row{"id": 101.0, "note": "b"}},
+		// B, committed first: full before image on items (REPLICA IDENTITY FULL), none on plain (default identity, key unchanged).
+		{"pg.public.items", "u", row{"id": 2.0}, row{"id": 2.0, "name": "pear", "qty": 5.0, "price": 2.25}, row{"id": 2.0, "name": "pear2", "qty": 5.0, "price": 3.0}},
+		{"pg.public.plain", "u", row{"id": 101.0}, nil, row{"id": 101.0, "note": "b2"}},
+		// A.
+		{"pg.public.items", "u", row{"id": 1.0}, row{"id": 1.0, "name": "apple", "qty": 10.0, "price": 1.5}, row{"id": 1.0, "name": "apple", "qty": 11.0, "price": 1.5}},
+		{"pg.public.items", "d", row{"id": 2.0}, row{"id": 2.0, "name": "pear2", "qty": 5.0, "price": 3.0}, nil},
+		// Default identity: the delete's before image holds the key only.
+		{"pg.public.plain", "d", row{"id": 100.0}, row{"id": 100.0, "note": nil}, nil},
+		{"pg.public.items", "c", row{"id": 3.0}, nil, row{"id": 3.0, "name": "fig", "qty": nil, "price": nil}},
+	}
+	if len(evs) != len(want) {
+		t.Fatalf("got %d records, want %d:\n%s", len(evs), len(want), list(evs))
+	}
+	for i, w := range want {
+		ev := evs[i]
+		if ev.Topic != w.topic || ev.Op != w.op || !reflect.DeepEqual(ev.Key, w.key) ||
+			!reflect.DeepEqual(ev.Before, w.before) || !reflect.DeepEqual(ev.After, w.after) {
+			t.Errorf("record %d:\n got %v\nwant %s %s key=%v before=%v after=%v", i, ev, w.topic, w.op, w.key, w.before, w.after)
+		}
+		if ev.Source["snapshot"] != "false" || ev.Source["table"] == nil || ev.Source["txId"] == nil || ev.Source["ts_ms"] == nil {
+			t.Errorf("record %d: source %v lacks snapshot=false, table, txId or ts_ms", i, ev.Source)
+		}
+	}
+}
