@@ -91,9 +91,9 @@ func TestStreamInCommitOrder(t *testing.T) {
 	if err := txA.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	e.exec("DELETE FROM plain WHERE id = 100", "INSERT INTO items VALUES (3, 'fig', NULL, NULL)")
+	e.exec("DELETE FROM plain WHERE id = 100", "INSERT INTO items VALUES (3, 'fig', NULL, NULL)", "TRUNCATE plain")
 
-	evs := e.consume([]string{"pg.public.items", "pg.public.plain"}, 10, 300*time.Millisecond)
+	evs := e.consume([]string{"pg.public.items", "pg.public.plain"}, 11, 300*time.Millisecond)
 	byCommit(evs)
 	type row = map[string]any
 	want := []struct {
@@ -114,6 +114,7 @@ func TestStreamInCommitOrder(t *testing.T) {
 		// Default identity: the delete's before image holds the key only.
 		{"pg.public.plain", "d", row{"id": 100.0}, row{"id": 100.0, "note": nil}, nil},
 		{"pg.public.items", "c", row{"id": 3.0}, nil, row{"id": 3.0, "name": "fig", "qty": nil, "price": nil}},
+		{"pg.public.plain", "t", nil, nil, nil},
 	}
 	if len(evs) != len(want) {
 		t.Fatalf("got %d records, want %d:\n%s", len(evs), len(want), list(evs))
@@ -172,5 +173,84 @@ func TestRestartResumesFromStoredPosition(t *testing.T) {
 	}
 	if !seen["d/1/<nil>"] {
 		t.Errorf("the delete of row 1 is missing:\n%s", list(evs))
+	}
+}
+
+// The initial snapshot and the stream meet without a gap or an overlap:
+// rows changed while the snapshot is being read arrive as changes after
+// it, and replaying everything gives exactly the table's final content.
+func TestSnapshotThenStream(t *testing.T) {
+	e := newEnv(t, map[string]string{"table.include.list": "public.t", "batch.size": "10"})
+	e.exec("CREATE TABLE t (id int PRIMARY KEY, v int NOT NULL, at timestamptz)",
+		"INSERT INTO t SELECT g, 0, '2026-01-02 03:04:05+00' FROM generate_series(1, 1000) g")
+	cfgs, _ := taskConfigs(t, e.config, 1)
+	e.run(cfgs[0])
+	eventually(t, 20*time.Second, "the slot created", func() bool {
+		var n int
+		err := e.db.QueryRow(context.Background(), "SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'cdc_slot'").Scan(&n)
+		return err == nil && n == 1
+	})
+	// Changes made after the slot's consistent point, most likely while
+	// the snapshot is still being read.
+	e.exec("UPDATE t SET v = 1 WHERE id <= 10",
+		"INSERT INTO t SELECT g, 2, NULL FROM generate_series(1001, 1020) g",
+		"DELETE FROM t WHERE id BETWEEN 990 AND 999",
+		"UPDATE t SET v = 3 WHERE id = 1001")
+	evs := e.consume([]string{"pg.public.t"}, 1000+10+20+10+1, 500*time.Millisecond)
+	if len(evs) != 1041 {
+		t.Fatalf("%d records, want 1000 snapshot rows and 41 changes", len(evs))
+	}
+	var snap, stream []event
+	for _, ev := range evs {
+		if ev.Op == "r" {
+			snap = append(snap, ev)
+		} else {
+			stream = append(stream, ev)
+		}
+	}
+	if len(snap) != 1000 {
+		t.Fatalf("%d snapshot rows, want 1000", len(snap))
+	}
+	state := map[int64]map[string]any{}
+	for _, ev := range snap {
+		if ev.Source["snapshot"] != "true" || ev.Before != nil {
+			t.Fatalf("snapshot row %v", ev)
+		}
+		if _, dup := state[ev.id()]; dup {
+			t.Fatalf("row %d twice in the snapshot", ev.id())
+		}
+		if ev.After["v"] != 0.0 || ev.After["at"] != float64(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).UnixMilli()) {
+			t.Fatalf("snapshot row %v: the snapshot saw a later change or mapped a type wrongly", ev)
+		}
+		state[ev.id()] = ev.After
+	}
+	byCommit(stream)
+	for _, ev := range stream {
+		switch ev.Op {
+		case "c", "u":
+			state[ev.id()] = ev.After
+		case "d":
+			delete(state, ev.id())
+		}
+	}
+	rows, err := e.db.Query(context.Background(), "SELECT id, v FROM t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int64]float64{}
+	for rows.Next() {
+		var id, v int32
+		if err := rows.Scan(&id, &v); err != nil {
+			t.Fatal(err)
+		}
+		want[int64(id)] = float64(v)
+	}
+	if len(state) != len(want) {
+		t.Fatalf("replayed %d rows, the table has %d", len(state), len(want))
+	}
+	for id, v := range want {
+		if state[id]["v"] != v {
+			t.Errorf("row %d: replayed v=%v, table v=%v", id, state[id]["v"], v)
+		}
 	}
 }

@@ -154,3 +154,47 @@ func TestResumeInsideTransaction(t *testing.T) {
 		return e.confirmedFlush("cdc_slot") > last.lsn
 	})
 }
+
+// The task answers the server in time even while it is not polled and its
+// buffer is full: with wal_sender_timeout=1s and no Poll for three
+// seconds, the replication connection survives (same server process) and
+// every change arrives.
+func TestKeepsConnectionWhileNotPolled(t *testing.T) {
+	e := newEnv(t, map[string]string{"snapshot.mode": "never", "table.include.list": "t", "batch.size": "2", "status.interval.ms": "300"})
+	e.config["connection.url"] += "&options=-c%20wal_sender_timeout%3D1000"
+	e.exec("CREATE TABLE t (id int PRIMARY KEY)")
+	tk := startTask(t, e.config, plugintest.NewOffsetStore())
+	if _, err := tk.Poll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	e.waitSlotActive("cdc_slot")
+	pid := func() int32 {
+		var p int32
+		if err := e.db.QueryRow(context.Background(), "SELECT coalesce(active_pid, 0) FROM pg_replication_slots WHERE slot_name = 'cdc_slot'").Scan(&p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	// The setting reaches replication connections.
+	probe, err := newConn(e.config).connectReplication(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := probe.Exec(context.Background(), "SHOW wal_sender_timeout").ReadAll()
+	_ = probe.Close(context.Background())
+	if err != nil || len(res) != 1 || len(res[0].Rows) != 1 || string(res[0].Rows[0][0]) != "1s" {
+		t.Fatalf("wal_sender_timeout of a replication connection: %v %v", res, err)
+	}
+	before := pid()
+	e.exec("INSERT INTO t SELECT g FROM generate_series(1, 20) g") // more than the task buffers (2 x batch.size)
+	time.Sleep(3 * time.Second)
+	if got := pid(); got != before {
+		t.Fatalf("the replication connection was replaced (server process %d, now %d): the task did not answer within wal_sender_timeout", before, got)
+	}
+	recs := pollN(t, tk, 20)
+	for i, r := range recs {
+		if rowID(r) != int32(i+1) {
+			t.Fatalf("record %d is row %d", i, rowID(r))
+		}
+	}
+}
