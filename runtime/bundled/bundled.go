@@ -19,6 +19,8 @@ package bundled
 
 import (
 	"github.com/conveyor-dev/conveyor/runtime/connectors/file"
+	pgsink "github.com/conveyor-dev/conveyor/runtime/connectors/postgres/sink"
+	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/tablesource"
 	"github.com/conveyor-dev/conveyor/runtime/connectors/rangesource"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
@@ -29,6 +31,8 @@ func Plugins() []plugin.Plugin {
 		file.SourcePlugin(),
 		file.SinkPlugin(),
 		rangesource.Plugin(),
+		tablesource.Plugin(),
+		pgsink.Plugin(),
 	}
 }
 
