@@ -308,19 +308,20 @@ func (t *Task) query(st *tableState) (string, []any) {
 }
 
 // Poll returns up to batch.max.rows records of the table being streamed,
-// opening the next due table's query when none is open, and waits (at most
-// a second) when no table is due.
+// opening the next due table's query when none is open. When no table is
+// due it waits for the next one (at most a second); a query that finds
+// nothing new ends the poll with no records.
 func (t *Task) Poll(ctx context.Context) ([]*plugin.SourceRecord, error) {
-	deadline := t.now().Add(maxPollWait)
+	waited := false
 	for {
 		if t.cur == nil {
 			st, wait := t.due()
 			if st == nil {
-				wait = min(wait, deadline.Sub(t.now()))
-				if wait <= 0 {
+				if waited {
 					return nil, nil
 				}
-				timer := time.NewTimer(wait)
+				waited = true
+				timer := time.NewTimer(min(wait, maxPollWait))
 				select {
 				case <-ctx.Done():
 					timer.Stop()
@@ -330,17 +331,11 @@ func (t *Task) Poll(ctx context.Context) ([]*plugin.SourceRecord, error) {
 				continue
 			}
 			if err := t.open(st); err != nil {
-				st.nextDue = t.now().Add(t.s.pollInterval)
+				st.nextDue = t.now().Add(min(t.s.pollInterval, time.Second))
 				return nil, plugin.Retriable(err)
 			}
 		}
-		recs, err := t.read()
-		if err != nil {
-			return recs, err
-		}
-		if len(recs) > 0 || ctx.Err() != nil || !t.now().Before(deadline) {
-			return recs, nil
-		}
+		return t.read()
 	}
 }
 
