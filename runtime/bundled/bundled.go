@@ -20,6 +20,8 @@ package bundled
 import (
 	"github.com/conveyor-dev/conveyor/runtime/connectors/file"
 	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/cdc"
+	pgsink "github.com/conveyor-dev/conveyor/runtime/connectors/postgres/sink"
+	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/tablesource"
 	"github.com/conveyor-dev/conveyor/runtime/connectors/rangesource"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
@@ -31,6 +33,8 @@ func Plugins() []plugin.Plugin {
 		file.SinkPlugin(),
 		rangesource.Plugin(),
 		cdc.Plugin(),
+		tablesource.Plugin(),
+		pgsink.Plugin(),
 	}
 }
 

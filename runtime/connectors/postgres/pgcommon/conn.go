@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 
@@ -91,8 +92,17 @@ func Secrets(config map[string]string) []string {
 	if cfg, err := pgconn.ParseConfig(raw); err == nil && cfg.Password != "" {
 		out = append(out, cfg.Password)
 	}
+	// A URL too broken to parse may still carry a password.
+	if m := urlPassword.FindStringSubmatch(raw); m != nil && m[1] != "" {
+		out = append(out, m[1])
+	}
 	return out
 }
+
+var (
+	urlPassword   = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*://[^:/@]*:([^@/]*)@`)
+	parseErrorPfx = regexp.MustCompile("^cannot parse `[^`]*`: ")
+)
 
 // Redact replaces every secret in s (and the password of any postgres URL)
 // with xxxxx.
@@ -161,12 +171,8 @@ func ConnConfig(config map[string]string) (*pgx.ConnConfig, error) {
 	}
 	cfg, err := pgx.ParseConfig(raw)
 	if err != nil {
-		var pe *pgconn.ParseConfigError
-		msg := err.Error()
-		if errors.As(err, &pe) {
-			// The message without the connection string.
-			msg = strings.TrimPrefix(msg, "cannot parse `"+pe.ConnString+"`: ")
-		}
+		// The message without the connection string.
+		msg := parseErrorPfx.ReplaceAllString(err.Error(), "")
 		return nil, plugin.FieldError{Name: KeyConnectionURL, Message: "invalid PostgreSQL URL " + RedactURL(config[KeyConnectionURL]) + ": " + Redact(msg, secrets...)}
 	}
 	if u := strings.TrimSpace(config[KeyConnectionUser]); u != "" {

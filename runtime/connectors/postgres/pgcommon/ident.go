@@ -92,7 +92,7 @@ func splitIdent(s string) ([]string, error) {
 			if cur.Len() == 0 && !wasQuoted {
 				return nil, fmt.Errorf("table name %q has an empty part", s)
 			}
-			parts = append(parts, cur.String())
+			parts = append(parts, part(cur.String(), wasQuoted))
 			cur.Reset()
 			wasQuoted = false
 		default:
@@ -105,5 +105,13 @@ func splitIdent(s string) ([]string, error) {
 	if cur.Len() == 0 && !wasQuoted {
 		return nil, fmt.Errorf("table name %q is empty or ends with a dot", s)
 	}
-	return append(parts, cur.String()), nil
+	return append(parts, part(cur.String(), wasQuoted)), nil
+}
+
+// part trims the blanks around an unquoted name; quoted names stay as written.
+func part(s string, quoted bool) string {
+	if quoted {
+		return s
+	}
+	return strings.TrimSpace(s)
 }
