@@ -110,7 +110,7 @@ func Spec() plugin.ConfigSpec {
 	fields = append(fields,
 		plugin.ConfigField{Name: KeyTopicPrefix, Type: plugin.TypeString, Required: true, Group: group, Importance: plugin.ImportanceHigh, Width: plugin.WidthMedium,
 			Validator: plugin.NonEmpty(),
-			Doc:       "Prefix of the topic names: the changes of table schema.table go to topic <topic.prefix>.<schema>.<table>."},
+			Doc:       "Prefix of the topic names: the changes of table schema.table go to topic.prefix + schema.table (with topic.prefix=pg., table public.orders goes to pg.public.orders), as the table source names its topics."},
 		plugin.ConfigField{Name: KeySlotName, Type: plugin.TypeString, Default: "conveyor", Group: group, Importance: plugin.ImportanceHigh, Width: plugin.WidthMedium,
 			Validator: validSlotName(),
 			Doc:       "Logical replication slot to read from (plugin pgoutput); created when absent. One slot has one reader: give each connector its own."},
@@ -206,5 +206,5 @@ func (s settings) includes(schema, table string) bool {
 
 // topic returns the topic of a table's changes.
 func (s settings) topic(schema, table string) string {
-	return s.topicPrefix + "." + schema + "." + table
+	return s.topicPrefix + schema + "." + table
 }

@@ -97,7 +97,7 @@ func newEnv(t *testing.T, config map[string]string) *env {
 	t.Cleanup(e.offsets.Close)
 	e.config = map[string]string{
 		"name": "cdc", "connector.class": "PostgresCDCSource",
-		"connection.url": e.url, "topic.prefix": "pg", "slot.name": "cdc_slot", "publication.name": "cdc_pub",
+		"connection.url": e.url, "topic.prefix": "pg.", "slot.name": "cdc_slot", "publication.name": "cdc_pub",
 		"poll.interval.ms": "100", "status.interval.ms": "500",
 	}
 	for k, v := range config {

@@ -97,7 +97,7 @@ type relation struct {
 // primary key columns in key order (none for a table without one).
 func newRelation(s settings, oid uint32, schema, table string, cols []column, keyNames []string) (*relation, error) {
 	r := &relation{oid: oid, schema: schema, table: table, columns: cols, topic: s.topic(schema, table)}
-	base := s.topicPrefix + "." + schema + "." + table
+	base := r.topic // record schemas are named after the topic
 	fields := make([]data.Field, len(cols))
 	index := map[string]int{}
 	for i, c := range cols {

@@ -66,7 +66,7 @@ func TestValidateWalLevel(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer replica.Stop()
-	cfg := map[string]string{"name": "cdc", "connector.class": Class, "topic.prefix": "pg", "connection.url": replica.URL("postgres")}
+	cfg := map[string]string{"name": "cdc", "connector.class": Class, "topic.prefix": "pg.", "connection.url": replica.URL("postgres")}
 	errs := errorsOf(t, cfg)
 	wantError(t, errs, "connection.url", "wal_level=replica", "wal_level=logical", "ALTER SYSTEM SET wal_level = logical", "restart")
 	if strings.Contains(errs["connection.url"], replica.Password) {
@@ -81,7 +81,7 @@ func TestValidateProblems(t *testing.T) {
 	e.exec("CREATE TABLE t (id int PRIMARY KEY)", "CREATE TABLE nokey (v int)",
 		"CREATE ROLE norepl LOGIN PASSWORD 'sekret-pw'", "CREATE PUBLICATION busy_pub FOR TABLE t")
 	base := func(extra map[string]string) map[string]string {
-		c := map[string]string{"name": "cdc", "connector.class": Class, "topic.prefix": "pg", "connection.url": e.url, "table.include.list": "t"}
+		c := map[string]string{"name": "cdc", "connector.class": Class, "topic.prefix": "pg.", "connection.url": e.url, "table.include.list": "t"}
 		for k, v := range extra {
 			c[k] = v
 		}
