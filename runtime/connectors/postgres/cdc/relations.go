@@ -18,35 +18,15 @@ package cdc
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/jackc/pglogrepl"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgcommon"
 )
 
-// pkQuery lists the primary key columns of a table in key order.
-const pkQuery = `SELECT a.attname
-FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
-WHERE i.indrelid = $1 AND i.indisprimary
-ORDER BY array_position(i.indkey::int2[], a.attnum)`
-
-// primaryKey returns the primary key columns of the table with the OID.
-func primaryKey(ctx context.Context, q querier, oid uint32) ([]string, error) {
-	rows, err := q.Query(ctx, pkQuery, oid)
-	if err != nil {
-		return nil, fmt.Errorf("reading the primary key of relation %d: %w", oid, err)
-	}
-	keys, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, fmt.Errorf("reading the primary key of relation %d: %w", oid, err)
-	}
-	return keys, nil
-}
-
-type querier interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-}
+// querier runs queries: a *pgx.Conn, or its transaction.
+type querier = pgcommon.Querier
 
 // relations caches the captured tables by OID; a nil entry is a table of
 // the publication that is not captured.
@@ -77,7 +57,7 @@ func (rs *relations) fromMessage(ctx context.Context, m *pglogrepl.RelationMessa
 			identity = append(identity, c.Name)
 		}
 	}
-	keys, err := primaryKey(ctx, rs.db, m.RelationID)
+	keys, err := pgcommon.PrimaryKey(ctx, rs.db, pgcommon.Table{Schema: m.Namespace, Name: m.RelationName})
 	if err != nil {
 		return err
 	}

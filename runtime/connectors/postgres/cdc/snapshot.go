@@ -76,7 +76,7 @@ func beginSnapshot(ctx context.Context, s settings, conn *pgx.Conn, name string,
 		if err := conn.QueryRow(ctx, "SELECT $1::regclass::oid", t.Quoted()).Scan(&oid); err != nil {
 			return nil, fmt.Errorf("looking up table %s: %w", t, err)
 		}
-		keys, err := primaryKey(ctx, conn, oid)
+		keys, err := pgcommon.PrimaryKey(ctx, conn, t)
 		if err != nil {
 			return nil, err
 		}
