@@ -27,6 +27,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgtest"
 	"github.com/conveyor-dev/conveyor/runtime/converter"
 	"github.com/conveyor-dev/conveyor/runtime/task"
 )
@@ -123,7 +124,7 @@ func waitCommitted(t *testing.T, adm *kadm.Client, topic string, d time.Duration
 func TestUpsertExactlyOnceRowsUnderRedelivery(t *testing.T) {
 	const records, keys = 100_000, 60_000
 	url := pg.CreateDatabase(t)
-	execSQL(t, url, `CREATE TABLE orders (id bigint PRIMARY KEY, version integer NOT NULL, note text, at timestamp NOT NULL)`)
+	pgtest.ExecURL(t, url, `CREATE TABLE orders (id bigint PRIMARY KEY, version integer NOT NULL, note text, at timestamp NOT NULL)`)
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, "orders"))
 	if err != nil {
 		t.Fatal(err)
@@ -171,7 +172,7 @@ func TestUpsertExactlyOnceRowsUnderRedelivery(t *testing.T) {
 	check := func(pass string) {
 		t.Helper()
 		// Expected: keys not divisible by 50, each at its last version.
-		got := query(t, url, `SELECT format('%s/%s/%s', count(*),
+		got := pgtest.QueryString(t, url, `SELECT format('%s/%s/%s', count(*),
 			count(*) FILTER (WHERE version = CASE WHEN id < 40000 THEN id + 60000 ELSE id END
 				AND (note IS NULL) = (version % 5 = 0) AND coalesce(note, '') IN ('', 'n-' || version)
 				AND at = to_timestamp((1700000000000 + version) / 1000.0) AT TIME ZONE 'UTC'),

@@ -23,8 +23,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgcommon"
 	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgtest"
 	"github.com/conveyor-dev/conveyor/runtime/data"
@@ -35,36 +33,6 @@ import (
 var pg *pgtest.Server
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Run(m, &pg)) }
-
-func execSQL(t testing.TB, url string, sql ...string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	for _, q := range sql {
-		if _, err := conn.Exec(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-}
-
-func query(t testing.TB, url, sql string) string {
-	t.Helper()
-	conn, err := pgx.Connect(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	var out string
-	if err := conn.QueryRow(context.Background(), sql).Scan(&out); err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-	return out
-}
 
 func with(cfg map[string]string, kv ...string) map[string]string {
 	out := map[string]string{}
@@ -83,9 +51,9 @@ func baseConfig(url string) map[string]string {
 
 func TestValidate(t *testing.T) {
 	url := pg.CreateDatabase(t)
-	db := strings.TrimPrefix(strings.Split(url, "?")[0][strings.LastIndex(strings.Split(url, "?")[0], "/"):], "/")
+	db := pgtest.DatabaseName(url)
 	role := "writer_" + db
-	execSQL(t, url, "CREATE TABLE orders (id bigint PRIMARY KEY, v text)",
+	pgtest.ExecURL(t, url, "CREATE TABLE orders (id bigint PRIMARY KEY, v text)",
 		"DROP ROLE IF EXISTS "+role, "CREATE ROLE "+role+" LOGIN PASSWORD 'Writer-Pw-1'", "GRANT INSERT ON orders TO "+role)
 	writer := pg.URLAs(role, "Writer-Pw-1", db)
 	cases := []struct {
@@ -175,11 +143,11 @@ func TestUpsertAutoCreateAndDelete(t *testing.T) {
 	batch := []*plugin.SinkRecord{order(0, 1, 10, "a"), order(1, 2, 20, nil), order(2, 1, 11, "a2"), order(3, 3, 30, "c"), tombstone(4, 3)}
 	putFlush(t, task, batch...)
 	putFlush(t, task, batch...) // redelivered
-	got := query(t, url, `SELECT string_agg(format('%s:%s:%s:%s:%s', id, qty, coalesce(note, 'NULL'), price, at), ' ' ORDER BY id) FROM orders`)
+	got := pgtest.QueryString(t, url, `SELECT string_agg(format('%s:%s:%s:%s:%s', id, qty, coalesce(note, 'NULL'), price, at), ' ' ORDER BY id) FROM orders`)
 	if want := "1:11:a2:13.75:2024-01-02 03:04:05.000006 2:20:NULL:25.00:2024-01-02 03:04:05.000006"; got != want {
 		t.Fatalf("rows %q, want %q", got, want)
 	}
-	if pk := query(t, url, `SELECT string_agg(a.attname, ',') FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey) WHERE i.indrelid = 'orders'::regclass AND i.indisprimary`); pk != "id" {
+	if pk := pgtest.QueryString(t, url, `SELECT string_agg(a.attname, ',') FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey) WHERE i.indrelid = 'orders'::regclass AND i.indisprimary`); pk != "id" {
 		t.Fatalf("primary key %q", pk)
 	}
 }
@@ -191,7 +159,7 @@ func TestInsertModeAndKafkaKeys(t *testing.T) {
 	url := pg.CreateDatabase(t)
 	task := startTask(t, with(baseConfig(url), KeyPKMode, "kafka", KeyAutoCreate, "true"))
 	putFlush(t, task, order(7, 1, 1, "x"), order(8, 1, 2, "y"))
-	if got := query(t, url, `SELECT string_agg(format('%s/%s/%s:%s', __connect_topic, __connect_partition, __connect_offset, qty), ' ' ORDER BY __connect_offset) FROM orders`); got != "orders/0/7:1 orders/0/8:2" {
+	if got := pgtest.QueryString(t, url, `SELECT string_agg(format('%s/%s/%s:%s', __connect_topic, __connect_partition, __connect_offset, qty), ' ' ORDER BY __connect_offset) FROM orders`); got != "orders/0/7:1 orders/0/8:2" {
 		t.Fatalf("rows %q", got)
 	}
 	err := task.Put(context.Background(), []*plugin.SinkRecord{order(7, 1, 1, "x")})
@@ -208,13 +176,13 @@ func TestInsertModeAndKafkaKeys(t *testing.T) {
 // an error that names it.
 func TestSchemalessValuesAndRecordValueKeys(t *testing.T) {
 	url := pg.CreateDatabase(t)
-	execSQL(t, url, `CREATE SCHEMA shop`, `CREATE TABLE shop."Events" (code text PRIMARY KEY, n bigint, flag boolean)`)
+	pgtest.ExecURL(t, url, `CREATE SCHEMA shop`, `CREATE TABLE shop."Events" (code text PRIMARY KEY, n bigint, flag boolean)`)
 	task := startTask(t, with(baseConfig(url), "topics", "events", KeyTableNameFormat, `shop."Events"`, KeyInsertMode, "upsert", KeyPKMode, "record_value", KeyPKFields, "code"))
 	rec := func(off int64, m map[string]any) *plugin.SinkRecord {
 		return &plugin.SinkRecord{Topic: "events", Offset: off, Value: m}
 	}
 	putFlush(t, task, rec(0, map[string]any{"code": "a", "n": int64(1), "flag": true}), rec(1, map[string]any{"code": "b", "n": int64(2)}), rec(2, map[string]any{"code": "a", "n": int64(3), "flag": false}))
-	if got := query(t, url, `SELECT string_agg(format('%s=%s/%s', code, n, coalesce(flag::text, 'NULL')), ' ' ORDER BY code) FROM shop."Events"`); got != "a=3/false b=2/NULL" {
+	if got := pgtest.QueryString(t, url, `SELECT string_agg(format('%s=%s/%s', code, n, coalesce(flag::text, 'NULL')), ' ' ORDER BY code) FROM shop."Events"`); got != "a=3/false b=2/NULL" {
 		t.Fatalf("rows %q", got)
 	}
 	err := task.Put(context.Background(), []*plugin.SinkRecord{rec(3, map[string]any{"code": "c", "extra": "x"})})
