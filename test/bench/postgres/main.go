@@ -250,25 +250,45 @@ func sourceTaskOnly(ctx context.Context, url string, n int) (float64, error) {
 	return rate, nil
 }
 
-func newCluster(topics ...string) (*kfake.Cluster, error) {
-	return kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, topics...))
+// kafkaEnv is an in-process Kafka with one 4-partition topic, the task
+// settings of a connector on it and an admin client.
+type kafkaEnv struct {
+	cluster *kfake.Cluster
+	common  task.Common
+	client  *kgo.Client
+	adm     *kadm.Client
 }
 
-func common(c *kfake.Cluster, connector string, cfg map[string]string) (task.Common, error) {
+func newKafkaEnv(topic, connector string, cfg map[string]string) (*kafkaEnv, error) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, topic))
+	if err != nil {
+		return nil, err
+	}
+	e := &kafkaEnv{cluster: c}
 	kc, err := converter.New(converter.JSONClass, nil, true)
-	if err != nil {
-		return task.Common{}, err
+	if err == nil {
+		var vc converter.Converter
+		if vc, err = converter.New(converter.JSONClass, nil, false); err == nil {
+			e.common = task.Common{
+				ID: task.ID{Connector: connector}, Config: cfg, KeyConverter: kc, ValueConverter: vc,
+				Kafka:  []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)},
+				Status: task.StatusFunc(func(task.ID, task.State, string) {}), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+				OffsetFlushInterval: time.Second,
+			}
+			e.client, err = kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.MetadataMinAge(10*time.Millisecond))
+		}
 	}
-	vc, err := converter.New(converter.JSONClass, nil, false)
 	if err != nil {
-		return task.Common{}, err
+		c.Close()
+		return nil, err
 	}
-	return task.Common{
-		ID: task.ID{Connector: connector}, Config: cfg, KeyConverter: kc, ValueConverter: vc,
-		Kafka:  []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)},
-		Status: task.StatusFunc(func(task.ID, task.State, string) {}), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		OffsetFlushInterval: time.Second,
-	}, nil
+	e.adm = kadm.NewClient(e.client)
+	return e, nil
+}
+
+func (e *kafkaEnv) close() {
+	e.client.Close()
+	e.cluster.Close()
 }
 
 // nopOffsets is an offset store that keeps nothing (nothing resumes).
@@ -282,20 +302,12 @@ func (nopOffsets) Write(context.Context, string, []task.SourceOffset) error { re
 // sourceThroughKafka runs the table source through the source runner
 // until Kafka holds every row.
 func sourceThroughKafka(ctx context.Context, url string, n int) (float64, error) {
-	c, err := newCluster("pg.src")
+	e, err := newKafkaEnv("pg.src", "bench-source", sourceConfig(url))
 	if err != nil {
 		return 0, err
 	}
-	defer c.Close()
-	cm, err := common(c, "bench-source", sourceConfig(url))
-	if err != nil {
-		return 0, err
-	}
-	adm, cl, err := admin(c)
-	if err != nil {
-		return 0, err
-	}
-	defer cl.Close()
+	defer e.close()
+	cm, adm := e.common, e.adm
 	r, err := task.New(tablesource.Plugin(), cm, nopOffsets{})
 	if err != nil {
 		return 0, err
@@ -330,14 +342,6 @@ func sourceThroughKafka(ctx context.Context, url string, n int) (float64, error)
 	rate := float64(n) / time.Since(start).Seconds()
 	logf("source into Kafka: %.0f rows/s", rate)
 	return rate, nil
-}
-
-func admin(c *kfake.Cluster) (*kadm.Client, *kgo.Client, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.MetadataMinAge(10*time.Millisecond))
-	if err != nil {
-		return nil, nil, err
-	}
-	return kadm.NewClient(cl), cl, nil
 }
 
 var (
@@ -459,20 +463,12 @@ func sinkThroughKafka(ctx context.Context, conn *pgx.Conn, url string, recs []*p
 	if err := resetTable(ctx, conn, "sink"); err != nil {
 		return 0, err
 	}
-	c, err := newCluster("sink")
+	e, err := newKafkaEnv("sink", "bench-sink", sinkConfig(url))
 	if err != nil {
 		return 0, err
 	}
-	defer c.Close()
-	cm, err := common(c, "bench-sink", sinkConfig(url))
-	if err != nil {
-		return 0, err
-	}
-	adm, cl, err := admin(c)
-	if err != nil {
-		return 0, err
-	}
-	defer cl.Close()
+	defer e.close()
+	cm, adm, cl := e.common, e.adm, e.client
 	var batch []*kgo.Record
 	for i, r := range recs {
 		k, err := cm.KeyConverter.FromConnectData("sink", r.KeySchema, r.Key)
