@@ -29,8 +29,12 @@ if [[ -z $bin ]]; then
   fi
   echo "postgres.sh: installing Debian's postgresql" >&2
   apt-get update -qq
-  # The package's own cluster is not used: keep it from starting.
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+  # The package's own "main" cluster is never used: do not create it.
+  if [[ ! -e /etc/postgresql-common/createcluster.conf ]]; then
+    mkdir -p /etc/postgresql-common
+    echo "create_main_cluster = false" >/etc/postgresql-common/createcluster.conf
+  fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o Dpkg::Options::=--force-confold postgresql >/dev/null
   bin=$(find_bin || true)
   if [[ -z $bin ]]; then
     echo "postgres.sh: postgresql installed but no initdb under /usr/lib/postgresql/*/bin ($(ls /usr/lib/postgresql/ 2>&1))" >&2

@@ -239,11 +239,7 @@ func Describe(cfg *pgx.ConnConfig) string {
 func CheckConnection(ctx context.Context, config map[string]string) (*pgx.Conn, []plugin.FieldError) {
 	cfg, err := ConnConfig(config)
 	if err != nil {
-		var fe plugin.FieldError
-		if errors.As(err, &fe) {
-			return nil, []plugin.FieldError{fe}
-		}
-		return nil, []plugin.FieldError{{Name: KeyConnectionURL, Message: err.Error()}}
+		return nil, FieldErrors(err, KeyConnectionURL)
 	}
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -263,4 +259,18 @@ func CheckConnection(ctx context.Context, config map[string]string) (*pgx.Conn, 
 		}
 	}
 	return nil, []plugin.FieldError{{Name: KeyConnectionURL, Message: fmt.Sprintf("cannot connect to PostgreSQL at %s: %s", Describe(cfg), msg)}}
+}
+
+// FieldErrors returns the problems in err as field errors: those of a
+// *plugin.ConfigError, a plugin.FieldError, or else err on field fallback.
+func FieldErrors(err error, fallback string) []plugin.FieldError {
+	var ce *plugin.ConfigError
+	if errors.As(err, &ce) {
+		return ce.Fields
+	}
+	var fe plugin.FieldError
+	if errors.As(err, &fe) {
+		return []plugin.FieldError{fe}
+	}
+	return []plugin.FieldError{{Name: fallback, Message: err.Error()}}
 }

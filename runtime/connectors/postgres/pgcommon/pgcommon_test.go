@@ -64,8 +64,7 @@ func TestParseTable(t *testing.T) {
 func TestConnectionErrorsRedactThePassword(t *testing.T) {
 	ctx := context.Background()
 	const secret = "s3cr3t-Pa55"
-	db := strings.TrimPrefix(pg.CreateDatabase(t)[strings.LastIndex(pg.URL("x"), "/"):], "/")
-	db, _, _ = strings.Cut(db, "?")
+	db := pgtest.DatabaseName(pg.CreateDatabase(t))
 	cases := []struct {
 		name   string
 		config map[string]string

@@ -220,187 +220,94 @@ func NewDecoder(tm *pgtype.Map, m Mapped, oid uint32, format int16) Decoder {
 			return string(raw), nil
 		}
 	}
-	plan := func(dst any) func(raw []byte) error {
-		p := tm.PlanScan(oid, format, dst)
-		return func(raw []byte) error { return p.Scan(raw, dst) }
-	}
-	name := m.Name
-	wrap := func(err error) error { return fmt.Errorf("column %s (%s): %w", name, m.TypeName, err) }
+	p := decodePlan{tm: tm, oid: oid, format: format, column: m.Name, typ: m.TypeName}
 	switch m.Kind {
 	case KindInt16:
-		var v int16
-		scan := plan(&v)
-		return func(raw []byte) (any, error) {
-			if raw == nil {
-				return nil, nil
-			}
-			if err := scan(raw); err != nil {
-				return nil, wrap(err)
-			}
-			return v, nil
-		}
+		return decoder(p, same[int16])
 	case KindInt32:
-		var v int32
-		scan := plan(&v)
-		return func(raw []byte) (any, error) {
-			if raw == nil {
-				return nil, nil
-			}
-			if err := scan(raw); err != nil {
-				return nil, wrap(err)
-			}
-			return v, nil
-		}
+		return decoder(p, same[int32])
 	case KindInt64:
-		var v int64
-		scan := plan(&v)
-		return func(raw []byte) (any, error) {
-			if raw == nil {
-				return nil, nil
-			}
-			if err := scan(raw); err != nil {
-				return nil, wrap(err)
-			}
-			return v, nil
-		}
+		return decoder(p, same[int64])
 	case KindFloat32:
-		var v float32
-		scan := plan(&v)
-		return func(raw []byte) (any, error) {
-			if raw == nil {
-				return nil, nil
-			}
-			if err := scan(raw); err != nil {
-				return nil, wrap(err)
-			}
-			return v, nil
-		}
+		return decoder(p, same[float32])
 	case KindFloat64:
-		var v float64
-		scan := plan(&v)
-		return func(raw []byte) (any, error) {
-			if raw == nil {
-				return nil, nil
-			}
-			if err := scan(raw); err != nil {
-				return nil, wrap(err)
-			}
-			return v, nil
-		}
+		return decoder(p, same[float64])
 	case KindBool:
-		var v bool
-		scan := plan(&v)
-		return func(raw []byte) (any, error) {
-			if raw == nil {
-				return nil, nil
-			}
-			if err := scan(raw); err != nil {
-				return nil, wrap(err)
-			}
-			return v, nil
-		}
+		return decoder(p, same[bool])
 	case KindString:
-		var v string
-		scan := plan(&v)
-		return func(raw []byte) (any, error) {
-			if raw == nil {
-				return nil, nil
-			}
-			if err := scan(raw); err != nil {
-				return nil, wrap(err)
-			}
-			return v, nil
-		}
+		return decoder(p, same[string])
 	case KindBytes:
-		return func(raw []byte) (any, error) {
-			if raw == nil {
-				return nil, nil
-			}
-			if format == pgx.BinaryFormatCode {
+		if format == pgx.BinaryFormatCode {
+			return func(raw []byte) (any, error) {
+				if raw == nil {
+					return nil, nil
+				}
 				return append([]byte(nil), raw...), nil
 			}
-			var v []byte
-			if err := tm.Scan(oid, format, raw, &v); err != nil {
-				return nil, wrap(err)
-			}
-			return v, nil
 		}
+		return decoder(p, same[[]byte])
 	case KindDecimal:
-		var v pgtype.Numeric
-		scan := plan(&v)
 		scale := m.Scale
-		return func(raw []byte) (any, error) {
-			if raw == nil {
-				return nil, nil
-			}
-			if err := scan(raw); err != nil {
-				return nil, wrap(err)
-			}
-			d, err := NumericToDecimal(v, scale)
-			if err != nil {
-				return nil, wrap(err)
-			}
-			return d, nil
-		}
+		return decoder(p, func(v pgtype.Numeric) (any, error) { return NumericToDecimal(v, scale) })
 	case KindDate:
-		var v pgtype.Date
-		scan := plan(&v)
-		return func(raw []byte) (any, error) {
-			if raw == nil {
-				return nil, nil
-			}
-			if err := scan(raw); err != nil {
-				return nil, wrap(err)
-			}
+		return decoder(p, func(v pgtype.Date) (any, error) {
 			if v.InfinityModifier != pgtype.Finite {
-				return nil, wrap(errors.New("infinite dates have no Date value"))
+				return nil, errors.New("infinite dates have no Date value")
 			}
 			return v.Time, nil
-		}
+		})
 	case KindTime:
-		var v pgtype.Time
-		scan := plan(&v)
-		return func(raw []byte) (any, error) {
-			if raw == nil {
-				return nil, nil
-			}
-			if err := scan(raw); err != nil {
-				return nil, wrap(err)
-			}
-			return time.UnixMicro(v.Microseconds).UTC(), nil
-		}
+		return decoder(p, func(v pgtype.Time) (any, error) { return time.UnixMicro(v.Microseconds).UTC(), nil })
 	case KindTimestamp:
-		var v pgtype.Timestamp
-		scan := plan(&v)
-		return func(raw []byte) (any, error) {
-			if raw == nil {
-				return nil, nil
-			}
-			if err := scan(raw); err != nil {
-				return nil, wrap(err)
-			}
+		return decoder(p, func(v pgtype.Timestamp) (any, error) {
 			if v.InfinityModifier != pgtype.Finite {
-				return nil, wrap(errors.New("infinite timestamps have no Timestamp value"))
+				return nil, errors.New("infinite timestamps have no Timestamp value")
 			}
 			return v.Time, nil
-		}
+		})
 	case KindTimestamptz:
-		var v pgtype.Timestamptz
-		scan := plan(&v)
-		return func(raw []byte) (any, error) {
-			if raw == nil {
-				return nil, nil
-			}
-			if err := scan(raw); err != nil {
-				return nil, wrap(err)
-			}
+		return decoder(p, func(v pgtype.Timestamptz) (any, error) {
 			if v.InfinityModifier != pgtype.Finite {
-				return nil, wrap(errors.New("infinite timestamps have no Timestamp value"))
+				return nil, errors.New("infinite timestamps have no Timestamp value")
 			}
 			return v.Time.UTC(), nil
-		}
+		})
 	}
-	return func([]byte) (any, error) { return nil, wrap(fmt.Errorf("no decoder for kind %d", m.Kind)) }
+	return func([]byte) (any, error) { return nil, p.wrap(fmt.Errorf("no decoder for kind %d", m.Kind)) }
+}
+
+// decodePlan is what a column's decoder needs to scan its wire values.
+type decodePlan struct {
+	tm          *pgtype.Map
+	oid         uint32
+	format      int16
+	column, typ string
+}
+
+func (p decodePlan) wrap(err error) error {
+	return fmt.Errorf("column %s (%s): %w", p.column, p.typ, err)
+}
+
+func same[T any](v T) (any, error) { return v, nil }
+
+// decoder scans each raw value into one reused T with a scan plan made
+// once, then converts it with conv.
+func decoder[T any](p decodePlan, conv func(T) (any, error)) Decoder {
+	var v T
+	plan := p.tm.PlanScan(p.oid, p.format, &v)
+	return func(raw []byte) (any, error) {
+		if raw == nil {
+			return nil, nil
+		}
+		if err := plan.Scan(raw, &v); err != nil {
+			return nil, p.wrap(err)
+		}
+		out, err := conv(v)
+		if err != nil {
+			return nil, p.wrap(err)
+		}
+		return out, nil
+	}
 }
 
 var bigTen = big.NewInt(10)

@@ -426,3 +426,48 @@ func randomHex(n int) string {
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// ExecURL runs SQL statements on the database at url, failing the test on
+// the first error.
+func ExecURL(t testing.TB, url string, sql ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatalf("connecting: %v", err)
+	}
+	defer conn.Close(context.Background())
+	for _, q := range sql {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+// QueryString runs a query on the database at url and returns the first
+// column of its first row, scanned as text.
+func QueryString(t testing.TB, url, sql string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatalf("connecting: %v", err)
+	}
+	defer conn.Close(context.Background())
+	var out string
+	if err := conn.QueryRow(ctx, sql).Scan(&out); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return out
+}
+
+// DatabaseName returns the database a postgres:// URL points at.
+func DatabaseName(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimPrefix(u.Path, "/")
+}

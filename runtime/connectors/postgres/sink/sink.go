@@ -174,11 +174,7 @@ type Connector struct {
 func (c *Connector) Validate(ctx context.Context, config map[string]string) []plugin.FieldError {
 	s, err := parse(config)
 	if err != nil {
-		var ce *plugin.ConfigError
-		if errors.As(err, &ce) {
-			return ce.Fields
-		}
-		return []plugin.FieldError{{Name: KeyInsertMode, Message: err.Error()}}
+		return pgcommon.FieldErrors(err, KeyInsertMode)
 	}
 	conn, errs := pgcommon.CheckConnection(ctx, config)
 	if len(errs) > 0 {

@@ -219,11 +219,7 @@ type Connector struct {
 func (c *Connector) Validate(ctx context.Context, config map[string]string) []plugin.FieldError {
 	s, err := parse(config)
 	if err != nil {
-		var ce *plugin.ConfigError
-		if errors.As(err, &ce) {
-			return ce.Fields
-		}
-		return []plugin.FieldError{{Name: KeyMode, Message: err.Error()}}
+		return pgcommon.FieldErrors(err, KeyMode)
 	}
 	conn, errs := pgcommon.CheckConnection(ctx, config)
 	if len(errs) > 0 {

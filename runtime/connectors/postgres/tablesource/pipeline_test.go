@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -30,6 +31,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgtest"
 	"github.com/conveyor-dev/conveyor/runtime/converter"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/plugin/plugintest"
@@ -186,13 +188,8 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 
 func rowCount(t *testing.T, url, table string) int {
 	t.Helper()
-	conn, err := pgx.Connect(context.Background(), url)
+	n, err := strconv.Atoi(pgtest.QueryString(t, url, "SELECT count(*)::text FROM "+table))
 	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	var n int
-	if err := conn.QueryRow(context.Background(), "SELECT count(*) FROM "+table).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n

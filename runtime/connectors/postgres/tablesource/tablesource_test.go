@@ -26,8 +26,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgcommon"
 	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgtest"
 	"github.com/conveyor-dev/conveyor/runtime/data"
@@ -39,28 +37,12 @@ var pg *pgtest.Server
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Run(m, &pg)) }
 
-func execSQL(t testing.TB, url string, sql ...string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	for _, q := range sql {
-		if _, err := conn.Exec(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-}
-
 // threeTables creates big, mid and small tables (rows 3x, x, x/3 for
 // x = n) with fresh planner statistics.
 func threeTables(t testing.TB, url string, n int) map[string]int {
 	sizes := map[string]int{"big": 3 * n, "mid": n, "small": n / 3}
 	for name, rows := range sizes {
-		execSQL(t, url,
+		pgtest.ExecURL(t, url,
 			fmt.Sprintf(`CREATE TABLE %s (id bigserial PRIMARY KEY, payload text NOT NULL, note text)`, name),
 			fmt.Sprintf(`INSERT INTO %s (payload, note) SELECT '%s-' || g, CASE WHEN g %% 2 = 0 THEN NULL ELSE 'odd' END FROM generate_series(1, %d) g`, name, name, rows),
 			"ANALYZE "+name)
@@ -186,7 +168,7 @@ func TestTaskConfigsBalanceTablesByEstimatedRows(t *testing.T) {
 // A new table matching the pattern triggers a task reconfiguration.
 func TestNewTableRequestsReconfiguration(t *testing.T) {
 	url := pg.CreateDatabase(t)
-	execSQL(t, url, "CREATE TABLE t1 (id bigint PRIMARY KEY)")
+	pgtest.ExecURL(t, url, "CREATE TABLE t1 (id bigint PRIMARY KEY)")
 	ctx := context.Background()
 	cc := plugintest.NewConnectorContext(nil)
 	conn := Plugin().NewConnector()
@@ -197,7 +179,7 @@ func TestNewTableRequestsReconfiguration(t *testing.T) {
 	if n, _, err := conn.NaturalLimit(ctx); n != 1 || err != nil {
 		t.Fatalf("natural limit %d, %v", n, err)
 	}
-	execSQL(t, url, "CREATE TABLE t2 (id bigint PRIMARY KEY)")
+	pgtest.ExecURL(t, url, "CREATE TABLE t2 (id bigint PRIMARY KEY)")
 	select {
 	case <-cc.Reconfigured():
 	case <-time.After(10 * time.Second):
@@ -217,8 +199,8 @@ func fieldErrors(res plugin.ValidationResult) map[string]string {
 // denied, missing or mistyped mode columns; the password never shows.
 func TestValidate(t *testing.T) {
 	url := pg.CreateDatabase(t)
-	db := strings.TrimPrefix(strings.Split(url, "?")[0][strings.LastIndex(strings.Split(url, "?")[0], "/"):], "/")
-	execSQL(t, url,
+	db := pgtest.DatabaseName(url)
+	pgtest.ExecURL(t, url,
 		"CREATE TABLE open (id bigint PRIMARY KEY, ts timestamp, label text)",
 		"CREATE TABLE secret (id bigint PRIMARY KEY)",
 		"DROP ROLE IF EXISTS reader_"+db, "CREATE ROLE reader_"+db+" LOGIN PASSWORD 'Reader-Pw-1'",
@@ -303,7 +285,7 @@ func seq(from, to int64) []int64 {
 // offset.
 func TestIncrementingModeResumes(t *testing.T) {
 	url := pg.CreateDatabase(t)
-	execSQL(t, url, `CREATE TABLE items (id bigserial PRIMARY KEY, name text NOT NULL, price numeric(8,2), seen timestamptz)`,
+	pgtest.ExecURL(t, url, `CREATE TABLE items (id bigserial PRIMARY KEY, name text NOT NULL, price numeric(8,2), seen timestamptz)`,
 		`INSERT INTO items (name, price, seen) SELECT 'item-' || g, CASE WHEN g % 3 = 0 THEN NULL ELSE g * 1.25 END, '2024-01-01T00:00:00Z'::timestamptz + g * interval '1 minute' FROM generate_series(1, 10) g`)
 	cfg := with(baseConfig(url), KeyTableWhitelist, "items", KeyBatchMaxRows, "3")
 	store := plugintest.NewOffsetStore()
@@ -329,7 +311,7 @@ func TestIncrementingModeResumes(t *testing.T) {
 	if p := recs[0].Value.(*data.Struct).Get("price").(data.Decimal); p.String() != "1.25" {
 		t.Fatalf("price %s", p)
 	}
-	execSQL(t, url, `INSERT INTO items (name) SELECT 'more-' || g FROM generate_series(1, 5) g`)
+	pgtest.ExecURL(t, url, `INSERT INTO items (name) SELECT 'more-' || g FROM generate_series(1, 5) g`)
 	recs, err = plugintest.Drain(ctx, task, store, 5, 100)
 	if err != nil {
 		t.Fatal(err)
@@ -339,7 +321,7 @@ func TestIncrementingModeResumes(t *testing.T) {
 	}
 	// Restart: the stored offset says 15.
 	task.Stop()
-	execSQL(t, url, `INSERT INTO items (name) VALUES ('after-restart')`)
+	pgtest.ExecURL(t, url, `INSERT INTO items (name) VALUES ('after-restart')`)
 	task = startTask(t, cfg, store)
 	recs, err = plugintest.Drain(ctx, task, store, 2, 3)
 	if err != nil {
@@ -355,7 +337,7 @@ func TestIncrementingModeResumes(t *testing.T) {
 // loses nothing; updated rows are sent again.
 func TestTimestampModeKeepsEqualTimestampsTogether(t *testing.T) {
 	url := pg.CreateDatabase(t)
-	execSQL(t, url, `CREATE TABLE ev (id int PRIMARY KEY, at timestamp NOT NULL)`,
+	pgtest.ExecURL(t, url, `CREATE TABLE ev (id int PRIMARY KEY, at timestamp NOT NULL)`,
 		`INSERT INTO ev SELECT g, '2024-05-01 10:00:00'::timestamp + ((g - 1) / 3) * interval '1 second' FROM generate_series(1, 10) g`)
 	// Groups: {1,2,3} {4,5,6} {7,8,9} {10}.
 	cfg := with(baseConfig(url), KeyTableWhitelist, "ev", KeyMode, ModeTimestamp, KeyTimestampColumn, "at", KeyBatchMaxRows, "2")
@@ -414,7 +396,7 @@ func TestTimestampModeKeepsEqualTimestampsTogether(t *testing.T) {
 		t.Fatalf("final offset %v", off)
 	}
 	// An update moves a row's timestamp forward: it is sent again.
-	execSQL(t, url, `UPDATE ev SET at = '2024-05-01 11:00:00' WHERE id = 2`)
+	pgtest.ExecURL(t, url, `UPDATE ev SET at = '2024-05-01 11:00:00' WHERE id = 2`)
 	recs, err := plugintest.Drain(ctx, task, store, 1, 100)
 	if err != nil {
 		t.Fatal(err)
@@ -428,7 +410,7 @@ func TestTimestampModeKeepsEqualTimestampsTogether(t *testing.T) {
 // middle of a group re-sends nothing.
 func TestTimestampIncrementingModeIsExact(t *testing.T) {
 	url := pg.CreateDatabase(t)
-	execSQL(t, url, `CREATE TABLE ev (id bigint PRIMARY KEY, at timestamptz NOT NULL)`,
+	pgtest.ExecURL(t, url, `CREATE TABLE ev (id bigint PRIMARY KEY, at timestamptz NOT NULL)`,
 		`INSERT INTO ev SELECT g, '2024-05-01 10:00:00+00'::timestamptz + ((g - 1) / 4) * interval '1 millisecond' + interval '7 microseconds' FROM generate_series(1, 12) g`)
 	cfg := with(baseConfig(url), KeyTableWhitelist, "ev", KeyMode, ModeTimestampIncrementing, KeyTimestampColumn, "at", KeyBatchMaxRows, "3")
 	store := plugintest.NewOffsetStore()
@@ -451,7 +433,7 @@ func TestTimestampIncrementingModeIsExact(t *testing.T) {
 // Bulk mode sends the whole table on every pass.
 func TestBulkMode(t *testing.T) {
 	url := pg.CreateDatabase(t)
-	execSQL(t, url, `CREATE TABLE b (id int PRIMARY KEY)`, `INSERT INTO b SELECT generate_series(1, 4)`)
+	pgtest.ExecURL(t, url, `CREATE TABLE b (id int PRIMARY KEY)`, `INSERT INTO b SELECT generate_series(1, 4)`)
 	task := startTask(t, with(baseConfig(url), KeyTableWhitelist, "b", KeyMode, ModeBulk), plugintest.NewOffsetStore())
 	recs, err := plugintest.Drain(context.Background(), task, nil, 8, 50)
 	if err != nil {
