@@ -39,10 +39,7 @@ type Connector struct {
 func (c *Connector) Validate(ctx context.Context, config map[string]string) []plugin.FieldError {
 	s, err := parseSettings(config)
 	if err != nil {
-		if ce, ok := err.(*plugin.ConfigError); ok {
-			return ce.Fields
-		}
-		return []plugin.FieldError{{Name: pgcommon.KeyConnectionURL, Message: err.Error()}}
+		return pgcommon.FieldErrors(err, KeyTableIncludeList)
 	}
 	ctx, cancel := context.WithTimeout(ctx, validateTimeout)
 	defer cancel()
