@@ -106,15 +106,10 @@ func newEnv(t *testing.T, config map[string]string) *env {
 	return e
 }
 
+// exec runs statements on one connection (so BEGIN ... COMMIT spans them).
 func (e *env) exec(sql ...string) {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	for _, q := range sql {
-		if _, err := e.db.Exec(ctx, q); err != nil {
-			e.t.Fatalf("%s: %v", q, err)
-		}
-	}
+	pgtest.ExecURL(e.t, e.url, sql...)
 }
 
 // offsetAdapter serves the runner's OffsetStore from the worker's store.
