@@ -198,3 +198,26 @@ func TestKeepsConnectionWhileNotPolled(t *testing.T) {
 		}
 	}
 }
+
+// A column added while streaming shows up in the records after the change
+// (pgoutput sends a new Relation message), and rows from before keep the
+// old shape.
+func TestColumnAddedWhileStreaming(t *testing.T) {
+	e := newEnv(t, map[string]string{"snapshot.mode": "never", "table.include.list": "t"})
+	e.exec("CREATE TABLE t (id int PRIMARY KEY)")
+	tk := startTask(t, e.config, plugintest.NewOffsetStore())
+	if _, err := tk.Poll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	e.waitSlotActive("cdc_slot")
+	e.exec("INSERT INTO t VALUES (1)", "ALTER TABLE t ADD COLUMN label text", "INSERT INTO t VALUES (2, 'two')")
+	recs := pollN(t, tk, 2)
+	first := recs[0].Value.(*data.Struct).Get(FieldAfter).(*data.Struct)
+	second := recs[1].Value.(*data.Struct).Get(FieldAfter).(*data.Struct)
+	if len(first.Schema().Fields) != 1 || second.Get("label") != "two" || len(second.Schema().Fields) != 2 {
+		t.Fatalf("rows %v (%s) and %v (%s)", first, first.Schema(), second, second.Schema())
+	}
+	if k := recs[1].Key.(*data.Struct); k.Get("id") != int32(2) {
+		t.Fatalf("key %v", k)
+	}
+}
