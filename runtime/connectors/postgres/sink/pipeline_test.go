@@ -184,7 +184,7 @@ func TestUpsertExactlyOnceRowsUnderRedelivery(t *testing.T) {
 
 	start = time.Now()
 	sinks := startSinks(t, c, cfg, 2)
-	waitCommitted(t, adm, "orders", 60*time.Second)
+	waitCommitted(t, adm, "orders", 120*time.Second)
 	stopSinks(t, sinks)
 	t.Logf("first delivery: %d records in %v", produced, time.Since(start))
 	check("first delivery")
@@ -217,7 +217,7 @@ func TestUpsertExactlyOnceRowsUnderRedelivery(t *testing.T) {
 	}
 	start = time.Now()
 	sinks = startSinks(t, c, cfg, 2)
-	waitCommitted(t, adm, "orders", 60*time.Second)
+	waitCommitted(t, adm, "orders", 120*time.Second)
 	stopSinks(t, sinks)
 	t.Logf("redelivery: %d records in %v", redelivered, time.Since(start))
 	check("after redelivery")

@@ -193,3 +193,21 @@ func TestSchemalessValuesAndRecordValueKeys(t *testing.T) {
 		t.Fatalf("unknown field: %v", err)
 	}
 }
+
+// The sink's natural limit is the partition count of its topics.
+func TestNaturalLimitIsTopicPartitions(t *testing.T) {
+	ctx := context.Background()
+	conn := Plugin().NewConnector()
+	cc := plugintest.NewConnectorContext(map[string]int32{"orders": 4, "returns": 2})
+	if err := conn.Start(ctx, cc, with(baseConfig("postgres://u@127.0.0.1/db"), "topics", "orders,returns")); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Stop()
+	cfgs, lim, err := plugin.PlanTasks(ctx, "pg-sink", conn, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfgs) != 6 || lim.NaturalLimit != 6 || lim.Reason != plugin.TopicPartitions {
+		t.Fatalf("%d task configs, limits %+v; want 6 and TopicPartitions", len(cfgs), lim)
+	}
+}

@@ -304,7 +304,7 @@ func TestThroughRunnersExactlyOnceAndKillRestart(t *testing.T) {
 		if want != sizes[tb]+200 {
 			t.Fatalf("%s has %d rows", tb, want)
 		}
-		waitFor(t, 60*time.Second, fmt.Sprintf("%d rows of %s in Kafka", want, tb), func() bool { return s.distinct(topics[i]) >= want })
+		waitFor(t, 120*time.Second, fmt.Sprintf("%d rows of %s in Kafka", want, tb), func() bool { return s.distinct(topics[i]) >= want })
 	}
 	for _, tp := range topics {
 		for id, n := range s.snapshot(tp) {
@@ -345,7 +345,7 @@ func TestThroughRunnersExactlyOnceAndKillRestart(t *testing.T) {
 	resent := 0
 	for i, tb := range tables {
 		want := rowCount(t, url, tb)
-		waitFor(t, 60*time.Second, fmt.Sprintf("%d rows of %s after the restart", want, tb), func() bool { return s.distinct(topics[i]) >= want })
+		waitFor(t, 120*time.Second, fmt.Sprintf("%d rows of %s after the restart", want, tb), func() bool { return s.distinct(topics[i]) >= want })
 		counts := s.snapshot(topics[i])
 		for id := int64(1); id <= int64(want); id++ {
 			n := counts[id]
