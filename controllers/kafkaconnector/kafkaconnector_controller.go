@@ -20,12 +20,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -58,6 +60,7 @@ import (
 // +kubebuilder:rbac:groups=connect.conveyor.dev,resources=connectclusters,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 const (
@@ -282,6 +285,15 @@ func (r *Reconciler) reconcileConnector(ctx context.Context, kc *v1alpha1.KafkaC
 		return ctrl.Result{}, nil
 	}
 	desired := DesiredConfig(kc.Name, kc.Spec.Class, requested, kc.Spec.Config)
+	// The workers resolve the Secrets when the connector starts: do not
+	// start it (or give it a new config) before they may read them.
+	if missing, err := r.ungrantedSecrets(ctx, cc, refs); err != nil {
+		return ctrl.Result{}, err
+	} else if len(missing) > 0 {
+		notReady(kc, ReasonSecretsNotGranted, "waiting for the workers of ConnectCluster %s to be allowed to read Secret(s) %s (Role %s, kept by the ConnectCluster reconciler)",
+			cc.Name, strings.Join(missing, ", "), connectcluster.SecretsRoleName(cc))
+		return ctrl.Result{RequeueAfter: secretsGrantRetry}, nil
+	}
 
 	wc, err := r.workerClient(ctx, cc)
 	if err != nil {
@@ -484,6 +496,45 @@ func (r *Reconciler) secretsHash(ctx context.Context, namespace string, refs []c
 		data[name] = s.Data
 	}
 	return SecretsHash(refs, data), nil
+}
+
+// secretsGrantRetry is how soon a connector waiting for the workers' Role
+// looks again (the ConnectCluster reconciler updates the Role within moments).
+const secretsGrantRetry = time.Second
+
+// ungrantedSecrets returns the referenced Secrets that the workers' Role of
+// cc (connectcluster.BuildSecretsRole, applied by the ConnectCluster
+// reconciler) does not let them read yet.
+func (r *Reconciler) ungrantedSecrets(ctx context.Context, cc *v1alpha1.ConnectCluster, refs []connectcluster.SecretRef) ([]string, error) {
+	names := connectcluster.SecretNames(refs)
+	if len(names) == 0 {
+		return nil, nil
+	}
+	var role rbacv1.Role
+	err := r.Client.Get(ctx, types.NamespacedName{Namespace: cc.Namespace, Name: connectcluster.SecretsRoleName(cc)}, &role)
+	switch {
+	case apierrors.IsNotFound(err):
+		return names, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading the workers' Role %s/%s: %w", cc.Namespace, connectcluster.SecretsRoleName(cc), err)
+	case !metav1.IsControlledBy(&role, cc):
+		return names, nil
+	}
+	granted := map[string]bool{}
+	for _, rule := range role.Rules {
+		if slices.Contains(rule.APIGroups, "") && slices.Contains(rule.Resources, "secrets") && slices.Contains(rule.Verbs, "get") {
+			for _, n := range rule.ResourceNames {
+				granted[n] = true
+			}
+		}
+	}
+	var missing []string
+	for _, n := range names {
+		if !granted[n] {
+			missing = append(missing, n)
+		}
+	}
+	return missing, nil
 }
 
 func handledRestarts(kc *v1alpha1.KafkaConnector) HandledRestarts {

@@ -48,6 +48,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
 	"github.com/conveyor-dev/conveyor/controllers/workerclient"
 	"github.com/conveyor-dev/conveyor/runtime/connectapi"
 	"github.com/conveyor-dev/conveyor/runtime/rest"
@@ -666,8 +667,31 @@ func TestSecretRotationRestartsOnlyItsUsers(t *testing.T) {
 	}
 	e.apply("uses-db", func(kc *v1alpha1.KafkaConnector) { kc.Spec.Config["db.password"] = "${secret:db:password}" })
 	e.apply("plain", func(*v1alpha1.KafkaConnector) {})
+
+	// Until the workers' Role lists db, the connector is not created: its
+	// tasks would fail to read the Secret.
+	if res := e.reconcile("uses-db"); res.RequeueAfter <= 0 {
+		t.Fatalf("a connector waiting for its Secret grant must come back: %+v", res)
+	}
+	if c := e.ready("uses-db"); c == nil || c.Reason != ReasonSecretsNotGranted || !strings.Contains(c.Message, "db") {
+		t.Fatalf("Ready = %+v, want %s naming db", c, ReasonSecretsNotGranted)
+	}
+	if _, err := e.herder.ConnectorConfig(e.ctx, "uses-db"); err == nil {
+		t.Fatal("the connector was created before the workers may read its Secret")
+	}
+	cc := &v1alpha1.ConnectCluster{}
+	if err := e.k8s.Get(e.ctx, types.NamespacedName{Namespace: "ns", Name: "c1"}, cc); err != nil {
+		t.Fatal(err)
+	}
+	role, _ := connectcluster.BuildSecretsRole(cc, []string{"db"})
+	if err := e.k8s.Create(e.ctx, role); err != nil {
+		t.Fatal(err)
+	}
 	e.reconcile("uses-db")
 	e.reconcile("plain")
+	if c := e.ready("uses-db"); c == nil || c.Status != metav1.ConditionTrue {
+		t.Fatalf("Ready = %+v once the Role lists db", c)
+	}
 	h0 := e.get("uses-db").Status.SecretsHash
 	if h0 == "" || strings.Contains(h0, "pw-one") || e.get("plain").Status.SecretsHash != "" {
 		t.Fatalf("secretsHash %q / %q", h0, e.get("plain").Status.SecretsHash)
