@@ -158,6 +158,9 @@ func run(m *testing.M) (code int) {
 		},
 		KEDACheckInterval: time.Second,
 		WorkerResolver:    workerclient.StaticResolver{restURL},
+		// Short: runtime-side changes (task limits, states) show within
+		// seconds instead of the production 30s.
+		ConnectorResync: connectorResync,
 		WorkerClient: workerclient.Options{
 			HTTPClient:     &http.Client{Transport: writes, Timeout: 10 * time.Second},
 			RequestTimeout: 10 * time.Second,
