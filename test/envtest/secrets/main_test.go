@@ -33,7 +33,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -58,8 +57,6 @@ import (
 	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
 	"github.com/conveyor-dev/conveyor/controllers/workerclient"
 	"github.com/conveyor-dev/conveyor/runtime/configprovider"
-	"github.com/conveyor-dev/conveyor/runtime/worker"
-	"github.com/conveyor-dev/conveyor/runtime/workerconfig"
 	"github.com/conveyor-dev/conveyor/test/envtest/envtestutil"
 )
 
@@ -256,21 +253,16 @@ type testWorker struct {
 // groupOf is the Connect group of a test cluster.
 func groupOf(ns, name string) string { return "secrets-" + ns + "-" + name }
 
-// startWorker starts one real worker in distributed mode against kfake, with
-// the internal topics of the ConnectCluster the tests create, REST on a free
-// loopback port with bearer authentication, and a Secret provider that reads
-// Secrets of ns from the API server with the token in its token file (the
-// ServiceAccount token arrives once the operator created the account).
+// startWorker starts one real worker of the ConnectCluster ns/name against
+// kfake, with a Secret provider that reads Secrets of ns from the API
+// server with the token in its token file (the ServiceAccount token arrives
+// once the operator created the account: ensureCluster).
 func startWorker(ns, name string) (*testWorker, error) {
-	dir, err := os.MkdirTemp("", "conveyor-secrets-worker-")
+	dir, err := os.MkdirTemp("", "conveyor-secrets-sa-")
 	if err != nil {
 		return nil, err
 	}
-	restTokenFile := filepath.Join(dir, "rest-token")
-	if err := os.WriteFile(restTokenFile, []byte(restToken), 0o600); err != nil {
-		return nil, err
-	}
-	saTokenFile := filepath.Join(dir, "sa-token")
+	saTokenFile := filepath.Join(dir, "token")
 	if err := os.WriteFile(saTokenFile, nil, 0o600); err != nil {
 		return nil, err
 	}
@@ -289,50 +281,22 @@ func startWorker(ns, name string) (*testWorker, error) {
 		Client: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 			TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}},
 	}
-	cc := clusterObject(ns, name)
-	props := map[string]string{
-		workerconfig.KeyBootstrapServers:               bootstrap,
-		workerconfig.KeyGroupID:                        cc.GroupID(),
-		workerconfig.KeyConfigStorageTopic:             cc.ConfigTopic(),
-		workerconfig.KeyOffsetStorageTopic:             cc.OffsetTopic(),
-		workerconfig.KeyStatusStorageTopic:             cc.StatusTopic(),
-		workerconfig.KeyInternalTopicsCreate:           "true",
-		workerconfig.KeyOffsetStoragePartitions:        strconv.Itoa(int(storagePartitions)),
-		workerconfig.KeyStatusStoragePartitions:        strconv.Itoa(int(storagePartitions)),
-		workerconfig.KeyConfigStorageReplicationFactor: "1",
-		workerconfig.KeyOffsetStorageReplicationFactor: "1",
-		workerconfig.KeyStatusStorageReplicationFactor: "1",
-		workerconfig.KeyOffsetFlushInterval:            "500",
-		workerconfig.KeyRestHostName:                   "127.0.0.1",
-		workerconfig.KeyRestPort:                       "0",
-		workerconfig.KeyRestAuthTokenFile:              restTokenFile,
-		worker.KeyLimitCheckInterval:                   "500",
-	}
-	cfg, err := workerconfig.Parse(props)
-	if err == nil {
-		err = cfg.Validate()
-	}
-	if err != nil {
-		return nil, fmt.Errorf("worker config: %w", err)
-	}
 	var out io.Writer = workerLog
 	if os.Getenv("CONVEYOR_TEST_VERBOSE") != "" {
 		out = io.MultiWriter(workerLog, os.Stderr)
 	}
-	log := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelDebug})).With("worker", ns+"/"+name)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	w, err := worker.Start(ctx, worker.Options{Config: cfg, Logger: log, Version: "envtest",
-		Resolver: configprovider.Standard(secrets)})
+	w, stop, err := envtestutil.StartWorker(envtestutil.WorkerSpec{
+		Bootstrap: bootstrap,
+		Cluster:   clusterObject(ns, name),
+		RestToken: restToken,
+		Logger:    slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelDebug})).With("worker", ns+"/"+name),
+		Resolver:  configprovider.Standard(secrets),
+	})
 	if err != nil {
 		return nil, err
 	}
 	return &testWorker{url: "http://" + w.RESTAddr(), tokenFile: saTokenFile, secrets: secrets, stop: func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		defer cancel()
-		if err := w.Shutdown(sctx); err != nil {
-			fmt.Fprintf(os.Stderr, "stopping the worker: %v\n", err)
-		}
+		stop()
 		os.RemoveAll(dir)
 	}}, nil
 }
