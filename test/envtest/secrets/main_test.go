@@ -120,6 +120,9 @@ func run(m *testing.M) (code int) {
 	defer os.RemoveAll(outDir)
 
 	env := envtestutil.Environment(assets, scheme)
+	// A loaded machine (make test runs beside other work) can take longer
+	// than envtest's default 20s to start the API server.
+	env.ControlPlaneStartTimeout = time.Minute
 	cfg, err := env.Start()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "starting envtest: %v\n", err)
