@@ -38,6 +38,7 @@ import (
 
 	connectv1alpha1 "github.com/conveyor-dev/conveyor/api/v1alpha1"
 	"github.com/conveyor-dev/conveyor/controllers"
+	"github.com/conveyor-dev/conveyor/controllers/kafkaconnector"
 )
 
 const usage = `conveyor runs Kafka Connect-style clusters on Kubernetes.
@@ -91,6 +92,7 @@ func runOperator(args []string, stderr io.Writer) error {
 	leaderElect := fs.Bool("leader-elect", false, "elect a leader so that only one operator replica reconciles")
 	watchNamespaces := fs.String("watch-namespaces", "", "comma-separated namespaces to watch; empty watches all")
 	workerImage := fs.String("worker-image", os.Getenv("CONVEYOR_IMAGE"), "image for worker pods of clusters that name none (default: $CONVEYOR_IMAGE, the operator's own image)")
+	connectorResync := fs.Duration("connector-resync", kafkaconnector.DefaultResync, "how often a connector's runtime status (state, tasks, limits, lag) is read again from the workers when nothing changed in the API server")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -121,6 +123,7 @@ func runOperator(args []string, stderr io.Writer) error {
 	if err := controllers.Setup(mgr, controllers.Options{
 		WorkerImage:       *workerImage,
 		OperatorNamespace: os.Getenv("POD_NAMESPACE"),
+		ConnectorResync:   *connectorResync,
 	}); err != nil {
 		return fmt.Errorf("setting up reconcilers: %w", err)
 	}

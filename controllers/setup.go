@@ -58,6 +58,10 @@ type Options struct {
 	// WorkerClient configures the worker REST clients (tests inject an
 	// HTTPClient to count requests); the token is filled per cluster.
 	WorkerClient workerclient.Options
+	// ConnectorResync is how often a connector's runtime status is read
+	// again when nothing in the API server changed (default
+	// kafkaconnector.DefaultResync, 30s; conveyor operator --connector-resync).
+	ConnectorResync time.Duration
 }
 
 // CacheOptions limits what the manager watches to the given namespaces
@@ -147,6 +151,8 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	kr := kafkaconnector.KafkaReads{Reader: mgr.GetAPIReader()}
 	kcr := &kafkaconnector.Reconciler{
 		Client:        mgr.GetClient(),
+		APIReader:     mgr.GetAPIReader(),
+		Resync:        opts.ConnectorResync,
 		Recorder:      mgr.GetEventRecorder("kafkaconnector"),
 		Resolver:      resolver,
 		ClientOptions: opts.WorkerClient,

@@ -239,6 +239,21 @@ type KafkaConnectorStatus struct {
 	// new value restarts the connector and its tasks once.
 	// +optional
 	LastRestartAnnotation string `json:"lastRestartAnnotation,omitempty"`
+
+	// lastRestartTasksAnnotation is the value of the
+	// connect.conveyor.dev/restart-tasks annotation that the operator last
+	// acted on; setting the annotation to a new value restarts the connector
+	// and its FAILED tasks once.
+	// +optional
+	LastRestartTasksAnnotation string `json:"lastRestartTasksAnnotation,omitempty"`
+
+	// secretsHash digests the values of the Secret keys that spec.config
+	// references as ${secret:<name>:<key>} (a SHA-256, never the values);
+	// when it changes, the operator restarts the connector and its tasks so
+	// they read the rotated values. Empty when the config references none.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	SecretsHash string `json:"secretsHash,omitempty"`
 }
 
 // KafkaConnector is a connector run by a ConnectCluster: a source that

@@ -34,8 +34,8 @@ import (
 
 // BuildServiceAccount builds the worker pods' ServiceAccount. The workers use
 // it to read the Secrets that connector configs reference as
-// ${secret:<name>:<key>} (the KafkaConnector reconciler keeps the Role that
-// lists exactly those Secrets).
+// ${secret:<name>:<key>} (BuildSecretsRole: a Role that lists exactly those
+// Secrets).
 func BuildServiceAccount(cc *v1alpha1.ConnectCluster) *corev1.ServiceAccount {
 	return &corev1.ServiceAccount{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},

@@ -21,6 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
@@ -40,12 +41,17 @@ type ChildInputs struct {
 	RestToken string
 	// SASLUsername is the SASL user read from its Secret.
 	SASLUsername string
+	// SecretNames are the Secrets the cluster's connectors reference
+	// (ConnectorSecretNames): the workers may read exactly these.
+	SecretNames []string
 }
 
 // Children are the objects a cluster owns. A nil member is one the cluster
 // does not want (and the reconciler removes if it exists).
 type Children struct {
 	ServiceAccount      *corev1.ServiceAccount
+	SecretsRole         *rbacv1.Role
+	SecretsRoleBinding  *rbacv1.RoleBinding
 	ConfigMap           *corev1.ConfigMap
 	RestTokenSecret     *corev1.Secret
 	Service             *corev1.Service
@@ -79,6 +85,7 @@ func BuildChildren(cc *v1alpha1.ConnectCluster, in ChildInputs) (*Children, erro
 			ConfigHash: ConfigHash(cm),
 		}),
 	}
+	ch.SecretsRole, ch.SecretsRoleBinding = BuildSecretsRole(cc, in.SecretNames)
 	if GeneratesRestToken(cc) {
 		ch.RestTokenSecret = BuildRestTokenSecret(cc, in.RestToken)
 	}
@@ -98,6 +105,8 @@ func (c *Children) Objects() []client.Object {
 		}
 	}
 	add(c.ServiceAccount, c.ServiceAccount != nil)
+	add(c.SecretsRole, c.SecretsRole != nil)
+	add(c.SecretsRoleBinding, c.SecretsRoleBinding != nil)
 	add(c.RestTokenSecret, c.RestTokenSecret != nil)
 	add(c.ConfigMap, c.ConfigMap != nil)
 	add(c.Service, c.Service != nil)

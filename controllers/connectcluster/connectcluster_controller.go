@@ -27,6 +27,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -47,8 +48,9 @@ import (
 )
 
 // The operator's permissions for ConnectClusters. Secrets are read one at a
-// time with an uncached reader (get only: no list or watch of every Secret in
-// the cluster) and only the generated REST token Secret is written.
+// time with an uncached reader (their values never enter the cache; the
+// KafkaConnector reconciler watches their metadata only) and only the
+// generated REST token Secret is written.
 //
 // +kubebuilder:rbac:groups=connect.conveyor.dev,resources=connectclusters,verbs=get;list;watch
 // +kubebuilder:rbac:groups=connect.conveyor.dev,resources=connectclusters/status,verbs=get;update;patch
@@ -60,6 +62,12 @@ import (
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+//
+// The workers' Role for the Secrets their connectors reference. RBAC lets
+// the operator grant "get" on those Secrets only because it holds "get" on
+// Secrets itself (no escalate or bind verbs needed).
+//
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;patch;delete
 
 // Field indexes the reconcilers share. Register them once, with SetupIndexes.
 const (
@@ -221,7 +229,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.ServiceAccount{}).
 		Owns(&policyv1.PodDisruptionBudget{}).
 		Owns(&networkingv1.NetworkPolicy{}).
-		// Connector totals feed the capacity rule.
+		Owns(&rbacv1.Role{}).
+		Owns(&rbacv1.RoleBinding{}).
+		// Connector totals feed the capacity rule; their Secret references
+		// the workers' Role.
 		Watches(&v1alpha1.KafkaConnector{}, handler.EnqueueRequestsFromMapFunc(connectorToCluster),
 			builder.WithPredicates(connectorTotalsChanged())).
 		// A cluster that appears, changes its group or goes away settles the
@@ -240,8 +251,8 @@ func connectorToCluster(_ context.Context, o client.Object) []reconcile.Request 
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: kc.Namespace, Name: kc.Spec.ClusterRef.Name}}}
 }
 
-// connectorTotalsChanged passes connector events that can change a cluster's totals
-// or its autoscaling triggers.
+// connectorTotalsChanged passes connector events that can change a cluster's totals,
+// its autoscaling triggers or the Secrets its workers may read.
 func connectorTotalsChanged() predicate.Predicate {
 	return predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
@@ -251,7 +262,8 @@ func connectorTotalsChanged() predicate.Predicate {
 			// depend on (see autoscaling.ConnectorsFrom).
 			return !ok1 || !ok2 || o.Status.EffectiveTasks != n.Status.EffectiveTasks || o.Spec.ClusterRef != n.Spec.ClusterRef ||
 				o.Spec.State != n.Spec.State || o.Status.State != n.Status.State ||
-				o.Spec.Config["topics"] != n.Spec.Config["topics"] || o.Spec.Config["topics.regex"] != n.Spec.Config["topics.regex"]
+				o.Spec.Config["topics"] != n.Spec.Config["topics"] || o.Spec.Config["topics.regex"] != n.Spec.Config["topics.regex"] ||
+				secretNamesChanged(o, n)
 		},
 	}
 }
@@ -279,16 +291,29 @@ func (r *Reconciler) sameGroupClusters(ctx context.Context, o client.Object) []r
 // ClusterTotals sums the connectors of a cluster: how many KafkaConnectors
 // name it in spec.clusterRef and their status.effectiveTasks.
 func ClusterTotals(ctx context.Context, c client.Reader, cc *v1alpha1.ConnectCluster) (Totals, error) {
+	kcs, err := clusterConnectors(ctx, c, cc)
+	if err != nil {
+		return Totals{}, err
+	}
+	return totalsOf(kcs), nil
+}
+
+// clusterConnectors lists the KafkaConnectors whose clusterRef names cc.
+func clusterConnectors(ctx context.Context, c client.Reader, cc *v1alpha1.ConnectCluster) ([]v1alpha1.KafkaConnector, error) {
 	var list v1alpha1.KafkaConnectorList
 	if err := c.List(ctx, &list, client.InNamespace(cc.Namespace), client.MatchingFields{ConnectorClusterRefIndex: cc.Name}); err != nil {
-		return Totals{}, fmt.Errorf("listing the KafkaConnectors of ConnectCluster %s/%s: %w", cc.Namespace, cc.Name, err)
+		return nil, fmt.Errorf("listing the KafkaConnectors of ConnectCluster %s/%s: %w", cc.Namespace, cc.Name, err)
 	}
+	return list.Items, nil
+}
+
+func totalsOf(kcs []v1alpha1.KafkaConnector) Totals {
 	var t Totals
-	for _, kc := range list.Items {
+	for _, kc := range kcs {
 		t.Connectors++
 		t.Tasks += kc.Status.EffectiveTasks
 	}
-	return t, nil
+	return t
 }
 
 // Reconcile runs one loop for one ConnectCluster: fetch, observe the children

@@ -35,6 +35,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -108,10 +109,11 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 	log := logf.FromContext(ctx)
 	st := &loopState{}
 
-	totals, err := ClusterTotals(ctx, r.client, cc)
+	kcs, err := clusterConnectors(ctx, r.client, cc)
 	if err != nil {
 		return nil, err
 	}
+	totals := totalsOf(kcs)
 	st.totals = totals
 
 	var peers v1alpha1.ConnectClusterList
@@ -204,6 +206,7 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 		Replicas:          replicas,
 		RestToken:         token,
 		SASLUsername:      saslUser,
+		SecretNames:       ConnectorSecretNames(kcs...),
 	})
 	if err != nil {
 		if st.problem == nil {
@@ -230,9 +233,20 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 			st.appliedReplicas = children.Deployment.Spec.Replicas
 		}
 	}
+	var unwanted []client.Object
 	if children.NetworkPolicy == nil {
-		if err := r.deleteOwned(ctx, cc, &networkingv1.NetworkPolicy{}, NetworkPolicyName(cc)); err != nil {
-			st.problem = &Problem{Reason: v1alpha1.ReasonReconcileFailed, Message: err.Error()}
+		unwanted = append(unwanted, &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: NetworkPolicyName(cc)}})
+	}
+	if children.SecretsRole == nil {
+		// No connector references a Secret: the workers may read none.
+		unwanted = append(unwanted, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: SecretsRoleName(cc)}},
+			&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: SecretsRoleName(cc)}})
+	}
+	for _, o := range unwanted {
+		if err := r.deleteOwned(ctx, cc, o, o.GetName()); err != nil {
+			if st.problem == nil {
+				st.problem = &Problem{Reason: v1alpha1.ReasonReconcileFailed, Message: err.Error()}
+			}
 			st.retry = true
 		}
 	}

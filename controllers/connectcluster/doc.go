@@ -25,7 +25,10 @@ limitations under the License.
 //     BuildWorkerConfig renders the runtime's workerconfig.Config (never a
 //     copy of its keys) into the ConfigMap that conveyor-worker --config
 //     reads; BuildWorkerDeployment, BuildService, BuildPodDisruptionBudget,
-//     BuildNetworkPolicy, BuildServiceAccount, BuildRestTokenSecret;
+//     BuildNetworkPolicy, BuildServiceAccount, BuildRestTokenSecret,
+//     BuildSecretsRole (the workers' Role and RoleBinding: "get" on exactly
+//     the Secrets the cluster's connectors reference as ${secret:<name>:<key>},
+//     none at all when they reference none; secrets.go);
 //     BuildChildren puts them together.
 //   - Kafka behind TopicAdmin/AdminFactory (kafka.go): kadm by default, kfake
 //     in tests; EnsureTopics creates or verifies the internal topics.
@@ -43,7 +46,7 @@ limitations under the License.
 //
 // Seams for the KafkaConnector reconciler: SetupIndexes and
 // ConnectorClusterRefIndex (register once, list a cluster's connectors),
-// ClusterTotals, the Autoscaler hook (derive the ScaledObject and report
+// ClusterTotals, SecretRefs (the parser of ${secret:...} references), the Autoscaler hook (derive the ScaledObject and report
 // whether it owns the worker count), KafkaConnectionFor (the operator's
 // Kafka connection with TLS/SASL from Secrets), DeploymentName, Selector and
 // RestURL.

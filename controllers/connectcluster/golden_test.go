@@ -142,7 +142,8 @@ func TestGoldenChildren(t *testing.T) {
 		in   ChildInputs
 	}{
 		{"minimal", minimalCluster(), ChildInputs{Image: testImage, OperatorNamespace: "conveyor-system", Replicas: ptr.To[int32](2), RestToken: "test-token-not-secret"}},
-		{"tls-sasl-overrides", secureCluster(), ChildInputs{Image: "registry.example.com/conveyor:pinned", OperatorNamespace: "conveyor-system", Replicas: ptr.To[int32](3), SASLUsername: "payments-connect"}},
+		{"tls-sasl-overrides", secureCluster(), ChildInputs{Image: "registry.example.com/conveyor:pinned", OperatorNamespace: "conveyor-system", Replicas: ptr.To[int32](3), SASLUsername: "payments-connect",
+			SecretNames: []string{"payments-db", "vendor-api"}}},
 		{"autoscaling", autoscalingCluster(), ChildInputs{Image: testImage, OperatorNamespace: "conveyor-system", Replicas: nil}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

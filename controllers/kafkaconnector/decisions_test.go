@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
 	"github.com/conveyor-dev/conveyor/runtime/connectapi"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
@@ -294,47 +295,8 @@ func TestPendingRestarts(t *testing.T) {
 	}
 }
 
-func TestSecretRefs(t *testing.T) {
-	refs, err := SecretRefs(map[string]string{
-		"connection.password": "${secret:db-creds:password}",
-		"connection.url":      "postgres://${secret:db-creds:user}:${secret:db-creds:password}@h/db",
-		"other":               "${secret:api.token:token} and ${env:HOME} and ${file:/x:y}",
-		"plain":               "no placeholders $ { } ${secre:x:y}",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []SecretRef{{"api.token", "token"}, {"db-creds", "password"}, {"db-creds", "user"}}
-	if !reflect.DeepEqual(refs, want) {
-		t.Fatalf("SecretRefs = %v, want %v", refs, want)
-	}
-	if names := SecretNames(refs, []SecretRef{{"z", "k"}, {"db-creds", "k"}}); !reflect.DeepEqual(names, []string{"api.token", "db-creds", "z"}) {
-		t.Fatalf("SecretNames = %v", names)
-	}
-	if names := SecretNames(); names != nil {
-		t.Fatalf("SecretNames() = %v, want nil", names)
-	}
-
-	bad := map[string]string{
-		"missing key":  "${secret:db}",
-		"empty name":   "${secret::k}",
-		"bad name":     "${secret:DB_Creds:k}",
-		"bad key char": "${secret:db:a/b}",
-	}
-	for what, v := range bad {
-		_, err := SecretRefs(map[string]string{"conn.pw": v})
-		if err == nil {
-			t.Errorf("%s: %q accepted", what, v)
-			continue
-		}
-		if !strings.Contains(err.Error(), `"conn.pw"`) {
-			t.Errorf("%s: error %q does not name the config key", what, err)
-		}
-	}
-}
-
 func TestSecretsHash(t *testing.T) {
-	refs := []SecretRef{{"db", "password"}}
+	refs := []connectcluster.SecretRef{{Name: "db", Key: "password"}}
 	base := map[string]map[string][]byte{
 		"db":    {"password": []byte("s3cret"), "unused": []byte("a")},
 		"other": {"k": []byte("v")},

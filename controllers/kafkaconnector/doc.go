@@ -21,6 +21,12 @@ limitations under the License.
 // cluster or a worker: the effective task count and its pre-run estimate
 // (tasks.go), the normalized config diff (config.go), target-state
 // transitions (state.go), the autoRestart schedule (autorestart.go), restart
-// requests by annotation (restart.go) and secret references (secrets.go).
-// The reconciler only observes, calls these, and converges.
+// requests by annotation (restart.go) and the digest of referenced Secret
+// values (secrets.go; the references themselves are parsed by
+// connectcluster.SecretRefs, which the ConnectCluster reconciler uses to keep
+// the workers' Role). The reconciler only observes, calls these, and
+// converges: it waits until the workers' Role lists a connector's Secrets
+// before it creates the connector or writes its config, and restarts a
+// connector and its tasks when status.secretsHash changes (a Secret watch on
+// metadata only brings the connectors that reference a changed Secret).
 package kafkaconnector

@@ -20,11 +20,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -32,6 +35,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -39,20 +43,24 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
 	"github.com/conveyor-dev/conveyor/controllers/workerclient"
 	"github.com/conveyor-dev/conveyor/runtime/connectapi"
 )
 
 // The operator's permissions for KafkaConnectors: Secrets (REST tokens, Kafka
-// credentials) are read one at a time, uncached; Pods are listed to find a
+// credentials, the values connectors reference) are read one at a time,
+// uncached; their metadata only is watched, so that a rotated Secret
+// restarts the connectors that reference it. Pods are listed to find a
 // cluster's Ready workers.
 //
 // +kubebuilder:rbac:groups=connect.conveyor.dev,resources=kafkaconnectors,verbs=get;list;watch;patch;update
 // +kubebuilder:rbac:groups=connect.conveyor.dev,resources=kafkaconnectors/status,verbs=get;patch;update
 // +kubebuilder:rbac:groups=connect.conveyor.dev,resources=kafkaconnectors/finalizers,verbs=update
 // +kubebuilder:rbac:groups=connect.conveyor.dev,resources=connectclusters,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 const (
@@ -64,18 +72,22 @@ const (
 	Finalizer = "connect.conveyor.dev/connector"
 	// ClusterRefIndex indexes KafkaConnectors by spec.clusterRef.name.
 	ClusterRefIndex = "spec.clusterRef.name"
-	// resync is how often a connector's runtime status is read again when
-	// nothing in the API server changed (the worker does not notify us).
-	resync = 30 * time.Second
-	// notReadyRetry is the retry period while the cluster has no Ready worker.
-	notReadyRetry = 15 * time.Second
+	// DefaultResync is how often a connector's runtime status is read again
+	// when nothing in the API server changed (the worker does not notify us).
+	DefaultResync = 30 * time.Second
+	// maxNotReadyRetry bounds the retry period while the cluster has no
+	// Ready worker.
+	maxNotReadyRetry = 15 * time.Second
 )
 
 // Reconciler reconciles KafkaConnectors into connectors on their cluster's
 // workers.
 type Reconciler struct {
-	Client   client.Client
-	Recorder events.EventRecorder
+	Client client.Client
+	// APIReader reads Secrets past the cache (the manager's GetAPIReader):
+	// the operator caches Secrets' metadata only. Client when nil.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
 	// Resolver finds the Ready workers of a cluster (workerclient.PodResolver
 	// in production).
 	Resolver workerclient.Resolver
@@ -91,6 +103,10 @@ type Reconciler struct {
 	Now func() time.Time
 	// Backoff is the autoRestart schedule (DefaultBackoff when zero).
 	Backoff Backoff
+	// Resync is how often a connector's runtime status is read again when
+	// nothing in the API server changed (DefaultResync when zero); tests
+	// shorten it.
+	Resync time.Duration
 
 	// lastSent remembers the last state action sent per connector (see
 	// DecideStateAction). In memory only: after an operator restart at most
@@ -98,15 +114,23 @@ type Reconciler struct {
 	lastSent sync.Map
 }
 
-// SetupWithManager registers the watches: every KafkaConnector, and the
+// SetupWithManager registers the watches: every KafkaConnector, the
 // ConnectClusters they run on (a cluster change enqueues its connectors
-// through the ClusterRefIndex field index). The index itself is shared with
-// the ConnectCluster reconciler and registered once by
+// through the ClusterRefIndex field index) and the metadata of Secrets (a
+// Secret change enqueues the connectors that reference it, through the
+// SecretRefIndex registered here). The ClusterRefIndex is shared with the
+// ConnectCluster reconciler and registered once by
 // connectcluster.SetupIndexes (same name, same function as clusterRefOf).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.KafkaConnector{}, SecretRefIndex, SecretNamesOf); err != nil {
+		return fmt.Errorf("indexing KafkaConnectors by %s: %w", SecretRefIndex, err)
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.KafkaConnector{}).
 		Watches(&v1alpha1.ConnectCluster{}, handler.EnqueueRequestsFromMapFunc(r.connectorsOfCluster)).
+		// Metadata only: the values never enter the operator's cache; the
+		// reconcile reads the referenced Secrets one GET at a time.
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(ConnectorsUsingSecret(r.Client)), builder.OnlyMetadata).
 		Named("kafkaconnector").
 		Complete(r)
 }
@@ -138,6 +162,22 @@ func (r *Reconciler) now() time.Time {
 		return r.Now()
 	}
 	return time.Now()
+}
+
+func (r *Reconciler) resync() time.Duration {
+	if r.Resync > 0 {
+		return r.Resync
+	}
+	return DefaultResync
+}
+
+func (r *Reconciler) notReadyRetry() time.Duration { return min(r.resync(), maxNotReadyRetry) }
+
+func (r *Reconciler) apiReader() client.Reader {
+	if r.APIReader != nil {
+		return r.APIReader
+	}
+	return r.Client
 }
 
 func (r *Reconciler) backoff() Backoff {
@@ -212,7 +252,7 @@ func (r *Reconciler) workerClient(ctx context.Context, cc *v1alpha1.ConnectClust
 	if cc.RestAuthenticationEnabled() {
 		ref := cc.RestTokenSecret()
 		var s corev1.Secret
-		if err := r.Client.Get(ctx, types.NamespacedName{Namespace: cc.Namespace, Name: ref.Name}, &s); err != nil {
+		if err := r.apiReader().Get(ctx, types.NamespacedName{Namespace: cc.Namespace, Name: ref.Name}, &s); err != nil {
 			return nil, fmt.Errorf("reading the REST token Secret %s/%s: %w", cc.Namespace, ref.Name, err)
 		}
 		tok, ok := s.Data[ref.Key]
@@ -239,20 +279,30 @@ func (r *Reconciler) reconcileConnector(ctx context.Context, kc *v1alpha1.KafkaC
 		notReady(kc, v1alpha1.ReasonClusterNotFound, "ConnectCluster %q does not exist in namespace %s", kc.Spec.ClusterRef.Name, kc.Namespace)
 		return ctrl.Result{}, nil // the ConnectCluster watch brings us back
 	}
-	if _, err := SecretRefs(kc.Spec.Config); err != nil {
+	refs, err := connectcluster.SecretRefs(kc.Spec.Config)
+	if err != nil {
 		notReady(kc, v1alpha1.ReasonConfigInvalid, "%v", err)
 		return ctrl.Result{}, nil
 	}
 	desired := DesiredConfig(kc.Name, kc.Spec.Class, requested, kc.Spec.Config)
+	// The workers resolve the Secrets when the connector starts: do not
+	// start it (or give it a new config) before they may read them.
+	if missing, err := r.ungrantedSecrets(ctx, cc, refs); err != nil {
+		return ctrl.Result{}, err
+	} else if len(missing) > 0 {
+		notReady(kc, ReasonSecretsNotGranted, "waiting for the workers of ConnectCluster %s to be allowed to read Secret(s) %s (Role %s, kept by the ConnectCluster reconciler)",
+			cc.Name, strings.Join(missing, ", "), connectcluster.SecretsRoleName(cc))
+		return ctrl.Result{RequeueAfter: secretsGrantRetry}, nil
+	}
 
 	wc, err := r.workerClient(ctx, cc)
 	if err != nil {
 		notReady(kc, v1alpha1.ReasonClusterNotReady, "cannot reach the workers of ConnectCluster %s: %v", cc.Name, err)
-		return ctrl.Result{RequeueAfter: notReadyRetry}, nil
+		return ctrl.Result{RequeueAfter: r.notReadyRetry()}, nil
 	}
 
 	st, err := wc.Status(ctx, kc.Name)
-	justCreated := false
+	justCreated, configWritten := false, false
 	switch {
 	case workerclient.IsNotFound(err):
 		created, res, err := r.create(ctx, kc, cc, wc, desired)
@@ -265,17 +315,23 @@ func (r *Reconciler) reconcileConnector(ctx context.Context, kc *v1alpha1.KafkaC
 		}
 	case err != nil:
 		notReady(kc, v1alpha1.ReasonClusterNotReady, "reading the connector status from the workers: %v", err)
-		return ctrl.Result{RequeueAfter: notReadyRetry}, nil
+		return ctrl.Result{RequeueAfter: r.notReadyRetry()}, nil
 	case !controllerutil.ContainsFinalizer(kc, Finalizer):
 		notReady(kc, ReasonConnectorNotManaged, "a connector named %q already exists in ConnectCluster %s and was not created by this KafkaConnector; Conveyor leaves it alone: delete it through the REST API or rename this KafkaConnector", kc.Name, cc.Name)
 		return ctrl.Result{}, nil
 	default:
-		if done, err := r.updateConfig(ctx, kc, wc, desired); done || err != nil {
+		var done bool
+		if configWritten, done, err = r.updateConfig(ctx, kc, wc, desired); done || err != nil {
 			return ctrl.Result{}, err
 		}
 	}
+	// A new connector, or one whose config was just written, starts with
+	// the current values: no rotation restart on top.
+	if err := r.observeSecrets(ctx, kc, wc, refs, justCreated || configWritten); err != nil {
+		return ctrl.Result{}, err
+	}
 
-	requeue := resync
+	requeue := r.resync()
 	if !justCreated {
 		if after, err := r.converge(ctx, kc, wc, st); err != nil {
 			return ctrl.Result{}, err
@@ -284,8 +340,8 @@ func (r *Reconciler) reconcileConnector(ctx context.Context, kc *v1alpha1.KafkaC
 		}
 	} else {
 		// Annotations present at creation are recorded, not acted on.
-		_, handled := PendingRestarts(kc.Annotations, HandledRestarts{Restart: kc.Status.LastRestartAnnotation}, true)
-		kc.Status.LastRestartAnnotation = handled.Restart
+		_, handled := PendingRestarts(kc.Annotations, handledRestarts(kc), true)
+		kc.Status.LastRestartAnnotation, kc.Status.LastRestartTasksAnnotation = handled.Restart, handled.RestartTasks
 	}
 
 	r.observeLimits(ctx, kc, cc, wc, requested, desired)
@@ -349,7 +405,7 @@ func (r *Reconciler) create(ctx context.Context, kc *v1alpha1.KafkaConnector, cc
 	}
 	if err != nil {
 		notReady(kc, v1alpha1.ReasonClusterNotReady, "creating the connector: %v", err)
-		return false, ctrl.Result{RequeueAfter: notReadyRetry}, nil
+		return false, ctrl.Result{RequeueAfter: r.notReadyRetry()}, nil
 	}
 	r.event(kc, corev1.EventTypeNormal, "Created", "Create", "created connector %s in ConnectCluster %s (%s)", kc.Name, cc.Name, InitialState(kc.TargetState()))
 	return true, ctrl.Result{}, nil
@@ -374,25 +430,115 @@ func (r *Reconciler) validate(ctx context.Context, kc *v1alpha1.KafkaConnector, 
 	return true, nil
 }
 
-// updateConfig writes the config when it really differs; done is true when
-// the reconcile must stop (the new config is invalid).
-func (r *Reconciler) updateConfig(ctx context.Context, kc *v1alpha1.KafkaConnector, wc *workerclient.Client, desired map[string]string) (bool, error) {
+// updateConfig writes the config when it really differs; written says it
+// did, done that the reconcile must stop (the new config is invalid).
+func (r *Reconciler) updateConfig(ctx context.Context, kc *v1alpha1.KafkaConnector, wc *workerclient.Client, desired map[string]string) (written, done bool, err error) {
 	stored, err := wc.ConnectorConfig(ctx, kc.Name)
 	if err != nil {
-		return false, fmt.Errorf("reading the config of connector %q: %w", kc.Name, err)
+		return false, false, fmt.Errorf("reading the config of connector %q: %w", kc.Name, err)
 	}
 	diff := DiffConfig(desired, stored)
 	if diff.Empty() {
-		return false, nil
+		return false, false, nil
 	}
 	if ok, err := r.validate(ctx, kc, wc, desired); !ok || err != nil {
-		return true, err
+		return false, true, err
 	}
 	if _, _, err := wc.PutConnectorConfig(ctx, kc.Name, desired); err != nil {
-		return false, fmt.Errorf("updating the config of connector %q: %w", kc.Name, err)
+		return false, false, fmt.Errorf("updating the config of connector %q: %w", kc.Name, err)
 	}
 	r.event(kc, corev1.EventTypeNormal, "ConfigUpdated", "Update", "updated the config of connector %s (keys %v)", kc.Name, diff.Keys())
-	return false, nil
+	return true, false, nil
+}
+
+// observeSecrets records the digest of the referenced Secret values in
+// status and, when it changed since the last pass (a rotation), restarts
+// the connector and all its tasks so they resolve the new values. fresh
+// means the connector was just created or got a new config, so it already
+// starts with the current values. A stopped connector only records the
+// digest: its tasks resolve the values when they start again.
+func (r *Reconciler) observeSecrets(ctx context.Context, kc *v1alpha1.KafkaConnector, wc *workerclient.Client, refs []connectcluster.SecretRef, fresh bool) error {
+	hash, err := r.secretsHash(ctx, kc.Namespace, refs)
+	if err != nil {
+		// Unknown is not a rotation: keep the recorded digest, look again
+		// at the next pass.
+		logf.FromContext(ctx).Info("reading the Secrets the connector references failed", "error", err.Error())
+		return nil
+	}
+	if !fresh && kc.TargetState() != TargetStopped && SecretRotated(kc.Status.SecretsHash, hash) {
+		if _, err := wc.Restart(ctx, kc.Name, true, false); err != nil {
+			return fmt.Errorf("restarting connector %q after a change of the Secrets it references: %w", kc.Name, err)
+		}
+		kc.Status.LastRestartTime = &metav1.Time{Time: r.now()}
+		r.event(kc, corev1.EventTypeNormal, "SecretsRotated", "Restart", "restarted connector %s and its tasks: a Secret it references changed (%s)",
+			kc.Name, strings.Join(connectcluster.SecretNames(refs), ", "))
+	}
+	kc.Status.SecretsHash = hash
+	return nil
+}
+
+// secretsHash reads the referenced Secrets (a missing one counts as absent)
+// and digests the referenced keys (SecretsHash).
+func (r *Reconciler) secretsHash(ctx context.Context, namespace string, refs []connectcluster.SecretRef) (string, error) {
+	if len(refs) == 0 {
+		return "", nil
+	}
+	data := map[string]map[string][]byte{}
+	for _, name := range connectcluster.SecretNames(refs) {
+		var s corev1.Secret
+		err := r.apiReader().Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, &s)
+		switch {
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			return "", fmt.Errorf("reading Secret %s/%s: %w", namespace, name, err)
+		}
+		data[name] = s.Data
+	}
+	return SecretsHash(refs, data), nil
+}
+
+// secretsGrantRetry is how soon a connector waiting for the workers' Role
+// looks again (the ConnectCluster reconciler updates the Role within moments).
+const secretsGrantRetry = time.Second
+
+// ungrantedSecrets returns the referenced Secrets that the workers' Role of
+// cc (connectcluster.BuildSecretsRole, applied by the ConnectCluster
+// reconciler) does not let them read yet.
+func (r *Reconciler) ungrantedSecrets(ctx context.Context, cc *v1alpha1.ConnectCluster, refs []connectcluster.SecretRef) ([]string, error) {
+	names := connectcluster.SecretNames(refs)
+	if len(names) == 0 {
+		return nil, nil
+	}
+	var role rbacv1.Role
+	err := r.Client.Get(ctx, types.NamespacedName{Namespace: cc.Namespace, Name: connectcluster.SecretsRoleName(cc)}, &role)
+	switch {
+	case apierrors.IsNotFound(err):
+		return names, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading the workers' Role %s/%s: %w", cc.Namespace, connectcluster.SecretsRoleName(cc), err)
+	case !metav1.IsControlledBy(&role, cc):
+		return names, nil
+	}
+	granted := map[string]bool{}
+	for _, rule := range role.Rules {
+		if slices.Contains(rule.APIGroups, "") && slices.Contains(rule.Resources, "secrets") && slices.Contains(rule.Verbs, "get") {
+			for _, n := range rule.ResourceNames {
+				granted[n] = true
+			}
+		}
+	}
+	var missing []string
+	for _, n := range names {
+		if !granted[n] {
+			missing = append(missing, n)
+		}
+	}
+	return missing, nil
+}
+
+func handledRestarts(kc *v1alpha1.KafkaConnector) HandledRestarts {
+	return HandledRestarts{Restart: kc.Status.LastRestartAnnotation, RestartTasks: kc.Status.LastRestartTasksAnnotation}
 }
 
 // converge applies restart requests, the target state and autoRestart.
@@ -400,11 +546,11 @@ func (r *Reconciler) converge(ctx context.Context, kc *v1alpha1.KafkaConnector, 
 	now := r.now()
 	key := kc.Namespace + "/" + kc.Name
 
-	if req, handled := PendingRestarts(kc.Annotations, HandledRestarts{Restart: kc.Status.LastRestartAnnotation}, false); req != nil && req.Annotation == AnnotationRestart {
+	if req, handled := PendingRestarts(kc.Annotations, handledRestarts(kc), false); req != nil {
 		if _, err := wc.Restart(ctx, kc.Name, req.IncludeTasks, req.OnlyFailed); err != nil {
 			return 0, fmt.Errorf("restarting connector %q on request: %w", kc.Name, err)
 		}
-		kc.Status.LastRestartAnnotation = handled.Restart
+		kc.Status.LastRestartAnnotation, kc.Status.LastRestartTasksAnnotation = handled.Restart, handled.RestartTasks
 		kc.Status.Restarts = 0 // a restart by hand resets the automatic count
 		kc.Status.LastRestartTime = &metav1.Time{Time: now}
 		r.event(kc, corev1.EventTypeNormal, "Restarted", "Restart", "restarted connector %s on request (%s=%s)", kc.Name, req.Annotation, req.Value)

@@ -48,6 +48,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
 	"github.com/conveyor-dev/conveyor/controllers/workerclient"
 	"github.com/conveyor-dev/conveyor/runtime/connectapi"
 	"github.com/conveyor-dev/conveyor/runtime/rest"
@@ -225,6 +226,7 @@ func (h *memHerder) RestartConnector(ctx context.Context, name string, includeTa
 		return nil, err
 	}
 	h.write("restart")
+	h.write(fmt.Sprintf("restart %s includeTasks=%v onlyFailed=%v", name, includeTasks, onlyFailed))
 	c.failed = false
 	h.mu.Unlock()
 	if !includeTasks && !onlyFailed {
@@ -491,6 +493,22 @@ func TestReconcileLifecycle(t *testing.T) {
 	if e.get("orders-sink").Status.LastRestartAnnotation != "2026-01-01T00:00:00Z" {
 		t.Fatal("the handled restart value is not kept in status")
 	}
+	if e.herder.count("restart orders-sink includeTasks=true onlyFailed=false") != 1 {
+		t.Fatalf("the restart annotation must restart the connector and all its tasks: %v", e.herder.writes)
+	}
+
+	// The restart-tasks annotation restarts the connector with its failed
+	// tasks, once per new value, and keeps the value in status.
+	restarts = e.herder.count("restart")
+	e.apply("orders-sink", func(kc *v1alpha1.KafkaConnector) { kc.Annotations[AnnotationRestartTasks] = "1" })
+	e.reconcile("orders-sink")
+	e.reconcile("orders-sink")
+	if got := e.herder.count("restart") - restarts; got != 1 || e.herder.count("restart orders-sink includeTasks=true onlyFailed=true") != 1 {
+		t.Fatalf("restart-tasks annotation: %d restarts (%v), want 1 with onlyFailed", got, e.herder.writes)
+	}
+	if st := e.get("orders-sink").Status; st.LastRestartTasksAnnotation != "1" || st.LastRestartAnnotation != "2026-01-01T00:00:00Z" {
+		t.Fatalf("handled values in status: restart %q, restart-tasks %q", st.LastRestartAnnotation, st.LastRestartTasksAnnotation)
+	}
 
 	// autoRestart restarts a failed connector (by default) and counts it.
 	e.herder.mu.Lock()
@@ -633,5 +651,113 @@ func TestConnectorsUsingSecret(t *testing.T) {
 	}
 	if got := names("other"); got != nil {
 		t.Fatalf("an unreferenced Secret maps to %v", got)
+	}
+}
+
+// TestSecretRotationRestartsOnlyItsUsers: status.secretsHash digests the
+// referenced values (never holds them); changing a referenced key restarts
+// exactly the connectors that reference it, once; an unreferenced key, a
+// config edit or a stopped connector restarts nothing.
+func TestSecretRotationRestartsOnlyItsUsers(t *testing.T) {
+	e := newEnv(t)
+	db := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "ns"},
+		Data: map[string][]byte{"password": []byte("pw-one"), "unused": []byte("x")}}
+	if err := e.k8s.Create(e.ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	e.apply("uses-db", func(kc *v1alpha1.KafkaConnector) { kc.Spec.Config["db.password"] = "${secret:db:password}" })
+	e.apply("plain", func(*v1alpha1.KafkaConnector) {})
+
+	// Until the workers' Role lists db, the connector is not created: its
+	// tasks would fail to read the Secret.
+	if res := e.reconcile("uses-db"); res.RequeueAfter <= 0 {
+		t.Fatalf("a connector waiting for its Secret grant must come back: %+v", res)
+	}
+	if c := e.ready("uses-db"); c == nil || c.Reason != ReasonSecretsNotGranted || !strings.Contains(c.Message, "db") {
+		t.Fatalf("Ready = %+v, want %s naming db", c, ReasonSecretsNotGranted)
+	}
+	if _, err := e.herder.ConnectorConfig(e.ctx, "uses-db"); err == nil {
+		t.Fatal("the connector was created before the workers may read its Secret")
+	}
+	cc := &v1alpha1.ConnectCluster{}
+	if err := e.k8s.Get(e.ctx, types.NamespacedName{Namespace: "ns", Name: "c1"}, cc); err != nil {
+		t.Fatal(err)
+	}
+	role, _ := connectcluster.BuildSecretsRole(cc, []string{"db"})
+	if err := e.k8s.Create(e.ctx, role); err != nil {
+		t.Fatal(err)
+	}
+	e.reconcile("uses-db")
+	e.reconcile("plain")
+	if c := e.ready("uses-db"); c == nil || c.Status != metav1.ConditionTrue {
+		t.Fatalf("Ready = %+v once the Role lists db", c)
+	}
+	h0 := e.get("uses-db").Status.SecretsHash
+	if h0 == "" || strings.Contains(h0, "pw-one") || e.get("plain").Status.SecretsHash != "" {
+		t.Fatalf("secretsHash %q / %q", h0, e.get("plain").Status.SecretsHash)
+	}
+	restarts := func(name string) int {
+		return e.herder.count("restart " + name + " includeTasks=true onlyFailed=false")
+	}
+	setSecret := func(key, value string) {
+		t.Helper()
+		if err := e.k8s.Get(e.ctx, client.ObjectKeyFromObject(db), db); err != nil {
+			t.Fatal(err)
+		}
+		db.Data[key] = []byte(value)
+		if err := e.k8s.Update(e.ctx, db); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pass := func() {
+		e.reconcile("uses-db")
+		e.reconcile("plain")
+	}
+
+	setSecret("unused", "y")
+	pass()
+	if restarts("uses-db") != 0 || e.get("uses-db").Status.SecretsHash != h0 {
+		t.Fatal("an unreferenced key of the Secret restarted the connector")
+	}
+
+	setSecret("password", "pw-two")
+	pass()
+	pass()
+	if restarts("uses-db") != 1 || restarts("plain") != 0 {
+		t.Fatalf("rotation: uses-db restarted %d times, plain %d; want 1 and 0", restarts("uses-db"), restarts("plain"))
+	}
+	h1 := e.get("uses-db").Status.SecretsHash
+	if h1 == h0 || h1 == "" {
+		t.Fatalf("secretsHash did not follow the rotation: %q", h1)
+	}
+
+	// A config edit writes the config (the worker restarts the connector on
+	// it); a rotation in the same pass adds no restart of its own.
+	setSecret("password", "pw-three")
+	e.apply("uses-db", func(kc *v1alpha1.KafkaConnector) { kc.Spec.Config["file"] = "/data/new.jsonl" })
+	e.reconcile("uses-db")
+	if restarts("uses-db") != 1 || e.get("uses-db").Status.SecretsHash == h1 {
+		t.Fatalf("config edit with a rotation: %d restarts, hash %q", restarts("uses-db"), e.get("uses-db").Status.SecretsHash)
+	}
+
+	// A stopped connector records the new digest without a restart.
+	e.apply("uses-db", func(kc *v1alpha1.KafkaConnector) { kc.Spec.State = v1alpha1.ConnectorTargetStopped })
+	e.reconcile("uses-db")
+	setSecret("password", "pw-four")
+	e.reconcile("uses-db")
+	if restarts("uses-db") != 1 {
+		t.Fatal("a stopped connector was restarted for a rotation")
+	}
+
+	// A deleted Secret is a change too (the worker's tasks would fail on it).
+	e.apply("uses-db", func(kc *v1alpha1.KafkaConnector) { kc.Spec.State = v1alpha1.ConnectorTargetRunning })
+	e.reconcile("uses-db")
+	before := e.get("uses-db").Status.SecretsHash
+	if err := e.k8s.Delete(e.ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	e.reconcile("uses-db")
+	if restarts("uses-db") != 2 || e.get("uses-db").Status.SecretsHash == before {
+		t.Fatalf("deleting the Secret: %d restarts, hash %q", restarts("uses-db"), e.get("uses-db").Status.SecretsHash)
 	}
 }

@@ -32,6 +32,11 @@ import (
 // but this KafkaConnector did not create it; the operator leaves it alone.
 const ReasonConnectorNotManaged = "ConnectorNotManaged"
 
+// ReasonSecretsNotGranted: the connector references Secrets that the
+// workers' Role does not list yet; the operator waits before it creates the
+// connector or writes the new config, so its tasks do not fail on a 403.
+const ReasonSecretsNotGranted = "SecretsNotGranted"
+
 // RuntimeStatus copies the worker's status entity into the status fields:
 // connector state and worker, and the tasks sorted by id with traces cut to
 // the API's bound.

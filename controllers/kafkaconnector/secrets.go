@@ -21,86 +21,16 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"regexp"
-	"sort"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
 )
-
-// SecretRef is one ${secret:<name>:<key>} placeholder: a key of a Secret in
-// the connector's namespace.
-type SecretRef struct {
-	Name string
-	Key  string
-}
-
-// secretPlaceholder matches ${secret:<name>:<key>}; name and key are checked
-// separately so that a malformed reference gets a precise message.
-var secretPlaceholder = regexp.MustCompile(`\$\{secret:([^}]*)\}`)
-
-// SecretRefs returns every Secret reference in a connector config, sorted
-// and de-duplicated, or an error naming the config key whose placeholder is
-// malformed. Values are never echoed, only key names.
-func SecretRefs(config map[string]string) ([]SecretRef, error) {
-	keys := make([]string, 0, len(config))
-	for k := range config {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	seen := map[SecretRef]bool{}
-	var refs []SecretRef
-	for _, k := range keys {
-		for _, m := range secretPlaceholder.FindAllStringSubmatch(config[k], -1) {
-			name, key, ok := strings.Cut(m[1], ":")
-			if !ok || name == "" || key == "" {
-				return nil, fmt.Errorf("config key %q: a secret placeholder must be ${secret:<secret-name>:<key>}", k)
-			}
-			if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
-				return nil, fmt.Errorf("config key %q: secret name %q is not valid: %s", k, name, strings.Join(errs, "; "))
-			}
-			if errs := validation.IsConfigMapKey(key); len(errs) > 0 {
-				return nil, fmt.Errorf("config key %q: key %q of secret %q is not valid: %s", k, key, name, strings.Join(errs, "; "))
-			}
-			ref := SecretRef{Name: name, Key: key}
-			if !seen[ref] {
-				seen[ref] = true
-				refs = append(refs, ref)
-			}
-		}
-	}
-	sort.Slice(refs, func(i, j int) bool {
-		if refs[i].Name != refs[j].Name {
-			return refs[i].Name < refs[j].Name
-		}
-		return refs[i].Key < refs[j].Key
-	})
-	return refs, nil
-}
-
-// SecretNames is the sorted, de-duplicated list of Secret names that refs
-// use: exactly the resourceNames the workers' Role must allow.
-func SecretNames(refs ...[]SecretRef) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, rs := range refs {
-		for _, r := range rs {
-			if !seen[r.Name] {
-				seen[r.Name] = true
-				out = append(out, r.Name)
-			}
-		}
-	}
-	sort.Strings(out)
-	return out
-}
 
 // SecretsHash digests the values of exactly the referenced Secret keys
 // (secrets maps a Secret name to its data). It changes when a referenced
@@ -108,7 +38,7 @@ func SecretNames(refs ...[]SecretRef) []string {
 // another Secret changes, so rotating a Secret restarts only the connectors
 // that use it. The empty string means "no references". The values
 // themselves only enter a SHA-256.
-func SecretsHash(refs []SecretRef, secrets map[string]map[string][]byte) string {
+func SecretsHash(refs []connectcluster.SecretRef, secrets map[string]map[string][]byte) string {
 	if len(refs) == 0 {
 		return ""
 	}
@@ -150,11 +80,7 @@ func SecretNamesOf(o client.Object) []string {
 	if !ok {
 		return nil
 	}
-	refs, err := SecretRefs(kc.Spec.Config)
-	if err != nil {
-		return nil
-	}
-	return SecretNames(refs)
+	return connectcluster.ConnectorSecretNames(*kc)
 }
 
 // ConnectorsUsingSecret maps a Secret to requests for the KafkaConnectors

@@ -37,6 +37,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
@@ -571,8 +572,15 @@ func TestCapacityFloorFromConnectorTotals(t *testing.T) {
 			Spec:       v1alpha1.KafkaConnectorSpec{ClusterRef: v1alpha1.ClusterReference{Name: "etl"}, Class: "FileSink", TasksMax: ptr[int32](10)},
 		}
 		create(t, kc)
-		kc.Status.EffectiveTasks = tasks
-		if err := k8s.Status().Update(ctx, kc); err != nil {
+		// The KafkaConnector reconciler writes this status too (its workers
+		// are unreachable here): retry on its concurrent writes.
+		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(kc), kc); err != nil {
+				return err
+			}
+			kc.Status.EffectiveTasks = tasks
+			return k8s.Status().Update(ctx, kc)
+		}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -23,15 +23,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
+	"time"
 
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/runtime/herder"
+	"github.com/conveyor-dev/conveyor/runtime/worker"
+	"github.com/conveyor-dev/conveyor/runtime/workerconfig"
 )
 
 // RepoRoot is the repository's top folder.
@@ -106,4 +114,84 @@ func StartManager(mgr manager.Manager) (stop func() error, err error) {
 		return nil, errors.New("the manager's cache did not sync")
 	}
 	return stop, nil
+}
+
+// WorkerSpec describes an in-process Conveyor worker of a ConnectCluster.
+type WorkerSpec struct {
+	// Bootstrap is the Kafka (kfake) address.
+	Bootstrap string
+	// Cluster gives the group id, the internal topics and their partitions
+	// and replication (its spec, with the defaults the API server applies).
+	Cluster *v1alpha1.ConnectCluster
+	// RestToken is the bearer token of the worker's REST API.
+	RestToken string
+	// Logger is the worker's logger (warnings to stderr when nil).
+	Logger *slog.Logger
+	// Resolver resolves config placeholders (the worker's default when nil).
+	Resolver herder.Resolver
+}
+
+// StartWorker starts one real worker in distributed mode: REST on a free
+// loopback port with bearer authentication, the cluster's internal topics
+// (created when missing, as the operator would), short offset-flush and
+// limit-check intervals. stop shuts it down and removes its files.
+func StartWorker(spec WorkerSpec) (w *worker.Worker, stop func(), err error) {
+	dir, err := os.MkdirTemp("", "conveyor-envtest-worker-")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(dir)
+		}
+	}()
+	tokenFile := filepath.Join(dir, "rest-token")
+	if err := os.WriteFile(tokenFile, []byte(spec.RestToken), 0o600); err != nil {
+		return nil, nil, err
+	}
+	cc := spec.Cluster
+	rf := strconv.Itoa(int(cc.StorageReplicationFactor()))
+	props := map[string]string{
+		workerconfig.KeyBootstrapServers:               spec.Bootstrap,
+		workerconfig.KeyGroupID:                        cc.GroupID(),
+		workerconfig.KeyConfigStorageTopic:             cc.ConfigTopic(),
+		workerconfig.KeyOffsetStorageTopic:             cc.OffsetTopic(),
+		workerconfig.KeyStatusStorageTopic:             cc.StatusTopic(),
+		workerconfig.KeyInternalTopicsCreate:           "true",
+		workerconfig.KeyOffsetStoragePartitions:        strconv.Itoa(int(cc.OffsetPartitions())),
+		workerconfig.KeyStatusStoragePartitions:        strconv.Itoa(int(cc.StatusPartitions())),
+		workerconfig.KeyConfigStorageReplicationFactor: rf,
+		workerconfig.KeyOffsetStorageReplicationFactor: rf,
+		workerconfig.KeyStatusStorageReplicationFactor: rf,
+		workerconfig.KeyOffsetFlushInterval:            "500",
+		workerconfig.KeyRestHostName:                   "127.0.0.1",
+		workerconfig.KeyRestPort:                       "0",
+		workerconfig.KeyRestAuthTokenFile:              tokenFile,
+		worker.KeyLimitCheckInterval:                   "500",
+	}
+	cfg, err := workerconfig.Parse(props)
+	if err == nil {
+		err = cfg.Validate()
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("worker config: %w", err)
+	}
+	log := spec.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	w, err = worker.Start(ctx, worker.Options{Config: cfg, Logger: log, Version: "envtest", Resolver: spec.Resolver})
+	if err != nil {
+		return nil, nil, err
+	}
+	return w, func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		if err := w.Shutdown(sctx); err != nil {
+			fmt.Fprintf(os.Stderr, "stopping the worker: %v\n", err)
+		}
+		os.RemoveAll(dir)
+	}, nil
 }

@@ -43,10 +43,12 @@ const (
 	namespace   = "connectors"
 	clusterName = "orders"
 	sinkClass   = "dev.conveyor.connect.file.FileSinkConnector"
-	// settle bounds waits on the operator; resync is the reconciler's 30s
-	// status re-read, so a runtime-side change may take that long to show.
-	settle = 20 * time.Second
-	resync = 45 * time.Second
+	// settle bounds waits on the operator; resync bounds waits on a
+	// runtime-side change, which shows at the operator's next status re-read
+	// (connectorResync here, 30s in production).
+	settle          = 20 * time.Second
+	connectorResync = 2 * time.Second
+	resync          = settle + connectorResync
 )
 
 var clusterOnce sync.Once

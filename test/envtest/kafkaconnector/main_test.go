@@ -21,13 +21,10 @@ limitations under the License.
 package kafkaconnector
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -50,7 +47,6 @@ import (
 	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
 	"github.com/conveyor-dev/conveyor/controllers/workerclient"
 	"github.com/conveyor-dev/conveyor/runtime/worker"
-	"github.com/conveyor-dev/conveyor/runtime/workerconfig"
 	"github.com/conveyor-dev/conveyor/test/envtest/envtestutil"
 )
 
@@ -158,6 +154,9 @@ func run(m *testing.M) (code int) {
 		},
 		KEDACheckInterval: time.Second,
 		WorkerResolver:    workerclient.StaticResolver{restURL},
+		// Short: runtime-side changes (task limits, states) show within
+		// seconds instead of the production 30s.
+		ConnectorResync: connectorResync,
 		WorkerClient: workerclient.Options{
 			HTTPClient:     &http.Client{Transport: writes, Timeout: 10 * time.Second},
 			RequestTimeout: 10 * time.Second,
@@ -185,59 +184,16 @@ func run(m *testing.M) (code int) {
 	return m.Run()
 }
 
-// startWorker starts one real worker in distributed mode against kfake,
-// with the internal topics of the ConnectCluster the tests create, REST on a
-// free loopback port and bearer-token authentication.
+// startWorker starts one real worker against kfake with the internal topics
+// of the ConnectCluster the tests create.
 func startWorker() (*worker.Worker, func(), error) {
-	dir, err := os.MkdirTemp("", "conveyor-kc-worker-")
-	if err != nil {
-		return nil, nil, err
-	}
-	tokenFile := filepath.Join(dir, "token")
-	if err := os.WriteFile(tokenFile, []byte(restToken), 0o600); err != nil {
-		return nil, nil, err
-	}
-	cc := &v1alpha1.ConnectCluster{Spec: v1alpha1.ConnectClusterSpec{GroupID: ptr(groupID)}}
-	props := map[string]string{
-		workerconfig.KeyBootstrapServers:               bootstrap,
-		workerconfig.KeyGroupID:                        groupID,
-		workerconfig.KeyConfigStorageTopic:             cc.ConfigTopic(),
-		workerconfig.KeyOffsetStorageTopic:             cc.OffsetTopic(),
-		workerconfig.KeyStatusStorageTopic:             cc.StatusTopic(),
-		workerconfig.KeyInternalTopicsCreate:           "true",
-		workerconfig.KeyOffsetStoragePartitions:        strconv.Itoa(int(storagePartitions)),
-		workerconfig.KeyStatusStoragePartitions:        strconv.Itoa(int(storagePartitions)),
-		workerconfig.KeyConfigStorageReplicationFactor: "1",
-		workerconfig.KeyOffsetStorageReplicationFactor: "1",
-		workerconfig.KeyStatusStorageReplicationFactor: "1",
-		workerconfig.KeyOffsetFlushInterval:            "1000",
-		workerconfig.KeyRestHostName:                   "127.0.0.1",
-		workerconfig.KeyRestPort:                       "0",
-		workerconfig.KeyRestAuthTokenFile:              tokenFile,
-		worker.KeyLimitCheckInterval:                   "500",
-	}
-	cfg, err := workerconfig.Parse(props)
-	if err == nil {
-		err = cfg.Validate()
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("worker config: %w", err)
-	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	w, err := worker.Start(ctx, worker.Options{Config: cfg, Logger: log, Version: "envtest"})
-	if err != nil {
-		return nil, nil, err
-	}
-	return w, func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		defer cancel()
-		if err := w.Shutdown(sctx); err != nil {
-			fmt.Fprintf(os.Stderr, "stopping the worker: %v\n", err)
-		}
-		os.RemoveAll(dir)
-	}, nil
+	return envtestutil.StartWorker(envtestutil.WorkerSpec{
+		Bootstrap: bootstrap,
+		Cluster: &v1alpha1.ConnectCluster{Spec: v1alpha1.ConnectClusterSpec{GroupID: ptr(groupID),
+			Storage: v1alpha1.StorageSpec{ReplicationFactor: ptr[int32](1),
+				OffsetPartitions: ptr(storagePartitions), StatusPartitions: ptr(storagePartitions)}}},
+		RestToken: restToken,
+	})
 }
 
 // writeCounter is the operator's HTTP transport: it counts every request

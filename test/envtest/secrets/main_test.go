@@ -1,0 +1,350 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+// Package secrets tests connector Secrets end to end: a real kube-apiserver
+// (envtest, RBAC on), the operator's reconcilers as controllers.Setup wires
+// them running as a user that holds exactly the generated ClusterRole
+// (config/rbac/role.yaml), an in-process Kafka (kfake) and real in-process
+// Conveyor workers whose ${secret:...} provider reads Secrets from the API
+// server with a real ServiceAccount token of the cluster's workers. The
+// operator's and the workers' logs are captured so the tests can search them.
+package secrets
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"go.uber.org/zap/zapcore"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/yaml"
+
+	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers"
+	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
+	"github.com/conveyor-dev/conveyor/controllers/workerclient"
+	"github.com/conveyor-dev/conveyor/runtime/configprovider"
+	"github.com/conveyor-dev/conveyor/test/envtest/envtestutil"
+)
+
+// operatorUser is the identity the operator runs as: it holds the generated
+// ClusterRole and nothing else.
+const operatorUser = "conveyor-operator"
+
+// storagePartitions is the partition count of the offset and status topics,
+// the same for the workers and their ConnectClusters.
+const storagePartitions int32 = 2
+
+// connectorResync is the operator's runtime re-read interval here (30s in
+// production): short, so runtime-side changes show quickly.
+const connectorResync = 2 * time.Second
+
+// maxLogVerbosity is the operator's log verbosity in these tests.
+const maxLogVerbosity = 7
+
+var (
+	// k8s is an admin client for the tests' own reads and writes.
+	k8s    client.Client
+	scheme = runtime.NewScheme()
+	// apiConfig is the admin rest.Config (API server address and CA).
+	apiConfig *rest.Config
+	bootstrap string
+	outDir    string
+	// operatorLog and workerLog hold everything the operator and the
+	// workers logged, at their most verbose levels.
+	operatorLog, workerLog = &syncBuffer{}, &syncBuffer{}
+	// calls counts the operator's REST requests by method and path.
+	calls = &callCounter{counts: map[string]int{}}
+	// workers are the in-process workers by ConnectCluster ("ns/name").
+	workers = map[string]*testWorker{}
+)
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) (code int) {
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(v1alpha1.AddToScheme(scheme))
+	assets, err := envtestutil.Assets()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	var logOut io.Writer = operatorLog
+	if os.Getenv("CONVEYOR_TEST_VERBOSE") != "" {
+		logOut = io.MultiWriter(operatorLog, os.Stderr)
+	}
+	// V(7): every level the operator's own code and controller-runtime use.
+	// From V(8) on, client-go dumps the body of every API response (as
+	// kubectl -v=8 does), Secrets included: a wire trace, not a log level to
+	// run an operator at.
+	ctrl.SetLogger(zap.New(zap.WriteTo(logOut), zap.UseDevMode(true), zap.Level(zapcore.Level(-maxLogVerbosity))))
+
+	outDir, err = os.MkdirTemp("", "conveyor-secrets-out-")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "creating the output directory: %v\n", err)
+		return 1
+	}
+	defer os.RemoveAll(outDir)
+
+	env := envtestutil.Environment(assets, scheme)
+	// A loaded machine (make test runs beside other work) can take longer
+	// than envtest's default 20s to start the API server.
+	env.ControlPlaneStartTimeout = time.Minute
+	cfg, err := env.Start()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "starting envtest: %v\n", err)
+		return 1
+	}
+	defer func() {
+		if err := env.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "stopping envtest: %v\n", err)
+		}
+	}()
+	apiConfig = cfg
+	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "creating a client: %v\n", err)
+		return 1
+	}
+	opCfg, err := operatorConfig(env)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+
+	kafka, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "starting kfake: %v\n", err)
+		return 1
+	}
+	defer kafka.Close()
+	bootstrap = kafka.ListenAddrs()[0]
+
+	for _, c := range []struct{ ns, name string }{{nsA, clusterA}, {nsB, clusterB}} {
+		w, err := startWorker(c.ns, c.name)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "starting the worker of %s/%s: %v\n", c.ns, c.name, err)
+			return 1
+		}
+		defer w.stop()
+		workers[c.ns+"/"+c.name] = w
+	}
+
+	mgr, err := ctrl.NewManager(opCfg, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+	})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "creating the manager: %v\n", err)
+		return 1
+	}
+	if err := controllers.Setup(mgr, controllers.Options{
+		WorkerImage:       "ghcr.io/conveyor-dev/conveyor:test",
+		OperatorNamespace: "conveyor-system",
+		ConnectCluster: connectcluster.Options{
+			KafkaTimeout:         2 * time.Second,
+			TopicRecheckInterval: 10 * time.Minute,
+			RetryBase:            200 * time.Millisecond,
+			RetryMax:             2 * time.Second,
+		},
+		KEDACheckInterval: time.Minute,
+		WorkerResolver: workerclient.ResolverFunc(func(_ context.Context, cc *v1alpha1.ConnectCluster) ([]string, error) {
+			w, ok := workers[cc.Namespace+"/"+cc.Name]
+			if !ok {
+				return nil, fmt.Errorf("no test worker for ConnectCluster %s/%s", cc.Namespace, cc.Name)
+			}
+			return []string{w.url}, nil
+		}),
+		WorkerClient: workerclient.Options{
+			HTTPClient:     &http.Client{Transport: calls, Timeout: 10 * time.Second},
+			RequestTimeout: 10 * time.Second,
+		},
+		ConnectorResync: connectorResync,
+	}); err != nil {
+		fmt.Fprintf(os.Stderr, "setting up reconcilers: %v\n", err)
+		return 1
+	}
+	stopManager, err := envtestutil.StartManager(mgr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() {
+		if err := stopManager(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}()
+	return m.Run()
+}
+
+// operatorConfig creates the operator's user, gives it the generated
+// ClusterRole (config/rbac/role.yaml, what the chart installs) and returns
+// its client configuration. The operator so runs with exactly the
+// permissions it ships with: a missing verb fails here, and RBAC's
+// escalation check applies when it grants the workers "get" on Secrets.
+func operatorConfig(env *envtest.Environment) (*rest.Config, error) {
+	raw, err := os.ReadFile(filepath.Join(envtestutil.RepoRoot(), "config", "rbac", "role.yaml"))
+	if err != nil {
+		return nil, fmt.Errorf("reading the generated ClusterRole: %w", err)
+	}
+	role := &rbacv1.ClusterRole{}
+	if err := yaml.Unmarshal(raw, role); err != nil {
+		return nil, fmt.Errorf("decoding config/rbac/role.yaml: %w", err)
+	}
+	binding := &rbacv1.ClusterRoleBinding{}
+	binding.Name = role.Name
+	binding.RoleRef = rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name}
+	binding.Subjects = []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: operatorUser}}
+	ctx := context.Background()
+	for _, o := range []client.Object{role, binding} {
+		if err := k8s.Create(ctx, o); err != nil {
+			return nil, fmt.Errorf("creating %T %s: %w", o, o.GetName(), err)
+		}
+	}
+	user, err := env.AddUser(envtest.User{Name: operatorUser}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("adding the operator's user: %w", err)
+	}
+	return user.Config(), nil
+}
+
+// testWorker is one in-process worker of a ConnectCluster.
+type testWorker struct {
+	url string
+	// tokenFile is where its ServiceAccount token goes (setToken).
+	tokenFile string
+	// secrets is its ${secret:...} provider, for the tests' own RBAC checks.
+	secrets *configprovider.SecretProvider
+	stop    func()
+}
+
+// groupOf is the Connect group of a test cluster.
+func groupOf(ns, name string) string { return "secrets-" + ns + "-" + name }
+
+// startWorker starts one real worker of the ConnectCluster ns/name against
+// kfake, with a Secret provider that reads Secrets of ns from the API
+// server with the token in its token file (the ServiceAccount token arrives
+// once the operator created the account: ensureCluster).
+func startWorker(ns, name string) (*testWorker, error) {
+	dir, err := os.MkdirTemp("", "conveyor-secrets-sa-")
+	if err != nil {
+		return nil, err
+	}
+	saTokenFile := filepath.Join(dir, "token")
+	if err := os.WriteFile(saTokenFile, nil, 0o600); err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(apiConfig.CAData) {
+		return nil, fmt.Errorf("the envtest API server's CA is not PEM")
+	}
+	host := apiConfig.Host
+	if !strings.Contains(host, "://") {
+		host = "https://" + host
+	}
+	secrets := &configprovider.SecretProvider{
+		BaseURL:   host,
+		Namespace: ns,
+		TokenFile: saTokenFile,
+		Client: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+			TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}},
+	}
+	var out io.Writer = workerLog
+	if os.Getenv("CONVEYOR_TEST_VERBOSE") != "" {
+		out = io.MultiWriter(workerLog, os.Stderr)
+	}
+	w, stop, err := envtestutil.StartWorker(envtestutil.WorkerSpec{
+		Bootstrap: bootstrap,
+		Cluster:   clusterObject(ns, name),
+		RestToken: restToken,
+		Logger:    slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelDebug})).With("worker", ns+"/"+name),
+		Resolver:  configprovider.Standard(secrets),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &testWorker{url: "http://" + w.RESTAddr(), tokenFile: saTokenFile, secrets: secrets, stop: func() {
+		stop()
+		os.RemoveAll(dir)
+	}}, nil
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// callCounter is the operator's HTTP transport to the workers: it counts
+// every request as "METHOD /path" and, with a query, as "METHOD /path?query"
+// too.
+type callCounter struct {
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+func (c *callCounter) RoundTrip(req *http.Request) (*http.Response, error) {
+	c.mu.Lock()
+	c.counts[req.Method+" "+req.URL.Path]++
+	if req.URL.RawQuery != "" {
+		c.counts[req.Method+" "+req.URL.Path+"?"+req.URL.RawQuery]++
+	}
+	c.mu.Unlock()
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+func (c *callCounter) get(key string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.counts[key]
+}
+
+// restarts counts the operator's POST /connectors/{name}/restart.
+func restarts(name string) int { return calls.get("POST /connectors/" + name + "/restart") }
