@@ -51,6 +51,8 @@ type clusterMember struct {
 	workerID  string
 	url       string
 	lostDelay time.Duration
+	// readTimeout bounds a read of the config topic during a rebalance.
+	readTimeout time.Duration
 
 	member *group.Member
 	// assignedHook, when set, runs after each applied assignment.
@@ -71,9 +73,9 @@ type clusterMember struct {
 	firstApply    sync.Once
 }
 
-func newClusterMember(h *herder.Herder, configs *store.ConfigStore, m *metrics.Metrics, log *slog.Logger, workerID, url string, lostDelay time.Duration) *clusterMember {
+func newClusterMember(h *herder.Herder, configs *store.ConfigStore, m *metrics.Metrics, log *slog.Logger, workerID, url string, lostDelay, readTimeout time.Duration) *clusterMember {
 	return &clusterMember{herder: h, configs: configs, metrics: m, log: log, workerID: workerID, url: url,
-		lostDelay: lostDelay, assigned: make(chan struct{})}
+		lostDelay: lostDelay, readTimeout: readTimeout, assigned: make(chan struct{})}
 }
 
 // Metadata implements group.Handler.
@@ -100,7 +102,10 @@ func (c *clusterMember) Assign(ctx context.Context, gen group.Generation, joined
 		}
 		members = append(members, md.Member(j.ID))
 	}
-	if err := c.configs.ReadToEnd(ctx); err != nil {
+	rctx, cancel := context.WithTimeout(ctx, c.readTimeout)
+	err := c.configs.ReadToEnd(rctx)
+	cancel()
+	if err != nil {
 		return nil, fmt.Errorf("reading the config topic to its end before assigning: %w", err)
 	}
 	offset := c.configs.Offset()
@@ -157,7 +162,10 @@ func (c *clusterMember) Assigned(ctx context.Context, gen group.Generation, b []
 		return group.Next{}, nil
 	}
 	if sa.Error == assignor.ErrorConfigMismatch || c.configs.Offset() < sa.ConfigOffset {
-		if err := c.configs.ReadToEnd(ctx); err != nil {
+		rctx, cancel := context.WithTimeout(ctx, c.readTimeout)
+		err := c.configs.ReadToEnd(rctx)
+		cancel()
+		if err != nil {
 			return group.Next{}, fmt.Errorf("reading the config topic up to the leader's offset %d: %w", sa.ConfigOffset, err)
 		}
 		if sa.Error == assignor.ErrorConfigMismatch {
