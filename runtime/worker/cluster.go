@@ -61,11 +61,12 @@ type clusterMember struct {
 	mu      sync.Mutex
 	owned   assignor.Assignment
 	leaving bool
-	// state is the assignor's memory, valid while this worker leads
-	// consecutive generations; a new leader starts from members' Owned.
-	state   assignor.State
-	ledLast bool
-	counts  map[string]int // connectors and task counts at the last assignment
+	// state is the assignor's memory: the last LeaderState this worker
+	// received (its own when it led). A worker that becomes leader starts
+	// from it, so lost workers' work (the old leader's included) stays held
+	// across a leader change.
+	state  assignor.State
+	counts map[string]int // connectors and task counts at the last assignment
 	// rejoinPending: a rebalance for config changes is about to be asked.
 	rejoinPending bool
 	rebalDone     func()
@@ -122,20 +123,14 @@ func (c *clusterMember) Assign(ctx context.Context, gen group.Generation, joined
 	}
 	c.mu.Lock()
 	prev := c.state
-	if !c.ledLast {
-		prev = assignor.State{}
-	}
 	c.mu.Unlock()
 	res := assignor.Assign(assignor.Input{Members: members, Connectors: c.configs.TaskCounts(), Previous: prev,
 		Now: time.Now(), LostWorkerDelay: c.lostDelay})
-	c.mu.Lock()
-	c.state = res.State
-	c.mu.Unlock()
 	for _, m := range members {
 		ma := res.Members[m.MemberID]
 		out[m.MemberID] = assignor.EncodeAssignment(assignor.SyncAssignment{Version: assignor.Version,
 			LeaderID: gen.MemberID, LeaderURL: c.url, ConfigOffset: offset,
-			Assigned: ma.Assigned, Revoked: ma.Revoked, Delay: ma.Delay})
+			Assigned: ma.Assigned, Revoked: ma.Revoked, Delay: ma.Delay, LeaderState: &res.State})
 	}
 	c.log.Info("assigned connectors and tasks", "generation", gen.ID, "members", len(members), "delay", res.Delay, "took", time.Since(start))
 	return out, nil
@@ -152,9 +147,8 @@ func (c *clusterMember) Assigned(ctx context.Context, gen group.Generation, b []
 	// generation when the old leader left; only one leader's sync counts).
 	leader := sa.LeaderID != "" && sa.LeaderID == gen.MemberID
 	c.mu.Lock()
-	c.ledLast = leader
-	if !leader {
-		c.state = assignor.State{}
+	if sa.LeaderState != nil {
+		c.state = *sa.LeaderState
 	}
 	leaving := c.leaving
 	c.mu.Unlock()
@@ -235,8 +229,6 @@ func (c *clusterMember) Lost(ctx context.Context) {
 	}
 	c.mu.Lock()
 	c.owned = assignor.Assignment{}
-	c.state = assignor.State{}
-	c.ledLast = false
 	c.mu.Unlock()
 }
 
