@@ -19,13 +19,15 @@ limitations under the License.
 // a "process kubelet" that runs the containers of pods whose image maps to a local folder
 // of binaries as local processes (each in its own mount namespace, with its volumes, its
 // ServiceAccount token and its own loopback address), and a standalone Kafka broker (kfake
-// in its own process). End-to-end tests and `make dev` build on it.
+// in its own process). End-to-end tests and `make dev` build on it; Conveyor (conveyor.go)
+// installs the Helm chart and applies config/samples on it with the real helm and kubectl.
 //
 // Start needs root (mount namespaces and bind mounts) and the Kubernetes test binaries.
 //
 // How a pod runs: the kubelet binds it to the Node (no scheduler), gives it 127.X.Y.N,
 // renders its ConfigMap, Secret, downward API, projected (TokenRequest tokens bound to the
-// pod) and emptyDir volumes into Dir/pods/, and starts each container as
+// pod) and emptyDir volumes into Dir/pods/ (group-owned by the pod's fsGroup, as the
+// kubelet does), and starts each container as
 // `unshare -m --propagation private -- bash -c initScript`: the image folder appears
 // read-only at /usr/local/bin, volumes are bind-mounted at their mountPaths, then the command
 // runs (as runAsUser via setpriv when set) with the container's env plus
