@@ -48,6 +48,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -66,6 +67,8 @@ var (
 	verbose    = flag.Bool("v", false, "log progress to stderr")
 	sinkTasks  = flag.Int("sink-tasks", 1, "tasks.max of the file sink")
 	srcTasks   = flag.Int("source-tasks", 1, "tasks.max of the range source")
+	profileDir = flag.String("cpuprofile-dir", "", "write CPU profiles of the worker (worker.pprof) and of this program, broker and baselines included (bench.pprof), to this folder")
+	only       = flag.String("only", "", "run only the sink or the source measurement (sink, source; default both)")
 )
 
 func logf(format string, args ...any) {
@@ -129,48 +132,76 @@ func run() error {
 		return err
 	}
 
-	// Sink: a bare consumer and the FileSink drain the same topic.
-	if _, err := adm.CreateTopic(ctx, int32(*partitions), 1, nil, "bench-sink"); err != nil {
-		w.stop()
-		return fmt.Errorf("creating topic: %w", err)
+	if *profileDir != "" {
+		f, err := os.Create(filepath.Join(*profileDir, "bench.pprof"))
+		if err != nil {
+			w.stop()
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			w.stop()
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
-	logf("producing %d records of %d B into %d partitions", *records, *recordSize, *partitions)
-	if _, err := produceRaw(ctx, addr, "bench-sink", *records, *recordSize); err != nil {
-		w.stop()
-		return err
-	}
-	rawConsume, err := consumeRaw(ctx, addr, "bench-sink", *records)
-	if err != nil {
-		w.stop()
-		return err
-	}
-	logf("bare consumer: %.0f rec/s", rawConsume)
-	sinkRate, err := sinkRun(ctx, w, dir, adm)
-	if err != nil {
-		w.stop()
-		return err
-	}
-	logf("file sink: %.0f rec/s", sinkRate)
-
-	// Source: a bare producer and the RangeSource write the same amount.
-	rawProduce, err := produceRaw(ctx, addr, "bench-raw-src", *records, *recordSize)
-	if err != nil {
-		w.stop()
-		return err
-	}
-	logf("bare producer: %.0f rec/s", rawProduce)
-	sourceRate, err := sourceRun(ctx, w, adm)
-	if err != nil {
-		w.stop()
-		return err
-	}
-	logf("range source: %.0f rec/s", sourceRate)
+	ratios, err := measure(ctx, w, dir, addr, adm)
 	w.stop()
-
-	report("sink_vs_raw_ratio", sinkRate/rawConsume)
-	report("source_vs_raw_ratio", sourceRate/rawProduce)
+	if err != nil {
+		return err
+	}
+	for _, r := range ratios {
+		report(r.name, r.value)
+	}
 	report("worker_idle_rss_mb", rss)
 	return nil
+}
+
+type figure struct {
+	name  string
+	value float64
+}
+
+// measure runs the sink and the source measurements (or the one -only
+// names) against their baselines.
+func measure(ctx context.Context, w *workerProc, dir, addr string, adm *kadm.Client) ([]figure, error) {
+	var out []figure
+	if *only == "" || *only == "sink" {
+		// Sink: a bare consumer and the FileSink drain the same topic.
+		if _, err := adm.CreateTopic(ctx, int32(*partitions), 1, nil, "bench-sink"); err != nil {
+			return nil, fmt.Errorf("creating topic: %w", err)
+		}
+		logf("producing %d records of %d B into %d partitions", *records, *recordSize, *partitions)
+		if _, err := produceRaw(ctx, addr, "bench-sink", *records, *recordSize); err != nil {
+			return nil, err
+		}
+		rawConsume, err := consumeRaw(ctx, addr, "bench-sink", *records)
+		if err != nil {
+			return nil, err
+		}
+		logf("bare consumer: %.0f rec/s", rawConsume)
+		sinkRate, err := sinkRun(ctx, w, dir, adm)
+		if err != nil {
+			return nil, err
+		}
+		logf("file sink: %.0f rec/s", sinkRate)
+		out = append(out, figure{"sink_vs_raw_ratio", sinkRate / rawConsume})
+	}
+	if *only == "" || *only == "source" {
+		// Source: a bare producer and the RangeSource write the same amount.
+		rawProduce, err := produceRaw(ctx, addr, "bench-raw-src", *records, *recordSize)
+		if err != nil {
+			return nil, err
+		}
+		logf("bare producer: %.0f rec/s", rawProduce)
+		sourceRate, err := sourceRun(ctx, w, adm)
+		if err != nil {
+			return nil, err
+		}
+		logf("range source: %.0f rec/s", sourceRate)
+		out = append(out, figure{"source_vs_raw_ratio", sourceRate / rawProduce})
+	}
+	return out, nil
 }
 
 type workerProc struct {
@@ -204,7 +235,11 @@ func startWorker(ctx context.Context, bin, dir, addr string) (*workerProc, error
 	if err := os.WriteFile(cfg, []byte(props), 0o600); err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, bin, "--config", cfg)
+	args := []string{"--config", cfg}
+	if *profileDir != "" {
+		args = append(args, "--cpuprofile", filepath.Join(*profileDir, "worker.pprof"))
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
