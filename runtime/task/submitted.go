@@ -99,7 +99,12 @@ func (s *submitted) submitBatch(recs []pendingRecord) []submittedRecord {
 			}
 			lastKey = p.key
 		}
-		out[i] = submittedRecord{record: p.rec, offset: p.rec.SourceOffset, q: q}
+		out[i] = submittedRecord{offset: p.rec.SourceOffset, q: q}
+		if !s.skipAcked {
+			// Kept for CommitRecord; otherwise the polled records (values,
+			// payloads) are garbage as soon as they were converted.
+			out[i].record = p.rec
+		}
 		q.queue = append(q.queue, &out[i])
 	}
 	s.pending += len(recs)
