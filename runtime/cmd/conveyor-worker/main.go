@@ -77,7 +77,6 @@ Worker configuration keys:
 func usage(w io.Writer) {
 	fmt.Fprint(w, usageHead)
 	fmt.Fprint(w, workerconfig.HelpText())
-	fmt.Fprintf(w, "  %s (default 30000)\n      Interval (ms) at which connectors' natural task limits (sink topics' partition counts) are re-checked.\n", worker.KeyLimitCheckInterval)
 }
 
 func main() {
