@@ -89,6 +89,7 @@ type SourceRunner struct {
 	keyApp, valueApp converter.Appender
 	arenaHint        int
 	promise          func(*kgo.Record, error)
+	freeBufs         chan *sendBuffers // buffers of finished batches, for the next ones
 }
 
 // NewSourceRunner checks cfg and creates the runner; Start runs it.
@@ -114,6 +115,9 @@ func NewSourceRunner(cfg SourceConfig) (*SourceRunner, error) {
 	r.valueApp, _ = cfg.ValueConverter.(converter.Appender)
 	r.arenaHint = 256
 	r.promise = r.produced
+	// A few sets cover the batches in flight at MaxInFlight; more would
+	// only keep memory.
+	r.freeBufs = make(chan *sendBuffers, 4)
 	r.lifecycle = newLifecycle(&r.cfg.Common)
 	return r, nil
 }
@@ -320,14 +324,14 @@ func (r *SourceRunner) sender(ctx context.Context) {
 // is returned. Produce blocks while the producer's buffer is full, which is
 // the backpressure on Poll.
 //
-// A batch costs a few allocations, not a few per record: the kgo records,
-// the tracker entries and the record contexts are one slice each, and
-// converters that implement converter.Appender serialise keys and values
-// into one buffer; kgo keeps the pointers until the promise ran.
+// A batch allocates nothing per record: the kgo records, the tracker
+// entries and the record contexts are one slice each, converters that
+// implement converter.Appender serialise keys and values into one buffer,
+// and these buffers serve a later batch once every record of this one left
+// the tracker (see sendBuffers).
 func (r *SourceRunner) sendBatch(ctx context.Context, recs []*plugin.SourceRecord) error {
-	krs := make([]kgo.Record, 0, len(recs))
-	pend := make([]pendingRecord, 0, len(recs))
-	arena := make([]byte, 0, r.arenaHint*len(recs))
+	bufs := r.buffers(ctx, len(recs))
+	krs, pend, arena := bufs.krs[:0], bufs.pend[:0], bufs.arena[:0]
 	var convErr error
 	for _, rec := range recs {
 		if rec == nil {
@@ -342,26 +346,87 @@ func (r *SourceRunner) sendBatch(ctx context.Context, recs []*plugin.SourceRecor
 		}
 		pend = append(pend, pendingRecord{key: pkey, rec: rec})
 	}
+	bufs.arena = arena // keep the grown buffer, if it grew
 	if len(pend) == 0 {
+		r.putBuffers(bufs)
 		return convErr
 	}
 	// Size the next batch's buffer for records like these (with a little
 	// room, so one slightly larger record does not double it).
 	r.arenaHint = len(arena)/len(pend) + 16
-	subs := r.subs.submitBatch(pend)
-	rctxs := make([]recordContext, len(subs))
+	bufs.left.Store(int64(len(pend)))
+	subs := r.subs.submitInto(bufs.subs, pend, bufs)
+	clear(pend) // the tracker holds what it needs; let the polled records go
 	for i := range krs {
 		// The record's Context carries its tracker entry to the promise,
 		// so one promise function serves every record.
-		rctxs[i] = recordContext{Context: ctx, sub: &subs[i]}
-		krs[i].Context = &rctxs[i]
+		bufs.rctxs[i].sub = &subs[i]
+		krs[i].Context = &bufs.rctxs[i]
 		r.client.Produce(ctx, &krs[i], r.promise)
 	}
 	return convErr
 }
 
+// sendBuffers are the buffers of one batch in flight: the kgo records,
+// their serialised keys and values, the tracker entries and the records'
+// contexts. Once every record of the batch left the tracker (acknowledged,
+// so kgo is done with it, and popped as committable), they go back to the
+// runner and serve a later batch, which keeps the sender from allocating
+// about half a kilobyte per record.
+type sendBuffers struct {
+	krs   []kgo.Record
+	pend  []pendingRecord
+	subs  []submittedRecord
+	rctxs []recordContext
+	arena []byte
+	left  atomic.Int64 // records of the batch still in the tracker
+	free  chan *sendBuffers
+}
+
+// popped is called (under the tracker's lock) when a record of the batch
+// left the tracker; after the last one the buffers are free.
+func (b *sendBuffers) popped() {
+	if b.left.Add(-1) == 0 {
+		select {
+		case b.free <- b:
+		default: // enough spare buffers; let this set go
+		}
+	}
+}
+
+// buffers returns free buffers for a batch of n records, or new ones. The
+// records' contexts are set up here, once: kgo may still read a context
+// (its Done) after the record's promise ran, so a reused context keeps its
+// Context and only its tracker entry changes.
+func (r *SourceRunner) buffers(ctx context.Context, n int) *sendBuffers {
+	select {
+	case b := <-r.freeBufs:
+		if cap(b.krs) >= n {
+			if cap(b.arena) < r.arenaHint*n {
+				b.arena = make([]byte, 0, r.arenaHint*n)
+			}
+			return b
+		}
+	default:
+	}
+	b := &sendBuffers{krs: make([]kgo.Record, 0, n), pend: make([]pendingRecord, 0, n), subs: make([]submittedRecord, n),
+		rctxs: make([]recordContext, n), arena: make([]byte, 0, r.arenaHint*n), free: r.freeBufs}
+	for i := range b.rctxs {
+		b.rctxs[i].Context = ctx
+	}
+	return b
+}
+
+// putBuffers returns buffers no record of which went to the tracker.
+func (r *SourceRunner) putBuffers(b *sendBuffers) {
+	select {
+	case r.freeBufs <- b:
+	default:
+	}
+}
+
 // recordContext is the Context of a produced record: the runner's context
-// plus the record's tracker entry.
+// (the same for every record of a runner) plus the record's tracker entry.
 type recordContext struct {
 	context.Context
 	sub *submittedRecord
