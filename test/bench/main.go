@@ -29,6 +29,12 @@ limitations under the License.
 //   - worker_idle_rss_mb: VmRSS of an idle conveyor-worker process with its
 //     REST server and Kafka clients up.
 //
+// Each ratio is the median of -rounds rounds (default 3); a round pairs a
+// baseline with the worker on fresh topics, one right after the other, so
+// both meet about the same load of a shared machine. -v logs every round,
+// -only runs one measurement, -cpuprofile-dir writes CPU profiles of the
+// worker and of this program (go tool pprof).
+//
 // The broker is kfake running inside this program; the worker is a separate
 // process built from ./runtime/cmd/conveyor-worker. Run it with `make bench`
 // (go run ./test/bench). A missed target does not fail the run.
@@ -49,6 +55,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -69,6 +76,7 @@ var (
 	srcTasks   = flag.Int("source-tasks", 1, "tasks.max of the range source")
 	profileDir = flag.String("cpuprofile-dir", "", "write CPU profiles of the worker (worker.pprof) and of this program, broker and baselines included (bench.pprof), to this folder")
 	only       = flag.String("only", "", "run only the sink or the source measurement (sink, source; default both)")
+	rounds     = flag.Int("rounds", 3, "rounds of each measurement (fresh topics, connector and baseline each); the median ratio is reported")
 )
 
 func logf(format string, args ...any) {
@@ -163,45 +171,112 @@ type figure struct {
 }
 
 // measure runs the sink and the source measurements (or the one -only
-// names) against their baselines.
+// names) against their baselines, -rounds times each, and returns the
+// median ratios. Each round pairs a baseline with the worker on fresh
+// topics right after it, so both meet about the same machine load (a
+// shared machine varies a lot from one second to the next).
 func measure(ctx context.Context, w *workerProc, dir, addr string, adm *kadm.Client) ([]figure, error) {
-	var out []figure
-	if *only == "" || *only == "sink" {
-		// Sink: a bare consumer and the FileSink drain the same topic.
-		if _, err := adm.CreateTopic(ctx, int32(*partitions), 1, nil, "bench-sink"); err != nil {
-			return nil, fmt.Errorf("creating topic: %w", err)
+	var sinkRatios, sourceRatios []float64
+	for round := 1; round <= max(*rounds, 1); round++ {
+		if *only == "" || *only == "sink" {
+			r, err := sinkRound(ctx, w, dir, addr, adm, round)
+			if err != nil {
+				return nil, err
+			}
+			sinkRatios = append(sinkRatios, r)
 		}
-		logf("producing %d records of %d B into %d partitions", *records, *recordSize, *partitions)
-		if _, err := produceRaw(ctx, addr, "bench-sink", *records, *recordSize); err != nil {
-			return nil, err
+		if *only == "" || *only == "source" {
+			r, err := sourceRound(ctx, w, addr, adm, round)
+			if err != nil {
+				return nil, err
+			}
+			sourceRatios = append(sourceRatios, r)
 		}
-		rawConsume, err := consumeRaw(ctx, addr, "bench-sink", *records)
-		if err != nil {
-			return nil, err
-		}
-		logf("bare consumer: %.0f rec/s", rawConsume)
-		sinkRate, err := sinkRun(ctx, w, dir, adm)
-		if err != nil {
-			return nil, err
-		}
-		logf("file sink: %.0f rec/s", sinkRate)
-		out = append(out, figure{"sink_vs_raw_ratio", sinkRate / rawConsume})
 	}
-	if *only == "" || *only == "source" {
-		// Source: a bare producer and the RangeSource write the same amount.
-		rawProduce, err := produceRaw(ctx, addr, "bench-raw-src", *records, *recordSize)
-		if err != nil {
-			return nil, err
-		}
-		logf("bare producer: %.0f rec/s", rawProduce)
-		sourceRate, err := sourceRun(ctx, w, adm)
-		if err != nil {
-			return nil, err
-		}
-		logf("range source: %.0f rec/s", sourceRate)
-		out = append(out, figure{"source_vs_raw_ratio", sourceRate / rawProduce})
+	var out []figure
+	if len(sinkRatios) > 0 {
+		out = append(out, figure{"sink_vs_raw_ratio", median(sinkRatios)})
+	}
+	if len(sourceRatios) > 0 {
+		out = append(out, figure{"source_vs_raw_ratio", median(sourceRatios)})
 	}
 	return out, nil
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// sinkRound: a bare consumer and the FileSink drain the same topic.
+func sinkRound(ctx context.Context, w *workerProc, dir, addr string, adm *kadm.Client, round int) (float64, error) {
+	topic := fmt.Sprintf("bench-sink-%d", round)
+	if _, err := adm.CreateTopic(ctx, int32(*partitions), 1, nil, topic); err != nil {
+		return 0, fmt.Errorf("creating topic: %w", err)
+	}
+	defer deleteTopics(ctx, adm, topic)
+	logf("round %d: producing %d records of %d B into %d partitions", round, *records, *recordSize, *partitions)
+	if _, err := produceRaw(ctx, addr, topic, *records, *recordSize); err != nil {
+		return 0, err
+	}
+	rawConsume, err := consumeRaw(ctx, addr, topic, *records, fmt.Sprintf("bench-raw-consumer-%d", round))
+	if err != nil {
+		return 0, err
+	}
+	sinkRate, err := sinkRun(ctx, w, dir, topic)
+	if err != nil {
+		return 0, err
+	}
+	// The task commits and leaves its group while it stops; deleting the
+	// topic before that only makes it log failed commits.
+	waitGroupEmpty(ctx, adm, "connect-"+topic)
+	logf("round %d: bare consumer %.0f rec/s, file sink %.0f rec/s: sink_vs_raw_ratio %.3f", round, rawConsume, sinkRate, sinkRate/rawConsume)
+	return sinkRate / rawConsume, nil
+}
+
+// sourceRound: a bare producer and the RangeSource write the same amount.
+func sourceRound(ctx context.Context, w *workerProc, addr string, adm *kadm.Client, round int) (float64, error) {
+	raw, topic := fmt.Sprintf("bench-raw-src-%d", round), fmt.Sprintf("bench-src-%d", round)
+	defer deleteTopics(ctx, adm, raw, topic)
+	rawProduce, err := produceRaw(ctx, addr, raw, *records, *recordSize)
+	if err != nil {
+		return 0, err
+	}
+	sourceRate, err := sourceRun(ctx, w, adm, topic)
+	if err != nil {
+		return 0, err
+	}
+	logf("round %d: bare producer %.0f rec/s, range source %.0f rec/s: source_vs_raw_ratio %.3f", round, rawProduce, sourceRate, sourceRate/rawProduce)
+	return sourceRate / rawProduce, nil
+}
+
+// waitGroupEmpty waits (up to 30s) until a consumer group has no members.
+func waitGroupEmpty(ctx context.Context, adm *kadm.Client, group string) {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		gs, err := adm.DescribeGroups(ctx, group)
+		if err == nil && len(gs[group].Members) == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	logf("group %s still has members after 30s", group)
+}
+
+// deleteTopics drops a round's topics, so the in-process broker does not
+// hold every round's records.
+func deleteTopics(ctx context.Context, adm *kadm.Client, topics ...string) {
+	if _, err := adm.DeleteTopics(ctx, topics...); err != nil {
+		logf("deleting topics %v: %v", topics, err)
+	}
 }
 
 type workerProc struct {
@@ -345,9 +420,9 @@ func produceRaw(ctx context.Context, addr, topic string, n, size int) (float64, 
 // consumeRaw drains n records with a bare franz-go consumer and returns
 // records/s. Like the sink it consumes in a consumer group, so both pay for
 // joining a group (about a second on kfake).
-func consumeRaw(ctx context.Context, addr, topic string, n int) (float64, error) {
+func consumeRaw(ctx context.Context, addr, topic string, n int, group string) (float64, error) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.ConsumerGroup("bench-raw-consumer"))
+		kgo.ConsumerGroup(group))
 	if err != nil {
 		return 0, err
 	}
@@ -386,11 +461,11 @@ func rest(ctx context.Context, method, url string, body any) error {
 
 // sinkRun creates a FileSink on the topic and measures the time until its
 // file holds every record.
-func sinkRun(ctx context.Context, w *workerProc, dir string, adm *kadm.Client) (float64, error) {
-	out := filepath.Join(dir, "sink.out")
+func sinkRun(ctx context.Context, w *workerProc, dir, topic string) (float64, error) {
+	out := filepath.Join(dir, topic+".out")
 	start := time.Now()
-	err := rest(ctx, "POST", w.url+"/connectors", map[string]any{"name": "bench-sink", "config": map[string]string{
-		"connector.class": "FileSink", "topics": "bench-sink", "file": out, "tasks.max": strconv.Itoa(*sinkTasks),
+	err := rest(ctx, "POST", w.url+"/connectors", map[string]any{"name": topic, "config": map[string]string{
+		"connector.class": "FileSink", "topics": topic, "file": out, "tasks.max": strconv.Itoa(*sinkTasks),
 		"key.converter": "ByteArrayConverter", "value.converter": "ByteArrayConverter",
 	}})
 	if err != nil {
@@ -408,7 +483,7 @@ func sinkRun(ctx context.Context, w *workerProc, dir string, adm *kadm.Client) (
 		}
 	}
 	rate := float64(*records) / time.Since(start).Seconds()
-	if err := rest(ctx, "DELETE", w.url+"/connectors/bench-sink", nil); err != nil {
+	if err := rest(ctx, "DELETE", w.url+"/connectors/"+topic, nil); err != nil {
 		return 0, err
 	}
 	os.Remove(out)
@@ -417,11 +492,11 @@ func sinkRun(ctx context.Context, w *workerProc, dir string, adm *kadm.Client) (
 
 // sourceRun creates a RangeSource and measures the time until the topic
 // holds every record.
-func sourceRun(ctx context.Context, w *workerProc, adm *kadm.Client) (float64, error) {
+func sourceRun(ctx context.Context, w *workerProc, adm *kadm.Client, topic string) (float64, error) {
 	// JSON without a schema: {"id":N,"payload":"..."} is about record-size bytes.
 	start := time.Now()
-	err := rest(ctx, "POST", w.url+"/connectors", map[string]any{"name": "bench-source", "config": map[string]string{
-		"connector.class": "RangeSource", "topic": "bench-src", "count": strconv.Itoa(*records), "tasks.max": strconv.Itoa(*srcTasks),
+	err := rest(ctx, "POST", w.url+"/connectors", map[string]any{"name": topic, "config": map[string]string{
+		"connector.class": "RangeSource", "topic": topic, "count": strconv.Itoa(*records), "tasks.max": strconv.Itoa(*srcTasks),
 		"record.size": strconv.Itoa(max(*recordSize-30, 0)), "batch.size": "2000",
 		"value.converter": "JsonConverter", "value.converter.schemas.enable": "false", "key.converter": "StringConverter",
 	}})
@@ -429,7 +504,7 @@ func sourceRun(ctx context.Context, w *workerProc, adm *kadm.Client) (float64, e
 		return 0, err
 	}
 	for {
-		ends, err := adm.ListEndOffsets(ctx, "bench-src")
+		ends, err := adm.ListEndOffsets(ctx, topic)
 		if err == nil {
 			var total int64
 			ends.Each(func(o kadm.ListedOffset) {
@@ -448,7 +523,7 @@ func sourceRun(ctx context.Context, w *workerProc, adm *kadm.Client) (float64, e
 		}
 	}
 	rate := float64(*records) / time.Since(start).Seconds()
-	if err := rest(ctx, "DELETE", w.url+"/connectors/bench-source", nil); err != nil {
+	if err := rest(ctx, "DELETE", w.url+"/connectors/"+topic, nil); err != nil {
 		return 0, err
 	}
 	return rate, nil
