@@ -76,6 +76,7 @@ var (
 	srcTasks   = flag.Int("source-tasks", 1, "tasks.max of the range source")
 	profileDir = flag.String("cpuprofile-dir", "", "write CPU profiles of the worker (worker.pprof) and of this program, broker and baselines included (bench.pprof), to this folder")
 	only       = flag.String("only", "", "run only the sink or the source measurement (sink, source; default both)")
+	workerBin  = flag.String("worker", "", "a conveyor-worker binary to measure instead of building ./runtime/cmd/conveyor-worker (to compare builds)")
 	rounds     = flag.Int("rounds", 3, "rounds of each measurement (fresh topics, connector and baseline each); the median ratio is reported")
 )
 
@@ -105,10 +106,13 @@ func run() error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "conveyor-worker")
-	logf("building conveyor-worker")
-	if out, err := exec.Command("go", "build", "-trimpath", "-o", bin, "./runtime/cmd/conveyor-worker").CombinedOutput(); err != nil {
-		return fmt.Errorf("building the worker (run from the repository root): %v\n%s", err, out)
+	bin := *workerBin
+	if bin == "" {
+		bin = filepath.Join(dir, "conveyor-worker")
+		logf("building conveyor-worker")
+		if out, err := exec.Command("go", "build", "-trimpath", "-o", bin, "./runtime/cmd/conveyor-worker").CombinedOutput(); err != nil {
+			return fmt.Errorf("building the worker (run from the repository root): %v\n%s", err, out)
+		}
 	}
 
 	broker, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(*partitions))
@@ -223,18 +227,21 @@ func sinkRound(ctx context.Context, w *workerProc, dir, addr string, adm *kadm.C
 	if _, err := produceRaw(ctx, addr, topic, *records, *recordSize); err != nil {
 		return 0, err
 	}
+	c0 := cpuNow(w)
 	rawConsume, err := consumeRaw(ctx, addr, topic, *records, fmt.Sprintf("bench-raw-consumer-%d", round))
 	if err != nil {
 		return 0, err
 	}
+	c1 := cpuNow(w)
 	sinkRate, err := sinkRun(ctx, w, dir, topic)
 	if err != nil {
 		return 0, err
 	}
+	c2 := cpuNow(w)
 	// The task commits and leaves its group while it stops; deleting the
 	// topic before that only makes it log failed commits.
 	waitGroupEmpty(ctx, adm, "connect-"+topic)
-	logf("round %d: bare consumer %.0f rec/s, file sink %.0f rec/s: sink_vs_raw_ratio %.3f", round, rawConsume, sinkRate, sinkRate/rawConsume)
+	logf("round %d: bare consumer %.0f rec/s, file sink %.0f rec/s: sink_vs_raw_ratio %.3f; CPU: %s", round, rawConsume, sinkRate, sinkRate/rawConsume, cpuSummary(c0, c1, c2))
 	return sinkRate / rawConsume, nil
 }
 
@@ -242,15 +249,18 @@ func sinkRound(ctx context.Context, w *workerProc, dir, addr string, adm *kadm.C
 func sourceRound(ctx context.Context, w *workerProc, addr string, adm *kadm.Client, round int) (float64, error) {
 	raw, topic := fmt.Sprintf("bench-raw-src-%d", round), fmt.Sprintf("bench-src-%d", round)
 	defer deleteTopics(ctx, adm, raw, topic)
+	c0 := cpuNow(w)
 	rawProduce, err := produceRaw(ctx, addr, raw, *records, *recordSize)
 	if err != nil {
 		return 0, err
 	}
+	c1 := cpuNow(w)
 	sourceRate, err := sourceRun(ctx, w, adm, topic)
 	if err != nil {
 		return 0, err
 	}
-	logf("round %d: bare producer %.0f rec/s, range source %.0f rec/s: source_vs_raw_ratio %.3f", round, rawProduce, sourceRate, sourceRate/rawProduce)
+	c2 := cpuNow(w)
+	logf("round %d: bare producer %.0f rec/s, range source %.0f rec/s: source_vs_raw_ratio %.3f; CPU: %s", round, rawProduce, sourceRate, sourceRate/rawProduce, cpuSummary(c0, c1, c2))
 	return sourceRate / rawProduce, nil
 }
 
@@ -361,6 +371,38 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 		l.b.Write(p)
 	}
 	return len(p), nil
+}
+
+// cpuTimes are the CPU seconds (user+system) used so far by this program
+// (broker and baselines) and by the worker.
+type cpuTimes struct{ bench, worker float64 }
+
+func cpuNow(w *workerProc) cpuTimes {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	t := cpuTimes{bench: float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9}
+	// /proc/PID/stat: utime and stime are fields 14 and 15, in clock ticks
+	// (100 per second on Linux), after the ")" that ends the command name.
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", w.cmd.Process.Pid)); err == nil {
+		if i := bytes.LastIndexByte(b, ')'); i >= 0 {
+			f := strings.Fields(string(b[i+1:]))
+			if len(f) > 12 {
+				u, _ := strconv.ParseFloat(f[11], 64)
+				s, _ := strconv.ParseFloat(f[12], 64)
+				t.worker = (u + s) / 100
+			}
+		}
+	}
+	return t
+}
+
+// cpuSummary says what the baseline (c0 to c1) and the worker's run (c1 to
+// c2) cost in CPU: a figure that, unlike rates, does not depend on how
+// busy the machine is. The broker runs in this program, so the baseline's
+// figure includes the broker's work, and so does the worker run's.
+func cpuSummary(c0, c1, c2 cpuTimes) string {
+	return fmt.Sprintf("baseline %.2fs (client+broker), worker run %.2fs (worker %.2fs + broker %.2fs)",
+		c1.bench-c0.bench, c2.worker-c1.worker+c2.bench-c1.bench, c2.worker-c1.worker, c2.bench-c1.bench)
 }
 
 func vmRSS(pid int) (float64, error) {
