@@ -153,11 +153,12 @@ func (s *submitted) ack(r *submittedRecord, kr *kgo.Record) {
 		s.pending -= n
 	}
 	s.mu.Unlock()
-	{
-		select {
-		case s.changed <- struct{}{}:
-		default:
-		}
+	// Wake the runner only when something it waits for changed: records
+	// left the tracker, or one more waits for CommitRecord. An ack behind
+	// an unacknowledged record (common: Kafka partitions acknowledge out of
+	// the source's order) changes neither.
+	if n > 0 || !s.skipAcked {
+		s.signalChanged()
 	}
 }
 
