@@ -19,6 +19,7 @@ package converter
 import (
 	"bytes"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -200,5 +201,39 @@ func TestJSONFastPathSchemaChange(t *testing.T) {
 				t.Fatalf("round %d, %s: got %v %v", round, tc.raw, s, v)
 			}
 		}
+	}
+}
+
+// TestJSONFastPathConcurrent decodes records of two schemas from several
+// goroutines with one converter (as runners share it): every record gets
+// its own schema and values (run with -race).
+func TestJSONFastPathConcurrent(t *testing.T) {
+	c := mustJSON(t, nil)
+	ks, k, vs, v := tableRow(3)
+	rawK, _ := c.FromConnectData("t", ks, k)
+	rawV, _ := c.FromConnectData("t", vs, v)
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
+				raw, want, wantSchema := rawK, any(k), ks
+				if (i+g)%2 == 0 {
+					raw, want, wantSchema = rawV, any(v), vs
+				}
+				s, got, err := c.ToConnectData("t", raw)
+				if err != nil || !s.Equal(wantSchema) || !data.ValuesEqual(got, want) {
+					errs <- fmt.Errorf("goroutine %d record %d: %v %v %v", g, i, s, got, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
 	}
 }
