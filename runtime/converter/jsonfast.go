@@ -52,13 +52,22 @@ func (c *JSON) fastEnvelope(b []byte) (*data.Schema, any, bool) {
 		return nil, nil, false
 	}
 	p.ws()
-	start := p.i
-	if !p.skip() {
-		return nil, nil, false
-	}
-	schema, ok := c.cachedSchema(b[start:p.i])
-	if !ok {
-		return nil, nil, false
+	var schema *data.Schema
+	if l := c.last.Load(); l != nil && len(b)-p.i >= len(l.text) && string(b[p.i:p.i+len(l.text)]) == l.text {
+		// The usual case, one compare: the same schema as the last record.
+		// A JSON object ends where its text says, so a value that starts
+		// with a complete schema text is that schema.
+		schema = l.schema
+		p.i += len(l.text)
+	} else {
+		start := p.i
+		if !p.skip() {
+			return nil, nil, false
+		}
+		var ok bool
+		if schema, ok = c.cachedSchema(b[start:p.i]); !ok {
+			return nil, nil, false
+		}
 	}
 	p.ws()
 	if !p.lit(",") || !p.key("payload") {
