@@ -76,6 +76,7 @@ type JSON struct {
 	mu                     sync.Mutex
 	schemas                map[string]*data.Schema // parsed envelope schemas by JSON text
 	schemaJSON             map[*data.Schema][]byte // rendered envelope schemas
+	last                   atomic.Pointer[lastSchema]
 	enc                    data.JSONEncoder
 	schemasEnable          bool
 	replaceNullWithDefault bool
@@ -313,6 +314,9 @@ func (c *JSON) ToConnectData(topic string, b []byte) (*data.Schema, any, error) 
 			return fail("%w", err)
 		}
 		return nil, v, nil
+	}
+	if s, v, ok := c.fastEnvelope(b); ok {
+		return s, v, nil
 	}
 	var env map[string]json.RawMessage
 	if err := json.Unmarshal(b, &env); err != nil {

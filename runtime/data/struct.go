@@ -156,3 +156,17 @@ func (s *Struct) String() string {
 	b.WriteByte('}')
 	return b.String()
 }
+
+// NewStructTrusted returns a struct of the given struct schema holding
+// values in field order without checking them, for producers that derive
+// each value from the field's schema itself (a converter decoding by the
+// schema, a connector mapping typed columns): the checks of Set or
+// NewStructValues would only repeat theirs. values must hold one valid
+// value per field and is kept (no copy). It panics when schema is not a
+// struct schema or the count differs (programming errors).
+func NewStructTrusted(schema *Schema, values []any) *Struct {
+	if schema == nil || schema.Type != TypeStruct || len(values) != len(schema.Fields) {
+		panic(fmt.Sprintf("data.NewStructTrusted: %d values for schema %s", len(values), schema))
+	}
+	return &Struct{schema: schema, values: values}
+}
