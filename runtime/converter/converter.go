@@ -41,6 +41,22 @@ type Converter interface {
 	ToConnectData(topic string, b []byte) (*data.Schema, any, error)
 }
 
+// Appender is implemented by converters that can serialise into a
+// caller's buffer, so a runner converting a batch fills one buffer
+// instead of allocating per record. It returns dst extended by the
+// serialised value, whose bytes are exactly what FromConnectData returns;
+// null reports that the value serialises to nil bytes (a tombstone or a
+// null key), in which case dst is returned unchanged. On an error the
+// content of dst beyond its original length is undefined.
+type Appender interface {
+	AppendConnectData(dst []byte, topic string, schema *data.Schema, value any) (out []byte, null bool, err error)
+}
+
+var (
+	_ Appender = (*JSON)(nil)
+	_ Appender = StringConverter{}
+)
+
 // Class names of the built-in converters (Kafka's).
 const (
 	JSONClass      = "org.apache.kafka.connect.json.JsonConverter"
@@ -174,24 +190,39 @@ func NewString(config map[string]string) (StringConverter, error) {
 }
 
 // FromConnectData writes the value's string form.
-func (StringConverter) FromConnectData(_ string, _ *data.Schema, value any) ([]byte, error) {
+func (c StringConverter) FromConnectData(topic string, schema *data.Schema, value any) ([]byte, error) {
+	if b, ok := value.([]byte); ok {
+		return b, nil // no copy
+	}
+	b, null, err := c.AppendConnectData(nil, topic, schema, value)
+	if null || err != nil {
+		return nil, err
+	}
+	if b == nil {
+		b = []byte{} // an empty string is not null
+	}
+	return b, nil
+}
+
+// AppendConnectData implements [Appender]: FromConnectData into dst.
+func (StringConverter) AppendConnectData(dst []byte, _ string, _ *data.Schema, value any) ([]byte, bool, error) {
 	switch v := value.(type) {
 	case nil:
-		return nil, nil
+		return dst, true, nil
 	case string:
-		return []byte(v), nil
+		return append(dst, v...), false, nil
 	case []byte:
-		return v, nil
+		return append(dst, v...), false, nil
 	case int64: // integer keys are common: skip fmt (same text)
-		return strconv.AppendInt(nil, v, 10), nil
+		return strconv.AppendInt(dst, v, 10), false, nil
 	case int32:
-		return strconv.AppendInt(nil, int64(v), 10), nil
+		return strconv.AppendInt(dst, int64(v), 10), false, nil
 	case int:
-		return strconv.AppendInt(nil, int64(v), 10), nil
+		return strconv.AppendInt(dst, int64(v), 10), false, nil
 	case fmt.Stringer:
-		return []byte(v.String()), nil
+		return append(dst, v.String()...), false, nil
 	}
-	return []byte(fmt.Sprint(value)), nil
+	return fmt.Append(dst, value), false, nil
 }
 
 // ToConnectData returns an optional string schema and the string.

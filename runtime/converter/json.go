@@ -76,6 +76,7 @@ type JSON struct {
 	mu                     sync.Mutex
 	schemas                map[string]*data.Schema // parsed envelope schemas by JSON text
 	schemaJSON             map[*data.Schema][]byte // rendered envelope schemas
+	last                   atomic.Pointer[lastSchema]
 	enc                    data.JSONEncoder
 	schemasEnable          bool
 	replaceNullWithDefault bool
@@ -125,14 +126,26 @@ func (c *JSON) SchemasEnabled() bool { return c.schemasEnable }
 
 // FromConnectData serialises value (with schema, or schemaless when nil).
 func (c *JSON) FromConnectData(topic string, schema *data.Schema, value any) ([]byte, error) {
-	if schema == nil && value == nil {
-		return nil, nil
-	}
 	hint := int(c.sizeHint.Load())
 	if hint <= 0 {
 		hint = 512
 	}
-	b := bytes.NewBuffer(make([]byte, 0, hint+hint/8+8))
+	b, null, err := c.AppendConnectData(make([]byte, 0, hint+hint/8+8), topic, schema, value)
+	if null || err != nil {
+		return nil, err
+	}
+	// Decay slowly so that one converter serving small and large values
+	// (keys and values, say) sizes for the large ones.
+	c.sizeHint.Store(int32(min(max(len(b), hint-hint/16), 1<<20)))
+	return b, nil
+}
+
+// AppendConnectData implements [Appender]: FromConnectData into dst.
+func (c *JSON) AppendConnectData(dst []byte, topic string, schema *data.Schema, value any) ([]byte, bool, error) {
+	if schema == nil && value == nil {
+		return dst, true, nil
+	}
+	b := bytes.NewBuffer(dst) // stays on the stack: only appends to dst
 	if c.schemasEnable {
 		b.WriteString(`{"schema":`)
 		if schema == nil {
@@ -140,22 +153,19 @@ func (c *JSON) FromConnectData(topic string, schema *data.Schema, value any) ([]
 		} else {
 			sj, err := c.schemaJSONFor(schema)
 			if err != nil {
-				return nil, fmt.Errorf("converting schema for topic %q to JSON: %w", topic, err)
+				return dst, false, fmt.Errorf("converting schema for topic %q to JSON: %w", topic, err)
 			}
 			b.Write(sj)
 		}
 		b.WriteString(`,"payload":`)
 	}
 	if err := c.enc.Write(b, schema, value); err != nil {
-		return nil, fmt.Errorf("converting value for topic %q to JSON: %w", topic, err)
+		return dst, false, fmt.Errorf("converting value for topic %q to JSON: %w", topic, err)
 	}
 	if c.schemasEnable {
 		b.WriteByte('}')
 	}
-	// Decay slowly so that one converter serving small and large values
-	// (keys and values, say) sizes for the large ones.
-	c.sizeHint.Store(int32(min(max(b.Len(), hint-hint/16), 1<<20)))
-	return b.Bytes(), nil
+	return b.Bytes(), false, nil
 }
 
 // schemaJSONFor returns the envelope JSON of a schema, cached by pointer
@@ -304,6 +314,9 @@ func (c *JSON) ToConnectData(topic string, b []byte) (*data.Schema, any, error) 
 			return fail("%w", err)
 		}
 		return nil, v, nil
+	}
+	if s, v, ok := c.fastEnvelope(b); ok {
+		return s, v, nil
 	}
 	var env map[string]json.RawMessage
 	if err := json.Unmarshal(b, &env); err != nil {

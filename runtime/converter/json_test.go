@@ -524,3 +524,42 @@ func BenchmarkJSONRangeRecordNoEnvelope(b *testing.B) {
 		}
 	}
 }
+
+// TestAppendMatchesFromConnectData checks every Appender against its own
+// FromConnectData: the same bytes after the caller's prefix, null exactly
+// when FromConnectData returns nil, and the prefix left intact.
+func TestAppendMatchesFromConnectData(t *testing.T) {
+	s := everythingSchema()
+	type input struct {
+		schema *data.Schema
+		value  any
+	}
+	inputs := []input{
+		{nil, nil}, {data.OptionalStringSchema, nil}, {data.StringSchema, ""}, {data.StringSchema, "héllo"},
+		{data.Int64Schema, int64(-42)}, {data.Int32Schema, int32(7)}, {nil, 12}, {data.BytesSchema, []byte("raw")},
+		{s, everythingValue(s)}, {nil, map[string]any{"a": []any{int64(1), "x"}}},
+	}
+	convs := map[string]Appender{
+		"json+schema": mustJSON(t, nil), "json": mustJSON(t, map[string]string{"schemas.enable": "false"}), "string": StringConverter{},
+	}
+	for name, app := range convs {
+		conv := app.(Converter)
+		for i, in := range inputs {
+			want, werr := conv.FromConnectData("t", in.schema, in.value)
+			prefix := []byte("prefix")
+			got, null, err := app.AppendConnectData(prefix[:len(prefix):len(prefix)], "t", in.schema, in.value)
+			if (err != nil) != (werr != nil) {
+				t.Fatalf("%s #%d: append error %v, FromConnectData error %v", name, i, err, werr)
+			}
+			if err != nil {
+				continue
+			}
+			if null != (want == nil) || !bytes.HasPrefix(got, prefix) || !bytes.Equal(got[len(prefix):], want) {
+				t.Fatalf("%s #%d: append = %q (null %v), FromConnectData = %q", name, i, got, null, want)
+			}
+		}
+	}
+	if b, _ := (StringConverter{}).FromConnectData("t", data.StringSchema, ""); b == nil {
+		t.Fatal("an empty string became null")
+	}
+}

@@ -58,6 +58,26 @@ func TestStructSetGetValidate(t *testing.T) {
 	}
 }
 
+func TestNewStructValues(t *testing.T) {
+	s := StructOf("p", F("id", Int64Schema), F("name", OptionalStringSchema))
+	st, err := NewStructValues(s, []any{int64(3), "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Equal(NewStruct(s).Put("id", int64(3)).Put("name", "x")) {
+		t.Fatalf("NewStructValues = %v", st)
+	}
+	if _, err := NewStructValues(s, []any{int32(3), nil}); err == nil || !strings.Contains(err.Error(), `field "id"`) {
+		t.Fatalf("wrong type: %v", err)
+	}
+	if _, err := NewStructValues(s, []any{int64(3)}); err == nil || !strings.Contains(err.Error(), "2 fields, got 1 values") {
+		t.Fatalf("wrong count: %v", err)
+	}
+	if _, err := NewStructValues(Int64Schema, nil); err == nil {
+		t.Fatal("a non-struct schema was accepted")
+	}
+}
+
 func TestSchemaCheck(t *testing.T) {
 	bad := []*Schema{
 		{Type: "int128"},

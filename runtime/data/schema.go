@@ -370,7 +370,7 @@ func (s *Schema) validate(path string, value any) error {
 		}
 		return fmt.Errorf("%snull value for required %s schema", at(path), s.Type)
 	}
-	if _, ok := logicalTypes[s.Name]; ok {
+	if s.IsLogical() {
 		return s.validateLogical(path, value)
 	}
 	bad := func() error {

@@ -36,6 +36,29 @@ func NewStruct(schema *Schema) *Struct {
 	return &Struct{schema: schema, values: make([]any, len(schema.Fields))}
 }
 
+// NewStructValues returns a struct of the given struct schema holding
+// values in field order, after checking each like Set. The struct keeps
+// values (no copy), so a source can carve the values of many structs out
+// of one slice; the caller must not change values afterwards.
+func NewStructValues(schema *Schema, values []any) (*Struct, error) {
+	if schema == nil || schema.Type != TypeStruct {
+		return nil, fmt.Errorf("data.NewStructValues: schema %s is not a struct schema", schema)
+	}
+	if len(values) != len(schema.Fields) {
+		return nil, fmt.Errorf("struct %s has %d fields, got %d values", schema, len(schema.Fields), len(values))
+	}
+	for i := range schema.Fields {
+		f := &schema.Fields[i]
+		if f.Index != i {
+			return nil, fmt.Errorf("struct %s: field %q has index %d at position %d (build structs with StructOf)", schema, f.Name, f.Index, i)
+		}
+		if err := f.Schema.Validate(values[i]); err != nil {
+			return nil, fmt.Errorf("field %q: %w", f.Name, err)
+		}
+	}
+	return &Struct{schema: schema, values: values}, nil
+}
+
 // Schema returns the struct's schema.
 func (s *Struct) Schema() *Schema { return s.schema }
 
@@ -132,4 +155,18 @@ func (s *Struct) String() string {
 	}
 	b.WriteByte('}')
 	return b.String()
+}
+
+// NewStructTrusted returns a struct of the given struct schema holding
+// values in field order without checking them, for producers that derive
+// each value from the field's schema itself (a converter decoding by the
+// schema, a connector mapping typed columns): the checks of Set or
+// NewStructValues would only repeat theirs. values must hold one valid
+// value per field and is kept (no copy). It panics when schema is not a
+// struct schema or the count differs (programming errors).
+func NewStructTrusted(schema *Schema, values []any) *Struct {
+	if schema == nil || schema.Type != TypeStruct || len(values) != len(schema.Fields) {
+		panic(fmt.Sprintf("data.NewStructTrusted: %d values for schema %s", len(values), schema))
+	}
+	return &Struct{schema: schema, values: values}
 }

@@ -184,7 +184,7 @@ func TestRangeSourceThroughRunners(t *testing.T) {
 	cm.ValueConverter = jsonConv
 	cm.KeyConverter = jsonConv
 	cfgs := taskConfigs(t, rangesource.Plugin(), map[string]string{
-		"name": "range", "connector.class": "RangeSource", "topic": "ids", "count": "5000", "ranges": "2", "record.size": "50", "poll.interval.ms": "20",
+		"name": "range", "connector.class": "RangeSource", "topic": "ids", "count": "5000", "ranges": "2", "record.size": "50", "poll.interval.ms": "20", "batch.size": "100",
 	}, topics, 2)
 	if len(cfgs) != 2 {
 		t.Fatalf("want 2 task configs, got %d", len(cfgs))
@@ -208,6 +208,12 @@ func TestRangeSourceThroughRunners(t *testing.T) {
 		m, ok := r.Value.(map[string]any)
 		if !ok {
 			t.Fatalf("value %T %v, want a JSON object", r.Value, r.Value)
+		}
+		// The source runner reuses its buffers batch after batch: every
+		// record must arrive intact, key and payload matching its id.
+		id, _ := m["id"].(int64)
+		if m["payload"] != rangesource.Payload(id, 50) || r.Key != id {
+			t.Fatalf("record %v: key %v, value %v", m["id"], r.Key, m)
 		}
 		ids[fmt.Sprint(m["id"])]++
 	}

@@ -64,7 +64,11 @@ type SinkConfig struct {
 	// looks at commits and target state again. Default 500ms.
 	PollTimeout time.Duration
 	// FetchMaxBytes bounds one fetch response (and so what the client
-	// buffers per broker). Default 16 MiB.
+	// buffers per broker), as stored: compressed batches count at their
+	// compressed size. Default 1 MiB, Kafka's max.partition.fetch.bytes:
+	// the client fetches the next response while the task puts the last
+	// one, so smaller fetches overlap fetching and putting better (and
+	// the first records arrive sooner); larger ones save round trips only.
 	FetchMaxBytes int32
 	// SessionTimeout and RebalanceTimeout of the consumer group; zero keeps
 	// franz-go's defaults (45s, 60s).
@@ -135,7 +139,7 @@ func NewSinkRunner(cfg SinkConfig) (*SinkRunner, error) {
 		cfg.PollTimeout = 500 * time.Millisecond
 	}
 	if cfg.FetchMaxBytes <= 0 {
-		cfg.FetchMaxBytes = 16 << 20
+		cfg.FetchMaxBytes = 1 << 20
 	}
 	r := &SinkRunner{
 		cfg:       cfg,
@@ -159,7 +163,7 @@ func (r *SinkRunner) ConsumerOpts() []kgo.Opt {
 		kgo.DisableAutoCommit(),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), // auto.offset.reset=earliest, as Kafka Connect
 		kgo.FetchMaxBytes(r.cfg.FetchMaxBytes),
-		kgo.FetchMaxPartitionBytes(min(r.cfg.FetchMaxBytes, 4<<20)),
+		kgo.FetchMaxPartitionBytes(r.cfg.FetchMaxBytes),
 		kgo.OnPartitionsAssigned(r.onAssigned),
 		kgo.OnPartitionsRevoked(r.onRevoked),
 		kgo.OnPartitionsLost(r.onLost),
@@ -293,7 +297,11 @@ func (r *SinkRunner) loop(ctx context.Context) error {
 		}
 		r.setState(StateRunning, "")
 
-		pctx, cancel := context.WithTimeout(ctx, r.cfg.PollTimeout)
+		// Like Kafka's WorkerSinkTask, wait no longer than until the next
+		// offset commit is due, so commits keep their cadence while the
+		// topics are quiet.
+		wait := min(r.cfg.PollTimeout, max(time.Until(r.lastCommit.Add(r.cfg.OffsetFlushInterval)), time.Millisecond))
+		pctx, cancel := context.WithTimeout(ctx, wait)
 		// Take everything the client buffered (at most one fetch per
 		// broker, bounded by FetchMaxBytes) and split it into Puts of
 		// MaxPollRecords below. Taking only MaxPollRecords per poll kept
@@ -379,6 +387,10 @@ func (r *SinkRunner) deliverLocked(ctx context.Context, fetches kgo.Fetches, bat
 		size = 0
 		return nil
 	}
+	// The SinkRecords of a Put share one backing array (one allocation
+	// per batch instead of one per record).
+	left := fetches.NumRecords()
+	var slab []plugin.SinkRecord
 	n := 0
 	fetches.EachRecord(func(kr *kgo.Record) {
 		if first != nil {
@@ -395,8 +407,12 @@ func (r *SinkRunner) deliverLocked(ctx context.Context, fetches kgo.Fetches, bat
 			r.committed[tp] = kr.Offset
 		}
 		n++
-		rec, err := r.convert(kr)
-		if err != nil {
+		if len(slab) == 0 {
+			slab = make([]plugin.SinkRecord, max(min(left-n+1, r.cfg.MaxPollRecords-len(b)), 1))
+		}
+		rec := &slab[0]
+		slab = slab[1:]
+		if err := r.convert(kr, rec); err != nil {
 			r.cfg.Metrics.RecordErrors(1)
 			first = err
 			return
@@ -436,16 +452,17 @@ func (r *SinkRunner) putLocked(ctx context.Context, b []*plugin.SinkRecord) erro
 	}
 }
 
-func (r *SinkRunner) convert(kr *kgo.Record) (*plugin.SinkRecord, error) {
+// convert fills rec from kr.
+func (r *SinkRunner) convert(kr *kgo.Record, rec *plugin.SinkRecord) error {
 	ks, k, err := r.cfg.KeyConverter.ToConnectData(kr.Topic, kr.Key)
 	if err != nil {
-		return nil, fmt.Errorf("converting key of %s-%d@%d: %w", kr.Topic, kr.Partition, kr.Offset, err)
+		return fmt.Errorf("converting key of %s-%d@%d: %w", kr.Topic, kr.Partition, kr.Offset, err)
 	}
 	vs, v, err := r.cfg.ValueConverter.ToConnectData(kr.Topic, kr.Value)
 	if err != nil {
-		return nil, fmt.Errorf("converting value of %s-%d@%d: %w", kr.Topic, kr.Partition, kr.Offset, err)
+		return fmt.Errorf("converting value of %s-%d@%d: %w", kr.Topic, kr.Partition, kr.Offset, err)
 	}
-	rec := &plugin.SinkRecord{Topic: kr.Topic, Partition: kr.Partition, Offset: kr.Offset,
+	*rec = plugin.SinkRecord{Topic: kr.Topic, Partition: kr.Partition, Offset: kr.Offset,
 		KeySchema: ks, Key: k, ValueSchema: vs, Value: v, Timestamp: kr.Timestamp}
 	if len(kr.Headers) > 0 {
 		rec.Headers = make(data.Headers, 0, len(kr.Headers))
@@ -453,7 +470,7 @@ func (r *SinkRunner) convert(kr *kgo.Record) (*plugin.SinkRecord, error) {
 			rec.Headers.AddBytes(h.Key, h.Value)
 		}
 	}
-	return rec, nil
+	return nil
 }
 
 // flushAndCommitLocked flushes the task for the given partitions (nil: all

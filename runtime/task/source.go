@@ -82,6 +82,14 @@ type SourceRunner struct {
 	// reuse one map per partition, which saves encoding it per record
 	lastPart uintptr
 	lastKey  string
+
+	// keyApp and valueApp are the converters as converter.Appender, nil
+	// when they are not; arenaHint sizes a batch's serialisation buffer
+	// per record (sender goroutine only).
+	keyApp, valueApp converter.Appender
+	arenaHint        int
+	promise          func(*kgo.Record, error)
+	freeBufs         chan *sendBuffers // buffers of finished batches, for the next ones
 }
 
 // NewSourceRunner checks cfg and creates the runner; Start runs it.
@@ -103,6 +111,13 @@ func NewSourceRunner(cfg SourceConfig) (*SourceRunner, error) {
 	}
 	r := &SourceRunner{cfg: cfg, subs: newSubmitted(), sendCh: make(chan []*plugin.SourceRecord, 1), senderDone: make(chan struct{})}
 	r.subs.skipAcked = plugin.SkipsRecordCommits(cfg.Task)
+	r.keyApp, _ = cfg.KeyConverter.(converter.Appender)
+	r.valueApp, _ = cfg.ValueConverter.(converter.Appender)
+	r.arenaHint = 256
+	r.promise = r.produced
+	// A few sets cover the batches in flight at MaxInFlight; more would
+	// only keep memory.
+	r.freeBufs = make(chan *sendBuffers, 4)
 	r.lifecycle = newLifecycle(&r.cfg.Common)
 	return r, nil
 }
@@ -308,16 +323,22 @@ func (r *SourceRunner) sender(ctx context.Context) {
 // a record fails, the records before it are still produced and the error
 // is returned. Produce blocks while the producer's buffer is full, which is
 // the backpressure on Poll.
+//
+// A batch allocates nothing per record: the kgo records, the tracker
+// entries and the record contexts are one slice each, converters that
+// implement converter.Appender serialise keys and values into one buffer,
+// and these buffers serve a later batch once every record of this one left
+// the tracker (see sendBuffers).
 func (r *SourceRunner) sendBatch(ctx context.Context, recs []*plugin.SourceRecord) error {
-	krs := make([]kgo.Record, 0, len(recs)) // one allocation; kgo keeps the pointers until the promise ran
-	pend := make([]pendingRecord, 0, len(recs))
+	bufs := r.buffers(ctx, len(recs))
+	krs, pend, arena := bufs.krs[:0], bufs.pend[:0], bufs.arena[:0]
 	var convErr error
 	for _, rec := range recs {
 		if rec == nil {
 			continue
 		}
 		krs = append(krs, kgo.Record{})
-		pkey, err := r.convert(rec, &krs[len(krs)-1])
+		pkey, err := r.convert(rec, &krs[len(krs)-1], &arena)
 		if err != nil {
 			krs = krs[:len(krs)-1]
 			convErr = err
@@ -325,37 +346,116 @@ func (r *SourceRunner) sendBatch(ctx context.Context, recs []*plugin.SourceRecor
 		}
 		pend = append(pend, pendingRecord{key: pkey, rec: rec})
 	}
+	bufs.arena = arena // keep the grown buffer, if it grew
 	if len(pend) == 0 {
+		r.putBuffers(bufs)
 		return convErr
 	}
-	subs := r.subs.submitBatch(pend)
+	// Size the next batch's buffer for records like these (with a little
+	// room, so one slightly larger record does not double it).
+	r.arenaHint = len(arena)/len(pend) + 16
+	bufs.left.Store(int64(len(pend)))
+	subs := r.subs.submitInto(bufs.subs, pend, bufs)
+	clear(pend) // the tracker holds what it needs; let the polled records go
 	for i := range krs {
-		sub := &subs[i]
-		r.client.Produce(ctx, &krs[i], func(kr *kgo.Record, err error) {
-			if err != nil {
-				r.setProduceErr(fmt.Errorf("producing to topic %s: %w", kr.Topic, err))
-				r.subs.signalChanged()
-				return
-			}
-			r.cfg.Metrics.SourceWritten(1)
-			r.subs.ack(sub, kr)
-		})
+		// The record's Context carries its tracker entry to the promise,
+		// so one promise function serves every record.
+		bufs.rctxs[i].sub = &subs[i]
+		krs[i].Context = &bufs.rctxs[i]
+		r.client.Produce(ctx, &krs[i], r.promise)
 	}
 	return convErr
 }
 
+// sendBuffers are the buffers of one batch in flight: the kgo records,
+// their serialised keys and values, the tracker entries and the records'
+// contexts. Once every record of the batch left the tracker (acknowledged,
+// so kgo is done with it, and popped as committable), they go back to the
+// runner and serve a later batch, which keeps the sender from allocating
+// about half a kilobyte per record.
+type sendBuffers struct {
+	krs   []kgo.Record
+	pend  []pendingRecord
+	subs  []submittedRecord
+	rctxs []recordContext
+	arena []byte
+	left  atomic.Int64 // records of the batch still in the tracker
+	free  chan *sendBuffers
+}
+
+// popped is called (under the tracker's lock) when a record of the batch
+// left the tracker; after the last one the buffers are free.
+func (b *sendBuffers) popped() {
+	if b.left.Add(-1) == 0 {
+		select {
+		case b.free <- b:
+		default: // enough spare buffers; let this set go
+		}
+	}
+}
+
+// buffers returns free buffers for a batch of n records, or new ones. The
+// records' contexts are set up here, once: kgo may still read a context
+// (its Done) after the record's promise ran, so a reused context keeps its
+// Context and only its tracker entry changes.
+func (r *SourceRunner) buffers(ctx context.Context, n int) *sendBuffers {
+	select {
+	case b := <-r.freeBufs:
+		if cap(b.krs) >= n {
+			if cap(b.arena) < r.arenaHint*n {
+				b.arena = make([]byte, 0, r.arenaHint*n)
+			}
+			return b
+		}
+	default:
+	}
+	b := &sendBuffers{krs: make([]kgo.Record, 0, n), pend: make([]pendingRecord, 0, n), subs: make([]submittedRecord, n),
+		rctxs: make([]recordContext, n), arena: make([]byte, 0, r.arenaHint*n), free: r.freeBufs}
+	for i := range b.rctxs {
+		b.rctxs[i].Context = ctx
+	}
+	return b
+}
+
+// putBuffers returns buffers no record of which went to the tracker.
+func (r *SourceRunner) putBuffers(b *sendBuffers) {
+	select {
+	case r.freeBufs <- b:
+	default:
+	}
+}
+
+// recordContext is the Context of a produced record: the runner's context
+// (the same for every record of a runner) plus the record's tracker entry.
+type recordContext struct {
+	context.Context
+	sub *submittedRecord
+}
+
+// produced is the promise of every produced record.
+func (r *SourceRunner) produced(kr *kgo.Record, err error) {
+	if err != nil {
+		r.setProduceErr(fmt.Errorf("producing to topic %s: %w", kr.Topic, err))
+		r.subs.signalChanged()
+		return
+	}
+	r.cfg.Metrics.SourceWritten(1)
+	r.subs.ack(kr.Context.(*recordContext).sub, kr)
+}
+
 // convert fills kr from rec and returns rec's source partition key.
-func (r *SourceRunner) convert(rec *plugin.SourceRecord, kr *kgo.Record) (string, error) {
+// Converters that implement converter.Appender serialise into *arena.
+func (r *SourceRunner) convert(rec *plugin.SourceRecord, kr *kgo.Record, arena *[]byte) (string, error) {
 	if rec.Topic == "" {
 		r.cfg.Metrics.RecordErrors(1)
 		return "", errors.New("source task returned a record without a topic")
 	}
-	key, err := r.cfg.KeyConverter.FromConnectData(rec.Topic, rec.KeySchema, rec.Key)
+	key, err := serialize(r.cfg.KeyConverter, r.keyApp, arena, rec.Topic, rec.KeySchema, rec.Key)
 	if err != nil {
 		r.cfg.Metrics.RecordErrors(1)
 		return "", fmt.Errorf("converting key of a record for topic %s: %w", rec.Topic, err)
 	}
-	value, err := r.cfg.ValueConverter.FromConnectData(rec.Topic, rec.ValueSchema, rec.Value)
+	value, err := serialize(r.cfg.ValueConverter, r.valueApp, arena, rec.Topic, rec.ValueSchema, rec.Value)
 	if err != nil {
 		r.cfg.Metrics.RecordErrors(1)
 		return "", fmt.Errorf("converting value of a record for topic %s: %w", rec.Topic, err)
@@ -373,6 +473,23 @@ func (r *SourceRunner) convert(rec *plugin.SourceRecord, kr *kgo.Record) (string
 		kr.Headers = append(kr.Headers, kgo.RecordHeader{Key: h.Key, Value: b})
 	}
 	return r.partitionKey(rec.SourcePartition)
+}
+
+// serialize converts one key or value: appended to *arena when the
+// converter is an Appender (app non-nil), else with FromConnectData. The
+// returned slice has no spare capacity, so nothing appended later can
+// overwrite it (a grown arena moves on; earlier slices keep the old array).
+func serialize(c converter.Converter, app converter.Appender, arena *[]byte, topic string, schema *data.Schema, v any) ([]byte, error) {
+	if app == nil {
+		return c.FromConnectData(topic, schema, v)
+	}
+	start := len(*arena)
+	out, null, err := app.AppendConnectData(*arena, topic, schema, v)
+	if err != nil || null {
+		return nil, err
+	}
+	*arena = out
+	return out[start:len(out):len(out)], nil
 }
 
 func (r *SourceRunner) setProduceErr(err error) {

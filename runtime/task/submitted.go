@@ -59,6 +59,9 @@ type submittedRecord struct {
 	offset map[string]any
 	acked  bool
 	q      *partQueue
+	// bufs, when set, holds the entry; it is told when the entry left the
+	// tracker so the memory can serve a later batch.
+	bufs *sendBuffers
 }
 
 type ackedRecord struct {
@@ -85,7 +88,13 @@ type pendingRecord struct {
 // submitBatch registers records in order under one lock and returns their
 // handles (one allocation for the batch).
 func (s *submitted) submitBatch(recs []pendingRecord) []submittedRecord {
-	out := make([]submittedRecord, len(recs))
+	return s.submitInto(make([]submittedRecord, len(recs)), recs, nil)
+}
+
+// submitInto is submitBatch into out (len(recs) entries), whose entries
+// tell bufs (when not nil) as they leave the tracker.
+func (s *submitted) submitInto(out []submittedRecord, recs []pendingRecord, bufs *sendBuffers) []submittedRecord {
+	out = out[:len(recs)]
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var q *partQueue
@@ -99,7 +108,12 @@ func (s *submitted) submitBatch(recs []pendingRecord) []submittedRecord {
 			}
 			lastKey = p.key
 		}
-		out[i] = submittedRecord{record: p.rec, offset: p.rec.SourceOffset, q: q}
+		out[i] = submittedRecord{offset: p.rec.SourceOffset, q: q, bufs: bufs}
+		if !s.skipAcked {
+			// Kept for CommitRecord; otherwise the polled records (values,
+			// payloads) are garbage as soon as they were converted.
+			out[i].record = p.rec
+		}
 		q.queue = append(q.queue, &out[i])
 	}
 	s.pending += len(recs)
@@ -123,9 +137,15 @@ func (s *submitted) ack(r *submittedRecord, kr *kgo.Record) {
 	q := r.q
 	n := 0
 	for n < len(q.queue) && q.queue[n].acked {
-		q.committable = q.queue[n].offset
+		sr := q.queue[n]
+		q.committable = sr.offset
 		q.dirty = true
 		n++
+		if sr.bufs != nil {
+			// Last use of sr: its batch's buffers may be reused once this
+			// lock is released.
+			sr.bufs.popped()
+		}
 	}
 	if n > 0 {
 		clear(q.queue[:n])
@@ -133,11 +153,12 @@ func (s *submitted) ack(r *submittedRecord, kr *kgo.Record) {
 		s.pending -= n
 	}
 	s.mu.Unlock()
-	{
-		select {
-		case s.changed <- struct{}{}:
-		default:
-		}
+	// Wake the runner only when something it waits for changed: records
+	// left the tracker, or one more waits for CommitRecord. An ack behind
+	// an unacknowledged record (common: Kafka partitions acknowledge out of
+	// the source's order) changes neither.
+	if n > 0 || !s.skipAcked {
+		s.signalChanged()
 	}
 }
 

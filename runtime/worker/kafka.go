@@ -39,25 +39,13 @@ func KafkaOpts(cfg *workerconfig.Config, log *slog.Logger) ([]kgo.Opt, error) {
 		kgo.ClientID("conveyor-worker"),
 		kgo.WithLogger(kgoLogger{log}),
 	}
+	if cfg.ClientRack != "" {
+		opts = append(opts, kgo.Rack(cfg.ClientRack))
+	}
 	if cfg.UsesTLS() {
-		tc := &tls.Config{MinVersion: tls.VersionTLS12}
-		if cfg.SSLCALocation != "" {
-			pem, err := os.ReadFile(cfg.SSLCALocation)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", workerconfig.KeySSLCALocation, err)
-			}
-			pool := x509.NewCertPool()
-			if !pool.AppendCertsFromPEM(pem) {
-				return nil, fmt.Errorf("%s: %s holds no PEM certificate", workerconfig.KeySSLCALocation, cfg.SSLCALocation)
-			}
-			tc.RootCAs = pool
-		}
-		if cfg.SSLCertificateLocation != "" || cfg.SSLKeyLocation != "" {
-			cert, err := tls.LoadX509KeyPair(cfg.SSLCertificateLocation, cfg.SSLKeyLocation)
-			if err != nil {
-				return nil, fmt.Errorf("%s/%s: %w", workerconfig.KeySSLCertificateLocation, workerconfig.KeySSLKeyLocation, err)
-			}
-			tc.Certificates = []tls.Certificate{cert}
+		tc, err := TLSConfig(cfg)
+		if err != nil {
+			return nil, err
 		}
 		opts = append(opts, kgo.DialTLSConfig(tc))
 	}
@@ -79,6 +67,57 @@ func KafkaOpts(cfg *workerconfig.Config, log *slog.Logger) ([]kgo.Opt, error) {
 		}
 	}
 	return opts, nil
+}
+
+// TLSConfig returns the TLS settings of the worker's Kafka connections:
+// ssl.ca.location (else the system roots), the client certificate for
+// mutual TLS, and the checks that ssl.endpoint.identification.algorithm and
+// enable.ssl.certificate.verification ask for.
+func TLSConfig(cfg *workerconfig.Config) (*tls.Config, error) {
+	tc := &tls.Config{MinVersion: tls.VersionTLS12}
+	if cfg.SSLCALocation != "" {
+		pem, err := os.ReadFile(cfg.SSLCALocation)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", workerconfig.KeySSLCALocation, err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("%s: %s holds no PEM certificate", workerconfig.KeySSLCALocation, cfg.SSLCALocation)
+		}
+		tc.RootCAs = pool
+	}
+	if cfg.SSLCertificateLocation != "" || cfg.SSLKeyLocation != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.SSLCertificateLocation, cfg.SSLKeyLocation)
+		if err != nil {
+			return nil, fmt.Errorf("%s/%s: %w", workerconfig.KeySSLCertificateLocation, workerconfig.KeySSLKeyLocation, err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	}
+	switch {
+	case !cfg.SSLCertificateVerification:
+		tc.InsecureSkipVerify = true
+	case !cfg.VerifiesBrokerHostName():
+		// Go verifies the chain and the host name together; turn both off
+		// and verify the chain alone.
+		tc.InsecureSkipVerify = true
+		roots := tc.RootCAs
+		tc.VerifyConnection = func(cs tls.ConnectionState) error {
+			if len(cs.PeerCertificates) == 0 {
+				return fmt.Errorf("broker %s sent no certificate", cs.ServerName)
+			}
+			inter := x509.NewCertPool()
+			for _, c := range cs.PeerCertificates[1:] {
+				inter.AddCert(c)
+			}
+			_, err := cs.PeerCertificates[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter})
+			if err != nil {
+				return fmt.Errorf("verifying the certificate of broker %s (%s=none checks the chain, not the host name): %w",
+					cs.ServerName, workerconfig.KeySSLEndpointIdentification, err)
+			}
+			return nil
+		}
+	}
+	return tc, nil
 }
 
 // kgoLogger routes franz-go's warnings and errors to slog.

@@ -50,10 +50,9 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/workerconfig"
 )
 
-// KeyLimitCheckInterval is how often (ms) connectors' natural task limits
-// (sink topics' partition counts) are re-checked. Read from the worker
-// config's extra keys until workerconfig documents it.
-const KeyLimitCheckInterval = "task.limits.check.interval.ms"
+// KeyLimitCheckInterval is workerconfig.KeyTaskLimitsCheckInterval, kept
+// for callers that named it here.
+const KeyLimitCheckInterval = workerconfig.KeyTaskLimitsCheckInterval
 
 // Options configure a Worker.
 type Options struct {
@@ -185,14 +184,7 @@ func Start(ctx context.Context, opts Options) (*Worker, error) {
 		return nil, fmt.Errorf("worker: %w", err)
 	}
 
-	limitEvery := 30 * time.Second
-	if v, ok := cfg.Extra[KeyLimitCheckInterval]; ok {
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n <= 0 {
-			return nil, fmt.Errorf("worker: %s=%q: want a positive number of milliseconds", KeyLimitCheckInterval, v)
-		}
-		limitEvery = time.Duration(n) * time.Millisecond
-	}
+	limitEvery := cfg.TaskLimitsCheckInterval
 
 	// Listen before the herder starts so the advertised URL is known.
 	ln, err := net.Listen("tcp", cfg.RestListenAddress())

@@ -65,6 +65,9 @@ const (
 	KeySSLCALocation                  = "ssl.ca.location"
 	KeySSLCertificateLocation         = "ssl.certificate.location"
 	KeySSLKeyLocation                 = "ssl.key.location"
+	KeySSLEndpointIdentification      = "ssl.endpoint.identification.algorithm"
+	KeySSLCertificateVerification     = "enable.ssl.certificate.verification"
+	KeyClientRack                     = "client.rack"
 	KeySASLMechanism                  = "sasl.mechanism"
 	KeySASLUsername                   = "sasl.username"
 	KeySASLPasswordFile               = "sasl.password.file"
@@ -77,6 +80,7 @@ const (
 	KeyOffsetFlushTimeout             = "offset.flush.timeout.ms"
 	KeyTaskShutdownGracefulTimeout    = "task.shutdown.graceful.timeout.ms"
 	KeyMaxTasksPerWorker              = "max.tasks.per.worker"
+	KeyTaskLimitsCheckInterval        = "task.limits.check.interval.ms"
 	KeyKeyConverter                   = "key.converter"
 	KeyValueConverter                 = "value.converter"
 )
@@ -91,6 +95,13 @@ const (
 	ProtocolSSL           = "SSL"
 	ProtocolSASLPlaintext = "SASL_PLAINTEXT"
 	ProtocolSASLSSL       = "SASL_SSL"
+)
+
+// Broker host name checks (ssl.endpoint.identification.algorithm), as in
+// Kafka and librdkafka.
+const (
+	EndpointIdentificationHTTPS = "https"
+	EndpointIdentificationNone  = "none"
 )
 
 // SASL mechanisms (sasl.mechanism).
@@ -175,6 +186,21 @@ type Config struct {
 	// SSLKeyLocation (ssl.key.location) is the PEM private key of the client
 	// certificate.
 	SSLKeyLocation string
+	// SSLEndpointIdentification (ssl.endpoint.identification.algorithm) is
+	// "https" (the default: a broker's certificate must name the host
+	// dialled) or "none" (Kafka's empty value is accepted too): the
+	// certificate chain is still verified, only the host name check is off,
+	// for brokers reached through addresses their certificates do not list.
+	SSLEndpointIdentification string
+	// SSLCertificateVerification (enable.ssl.certificate.verification, as in
+	// librdkafka) verifies the brokers' certificates; false skips every
+	// check (chain and host name): for tests against self-signed brokers
+	// only, since anyone on the path can then read and change the traffic.
+	SSLCertificateVerification bool
+	// ClientRack (client.rack) is the rack (zone) this worker runs in. Its
+	// consumers send it with fetches, so brokers with a rack-aware replica
+	// selector (KIP-392) serve them from a replica in the same rack.
+	ClientRack string
 	// SASLMechanism (sasl.mechanism) is PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512.
 	SASLMechanism string
 	// SASLUsername (sasl.username) is the SASL user.
@@ -213,6 +239,10 @@ type Config struct {
 	// MaxTasksPerWorker (max.tasks.per.worker, Conveyor) caps the tasks one
 	// worker runs; 0 means no cap. The operator uses it to size the cluster.
 	MaxTasksPerWorker int
+	// TaskLimitsCheckInterval (task.limits.check.interval.ms, Conveyor) is how
+	// often connectors' natural task limits (the partition counts of sink
+	// topics) are checked again; a change reconfigures the connector's tasks.
+	TaskLimitsCheckInterval time.Duration
 
 	// KeyConverter (key.converter) is the default key converter class for
 	// connectors that do not set one; settings go in key.converter.* keys
@@ -372,12 +402,18 @@ var fields = []Field{
 		func(c *Config) *string { return &c.SSLCertificateLocation }),
 	strField(KeySSLKeyLocation, "", "PEM private key of the client certificate.",
 		func(c *Config) *string { return &c.SSLKeyLocation }),
+	strField(KeySSLEndpointIdentification, EndpointIdentificationHTTPS, "https = a broker certificate must name the host dialled; none = skip that check (the chain is still verified).",
+		func(c *Config) *string { return &c.SSLEndpointIdentification }),
+	boolField(KeySSLCertificateVerification, "true", "Verify broker certificates; false skips every check (self-signed test brokers only).",
+		func(c *Config) *bool { return &c.SSLCertificateVerification }),
 	strField(KeySASLMechanism, "", "SASL mechanism: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512.",
 		func(c *Config) *string { return &c.SASLMechanism }),
 	strField(KeySASLUsername, "", "SASL user name.",
 		func(c *Config) *string { return &c.SASLUsername }),
 	strField(KeySASLPasswordFile, "", "File holding the SASL password.",
 		func(c *Config) *string { return &c.SASLPasswordFile }),
+	strField(KeyClientRack, "", "Rack (zone) of this worker; consumers fetch from a replica in the same rack when the brokers allow it (KIP-392).",
+		func(c *Config) *string { return &c.ClientRack }),
 	strField(KeyWorkerID, "", "Name of this worker in statuses; empty = advertised host:port.",
 		func(c *Config) *string { return &c.WorkerID }),
 	msField(KeyHeartbeatInterval, "3000", "Interval of group heartbeats, in ms.",
@@ -396,6 +432,8 @@ var fields = []Field{
 		func(c *Config) *time.Duration { return &c.TaskShutdownGracefulTimeout }),
 	intField(KeyMaxTasksPerWorker, "0", "Maximum tasks one worker runs; 0 = no cap.",
 		func(c *Config) *int { return &c.MaxTasksPerWorker }),
+	msField(KeyTaskLimitsCheckInterval, "30000", "Interval (ms) at which connectors' natural task limits (sink topics' partition counts) are checked again.",
+		func(c *Config) *time.Duration { return &c.TaskLimitsCheckInterval }),
 	strField(KeyKeyConverter, converter.JSONClass, "Default key converter class; settings in key.converter.*.",
 		func(c *Config) *string { return &c.KeyConverter }),
 	strField(KeyValueConverter, converter.JSONClass, "Default value converter class; settings in value.converter.*.",
@@ -654,6 +692,12 @@ func (c *Config) UsesTLS() bool {
 	return c.SecurityProtocol == ProtocolSSL || c.SecurityProtocol == ProtocolSASLSSL
 }
 
+// VerifiesBrokerHostName reports whether a broker's certificate must name
+// the host dialled (ssl.endpoint.identification.algorithm=https).
+func (c *Config) VerifiesBrokerHostName() bool {
+	return strings.EqualFold(c.SSLEndpointIdentification, EndpointIdentificationHTTPS)
+}
+
 // UsesSASL reports whether Kafka connections authenticate with SASL.
 func (c *Config) UsesSASL() bool {
 	return c.SecurityProtocol == ProtocolSASLPlaintext || c.SecurityProtocol == ProtocolSASLSSL
@@ -777,6 +821,18 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
+	if !c.UsesTLS() && (!c.VerifiesBrokerHostName() || !c.SSLCertificateVerification) {
+		key := KeySSLEndpointIdentification
+		if !c.SSLCertificateVerification {
+			key = KeySSLCertificateVerification
+		}
+		bad(key, "is set but security.protocol=%s does not use TLS; use SSL or SASL_SSL, or remove it", c.SecurityProtocol)
+	}
+	switch strings.ToLower(c.SSLEndpointIdentification) {
+	case EndpointIdentificationHTTPS, EndpointIdentificationNone, "":
+	default:
+		bad(KeySSLEndpointIdentification, "%q is not https or none", c.SSLEndpointIdentification)
+	}
 	if (c.SSLCertificateLocation == "") != (c.SSLKeyLocation == "") {
 		bad(KeySSLCertificateLocation, "set both ssl.certificate.location and ssl.key.location for mutual TLS, or neither")
 	}
@@ -804,6 +860,7 @@ func (c *Config) Validate() error {
 		{KeyHeartbeatInterval, c.HeartbeatInterval}, {KeySessionTimeout, c.SessionTimeout},
 		{KeyRebalanceTimeout, c.RebalanceTimeout}, {KeyOffsetFlushInterval, c.OffsetFlushInterval},
 		{KeyOffsetFlushTimeout, c.OffsetFlushTimeout}, {KeyTaskShutdownGracefulTimeout, c.TaskShutdownGracefulTimeout},
+		{KeyTaskLimitsCheckInterval, c.TaskLimitsCheckInterval},
 	} {
 		if d.v <= 0 {
 			bad(d.key, "must be > 0 ms")

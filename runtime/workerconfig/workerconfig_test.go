@@ -30,7 +30,9 @@ func TestDefaults(t *testing.T) {
 	c := Default()
 	if c.RestPort != 8083 || c.ConfigStorageTopic != "connect-configs" || c.OffsetStoragePartitions != 25 ||
 		c.StatusStoragePartitions != 5 || c.InternalTopicsCreate || c.SecurityProtocol != ProtocolPlaintext ||
-		c.ScheduledRebalanceMaxDelay != 5*time.Second || c.SessionTimeout != 10*time.Second {
+		c.ScheduledRebalanceMaxDelay != 5*time.Second || c.SessionTimeout != 10*time.Second ||
+		c.TaskLimitsCheckInterval != 30*time.Second || c.ClientRack != "" ||
+		!c.VerifiesBrokerHostName() || !c.SSLCertificateVerification {
 		t.Fatalf("%+v", c)
 	}
 	// Every field has docs, and every default parses.
@@ -56,6 +58,9 @@ sasl.mechanism=SCRAM-SHA-512
 sasl.username=connect
 sasl.password.file=/etc/kafka/password
 scheduled.rebalance.max.delay.ms=2500
+ssl.endpoint.identification.algorithm=
+client.rack=zone-a
+task.limits.check.interval.ms=500
 producer.linger.ms=5
 value.converter.schemas.enable=false
 typo.key=1
@@ -70,7 +75,8 @@ typo.key=1
 	}
 	if !reflect.DeepEqual(c.BootstrapServers, []string{"kafka-0:9092", "kafka-1:9092"}) || c.GroupID != "prod.connect" ||
 		c.OffsetStoragePartitions != 50 || !c.InternalTopicsCreate || c.RestPort != 18083 || !c.UsesTLS() || !c.UsesSASL() ||
-		c.ScheduledRebalanceMaxDelay != 2500*time.Millisecond {
+		c.ScheduledRebalanceMaxDelay != 2500*time.Millisecond || c.VerifiesBrokerHostName() || !c.SSLCertificateVerification ||
+		c.ClientRack != "zone-a" || c.TaskLimitsCheckInterval != 500*time.Millisecond {
 		t.Fatalf("%+v", c)
 	}
 	if c.AdvertisedURL() != "http://10.1.2.3:18083" || c.EffectiveWorkerID() != "10.1.2.3:18083" {
@@ -115,6 +121,13 @@ func TestValidateErrors(t *testing.T) {
 		{"same metrics port", func(c *Config) { c.MetricsPort = 8083 }, []string{"metrics.port: 8083 is also rest.port"}},
 		{"protocol", func(c *Config) { c.SecurityProtocol = "TLS" }, []string{`security.protocol: "TLS" is not one of`}},
 		{"ssl without tls", func(c *Config) { c.SSLCALocation = "/ca" }, []string{"ssl.ca.location: is set but security.protocol=PLAINTEXT"}},
+		{"host name check without tls", func(c *Config) { c.SSLEndpointIdentification = EndpointIdentificationNone },
+			[]string{"ssl.endpoint.identification.algorithm: is set but security.protocol=PLAINTEXT"}},
+		{"verification off without tls", func(c *Config) { c.SSLCertificateVerification = false },
+			[]string{"enable.ssl.certificate.verification: is set but security.protocol=PLAINTEXT"}},
+		{"unknown identification algorithm", func(c *Config) { c.SecurityProtocol = ProtocolSSL; c.SSLEndpointIdentification = "dns" },
+			[]string{`ssl.endpoint.identification.algorithm: "dns" is not https or none`}},
+		{"limits interval", func(c *Config) { c.TaskLimitsCheckInterval = 0 }, []string{"task.limits.check.interval.ms: must be > 0"}},
 		{"half mtls", func(c *Config) { c.SecurityProtocol = ProtocolSSL; c.SSLKeyLocation = "/k" }, []string{"ssl.certificate.location: set both"}},
 		{"sasl incomplete", func(c *Config) { c.SecurityProtocol = ProtocolSASLPlaintext },
 			[]string{"sasl.mechanism: required", "sasl.username: required", "sasl.password.file: required"}},
@@ -174,6 +187,9 @@ func TestRenderGoldenAndRoundTrip(t *testing.T) {
 	c.SSLCALocation = "/var/run/conveyor/kafka/ca.crt"
 	c.SSLCertificateLocation = "/var/run/conveyor/kafka/tls.crt"
 	c.SSLKeyLocation = "/var/run/conveyor/kafka/tls.key"
+	c.SSLEndpointIdentification = EndpointIdentificationNone
+	c.ClientRack = "eu-west-1a"
+	c.TaskLimitsCheckInterval = 10 * time.Second
 	c.ScheduledRebalanceMaxDelay = 3 * time.Second
 	c.MaxTasksPerWorker = 8
 	c.Extra["producer.compression.type"] = "zstd"

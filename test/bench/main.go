@@ -29,6 +29,12 @@ limitations under the License.
 //   - worker_idle_rss_mb: VmRSS of an idle conveyor-worker process with its
 //     REST server and Kafka clients up.
 //
+// Each ratio is the median of -rounds rounds (default 3); a round pairs a
+// baseline with the worker on fresh topics, one right after the other, so
+// both meet about the same load of a shared machine. -v logs every round,
+// -only runs one measurement, -cpuprofile-dir writes CPU profiles of the
+// worker and of this program (go tool pprof).
+//
 // The broker is kfake running inside this program; the worker is a separate
 // process built from ./runtime/cmd/conveyor-worker. Run it with `make bench`
 // (go run ./test/bench). A missed target does not fail the run.
@@ -48,6 +54,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -66,6 +74,10 @@ var (
 	verbose    = flag.Bool("v", false, "log progress to stderr")
 	sinkTasks  = flag.Int("sink-tasks", 1, "tasks.max of the file sink")
 	srcTasks   = flag.Int("source-tasks", 1, "tasks.max of the range source")
+	profileDir = flag.String("cpuprofile-dir", "", "write CPU profiles of the worker (worker.pprof) and of this program, broker and baselines included (bench.pprof), to this folder")
+	only       = flag.String("only", "", "run only the sink or the source measurement (sink, source; default both)")
+	workerBin  = flag.String("worker", "", "a conveyor-worker binary to measure instead of building ./runtime/cmd/conveyor-worker (to compare builds)")
+	rounds     = flag.Int("rounds", 3, "rounds of each measurement (fresh topics, connector and baseline each); the median ratio is reported")
 )
 
 func logf(format string, args ...any) {
@@ -94,10 +106,13 @@ func run() error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "conveyor-worker")
-	logf("building conveyor-worker")
-	if out, err := exec.Command("go", "build", "-trimpath", "-o", bin, "./runtime/cmd/conveyor-worker").CombinedOutput(); err != nil {
-		return fmt.Errorf("building the worker (run from the repository root): %v\n%s", err, out)
+	bin := *workerBin
+	if bin == "" {
+		bin = filepath.Join(dir, "conveyor-worker")
+		logf("building conveyor-worker")
+		if out, err := exec.Command("go", "build", "-trimpath", "-o", bin, "./runtime/cmd/conveyor-worker").CombinedOutput(); err != nil {
+			return fmt.Errorf("building the worker (run from the repository root): %v\n%s", err, out)
+		}
 	}
 
 	broker, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(*partitions))
@@ -129,48 +144,149 @@ func run() error {
 		return err
 	}
 
-	// Sink: a bare consumer and the FileSink drain the same topic.
-	if _, err := adm.CreateTopic(ctx, int32(*partitions), 1, nil, "bench-sink"); err != nil {
-		w.stop()
-		return fmt.Errorf("creating topic: %w", err)
+	if *profileDir != "" {
+		f, err := os.Create(filepath.Join(*profileDir, "bench.pprof"))
+		if err != nil {
+			w.stop()
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			w.stop()
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
-	logf("producing %d records of %d B into %d partitions", *records, *recordSize, *partitions)
-	if _, err := produceRaw(ctx, addr, "bench-sink", *records, *recordSize); err != nil {
-		w.stop()
-		return err
-	}
-	rawConsume, err := consumeRaw(ctx, addr, "bench-sink", *records)
-	if err != nil {
-		w.stop()
-		return err
-	}
-	logf("bare consumer: %.0f rec/s", rawConsume)
-	sinkRate, err := sinkRun(ctx, w, dir, adm)
-	if err != nil {
-		w.stop()
-		return err
-	}
-	logf("file sink: %.0f rec/s", sinkRate)
-
-	// Source: a bare producer and the RangeSource write the same amount.
-	rawProduce, err := produceRaw(ctx, addr, "bench-raw-src", *records, *recordSize)
-	if err != nil {
-		w.stop()
-		return err
-	}
-	logf("bare producer: %.0f rec/s", rawProduce)
-	sourceRate, err := sourceRun(ctx, w, adm)
-	if err != nil {
-		w.stop()
-		return err
-	}
-	logf("range source: %.0f rec/s", sourceRate)
+	ratios, err := measure(ctx, w, dir, addr, adm)
 	w.stop()
-
-	report("sink_vs_raw_ratio", sinkRate/rawConsume)
-	report("source_vs_raw_ratio", sourceRate/rawProduce)
+	if err != nil {
+		return err
+	}
+	for _, r := range ratios {
+		report(r.name, r.value)
+	}
 	report("worker_idle_rss_mb", rss)
 	return nil
+}
+
+type figure struct {
+	name  string
+	value float64
+}
+
+// measure runs the sink and the source measurements (or the one -only
+// names) against their baselines, -rounds times each, and returns the
+// median ratios. Each round pairs a baseline with the worker on fresh
+// topics right after it, so both meet about the same machine load (a
+// shared machine varies a lot from one second to the next).
+func measure(ctx context.Context, w *workerProc, dir, addr string, adm *kadm.Client) ([]figure, error) {
+	var sinkRatios, sourceRatios []float64
+	for round := 1; round <= max(*rounds, 1); round++ {
+		if *only == "" || *only == "sink" {
+			r, err := sinkRound(ctx, w, dir, addr, adm, round)
+			if err != nil {
+				return nil, err
+			}
+			sinkRatios = append(sinkRatios, r)
+		}
+		if *only == "" || *only == "source" {
+			r, err := sourceRound(ctx, w, addr, adm, round)
+			if err != nil {
+				return nil, err
+			}
+			sourceRatios = append(sourceRatios, r)
+		}
+	}
+	var out []figure
+	if len(sinkRatios) > 0 {
+		out = append(out, figure{"sink_vs_raw_ratio", median(sinkRatios)})
+	}
+	if len(sourceRatios) > 0 {
+		out = append(out, figure{"source_vs_raw_ratio", median(sourceRatios)})
+	}
+	return out, nil
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// sinkRound: a bare consumer and the FileSink drain the same topic.
+func sinkRound(ctx context.Context, w *workerProc, dir, addr string, adm *kadm.Client, round int) (float64, error) {
+	topic := fmt.Sprintf("bench-sink-%d", round)
+	if _, err := adm.CreateTopic(ctx, int32(*partitions), 1, nil, topic); err != nil {
+		return 0, fmt.Errorf("creating topic: %w", err)
+	}
+	defer deleteTopics(ctx, adm, topic)
+	logf("round %d: producing %d records of %d B into %d partitions", round, *records, *recordSize, *partitions)
+	if _, err := produceRaw(ctx, addr, topic, *records, *recordSize); err != nil {
+		return 0, err
+	}
+	c0 := cpuNow(w)
+	rawConsume, err := consumeRaw(ctx, addr, topic, *records, fmt.Sprintf("bench-raw-consumer-%d", round))
+	if err != nil {
+		return 0, err
+	}
+	c1 := cpuNow(w)
+	sinkRate, err := sinkRun(ctx, w, dir, topic)
+	if err != nil {
+		return 0, err
+	}
+	c2 := cpuNow(w)
+	// The task commits and leaves its group while it stops; deleting the
+	// topic before that only makes it log failed commits.
+	waitGroupEmpty(ctx, adm, "connect-"+topic)
+	logf("round %d: bare consumer %.0f rec/s, file sink %.0f rec/s: sink_vs_raw_ratio %.3f; CPU: %s", round, rawConsume, sinkRate, sinkRate/rawConsume, cpuSummary(c0, c1, c2))
+	return sinkRate / rawConsume, nil
+}
+
+// sourceRound: a bare producer and the RangeSource write the same amount.
+func sourceRound(ctx context.Context, w *workerProc, addr string, adm *kadm.Client, round int) (float64, error) {
+	raw, topic := fmt.Sprintf("bench-raw-src-%d", round), fmt.Sprintf("bench-src-%d", round)
+	defer deleteTopics(ctx, adm, raw, topic)
+	c0 := cpuNow(w)
+	rawProduce, err := produceRaw(ctx, addr, raw, *records, *recordSize)
+	if err != nil {
+		return 0, err
+	}
+	c1 := cpuNow(w)
+	sourceRate, err := sourceRun(ctx, w, adm, topic)
+	if err != nil {
+		return 0, err
+	}
+	c2 := cpuNow(w)
+	logf("round %d: bare producer %.0f rec/s, range source %.0f rec/s: source_vs_raw_ratio %.3f; CPU: %s", round, rawProduce, sourceRate, sourceRate/rawProduce, cpuSummary(c0, c1, c2))
+	return sourceRate / rawProduce, nil
+}
+
+// waitGroupEmpty waits (up to 30s) until a consumer group has no members.
+func waitGroupEmpty(ctx context.Context, adm *kadm.Client, group string) {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		gs, err := adm.DescribeGroups(ctx, group)
+		if err == nil && len(gs[group].Members) == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	logf("group %s still has members after 30s", group)
+}
+
+// deleteTopics drops a round's topics, so the in-process broker does not
+// hold every round's records.
+func deleteTopics(ctx context.Context, adm *kadm.Client, topics ...string) {
+	if _, err := adm.DeleteTopics(ctx, topics...); err != nil {
+		logf("deleting topics %v: %v", topics, err)
+	}
 }
 
 type workerProc struct {
@@ -204,7 +320,11 @@ func startWorker(ctx context.Context, bin, dir, addr string) (*workerProc, error
 	if err := os.WriteFile(cfg, []byte(props), 0o600); err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, bin, "--config", cfg)
+	args := []string{"--config", cfg}
+	if *profileDir != "" {
+		args = append(args, "--cpuprofile", filepath.Join(*profileDir, "worker.pprof"))
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -251,6 +371,38 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 		l.b.Write(p)
 	}
 	return len(p), nil
+}
+
+// cpuTimes are the CPU seconds (user+system) used so far by this program
+// (broker and baselines) and by the worker.
+type cpuTimes struct{ bench, worker float64 }
+
+func cpuNow(w *workerProc) cpuTimes {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	t := cpuTimes{bench: float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9}
+	// /proc/PID/stat: utime and stime are fields 14 and 15, in clock ticks
+	// (100 per second on Linux), after the ")" that ends the command name.
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", w.cmd.Process.Pid)); err == nil {
+		if i := bytes.LastIndexByte(b, ')'); i >= 0 {
+			f := strings.Fields(string(b[i+1:]))
+			if len(f) > 12 {
+				u, _ := strconv.ParseFloat(f[11], 64)
+				s, _ := strconv.ParseFloat(f[12], 64)
+				t.worker = (u + s) / 100
+			}
+		}
+	}
+	return t
+}
+
+// cpuSummary says what the baseline (c0 to c1) and the worker's run (c1 to
+// c2) cost in CPU: a figure that, unlike rates, does not depend on how
+// busy the machine is. The broker runs in this program, so the baseline's
+// figure includes the broker's work, and so does the worker run's.
+func cpuSummary(c0, c1, c2 cpuTimes) string {
+	return fmt.Sprintf("baseline %.2fs (client+broker), worker run %.2fs (worker %.2fs + broker %.2fs)",
+		c1.bench-c0.bench, c2.worker-c1.worker+c2.bench-c1.bench, c2.worker-c1.worker, c2.bench-c1.bench)
 }
 
 func vmRSS(pid int) (float64, error) {
@@ -310,9 +462,9 @@ func produceRaw(ctx context.Context, addr, topic string, n, size int) (float64, 
 // consumeRaw drains n records with a bare franz-go consumer and returns
 // records/s. Like the sink it consumes in a consumer group, so both pay for
 // joining a group (about a second on kfake).
-func consumeRaw(ctx context.Context, addr, topic string, n int) (float64, error) {
+func consumeRaw(ctx context.Context, addr, topic string, n int, group string) (float64, error) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.ConsumerGroup("bench-raw-consumer"))
+		kgo.ConsumerGroup(group))
 	if err != nil {
 		return 0, err
 	}
@@ -351,11 +503,11 @@ func rest(ctx context.Context, method, url string, body any) error {
 
 // sinkRun creates a FileSink on the topic and measures the time until its
 // file holds every record.
-func sinkRun(ctx context.Context, w *workerProc, dir string, adm *kadm.Client) (float64, error) {
-	out := filepath.Join(dir, "sink.out")
+func sinkRun(ctx context.Context, w *workerProc, dir, topic string) (float64, error) {
+	out := filepath.Join(dir, topic+".out")
 	start := time.Now()
-	err := rest(ctx, "POST", w.url+"/connectors", map[string]any{"name": "bench-sink", "config": map[string]string{
-		"connector.class": "FileSink", "topics": "bench-sink", "file": out, "tasks.max": strconv.Itoa(*sinkTasks),
+	err := rest(ctx, "POST", w.url+"/connectors", map[string]any{"name": topic, "config": map[string]string{
+		"connector.class": "FileSink", "topics": topic, "file": out, "tasks.max": strconv.Itoa(*sinkTasks),
 		"key.converter": "ByteArrayConverter", "value.converter": "ByteArrayConverter",
 	}})
 	if err != nil {
@@ -373,7 +525,7 @@ func sinkRun(ctx context.Context, w *workerProc, dir string, adm *kadm.Client) (
 		}
 	}
 	rate := float64(*records) / time.Since(start).Seconds()
-	if err := rest(ctx, "DELETE", w.url+"/connectors/bench-sink", nil); err != nil {
+	if err := rest(ctx, "DELETE", w.url+"/connectors/"+topic, nil); err != nil {
 		return 0, err
 	}
 	os.Remove(out)
@@ -382,11 +534,11 @@ func sinkRun(ctx context.Context, w *workerProc, dir string, adm *kadm.Client) (
 
 // sourceRun creates a RangeSource and measures the time until the topic
 // holds every record.
-func sourceRun(ctx context.Context, w *workerProc, adm *kadm.Client) (float64, error) {
+func sourceRun(ctx context.Context, w *workerProc, adm *kadm.Client, topic string) (float64, error) {
 	// JSON without a schema: {"id":N,"payload":"..."} is about record-size bytes.
 	start := time.Now()
-	err := rest(ctx, "POST", w.url+"/connectors", map[string]any{"name": "bench-source", "config": map[string]string{
-		"connector.class": "RangeSource", "topic": "bench-src", "count": strconv.Itoa(*records), "tasks.max": strconv.Itoa(*srcTasks),
+	err := rest(ctx, "POST", w.url+"/connectors", map[string]any{"name": topic, "config": map[string]string{
+		"connector.class": "RangeSource", "topic": topic, "count": strconv.Itoa(*records), "tasks.max": strconv.Itoa(*srcTasks),
 		"record.size": strconv.Itoa(max(*recordSize-30, 0)), "batch.size": "2000",
 		"value.converter": "JsonConverter", "value.converter.schemas.enable": "false", "key.converter": "StringConverter",
 	}})
@@ -394,7 +546,7 @@ func sourceRun(ctx context.Context, w *workerProc, adm *kadm.Client) (float64, e
 		return 0, err
 	}
 	for {
-		ends, err := adm.ListEndOffsets(ctx, "bench-src")
+		ends, err := adm.ListEndOffsets(ctx, topic)
 		if err == nil {
 			var total int64
 			ends.Each(func(o kadm.ListedOffset) {
@@ -413,7 +565,7 @@ func sourceRun(ctx context.Context, w *workerProc, adm *kadm.Client) (float64, e
 		}
 	}
 	rate := float64(*records) / time.Since(start).Seconds()
-	if err := rest(ctx, "DELETE", w.url+"/connectors/bench-source", nil); err != nil {
+	if err := rest(ctx, "DELETE", w.url+"/connectors/"+topic, nil); err != nil {
 		return 0, err
 	}
 	return rate, nil

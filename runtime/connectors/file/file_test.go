@@ -19,10 +19,12 @@ package file
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -230,7 +232,7 @@ func sinkRecords(topic string, from, to int) []*plugin.SinkRecord {
 	return out
 }
 
-func TestSinkFlushIsDurableAndUnflushedIsDropped(t *testing.T) {
+func TestSinkWritesAtPutAndFlushSyncs(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "out.txt")
 	ctx := context.Background()
@@ -251,25 +253,27 @@ func TestSinkFlushIsDurableAndUnflushedIsDropped(t *testing.T) {
 	if err := task.Put(ctx, recs); err != nil {
 		t.Fatal(err)
 	}
-	// Not flushed yet: nothing on disk.
-	if b, _ := os.ReadFile(path); len(b) != 0 {
-		t.Fatalf("written before flush: %q", b)
+	// Put writes the lines at once (like Kafka's FileStreamSinkTask).
+	want := "v0\nv1\nv2\nraw\n{\"a\":7}\n42\n"
+	if b, _ := os.ReadFile(path); string(b) != want {
+		t.Fatalf("after put: %q", b)
 	}
 	if err := task.Flush(ctx, map[plugin.TopicPartition]int64{{Topic: "t"}: 7}); err != nil {
 		t.Fatal(err)
 	}
-	want := "v0\nv1\nv2\nraw\n{\"a\":7}\n42\n"
 	if b, _ := os.ReadFile(path); string(b) != want {
 		t.Fatalf("after flush: %q", b)
 	}
-	// Records put but not flushed before Stop are not written: their offsets
-	// were never committed, so the runtime delivers them again.
+	// Records put but not flushed before Stop stay in the file; their
+	// offsets were never committed, so the runtime delivers them again
+	// (at-least-once).
 	if err := task.Put(ctx, sinkRecords("t", 3, 5)); err != nil {
 		t.Fatal(err)
 	}
 	if err := task.Stop(); err != nil {
 		t.Fatal(err)
 	}
+	want += "v3\nv4\n"
 	if b, _ := os.ReadFile(path); string(b) != want {
 		t.Fatalf("after stop: %q", b)
 	}
@@ -287,6 +291,9 @@ func TestSinkFlushIsDurableAndUnflushedIsDropped(t *testing.T) {
 	_ = task2.Stop()
 	if b, _ := os.ReadFile(path); string(b) != want+"v3\nv4\n" {
 		t.Fatalf("after second task: %q", b)
+	}
+	if err := task2.Stop(); err != nil { // stopping twice is harmless
+		t.Fatal(err)
 	}
 }
 
@@ -391,4 +398,56 @@ func sorted(s []string) []string {
 		}
 	}
 	return c
+}
+
+// TestSinkBackgroundSyncFailureFailsTheNextFlush writes past syncChunk so
+// the background fsync runs; its failure fails the next Flush once (the
+// runtime then redelivers), and the Flush after that syncs again.
+func TestSinkBackgroundSyncFailureFailsTheNextFlush(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "out.txt")
+	ctx := context.Background()
+	var syncs atomic.Int32
+	task := &SinkTask{fsync: func(f *os.File) error {
+		if syncs.Add(1) == 1 {
+			return errors.New("disk on fire")
+		}
+		return f.Sync()
+	}}
+	if err := task.Start(ctx, plugintest.NewSinkTaskContext(), map[string]string{"file": path, "topics": "t"}); err != nil {
+		t.Fatal(err)
+	}
+	defer task.Stop()
+	line := strings.Repeat("y", 1023)
+	recs := make([]*plugin.SinkRecord, 1024) // 1 MiB per Put
+	for i := range recs {
+		recs[i] = &plugin.SinkRecord{Topic: "t", Value: line}
+	}
+	for range syncChunk>>20 + 1 {
+		if err := task.Put(ctx, recs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		task.syncMu.Lock()
+		failed := task.syncErr != nil
+		task.syncMu.Unlock()
+		if failed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no failed background sync after writing more than syncChunk bytes (%d syncs)", syncs.Load())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	err := task.Flush(ctx, nil)
+	if err == nil || !strings.Contains(err.Error(), "disk on fire") {
+		t.Fatalf("flush after a failed background sync: %v", err)
+	}
+	if err := task.Flush(ctx, nil); err != nil {
+		t.Fatalf("second flush: %v", err)
+	}
+	if st, err := os.Stat(path); err != nil || st.Size() != int64(syncChunk>>20+1)<<20 {
+		t.Fatalf("file size %v, %v", st.Size(), err)
+	}
 }

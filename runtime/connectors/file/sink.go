@@ -19,7 +19,6 @@ package file
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -37,10 +36,15 @@ const (
 	KeyPartitionCheckIntervalMs = "partition.check.interval.ms"
 )
 
-// writeChunk is how many buffered bytes trigger a write between flushes.
-// Each write holds whole lines only, so tasks appending to the same file
-// never interleave partial lines.
+// writeChunk is how many buffered bytes trigger a write within a Put; a
+// Put writes the rest at its end. Each write holds whole lines only, so
+// tasks appending to the same file never interleave partial lines.
 const writeChunk = 256 << 10
+
+// syncChunk is how many written bytes start a background fsync, so the
+// fsync of a Flush finds little left to write back and the task does not
+// stall on one large fsync per offset flush.
+const syncChunk = 8 << 20
 
 // SinkPlugin returns the FileSink plugin.
 func SinkPlugin() plugin.Plugin {
@@ -49,7 +53,7 @@ func SinkPlugin() plugin.Plugin {
 		Aliases: []string{"org.apache.kafka.connect.file.FileStreamSinkConnector"},
 		Kind:    plugin.KindSink,
 		Version: Version,
-		Doc:     "Appends record values to a file, one per line; flush syncs the file (at-least-once).",
+		Doc:     "Appends record values to a file, one per line, as they arrive; flush syncs the file (at-least-once).",
 		Spec: plugin.ConfigSpec{Fields: []plugin.ConfigField{
 			{Name: KeyFile, Type: plugin.TypeString, Required: true, Group: "File", Importance: plugin.ImportanceHigh, Width: plugin.WidthLong,
 				Validator: plugin.NonEmpty(), Doc: "The file to append record values to; created when missing."},
@@ -162,13 +166,23 @@ func (c *SinkConnector) Stop() error {
 // SinkTask appends each record value to the file as one line: strings and
 // bytes as they are, anything else (structs, maps, arrays, numbers) as
 // JSON, the way JsonConverter writes payloads, so the file is JSON lines
-// for structured data. Tombstones (nil values) are skipped. Flush writes the buffer and
-// fsyncs, so acknowledged offsets are durable.
+// for structured data. Tombstones (nil values) are skipped. Like Kafka's
+// FileStreamSinkTask, Put writes its lines before it returns; Flush fsyncs,
+// so acknowledged offsets are durable. A background goroutine starts an
+// fsync every syncChunk bytes, which keeps the fsync of a Flush short.
 type SinkTask struct {
 	enc  bytes.Buffer
 	path string
 	f    *os.File
 	buf  []byte
+
+	unsynced int64         // bytes written since the last background sync was asked for
+	syncReq  chan struct{} // capacity 1: a background sync is wanted
+	syncDone chan struct{} // closed when the sync goroutine ended
+	syncMu   sync.Mutex
+	syncErr  error // first failed background sync, returned by the next Flush
+	// fsync syncs the file: (*os.File).Sync, replaced in tests.
+	fsync func(*os.File) error
 }
 
 // Start opens the file for appending.
@@ -184,7 +198,28 @@ func (t *SinkTask) Start(_ context.Context, _ plugin.SinkTaskContext, config map
 	}
 	t.f = f
 	t.buf = make([]byte, 0, writeChunk+4096)
+	t.syncReq, t.syncDone = make(chan struct{}, 1), make(chan struct{})
+	if t.fsync == nil {
+		t.fsync = (*os.File).Sync
+	}
+	go t.syncer(f)
 	return nil
+}
+
+// syncer fsyncs the file whenever asked, until syncReq is closed. A
+// failure is kept for the next Flush: after a failed fsync the kernel may
+// drop the dirty pages, so a later fsync that succeeds proves nothing.
+func (t *SinkTask) syncer(f *os.File) {
+	defer close(t.syncDone)
+	for range t.syncReq {
+		if err := t.fsync(f); err != nil {
+			t.syncMu.Lock()
+			if t.syncErr == nil {
+				t.syncErr = err
+			}
+			t.syncMu.Unlock()
+		}
+	}
 }
 
 // Open does nothing: the file is shared by all partitions.
@@ -193,7 +228,7 @@ func (t *SinkTask) Open(context.Context, []plugin.TopicPartition) error { return
 // Close does nothing; the runtime flushes before revoking partitions.
 func (t *SinkTask) Close(context.Context, []plugin.TopicPartition) error { return nil }
 
-// Put buffers the records, writing whole lines once the buffer is large.
+// Put writes the records' lines to the file.
 func (t *SinkTask) Put(_ context.Context, records []*plugin.SinkRecord) error {
 	for _, r := range records {
 		switch v := r.Value.(type) {
@@ -217,7 +252,7 @@ func (t *SinkTask) Put(_ context.Context, records []*plugin.SinkRecord) error {
 			}
 		}
 	}
-	return nil
+	return t.write()
 }
 
 func (t *SinkTask) write() error {
@@ -227,28 +262,49 @@ func (t *SinkTask) write() error {
 	if _, err := t.f.Write(t.buf); err != nil {
 		return fmt.Errorf("file sink: writing %s: %w", t.path, err)
 	}
+	t.unsynced += int64(len(t.buf))
 	t.buf = t.buf[:0]
+	if t.unsynced >= syncChunk {
+		t.unsynced = 0
+		select {
+		case t.syncReq <- struct{}{}:
+		default: // a sync is pending already; it covers these bytes too
+		}
+	}
 	return nil
 }
 
-// Flush writes buffered lines and syncs the file to disk.
+// Flush syncs the file to disk.
 func (t *SinkTask) Flush(context.Context, map[plugin.TopicPartition]int64) error {
 	if err := t.write(); err != nil {
 		return err
 	}
-	if err := t.f.Sync(); err != nil {
+	// A failed background sync fails this Flush once: the runtime then
+	// delivers every record since the last commit again, rewriting what
+	// the kernel may have dropped.
+	t.syncMu.Lock()
+	err := t.syncErr
+	t.syncErr = nil
+	t.syncMu.Unlock()
+	if err == nil {
+		err = t.fsync(t.f)
+	}
+	if err != nil {
 		return fmt.Errorf("file sink: syncing %s: %w", t.path, err)
 	}
+	t.unsynced = 0
 	return nil
 }
 
-// Stop closes the file without writing unflushed records: their offsets
-// were not committed, so they are delivered again.
+// Stop closes the file. Lines written since the last Flush stay (their
+// offsets were not committed, so they are delivered again: at-least-once).
 func (t *SinkTask) Stop() error {
 	if t.f == nil {
 		return nil
 	}
+	close(t.syncReq)
+	<-t.syncDone
 	err := t.f.Close()
 	t.f = nil
-	return errors.Join(err)
+	return err
 }

@@ -18,6 +18,7 @@ package rangesource
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -165,7 +166,8 @@ func TestTasksEmitEveryIDOnceAndResume(t *testing.T) {
 			if err := v.Validate(); err != nil {
 				t.Fatal(err)
 			}
-			if r.SourceOffset[OffsetNext] != id+1 || r.Topic != "ids" {
+			// Offsets advance per batch: at most the record's own.
+			if next, ok := r.SourceOffset[OffsetNext].(int64); !ok || next > id+1 || next < id+1-64 || r.Topic != "ids" {
 				t.Fatalf("record %d: offset %v", id, r.SourceOffset)
 			}
 		}
@@ -208,5 +210,33 @@ func TestRateLimit(t *testing.T) {
 	}
 	if Payload(12345, 3) != "123" || Payload(7, 5) != "7-xxx" {
 		t.Fatal(Payload(12345, 3), Payload(7, 5))
+	}
+}
+
+func TestBatchOffsets(t *testing.T) {
+	ctx := context.Background()
+	task := &Task{}
+	cfg := map[string]string{"topic": "t", "count": "10", "batch.size": "4", "record.size": "8", "task.ranges": "0-3,3-10"}
+	if err := task.Start(ctx, &plugintest.SourceTaskContext{Store: plugintest.NewOffsetStore()}, cfg); err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	for !task.Done() {
+		recs, err := task.Poll(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			got = append(got, r.SourceOffset[OffsetNext].(int64))
+			if v := r.Value.(*data.Struct); v.Get("payload") != Payload(r.Key.(int64), 8) || v.Get("id") != r.Key {
+				t.Fatalf("record %v: value %v", r.Key, v)
+			}
+		}
+	}
+	// Batches [0 1 2 | 3] [4 5 6 7] [8 9]: within a range, records carry
+	// the offset where the batch started, the last one its exact offset.
+	want := []int64{0, 0, 3, 4, 4, 4, 4, 8, 8, 10}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("offsets %v, want %v", got, want)
 	}
 }

@@ -45,6 +45,7 @@ import (
 	"os"
 	"runtime/pprof"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -69,6 +70,17 @@ var (
 	verbose = flag.Bool("v", false, "log progress to stderr")
 	cpuProf = flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 )
+
+// cpuSeconds is this process's user+system CPU time so far; -v logs it
+// per measurement, which the machine's load does not change as much as
+// the wall-clock rates (PostgreSQL's own CPU is not included).
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
 
 func logf(format string, args ...any) {
 	if *verbose {
@@ -229,7 +241,7 @@ func sourceConfig(url string) map[string]string {
 // sourceTaskOnly polls a table source task until it returned every row.
 func sourceTaskOnly(ctx context.Context, url string, n int) (float64, error) {
 	t := tablesource.Plugin().NewSourceTask()
-	start := time.Now()
+	start, cpu := time.Now(), cpuSeconds()
 	if err := t.Start(ctx, &plugintest.SourceTaskContext{Store: plugintest.NewOffsetStore()}, sourceConfig(url)); err != nil {
 		return 0, err
 	}
@@ -246,7 +258,7 @@ func sourceTaskOnly(ctx context.Context, url string, n int) (float64, error) {
 		}
 	}
 	rate := float64(got) / time.Since(start).Seconds()
-	logf("source task alone: %.0f rows/s", rate)
+	logf("source task alone: %.0f rows/s, %.2f CPU s in this process", rate, cpuSeconds()-cpu)
 	return rate, nil
 }
 
@@ -312,7 +324,7 @@ func sourceThroughKafka(ctx context.Context, url string, n int) (float64, error)
 	if err != nil {
 		return 0, err
 	}
-	start := time.Now()
+	start, cpu := time.Now(), cpuSeconds()
 	if err := r.Start(ctx); err != nil {
 		return 0, err
 	}
@@ -340,7 +352,7 @@ func sourceThroughKafka(ctx context.Context, url string, n int) (float64, error)
 		time.Sleep(5 * time.Millisecond)
 	}
 	rate := float64(n) / time.Since(start).Seconds()
-	logf("source into Kafka: %.0f rows/s", rate)
+	logf("source into Kafka: %.0f rows/s, %.2f CPU s in this process", rate, cpuSeconds()-cpu)
 	return rate, nil
 }
 
@@ -425,7 +437,7 @@ func sinkTaskOnly(ctx context.Context, conn *pgx.Conn, url string, recs []*plugi
 		return 0, err
 	}
 	t := sink.Plugin().NewSinkTask()
-	start := time.Now()
+	start, cpu := time.Now(), cpuSeconds()
 	if err := t.Start(ctx, plugintest.NewSinkTaskContext(), sinkConfig(url)); err != nil {
 		return 0, err
 	}
@@ -442,7 +454,7 @@ func sinkTaskOnly(ctx context.Context, conn *pgx.Conn, url string, recs []*plugi
 	if err := checkCount(ctx, conn, "sink", len(recs)); err != nil {
 		return 0, err
 	}
-	logf("sink task alone: %.0f rows/s", rate)
+	logf("sink task alone: %.0f rows/s, %.2f CPU s in this process", rate, cpuSeconds()-cpu)
 	return rate, nil
 }
 
@@ -495,7 +507,7 @@ func sinkThroughKafka(ctx context.Context, conn *pgx.Conn, url string, recs []*p
 	if err != nil {
 		return 0, err
 	}
-	start := time.Now()
+	start, cpu := time.Now(), cpuSeconds()
 	if err := r.Start(ctx); err != nil {
 		return 0, err
 	}
@@ -528,6 +540,6 @@ func sinkThroughKafka(ctx context.Context, conn *pgx.Conn, url string, recs []*p
 	if err := checkCount(ctx, conn, "sink", len(recs)); err != nil {
 		return 0, err
 	}
-	logf("sink from Kafka: %.0f rows/s", rate)
+	logf("sink from Kafka: %.0f rows/s, %.2f CPU s in this process", rate, cpuSeconds()-cpu)
 	return rate, nil
 }

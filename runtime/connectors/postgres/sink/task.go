@@ -58,7 +58,33 @@ type layout struct {
 	cols    []string // every column written, primary key columns first
 	npk     int      // how many of cols form the key
 	colsKey string   // cols joined, to group rows
+	// plan, when set, fills a row of this layout straight from records
+	// whose value (and struct key) have the schemas planned for.
+	plan *rowPlan
 }
+
+// rowPlan says where each column of a layout comes from, so that records
+// of the planned struct schemas skip listing their fields by name.
+type rowPlan struct {
+	value, key *data.Schema // the planned structs' schemas (key nil: no struct key)
+	wholeKey   bool         // a column holds the record key itself
+	cols       []planCol
+}
+
+type planCol struct {
+	src    int // one of the src constants
+	idx    int // field index for srcValue and srcKeyField
+	schema *data.Schema
+}
+
+const (
+	srcValue = iota
+	srcKeyField
+	srcKey
+	srcTopic
+	srcPartition
+	srcOffset
+)
 
 // row is one operation on a table.
 type row struct {
@@ -589,6 +615,11 @@ func (t *Task) keyFields(r *plugin.SinkRecord) ([]string, []any, []*data.Schema,
 // layoutAndValues returns the columns and values of a record (primary key
 // columns first).
 func (t *Task) layoutAndValues(w *writer, r *plugin.SinkRecord) (*layout, []any, error) {
+	if lay := w.layouts[[2]*data.Schema{r.KeySchema, r.ValueSchema}]; lay != nil && lay.plan != nil {
+		if out, ok, err := lay.plan.fill(r); ok || err != nil {
+			return lay, out, err
+		}
+	}
 	names, vals, schemas, err := fields(r.ValueSchema, r.Value, "value", r)
 	if err != nil {
 		return nil, nil, err
@@ -655,6 +686,7 @@ func (t *Task) layoutAndValues(w *writer, r *plugin.SinkRecord) (*layout, []any,
 		return nil, nil, err
 	}
 	if cacheable {
+		lay.plan = t.planRow(r, lay, allSchemas)
 		w.layouts[lk] = lay
 	} else {
 		// Schemaless records: one layout per distinct column set.
@@ -664,6 +696,98 @@ func (t *Task) layoutAndValues(w *writer, r *plugin.SinkRecord) (*layout, []any,
 		w.layouts[[2]*data.Schema{}] = lay
 	}
 	return lay, out, nil
+}
+
+// planRow plans where each column of lay comes from for records like r
+// (struct values, struct or primitive keys); nil when it cannot.
+func (t *Task) planRow(r *plugin.SinkRecord, lay *layout, schemas []*data.Schema) *rowPlan {
+	v, ok := r.Value.(*data.Struct)
+	if !ok {
+		return nil
+	}
+	p := &rowPlan{value: v.Schema(), cols: make([]planCol, len(lay.cols))}
+	field := func(s *data.Schema, name string) int {
+		if f := s.Field(name); f != nil {
+			return f.Index
+		}
+		return -1
+	}
+	for i, name := range lay.cols {
+		c := planCol{src: srcValue, schema: schemas[i]}
+		if i < lay.npk {
+			switch t.s.pkMode {
+			case PKModeKafka:
+				c.src = srcTopic + i
+			case PKModeRecordKey:
+				switch k := r.Key.(type) {
+				case *data.Struct:
+					p.key, c.src, c.idx = k.Schema(), srcKeyField, field(k.Schema(), name)
+				case map[string]any, nil:
+					return nil
+				default:
+					p.wholeKey, c.src = true, srcKey
+				}
+			}
+		}
+		if c.src == srcValue {
+			c.idx = field(p.value, name)
+		}
+		if (c.src == srcValue || c.src == srcKeyField) && c.idx < 0 {
+			return nil
+		}
+		p.cols[i] = c
+	}
+	return p
+}
+
+// fill returns the SQL values of a record by the plan; ok is false when
+// the record does not have the planned shape (the general path then
+// handles it).
+func (p *rowPlan) fill(r *plugin.SinkRecord) ([]any, bool, error) {
+	v, ok := r.Value.(*data.Struct)
+	if !ok || v.Schema() != p.value {
+		return nil, false, nil
+	}
+	var k *data.Struct
+	if p.key != nil {
+		if k, ok = r.Key.(*data.Struct); !ok || k.Schema() != p.key {
+			return nil, false, nil
+		}
+	}
+	if p.wholeKey {
+		switch r.Key.(type) {
+		case *data.Struct, map[string]any, nil:
+			return nil, false, nil
+		}
+	}
+	out := make([]any, len(p.cols))
+	for i, c := range p.cols {
+		var x any
+		switch c.src {
+		case srcValue:
+			if x = v.GetIndex(c.idx); x == nil {
+				x = c.schema.Default
+			}
+		case srcKeyField:
+			if x = k.GetIndex(c.idx); x == nil {
+				x = c.schema.Default
+			}
+		case srcKey:
+			x = r.Key
+		case srcTopic:
+			x = r.Topic
+		case srcPartition:
+			x = r.Partition
+		case srcOffset:
+			x = r.Offset
+		}
+		sv, err := pgcommon.SQLValue(c.schema, x)
+		if err != nil {
+			return nil, false, fatalf("record %s/%d: %w", r.TopicPartition(), r.Offset, err)
+		}
+		out[i] = sv
+	}
+	return out, true, nil
 }
 
 // check verifies that the table has every column and, for upserts, that

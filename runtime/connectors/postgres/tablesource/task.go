@@ -64,6 +64,9 @@ type stream struct {
 	rows   pgx.Rows
 	cancel context.CancelFunc
 	decs   []pgcommon.Decoder
+	// slab holds the field values of the next records: one allocation
+	// for many rows' structs instead of one per row.
+	slab []any
 	// timestamp mode only: the last record read, held back until the next
 	// row shows whether its timestamp group is complete.
 	pending   *plugin.SourceRecord
@@ -448,15 +451,25 @@ func (t *Task) read() ([]*plugin.SourceRecord, error) {
 // record decodes the current row.
 func (t *Task) record(cs *stream, st *tableState) (*plugin.SourceRecord, error) {
 	raw := cs.rows.RawValues()
-	val := data.NewStruct(st.valSchema)
+	n := len(st.valSchema.Fields)
+	if len(raw) != n {
+		return nil, fmt.Errorf("table %s: a row has %d columns, want %d", st.table, len(raw), n)
+	}
+	if len(cs.slab) < n {
+		cs.slab = make([]any, n*256)
+	}
+	values := cs.slab[:n:n]
+	cs.slab = cs.slab[n:]
 	for i, b := range raw {
 		v, err := cs.decs[i](b)
 		if err != nil {
 			return nil, fmt.Errorf("table %s: %w", st.table, err)
 		}
-		if err := val.Set(st.cols[i].Name, v); err != nil {
-			return nil, fmt.Errorf("table %s: %w", st.table, err)
-		}
+		values[i] = v
+	}
+	val, err := data.NewStructValues(st.valSchema, values)
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", st.table, err)
 	}
 	if (st.incIdx >= 0 && val.GetIndex(st.incIdx) == nil) || (st.tsIdx >= 0 && val.GetIndex(st.tsIdx) == nil) {
 		// NULLs sort last and cannot be a position: stop before them.
@@ -464,13 +477,12 @@ func (t *Task) record(cs *stream, st *tableState) (*plugin.SourceRecord, error) 
 	}
 	rec := &plugin.SourceRecord{SourcePartition: st.partition, Topic: st.topic, ValueSchema: st.valSchema, Value: val}
 	if st.keySchema != nil {
-		key := data.NewStruct(st.keySchema)
-		for _, i := range st.keyIdx {
-			if err := key.Set(st.cols[i].Name, val.GetIndex(i)); err != nil {
-				return nil, fmt.Errorf("table %s: key: %w", st.table, err)
-			}
+		// The key's fields are value fields of the same schemas, checked above.
+		kv := make([]any, len(st.keyIdx))
+		for j, i := range st.keyIdx {
+			kv[j] = values[i]
 		}
-		rec.KeySchema, rec.Key = st.keySchema, key
+		rec.KeySchema, rec.Key = st.keySchema, data.NewStructTrusted(st.keySchema, kv)
 	}
 	return rec, nil
 }
