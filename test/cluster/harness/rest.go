@@ -1,0 +1,251 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package harness
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// Client talks to one worker's Kafka Connect REST API with a bearer token.
+type Client struct {
+	BaseURL string
+	Token   string
+	HTTP    *http.Client
+}
+
+// NewClient returns a client for the worker at baseURL.
+func NewClient(baseURL, token string) *Client {
+	return &Client{BaseURL: baseURL, Token: token, HTTP: &http.Client{Timeout: 20 * time.Second}}
+}
+
+// APIError is a non-2xx answer in Kafka Connect's error shape.
+type APIError struct {
+	Status    int
+	ErrorCode int    `json:"error_code"`
+	Message   string `json:"message"`
+}
+
+func (e *APIError) Error() string {
+	return fmt.Sprintf("HTTP %d: %s (error_code %d)", e.Status, e.Message, e.ErrorCode)
+}
+
+// Do sends a request (body encoded as JSON when not nil) and decodes a 2xx
+// answer into out (when not nil). A non-2xx answer returns its status code
+// and an *APIError.
+func (c *Client) Do(ctx context.Context, method, path string, body, out any) (int, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return 0, err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+path, rd)
+	if err != nil {
+		return 0, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return resp.StatusCode, fmt.Errorf("%s %s: reading the answer: %w", method, path, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		e := &APIError{Status: resp.StatusCode}
+		if json.Unmarshal(b, e) != nil || e.Message == "" {
+			e.Message = string(b)
+		}
+		return resp.StatusCode, fmt.Errorf("%s %s: %w", method, path, e)
+	}
+	if out != nil && len(b) > 0 {
+		if err := json.Unmarshal(b, out); err != nil {
+			return resp.StatusCode, fmt.Errorf("%s %s: decoding %q: %w", method, path, b, err)
+		}
+	}
+	return resp.StatusCode, nil
+}
+
+// PutConnector creates or updates a connector (PUT /connectors/{c}/config),
+// retrying while the cluster answers 409 (rebalancing) or 5xx, or the
+// worker is unreachable, until ctx ends.
+func (c *Client) PutConnector(ctx context.Context, name string, config map[string]string) error {
+	var last error
+	for {
+		code, err := c.Do(ctx, "PUT", "/connectors/"+url.PathEscape(name)+"/config", config, nil)
+		if err == nil {
+			return nil
+		}
+		last = err
+		if code != 0 && code != http.StatusConflict && code/100 != 5 {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("creating connector %s: %w (last: %v)", name, ctx.Err(), last)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// ConnectorStatus is GET /connectors/{c}/status.
+type ConnectorStatus struct {
+	Name      string `json:"name"`
+	Connector struct {
+		State    string `json:"state"`
+		WorkerID string `json:"worker_id"`
+		Trace    string `json:"trace"`
+	} `json:"connector"`
+	Tasks []TaskStatus `json:"tasks"`
+	Type  string       `json:"type"`
+}
+
+// TaskStatus is one task of a ConnectorStatus.
+type TaskStatus struct {
+	ID       int    `json:"id"`
+	State    string `json:"state"`
+	WorkerID string `json:"worker_id"`
+	Trace    string `json:"trace"`
+}
+
+// Status returns a connector's status.
+func (c *Client) Status(ctx context.Context, name string) (*ConnectorStatus, error) {
+	var st ConnectorStatus
+	if _, err := c.Do(ctx, "GET", "/connectors/"+url.PathEscape(name)+"/status", nil, &st); err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
+
+// Statuses returns every connector's status (GET /connectors?expand=status).
+func (c *Client) Statuses(ctx context.Context) (map[string]*ConnectorStatus, error) {
+	var all map[string]struct {
+		Status *ConnectorStatus `json:"status"`
+	}
+	if _, err := c.Do(ctx, "GET", "/connectors?expand=status", nil, &all); err != nil {
+		return nil, err
+	}
+	out := make(map[string]*ConnectorStatus, len(all))
+	for n, e := range all {
+		if e.Status != nil {
+			out[n] = e.Status
+		}
+	}
+	return out, nil
+}
+
+// Metrics returns the worker's Prometheus exposition (GET /metrics).
+func (c *Client) Metrics(ctx context.Context) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, "GET", c.BaseURL+"/metrics", nil)
+	if err != nil {
+		return "", err
+	}
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != 200 {
+		return "", fmt.Errorf("GET /metrics: HTTP %d: %s", resp.StatusCode, b)
+	}
+	return string(b), nil
+}
+
+// Placement is where the tasks of connectors run: for each task, its state
+// and worker.
+type Placement map[TaskKey]TaskStatus
+
+// TaskKey names one task.
+type TaskKey struct {
+	Connector string
+	Task      int
+}
+
+func (k TaskKey) String() string { return fmt.Sprintf("%s-%d", k.Connector, k.Task) }
+
+// PlacementOf flattens statuses into a Placement.
+func PlacementOf(sts ...*ConnectorStatus) Placement {
+	p := Placement{}
+	for _, st := range sts {
+		for _, t := range st.Tasks {
+			p[TaskKey{st.Name, t.ID}] = t
+		}
+	}
+	return p
+}
+
+// PerWorker counts RUNNING tasks per worker id.
+func (p Placement) PerWorker() map[string]int {
+	out := map[string]int{}
+	for _, t := range p {
+		if t.State == "RUNNING" {
+			out[t.WorkerID]++
+		}
+	}
+	return out
+}
+
+// Running counts RUNNING tasks, and those of them on a worker in avoid.
+func (p Placement) Running(avoid ...string) (running, onAvoided int) {
+	for _, t := range p {
+		if t.State != "RUNNING" {
+			continue
+		}
+		running++
+		for _, a := range avoid {
+			if t.WorkerID == a {
+				onAvoided++
+			}
+		}
+	}
+	return running, onAvoided
+}
+
+// On returns the tasks (RUNNING or not) whose worker is id.
+func (p Placement) On(id string) []TaskKey {
+	var out []TaskKey
+	for k, t := range p {
+		if t.WorkerID == id {
+			out = append(out, k)
+		}
+	}
+	return out
+}
