@@ -71,6 +71,14 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// needsGroup skips a multi-worker test until the distributed worker
+// (issue 4: group membership and the assignor) is merged: before it, every
+// worker runs every connector (AssignAll), so placements cannot balance.
+func needsGroup(t *testing.T) {
+	t.Helper()
+	t.Skip("needs the distributed worker of issue 4 (branches group and assignor): the worker still runs every connector on every worker (AssignAll)")
+}
+
 // env is one test's broker and cluster; worker logs stay in t.TempDir and
 // are printed when the test fails.
 type env struct {
@@ -123,85 +131,15 @@ func (e *env) start(ctx context.Context, names ...string) []*harness.Worker {
 	return out
 }
 
-// placement reads the status of connectors from a live worker.
-func (e *env) placement(ctx context.Context, via *harness.Worker, connectors ...string) (harness.Placement, error) {
-	var sts []*harness.ConnectorStatus
-	for _, c := range connectors {
-		st, err := via.REST.Status(ctx, c)
-		if err != nil {
-			return nil, err
-		}
-		sts = append(sts, st)
-	}
-	return harness.PlacementOf(sts...), nil
-}
-
 // waitPlacement waits until cond holds for the placement of connectors
 // read through via, and returns that placement and when it was seen.
 func (e *env) waitPlacement(ctx context.Context, via *harness.Worker, timeout time.Duration, what string, cond func(harness.Placement) bool, connectors ...string) (harness.Placement, time.Time) {
 	e.t.Helper()
-	var p harness.Placement
-	var at time.Time
-	err := harness.Until(ctx, timeout, what, func(ctx context.Context) (bool, error) {
-		var err error
-		p, err = e.placement(ctx, via, connectors...)
-		if err != nil {
-			return false, err
-		}
-		at = time.Now()
-		return cond(p), nil
-	})
+	p, at, err := via.REST.WaitPlacement(ctx, timeout, what, cond, connectors...)
 	if err != nil {
-		e.t.Fatalf("%v; placement: %s", err, describe(p))
+		e.t.Fatal(err)
 	}
 	return p, at
-}
-
-// describe prints a placement compactly, sorted by task.
-func describe(p harness.Placement) string {
-	keys := make([]string, 0, len(p))
-	for k, t := range p {
-		keys = append(keys, fmt.Sprintf("%s=%s@%s", k, t.State, t.WorkerID))
-	}
-	sortStrings(keys)
-	return strings.Join(keys, " ")
-}
-
-func sortStrings(s []string) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
-}
-
-// allRunning holds when n tasks are RUNNING, none on a worker in avoid.
-func allRunning(n int, avoid ...string) func(harness.Placement) bool {
-	return func(p harness.Placement) bool {
-		run, bad := p.Running(avoid...)
-		return len(p) == n && run == n && bad == 0
-	}
-}
-
-// balanced holds when n tasks are RUNNING on exactly the given workers,
-// each with n/len(workers) or one more.
-func balanced(n int, workers ...string) func(harness.Placement) bool {
-	return func(p harness.Placement) bool {
-		if !allRunning(n)(p) {
-			return false
-		}
-		per := p.PerWorker()
-		if len(per) != len(workers) {
-			return false
-		}
-		lo := n / len(workers)
-		for _, w := range workers {
-			if per[w] < lo || per[w] > lo+1 {
-				return false
-			}
-		}
-		return true
-	}
 }
 
 // producer writes records "rec-%08d" (key = the same) to a topic until

@@ -49,7 +49,7 @@ func TestSingleWorker(t *testing.T) {
 	if err := w.REST.PutConnector(ctx, "sink", fileSink("events", out, 6)); err != nil {
 		t.Fatal(err)
 	}
-	e.waitPlacement(ctx, w, 30*time.Second, "6 tasks RUNNING on w1", balanced(6, "w1"), "sink")
+	e.waitPlacement(ctx, w, 30*time.Second, "6 tasks RUNNING on w1", harness.Balanced(6, "w1"), "sink")
 
 	p := startProducer(t, e.broker.Addr, "events", 5000)
 	if err := harness.Until(ctx, 20*time.Second, "1000 records acknowledged", func(context.Context) (bool, error) {

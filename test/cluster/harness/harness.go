@@ -349,23 +349,43 @@ func (c *Cluster) Close() {
 }
 
 // Logs returns the tail (max bytes each) of every process's log, oldest
-// process first.
+// process first, without the access-log lines of successful REST requests
+// (the tests poll statuses often).
 func (c *Cluster) Logs(max int) string {
 	c.mu.Lock()
 	procs := append([]*Worker(nil), c.procs...)
 	c.mu.Unlock()
 	var b strings.Builder
 	for _, w := range procs {
-		fmt.Fprintf(&b, "----- %s (%s) -----\n%s\n", w.Name, w.LogPath, Tail(w.LogPath, max))
+		fmt.Fprintf(&b, "----- %s (%s) -----\n%s\n", w.Name, w.LogPath, Tail(w.LogPath, max, quietREST))
 	}
 	return b.String()
 }
 
-// Tail returns the last max bytes of a file.
-func Tail(path string, max int) string {
+// quietREST drops the access-log lines of successful REST requests.
+func quietREST(line string) bool {
+	return strings.Contains(line, `msg="REST request"`) && strings.Contains(line, " status=2")
+}
+
+// Tail returns the last max bytes of a file, without the lines that a
+// drop function (if any) matches.
+func Tail(path string, max int, drop ...func(string) bool) string {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return err.Error()
+	}
+	if len(drop) > 0 {
+		var kept []string
+		for _, l := range strings.Split(string(b), "\n") {
+			dropped := false
+			for _, d := range drop {
+				dropped = dropped || d(l)
+			}
+			if !dropped {
+				kept = append(kept, l)
+			}
+		}
+		b = []byte(strings.Join(kept, "\n"))
 	}
 	if len(b) > max {
 		b = b[len(b)-max:]

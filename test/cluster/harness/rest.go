@@ -24,6 +24,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"sort"
+	"strings"
 	"time"
 )
 
@@ -248,4 +250,91 @@ func (p Placement) On(id string) []TaskKey {
 		}
 	}
 	return out
+}
+
+// String prints a placement compactly, sorted by task:
+// "c-0=RUNNING@w1 c-1=RUNNING@w2".
+func (p Placement) String() string {
+	items := make([]string, 0, len(p))
+	for k, t := range p {
+		items = append(items, fmt.Sprintf("%s=%s@%s", k, t.State, t.WorkerID))
+	}
+	sort.Strings(items)
+	return strings.Join(items, " ")
+}
+
+// AllRunning holds when n tasks are RUNNING, none on a worker in avoid.
+func AllRunning(n int, avoid ...string) func(Placement) bool {
+	return func(p Placement) bool {
+		run, bad := p.Running(avoid...)
+		return len(p) == n && run == n && bad == 0
+	}
+}
+
+// Balanced holds when n tasks are RUNNING on exactly the given workers,
+// each with n/len(workers) or one more.
+func Balanced(n int, workers ...string) func(Placement) bool {
+	return func(p Placement) bool {
+		if !AllRunning(n)(p) {
+			return false
+		}
+		per := p.PerWorker()
+		if len(per) != len(workers) {
+			return false
+		}
+		lo := n / len(workers)
+		for _, w := range workers {
+			if per[w] < lo || per[w] > lo+1 {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// Placement reads the placement of the named connectors, or of every
+// connector when none is named (GET /connectors?expand=status).
+func (c *Client) Placement(ctx context.Context, connectors ...string) (Placement, error) {
+	var sts []*ConnectorStatus
+	if len(connectors) == 0 {
+		all, err := c.Statuses(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, st := range all {
+			sts = append(sts, st)
+		}
+	}
+	for _, n := range connectors {
+		st, err := c.Status(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		sts = append(sts, st)
+	}
+	return PlacementOf(sts...), nil
+}
+
+// WaitPlacement polls the placement (see Placement) until cond holds and
+// returns it with the moment it was read; on timeout the error shows the
+// last placement seen.
+func (c *Client) WaitPlacement(ctx context.Context, timeout time.Duration, what string, cond func(Placement) bool, connectors ...string) (Placement, time.Time, error) {
+	var p Placement
+	var at time.Time
+	err := Until(ctx, timeout, what, func(ctx context.Context) (bool, error) {
+		var err error
+		p, err = c.Placement(ctx, connectors...)
+		if err != nil {
+			return false, err
+		}
+		at = time.Now()
+		return cond(p), nil
+	})
+	if err != nil {
+		if len(p) > 200 {
+			return p, at, fmt.Errorf("%w; tasks per worker: %v", err, p.PerWorker())
+		}
+		return p, at, fmt.Errorf("%w; placement: %s", err, p)
+	}
+	return p, at, nil
 }

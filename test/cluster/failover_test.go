@@ -1,0 +1,231 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/conveyor-dev/conveyor/test/cluster/harness"
+)
+
+// startsSince returns the task starts recorded since a moment, waiting
+// until no new start has appeared for quiet (so a late restart is not
+// missed), within timeout.
+func (e *env) startsSince(ctx context.Context, since time.Time, quiet, timeout time.Duration) []harness.TaskStart {
+	e.t.Helper()
+	var starts []harness.TaskStart
+	last, lastChange := -1, time.Now()
+	err := harness.Until(ctx, timeout, "the task starts to settle", func(ctx context.Context) (bool, error) {
+		s, err := e.broker.TaskStarts(ctx, "connect-status", since)
+		if err != nil {
+			return false, err
+		}
+		starts = s
+		if len(s) != last {
+			last, lastChange = len(s), time.Now()
+			return false, nil
+		}
+		return time.Since(lastChange) >= quiet, nil
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return starts
+}
+
+// startedTasks returns the distinct tasks in starts, sorted.
+func startedTasks(starts []harness.TaskStart) []string {
+	var out []string
+	for k := range harness.StartCounts(starts) {
+		out = append(out, k.String())
+	}
+	slices.Sort(out)
+	return out
+}
+
+func keyStrings(ks []harness.TaskKey) []string {
+	out := make([]string, len(ks))
+	for i, k := range ks {
+		out[i] = k.String()
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestFailoverHandoffAndJoin is issue 4's first must-show, with separate
+// worker processes: 3 workers share a 6-task sink (2 each); records flow
+// all along. SIGKILL of one worker: its tasks run on the others within
+// lostWorkerDelay + session timeout + 1s, and no other task restarts. A
+// fourth worker joins: only the tasks that move to it restart. SIGTERM of
+// one worker: its tasks move at once (well before lostWorkerDelay). At the
+// end every acknowledged record is in the sink file; duplicates are
+// counted and reported.
+func TestFailoverHandoffAndJoin(t *testing.T) {
+	needsGroup(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	opts := harness.Options{SessionTimeout: 3 * time.Second, HeartbeatInterval: 300 * time.Millisecond, LostWorkerDelay: 3 * time.Second}
+	e := newEnv(t, opts, kfake.SeedTopics(6, "events"))
+	begin := time.Now()
+	ws := e.start(ctx, "w1", "w2", "w3")
+	w1 := ws[0]
+	out := outPath(e, "out.txt")
+	if err := ws[1].REST.PutConnector(ctx, "sink", fileSink("events", out, 6)); err != nil {
+		t.Fatal(err)
+	}
+	p0, _ := e.waitPlacement(ctx, w1, 60*time.Second, "6 tasks RUNNING, 2 on each of 3 workers", harness.Balanced(6, "w1", "w2", "w3"), "sink")
+	t.Logf("3 workers: %s (%s after start)", p0, time.Since(begin).Round(time.Millisecond))
+
+	prod := startProducer(t, e.broker.Addr, "events", 2000)
+	if err := harness.Until(ctx, 30*time.Second, "2000 records in the sink file", func(context.Context) (bool, error) {
+		_, lines, _, err := sinkFile(out)
+		return lines >= 2000, err
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	// SIGKILL: the victim's tasks wait lostWorkerDelay, then move.
+	victim := ws[2]
+	onVictim := keyStrings(p0.On(victim.Name))
+	killAt := time.Now()
+	ackedAtKill := prod.acked.Load()
+	if err := victim.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	bound := opts.LostWorkerDelay + opts.SessionTimeout + time.Second
+	p1, at := e.waitPlacement(ctx, w1, bound+30*time.Second, "6 tasks RUNNING on w1 and w2 after SIGKILL of w3", harness.AllRunning(6, "w3"), "sink")
+	failover := at.Sub(killAt)
+	t.Logf("SIGKILL of %s (tasks %v, %d records acknowledged): tasks RUNNING elsewhere after %s (bound lostWorkerDelay %s + session %s + 1s = %s): %s",
+		victim.Name, onVictim, ackedAtKill, failover.Round(time.Millisecond), opts.LostWorkerDelay, opts.SessionTimeout, bound, p1)
+	if failover > bound {
+		t.Errorf("failover took %s, more than %s", failover.Round(time.Millisecond), bound)
+	}
+	e.waitPlacement(ctx, w1, 20*time.Second, "3 tasks on each of w1, w2", harness.Balanced(6, "w1", "w2"), "sink")
+	starts := e.startsSince(ctx, killAt, time.Second, 20*time.Second)
+	if got := startedTasks(starts); !slices.Equal(got, onVictim) {
+		t.Errorf("tasks started after the SIGKILL: %v, want only the killed worker's %v", got, onVictim)
+	}
+
+	// A fourth worker joins: only the tasks that move to it restart.
+	joinAt := time.Now()
+	w4 := e.start(ctx, "w4")[0]
+	p2, at := e.waitPlacement(ctx, w1, 30*time.Second, "2 tasks on each of w1, w2, w4", harness.Balanced(6, "w1", "w2", "w4"), "sink")
+	t.Logf("%s joined: balanced after %s: %s", w4.Name, at.Sub(joinAt).Round(time.Millisecond), p2)
+	starts = e.startsSince(ctx, joinAt, 1500*time.Millisecond, 20*time.Second)
+	moved := keyStrings(p2.On("w4"))
+	counts := harness.StartCounts(starts)
+	if got := startedTasks(starts); !slices.Equal(got, moved) {
+		t.Errorf("tasks started after w4 joined: %v, want only the ones moved to w4: %v", got, moved)
+	}
+	for k, n := range counts {
+		if n != 1 {
+			t.Errorf("task %s started %d times after the join, want 1", k, n)
+		}
+	}
+	for _, s := range starts {
+		if s.Worker != "w4" {
+			t.Errorf("task %s (re)started on %s after the join; only moves to w4 may start tasks", s.TaskKey, s.Worker)
+		}
+	}
+
+	// SIGTERM: the leaving worker's tasks move at once.
+	leaving := e.c.Worker("w2")
+	onLeaving := keyStrings(p2.On(leaving.Name))
+	termAt := time.Now()
+	if err := leaving.Terminate(); err != nil {
+		t.Fatal(err)
+	}
+	p3, at := e.waitPlacement(ctx, w1, 30*time.Second, "6 tasks RUNNING on w1 and w4 after SIGTERM of w2", harness.AllRunning(6, "w2"), "sink")
+	handoff := at.Sub(termAt)
+	t.Logf("SIGTERM of %s (tasks %v): tasks RUNNING elsewhere after %s: %s", leaving.Name, onLeaving, handoff.Round(time.Millisecond), p3)
+	if handoff >= opts.LostWorkerDelay {
+		t.Errorf("graceful handoff took %s: a worker that leaves on purpose must not wait lostWorkerDelay (%s)", handoff.Round(time.Millisecond), opts.LostWorkerDelay)
+	}
+	if err := leaving.Wait(20 * time.Second); err != nil {
+		t.Errorf("after SIGTERM: %v", err)
+	}
+	starts = e.startsSince(ctx, termAt, time.Second, 20*time.Second)
+	if got := startedTasks(starts); !slices.Equal(got, onLeaving) {
+		t.Errorf("tasks started after the SIGTERM: %v, want only the leaving worker's %v", got, onLeaving)
+	}
+
+	// Records keep flowing a moment longer, then every acknowledged one
+	// must reach the file.
+	if err := harness.Until(ctx, 10*time.Second, "more records acknowledged", func(context.Context) (bool, error) {
+		return prod.acked.Load() >= ackedAtKill+4000, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	prod.Stop()
+	if prod.err != nil {
+		t.Fatalf("producing: %v", prod.err)
+	}
+	acked := prod.Acked()
+	var counts2 map[int]int
+	var lines, torn, missing int
+	err := harness.Until(ctx, 60*time.Second, "every acknowledged record in the sink file", func(context.Context) (bool, error) {
+		var err error
+		counts2, lines, torn, err = sinkFile(out)
+		if err != nil {
+			return false, err
+		}
+		missing = 0
+		for id := range acked {
+			if counts2[id] == 0 {
+				missing++
+			}
+		}
+		return missing == 0, nil
+	})
+	dups := lines - len(counts2)
+	t.Logf("records acknowledged=%d (at SIGKILL %d) in sink=%d lost=%d duplicates=%d torn=%d", len(acked), ackedAtKill, len(counts2), missing, dups, torn)
+	if err != nil {
+		t.Fatalf("%v: %d records lost", err, missing)
+	}
+	if torn != 0 {
+		t.Errorf("%d torn lines in the sink file", torn)
+	}
+	all, err := e.broker.TaskStarts(ctx, "connect-status", begin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("task starts over the whole test: %s", fmtStarts(all))
+}
+
+// fmtStarts lists each task's starts as task:[worker worker...].
+func fmtStarts(starts []harness.TaskStart) string {
+	per := map[string][]string{}
+	for _, s := range starts {
+		per[s.TaskKey.String()] = append(per[s.TaskKey.String()], s.Worker)
+	}
+	keys := make([]string, 0, len(per))
+	for k := range per {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var out string
+	for _, k := range keys {
+		out += fmt.Sprintf("%s:%v ", k, per[k])
+	}
+	return out
+}

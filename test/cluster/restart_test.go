@@ -1,0 +1,124 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/conveyor-dev/conveyor/test/cluster/harness"
+)
+
+// rangeSource is a cheap source: count records of 10 bytes split into
+// tasks sub-ranges; once its records are written a task only idles.
+func rangeSource(topic string, tasks int) map[string]string {
+	n := fmt.Sprint(tasks)
+	return map[string]string{
+		"connector.class": "dev.conveyor.connect.range.RangeSourceConnector",
+		"topic":           topic, "count": n, "tasks.max": n, "record.size": "10", "poll.interval.ms": "1000",
+	}
+}
+
+// createConnectors creates n connectors named prefix-000... through the
+// given workers in turn (so followers forward), a few at a time.
+func createConnectors(ctx context.Context, ws []*harness.Worker, prefix string, n int, cfg map[string]string) error {
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := ws[i%len(ws)].REST.PutConnector(ctx, fmt.Sprintf("%s-%03d", prefix, i), cfg); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+// TestRestart200Connectors is issue 4's second must-show: 200 connectors
+// with 1000 tasks on 5 worker processes; after all workers restart (SIGTERM
+// all, start all), every task is RUNNING again within 30s, and each task
+// was started anew (status topic).
+func TestRestart200Connectors(t *testing.T) {
+	needsGroup(t)
+	const connectors, perConnector, workers = 200, 5, 5
+	const tasks = connectors * perConnector
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	e := newEnv(t, harness.Options{})
+	names := make([]string, workers)
+	for i := range names {
+		names[i] = fmt.Sprintf("w%d", i+1)
+	}
+	begin := time.Now()
+	ws := e.start(ctx, names...)
+	if err := createConnectors(ctx, ws, "range", connectors, rangeSource("range", perConnector)); err != nil {
+		t.Fatal(err)
+	}
+	created := time.Since(begin)
+	_, at := e.waitPlacement(ctx, ws[0], 90*time.Second, fmt.Sprintf("%d tasks RUNNING, balanced on %d workers", tasks, workers), harness.Balanced(tasks, names...))
+	t.Logf("%d connectors created in %s; %d tasks RUNNING and balanced %s after the first start", connectors, created.Round(time.Millisecond), tasks, at.Sub(begin).Round(time.Millisecond))
+
+	restartAt := time.Now()
+	var wg sync.WaitGroup
+	for _, w := range ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := w.Terminate(); err != nil {
+				t.Error(err)
+				return
+			}
+			if err := w.Wait(30 * time.Second); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	stopped := time.Since(restartAt)
+	startAt := time.Now()
+	ws = e.start(ctx, names...)
+	_, at = e.waitPlacement(ctx, ws[0], 60*time.Second, fmt.Sprintf("%d tasks RUNNING after the restart", tasks), harness.AllRunning(tasks))
+	restart := at.Sub(restartAt)
+	t.Logf("restart of %d workers: stopped in %s; every task RUNNING %s after the new processes started, %s after the SIGTERMs",
+		workers, stopped.Round(time.Millisecond), at.Sub(startAt).Round(time.Millisecond), restart.Round(time.Millisecond))
+	if restart > 30*time.Second {
+		t.Errorf("every task RUNNING again %s after the restart began, want <= 30s", restart.Round(time.Millisecond))
+	}
+	_, bal := e.waitPlacement(ctx, ws[0], 60*time.Second, "the tasks balanced on 5 workers", harness.Balanced(tasks, names...))
+	t.Logf("balanced %s after the SIGTERMs", bal.Sub(restartAt).Round(time.Millisecond))
+
+	starts, err := e.broker.TaskStarts(ctx, "connect-status", startAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(harness.StartCounts(starts)); n != tasks {
+		t.Errorf("%d tasks recorded a start after the restart, want %d", n, tasks)
+	}
+}
