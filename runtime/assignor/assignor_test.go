@@ -1,0 +1,326 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package assignor
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/conveyor-dev/conveyor/runtime/store"
+)
+
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+func tasksOf(c string, idx ...int) []store.TaskID {
+	out := make([]store.TaskID, len(idx))
+	for i, t := range idx {
+		out[i] = store.TaskID{Connector: c, Task: t}
+	}
+	return out
+}
+
+// apply returns the members of the next round: each runs what it was assigned.
+func apply(members []Member, res Result) []Member {
+	out := make([]Member, len(members))
+	for i, m := range members {
+		m.Owned = res.Members[m.MemberID].Assigned
+		out[i] = m
+	}
+	return out
+}
+
+func mustNoRevoke(t *testing.T, res Result) {
+	t.Helper()
+	for id, ma := range res.Members {
+		if !ma.Revoked.IsEmpty() {
+			t.Fatalf("member %s: revoked %+v, want nothing", id, ma.Revoked)
+		}
+	}
+}
+
+func TestFreshAssignmentBalancedAndSpread(t *testing.T) {
+	members := []Member{{MemberID: "m-a", WorkerID: "a"}, {MemberID: "m-b", WorkerID: "b"}, {MemberID: "m-c", WorkerID: "c"}}
+	res := Assign(Input{Members: members, Connectors: map[string]int{"x": 6, "y": 3, "z": 0}, Now: t0})
+	mustNoRevoke(t, res)
+	for _, m := range members {
+		a := res.Members[m.MemberID].Assigned
+		if len(a.Connectors) != 1 || len(a.Tasks) != 3 {
+			t.Errorf("member %s: %+v, want 1 connector and 3 tasks", m.MemberID, a)
+		}
+		perConn := map[string]int{}
+		for _, tk := range a.Tasks {
+			perConn[tk.Connector]++
+		}
+		if perConn["x"] != 2 || perConn["y"] != 1 {
+			t.Errorf("member %s: tasks %v not spread (want 2 of x and 1 of y)", m.MemberID, a.Tasks)
+		}
+	}
+	if res.Delay != 0 || len(res.State.Lost) != 0 {
+		t.Errorf("delay %v lost %v, want none", res.Delay, res.State.Lost)
+	}
+}
+
+func TestBalancedGroupIsLeftAlone(t *testing.T) {
+	members := []Member{
+		{MemberID: "m-a", WorkerID: "a", Owned: Assignment{Connectors: []string{"x"}, Tasks: tasksOf("x", 0, 3)}},
+		{MemberID: "m-b", WorkerID: "b", Owned: Assignment{Tasks: tasksOf("x", 1, 4)}},
+		{MemberID: "m-c", WorkerID: "c", Owned: Assignment{Tasks: tasksOf("x", 2)}},
+	}
+	in := Input{Members: members, Connectors: map[string]int{"x": 5}, Now: t0, LostWorkerDelay: time.Second}
+	res := Assign(in)
+	mustNoRevoke(t, res)
+	for _, m := range members {
+		if got := res.Members[m.MemberID].Assigned; !got.Equal(m.Owned) {
+			t.Errorf("member %s: assigned %+v, want what it owns %+v", m.MemberID, got, m.Owned)
+		}
+	}
+	// Determinism: reversed member order and shuffled owned lists give the same result.
+	rev := slices.Clone(members)
+	slices.Reverse(rev)
+	rev[1].Owned.Tasks = []store.TaskID{{Connector: "x", Task: 4}, {Connector: "x", Task: 1}, {Connector: "x", Task: 4}}
+	in.Members = rev
+	res2 := Assign(in)
+	if fmt.Sprint(res) != fmt.Sprint(res2) {
+		t.Errorf("same input in another order gave another result:\n%v\n%v", res, res2)
+	}
+}
+
+func TestJoiningWorkerTakesWorkInTwoRounds(t *testing.T) {
+	conns := map[string]int{"x": 6, "y": 3}
+	members := []Member{{MemberID: "m-a", WorkerID: "a"}, {MemberID: "m-b", WorkerID: "b"}}
+	res := Assign(Input{Members: members, Connectors: conns, Now: t0})
+	members = apply(members, res)
+	members = append(members, Member{MemberID: "m-c", WorkerID: "c"})
+
+	res = Assign(Input{Members: members, Connectors: conns, Previous: res.State, Now: t0})
+	if got := res.Members["m-c"].Assigned; !got.IsEmpty() {
+		// Nothing is unowned yet: the newcomer waits for the revoked work.
+		t.Errorf("newcomer got %+v in the revoking round", got)
+	}
+	revokedTasks := len(res.Members["m-a"].Revoked.Tasks) + len(res.Members["m-b"].Revoked.Tasks)
+	revokedConns := len(res.Members["m-a"].Revoked.Connectors) + len(res.Members["m-b"].Revoked.Connectors)
+	if revokedTasks != 3 || revokedConns != 0 {
+		t.Errorf("revoked %d tasks and %d connectors, want exactly 3 and 0", revokedTasks, revokedConns)
+	}
+	members = apply(members, res)
+	res = Assign(Input{Members: members, Connectors: conns, Previous: res.State, Now: t0})
+	mustNoRevoke(t, res)
+	for _, m := range members {
+		if got := len(res.Members[m.MemberID].Assigned.Tasks); got != 3 {
+			t.Errorf("member %s: %d tasks, want 3", m.MemberID, got)
+		}
+	}
+}
+
+func TestLostWorkerHeldThenReturned(t *testing.T) {
+	conns := map[string]int{"x": 6}
+	delay := 10 * time.Second
+	members := []Member{{MemberID: "m-a", WorkerID: "a"}, {MemberID: "m-b", WorkerID: "b"}, {MemberID: "m-c", WorkerID: "c"}}
+	res := Assign(Input{Members: members, Connectors: conns, Now: t0, LostWorkerDelay: delay})
+	members = apply(members, res)
+	cWork := res.Members["m-c"].Assigned
+
+	// c crashes.
+	survivors := members[:2]
+	res = Assign(Input{Members: survivors, Connectors: conns, Previous: res.State, Now: t0.Add(time.Second), LostWorkerDelay: delay})
+	mustNoRevoke(t, res)
+	if res.Delay != delay {
+		t.Errorf("delay %v, want %v", res.Delay, delay)
+	}
+	for _, m := range survivors {
+		if got := res.Members[m.MemberID].Assigned; !got.Equal(m.Owned) || res.Members[m.MemberID].Delay != delay {
+			t.Errorf("member %s: %+v, want its own work %+v only, with the delay", m.MemberID, res.Members[m.MemberID], m.Owned)
+		}
+	}
+	if len(res.State.Lost) != 1 || !res.State.Lost[0].Held.Equal(cWork) {
+		t.Fatalf("lost %+v, want c holding %+v", res.State.Lost, cWork)
+	}
+	// Another rebalance later does not extend the deadline.
+	res = Assign(Input{Members: survivors, Connectors: conns, Previous: res.State, Now: t0.Add(4 * time.Second), LostWorkerDelay: delay})
+	if res.Delay != 7*time.Second {
+		t.Errorf("delay %v after 4s, want 7s (deadline kept from first sight)", res.Delay)
+	}
+
+	// c returns with a new member id before the deadline and gets its work back.
+	back := append(apply(survivors, res), Member{MemberID: "m-c2", WorkerID: "c"})
+	res2 := Assign(Input{Members: back, Connectors: conns, Previous: res.State, Now: t0.Add(5 * time.Second), LostWorkerDelay: delay})
+	mustNoRevoke(t, res2)
+	if got := res2.Members["m-c2"].Assigned; !got.Equal(cWork) {
+		t.Errorf("returning c got %+v, want its work %+v", got, cWork)
+	}
+	if res2.Delay != 0 || len(res2.State.Lost) != 0 {
+		t.Errorf("delay %v lost %v after the return, want none", res2.Delay, res2.State.Lost)
+	}
+
+	// Or: the deadline passes and the work is spread over the survivors.
+	res3 := Assign(Input{Members: apply(survivors, res), Connectors: conns, Previous: res.State, Now: t0.Add(11 * time.Second), LostWorkerDelay: delay})
+	mustNoRevoke(t, res3)
+	for _, m := range survivors {
+		if got := len(res3.Members[m.MemberID].Assigned.Tasks); got != 3 {
+			t.Errorf("after the deadline member %s has %d tasks, want 3", m.MemberID, got)
+		}
+	}
+	if res3.Delay != 0 || len(res3.State.Lost) != 0 {
+		t.Errorf("delay %v lost %v after the deadline, want none", res3.Delay, res3.State.Lost)
+	}
+}
+
+func TestGracefulLeaveMovesAtOnce(t *testing.T) {
+	conns := map[string]int{"x": 6}
+	delay := time.Minute
+	members := []Member{{MemberID: "m-a", WorkerID: "a"}, {MemberID: "m-b", WorkerID: "b"}, {MemberID: "m-c", WorkerID: "c"}}
+	first := Assign(Input{Members: members, Connectors: conns, Now: t0, LostWorkerDelay: delay})
+	members = apply(members, first)
+
+	check := func(t *testing.T, res Result, survivors []Member) {
+		t.Helper()
+		mustNoRevoke(t, res)
+		if res.Delay != 0 {
+			t.Errorf("delay %v, want none", res.Delay)
+		}
+		for _, m := range survivors {
+			if got := len(res.Members[m.MemberID].Assigned.Tasks); got != 3 {
+				t.Errorf("member %s has %d tasks, want 3", m.MemberID, got)
+			}
+		}
+	}
+	t.Run("departed", func(t *testing.T) {
+		res := Assign(Input{Members: members[:2], Connectors: conns, Previous: first.State, Now: t0, LostWorkerDelay: delay, Departed: []string{"c"}})
+		check(t, res, members[:2])
+	})
+	t.Run("leaving flag", func(t *testing.T) {
+		leaving := slices.Clone(members)
+		leaving[2].Leaving = true
+		leaving[2].Owned = Assignment{} // it stopped its work first
+		res := Assign(Input{Members: leaving, Connectors: conns, Previous: first.State, Now: t0, LostWorkerDelay: delay})
+		check(t, res, members[:2])
+		if got := res.Members["m-c"].Assigned; !got.IsEmpty() {
+			t.Errorf("leaving member got %+v", got)
+		}
+		// Then it leaves the group: nothing is held for it.
+		res = Assign(Input{Members: apply(members[:2], res), Connectors: conns, Previous: res.State, Now: t0, LostWorkerDelay: delay})
+		check(t, res, members[:2])
+	})
+	t.Run("leaving flag, still owning", func(t *testing.T) {
+		leaving := slices.Clone(members)
+		leaving[2].Leaving = true
+		res := Assign(Input{Members: leaving, Connectors: conns, Previous: first.State, Now: t0, LostWorkerDelay: delay})
+		if got := res.Members["m-c"]; !got.Assigned.IsEmpty() || !got.Revoked.Equal(leaving[2].Owned) {
+			t.Errorf("leaving member got %+v, want all it owns revoked", got)
+		}
+		for _, m := range members[:2] {
+			if got := res.Members[m.MemberID].Assigned; !got.Equal(m.Owned) {
+				t.Errorf("member %s got %+v while c's work is in flight, want only its own %+v", m.MemberID, got, m.Owned)
+			}
+		}
+	})
+}
+
+func TestRemovedWorkIsRevoked(t *testing.T) {
+	members := []Member{
+		{MemberID: "m-a", WorkerID: "a", Owned: Assignment{Connectors: []string{"gone", "x"}, Tasks: append(tasksOf("gone", 0), tasksOf("x", 0, 2, 4)...)}},
+		{MemberID: "m-b", WorkerID: "b", Owned: Assignment{Tasks: tasksOf("x", 1, 3)}},
+	}
+	res := Assign(Input{Members: members, Connectors: map[string]int{"x": 2}, Now: t0})
+	want := Assignment{Connectors: []string{"gone"}, Tasks: append(tasksOf("gone", 0), tasksOf("x", 2, 4)...)}
+	if got := res.Members["m-a"].Revoked; !got.Equal(want) {
+		t.Errorf("a revoked %+v, want %+v", got, want)
+	}
+	if got := res.Members["m-b"].Revoked; !got.Equal(Assignment{Tasks: tasksOf("x", 3)}) {
+		t.Errorf("b revoked %+v, want x-3", got)
+	}
+}
+
+func TestDoubleOwnershipKeptByPreviousOwner(t *testing.T) {
+	prev := State{Workers: map[string]Assignment{"b": {Tasks: tasksOf("x", 0)}}}
+	members := []Member{
+		{MemberID: "m-a", WorkerID: "a", Owned: Assignment{Tasks: tasksOf("x", 0)}},
+		{MemberID: "m-b", WorkerID: "b", Owned: Assignment{Tasks: tasksOf("x", 0)}},
+	}
+	res := Assign(Input{Members: members, Connectors: map[string]int{"x": 1}, Previous: prev, Now: t0})
+	if got := res.Members["m-a"]; !got.Revoked.Equal(Assignment{Tasks: tasksOf("x", 0)}) || len(got.Assigned.Tasks) != 0 {
+		t.Errorf("a: %+v, want x-0 revoked", got)
+	}
+	if got := res.Members["m-b"]; !got.Assigned.Equal(Assignment{Tasks: tasksOf("x", 0)}) || !got.Revoked.IsEmpty() {
+		t.Errorf("b: %+v, want x-0 kept", got)
+	}
+}
+
+// bigInput is 200 connectors with 1000 tasks in all on 5 workers, as a
+// steady cluster where one worker just restarted empty.
+func bigInput() Input {
+	conns := map[string]int{}
+	total := 0
+	for i := range 200 {
+		conns[fmt.Sprintf("connector-%03d", i)] = 1 + (i*7)%9 // 1..9 tasks
+		total += 1 + (i*7)%9
+	}
+	conns["connector-000"] += 1000 - total // 1000 in all
+	var members []Member
+	for i := range 5 {
+		members = append(members, Member{MemberID: fmt.Sprintf("member-%d", i), WorkerID: fmt.Sprintf("10.0.0.%d:8083", i+1)})
+	}
+	res := Assign(Input{Members: members, Connectors: conns, Now: t0})
+	members = apply(members, res)
+	members[4].Owned = Assignment{}
+	members[4].MemberID = "member-4-new"
+	return Input{Members: members, Connectors: conns, Previous: res.State, Now: t0, LostWorkerDelay: 5 * time.Second}
+}
+
+func TestBigAssignmentIsFast(t *testing.T) {
+	in := bigInput()
+	total := 0
+	for _, n := range in.Connectors {
+		total += n
+	}
+	if total != 1000 {
+		t.Fatalf("bigInput has %d tasks, want 1000", total)
+	}
+	start := time.Now()
+	res := Assign(in)
+	// The benchmark measures the real figure; this only catches a blow-up
+	// on 2 shared cores.
+	if d := time.Since(start); d > 500*time.Millisecond {
+		t.Errorf("assigning 200 connectors and 1000 tasks to 5 workers took %v", d)
+	}
+	if got := len(res.Members["member-4-new"].Assigned.Tasks); got != 200 {
+		t.Errorf("restarted worker got %d tasks back, want its 200", got)
+	}
+}
+
+func BenchmarkAssign200Connectors1000Tasks5Workers(b *testing.B) {
+	in := bigInput()
+	for b.Loop() {
+		Assign(in)
+	}
+}
+
+func BenchmarkAssignFresh200Connectors1000Tasks5Workers(b *testing.B) {
+	in := bigInput()
+	for i := range in.Members {
+		in.Members[i].Owned = Assignment{}
+	}
+	in.Previous = State{}
+	for b.Loop() {
+		Assign(in)
+	}
+}
+
+var _ = rand.New
