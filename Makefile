@@ -40,6 +40,7 @@ test:
 .PHONY: bench
 bench:
 	go run ./test/bench
+	go run ./test/bench/cluster
 
 .PHONY: lint
 lint:

@@ -90,7 +90,7 @@ func TestFailoverHandoffAndJoin(t *testing.T) {
 	ws := e.start(ctx, "w1", "w2", "w3")
 	w1 := ws[0]
 	out := outPath(e, "out.txt")
-	if err := ws[1].REST.PutConnector(ctx, "sink", fileSink("events", out, 6)); err != nil {
+	if err := ws[1].REST.PutConnector(ctx, "sink", harness.FileSink("events", out, 6)); err != nil {
 		t.Fatal(err)
 	}
 	p0, _ := e.waitPlacement(ctx, w1, 60*time.Second, "6 tasks RUNNING, 2 on each of 3 workers", harness.Balanced(6, "w1", "w2", "w3"), "sink")

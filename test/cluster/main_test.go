@@ -112,23 +112,11 @@ func newEnv(t *testing.T, opts harness.Options, kopts ...kfake.Opt) *env {
 
 func (e *env) start(ctx context.Context, names ...string) []*harness.Worker {
 	e.t.Helper()
-	out := make([]*harness.Worker, len(names))
-	var wg sync.WaitGroup
-	errs := make([]error, len(names))
-	for i, n := range names {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out[i], errs[i] = e.c.Start(ctx, n)
-		}()
+	ws, err := e.c.StartAll(ctx, names...)
+	if err != nil {
+		e.t.Fatal(err)
 	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			e.t.Fatal(err)
-		}
-	}
-	return out
+	return ws
 }
 
 // waitPlacement waits until cond holds for the placement of connectors
@@ -248,15 +236,6 @@ func sinkFile(path string) (counts map[int]int, lines, torn int, err error) {
 		lines++
 	}
 	return counts, lines, torn, sc.Err()
-}
-
-// fileSink is the config of a FileSink connector writing topic to path.
-func fileSink(topic, path string, tasks int) map[string]string {
-	conv := "org.apache.kafka.connect.storage.StringConverter"
-	return map[string]string{
-		"connector.class": "FileSink", "file": path, "topics": topic, "tasks.max": strconv.Itoa(tasks),
-		"key.converter": conv, "value.converter": conv,
-	}
 }
 
 func outPath(e *env, name string) string { return filepath.Join(e.dir, name) }

@@ -19,44 +19,11 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/conveyor-dev/conveyor/test/cluster/harness"
 )
-
-// rangeSource is a cheap source: count records of 10 bytes split into
-// tasks sub-ranges; once its records are written a task only idles.
-func rangeSource(topic string, tasks int) map[string]string {
-	n := fmt.Sprint(tasks)
-	return map[string]string{
-		"connector.class": "dev.conveyor.connect.range.RangeSourceConnector",
-		"topic":           topic, "count": n, "tasks.max": n, "record.size": "10", "poll.interval.ms": "1000",
-	}
-}
-
-// createConnectors creates n connectors named prefix-000... through the
-// given workers in turn (so followers forward), a few at a time.
-func createConnectors(ctx context.Context, ws []*harness.Worker, prefix string, n int, cfg map[string]string) error {
-	sem := make(chan struct{}, 8)
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	for i := range n {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			if err := ws[i%len(ws)].REST.PutConnector(ctx, fmt.Sprintf("%s-%03d", prefix, i), cfg); err != nil {
-				errs <- err
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	return <-errs
-}
 
 // TestRestart200Connectors is issue 4's second must-show: 200 connectors
 // with 1000 tasks on 5 worker processes; after all workers restart (SIGTERM
@@ -75,7 +42,7 @@ func TestRestart200Connectors(t *testing.T) {
 	}
 	begin := time.Now()
 	ws := e.start(ctx, names...)
-	if err := createConnectors(ctx, ws, "range", connectors, rangeSource("range", perConnector)); err != nil {
+	if err := harness.CreateConnectors(ctx, ws, "range", connectors, harness.RangeSource("range", perConnector)); err != nil {
 		t.Fatal(err)
 	}
 	created := time.Since(begin)
@@ -83,23 +50,8 @@ func TestRestart200Connectors(t *testing.T) {
 	t.Logf("%d connectors created in %s; %d tasks RUNNING and balanced %s after the first start", connectors, created.Round(time.Millisecond), tasks, at.Sub(begin).Round(time.Millisecond))
 
 	restartAt := time.Now()
-	var wg sync.WaitGroup
-	for _, w := range ws {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := w.Terminate(); err != nil {
-				t.Error(err)
-				return
-			}
-			if err := w.Wait(30 * time.Second); err != nil {
-				t.Error(err)
-			}
-		}()
-	}
-	wg.Wait()
-	if t.Failed() {
-		t.FailNow()
+	if err := harness.TerminateAll(ws, 30*time.Second); err != nil {
+		t.Fatal(err)
 	}
 	stopped := time.Since(restartAt)
 	startAt := time.Now()

@@ -46,7 +46,7 @@ func TestSingleWorker(t *testing.T) {
 	}
 
 	out := outPath(e, "out.txt")
-	if err := w.REST.PutConnector(ctx, "sink", fileSink("events", out, 6)); err != nil {
+	if err := w.REST.PutConnector(ctx, "sink", harness.FileSink("events", out, 6)); err != nil {
 		t.Fatal(err)
 	}
 	e.waitPlacement(ctx, w, 30*time.Second, "6 tasks RUNNING on w1", harness.Balanced(6, "w1"), "sink")
