@@ -292,4 +292,3 @@ func assigned(res assignor.Result) int {
 	}
 	return len(seen)
 }
-
