@@ -22,6 +22,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/conveyor-dev/conveyor/runtime/connectapi"
 	"github.com/conveyor-dev/conveyor/runtime/converter"
@@ -43,6 +44,8 @@ func (h *Herder) Ready(context.Context) error {
 		return fmt.Errorf("worker is shutting down")
 	case !h.ready:
 		return fmt.Errorf("worker is starting: reading the config topic")
+	case !h.opts.AssignAll && h.assignment.Generation == 0:
+		return fmt.Errorf("worker is joining its group: no assignment yet")
 	}
 	return nil
 }
@@ -174,16 +177,53 @@ func (h *Herder) pluginClasses() []string {
 	return out
 }
 
-func (h *Herder) checkLeader() error {
-	if !h.isLeader() {
-		return &connectapi.NotLeaderError{LeaderURL: h.LeaderURL()}
+// checkLeader lets a write through on the leader outside a rebalance. A
+// write that arrives during a rebalance waits up to Options.RebalanceWait
+// for it to end, then answers 409 as Kafka Connect does.
+func (h *Herder) checkLeader(ctx context.Context) error {
+	h.mu.Lock()
+	rebalancing, done := h.rebalancing, h.rebalanceEnd
+	h.mu.Unlock()
+	if rebalancing {
+		t := time.NewTimer(h.opts.RebalanceWait)
+		select {
+		case <-done:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+	}
+	h.mu.Lock()
+	leader, url, rebalancing := h.leader, h.leaderURL, h.rebalancing
+	h.mu.Unlock()
+	if !leader {
+		return &connectapi.NotLeaderError{LeaderURL: url}
+	}
+	if rebalancing {
+		return connectapi.RebalanceInProgressf("%s", connectapi.MessageRebalance)
+	}
+	return nil
+}
+
+// PutTaskConfigs writes task configs a follower generated for a connector
+// it runs (the leader's end of Options.ForwardTaskConfigs; REST serves it
+// as the internal PUT /connectors/{c}/tasks). Only the leader writes them.
+func (h *Herder) PutTaskConfigs(ctx context.Context, name string, cfgs []map[string]string) error {
+	if err := h.checkLeader(ctx); err != nil {
+		return err
+	}
+	if _, err := h.config(name); err != nil {
+		return err
+	}
+	if err := h.opts.Configs.PutTaskConfigs(ctx, name, cfgs); err != nil {
+		return fmt.Errorf("writing task configs of connector %s: %w", name, err)
 	}
 	return nil
 }
 
 // CreateConnector implements connectapi.Herder.
 func (h *Herder) CreateConnector(ctx context.Context, req connectapi.CreateConnectorRequest) (connectapi.ConnectorInfo, error) {
-	if err := h.checkLeader(); err != nil {
+	if err := h.checkLeader(ctx); err != nil {
 		return connectapi.ConnectorInfo{}, err
 	}
 	if _, ok := h.opts.Configs.Connector(req.Name); ok {
@@ -214,7 +254,7 @@ func (h *Herder) CreateConnector(ctx context.Context, req connectapi.CreateConne
 
 // PutConnectorConfig implements connectapi.Herder.
 func (h *Herder) PutConnectorConfig(ctx context.Context, name string, cfg map[string]string) (connectapi.ConnectorInfo, bool, error) {
-	if err := h.checkLeader(); err != nil {
+	if err := h.checkLeader(ctx); err != nil {
 		return connectapi.ConnectorInfo{}, false, err
 	}
 	_, existed := h.opts.Configs.Connector(name)
@@ -230,7 +270,7 @@ func (h *Herder) PutConnectorConfig(ctx context.Context, name string, cfg map[st
 
 // PatchConnectorConfig implements connectapi.Herder.
 func (h *Herder) PatchConnectorConfig(ctx context.Context, name string, patch connectapi.ConfigPatch) (connectapi.ConnectorInfo, error) {
-	if err := h.checkLeader(); err != nil {
+	if err := h.checkLeader(ctx); err != nil {
 		return connectapi.ConnectorInfo{}, err
 	}
 	cfg, err := h.config(name)
@@ -255,7 +295,7 @@ func (h *Herder) PatchConnectorConfig(ctx context.Context, name string, patch co
 
 // DeleteConnector implements connectapi.Herder.
 func (h *Herder) DeleteConnector(ctx context.Context, name string) error {
-	if err := h.checkLeader(); err != nil {
+	if err := h.checkLeader(ctx); err != nil {
 		return err
 	}
 	if _, err := h.config(name); err != nil {
@@ -297,7 +337,7 @@ func (h *Herder) TaskStatus(_ context.Context, id connectapi.ConnectorTaskID) (c
 
 // RestartConnector implements connectapi.Herder.
 func (h *Herder) RestartConnector(ctx context.Context, name string, includeTasks, onlyFailed bool) (*connectapi.ConnectorStateInfo, error) {
-	if err := h.checkLeader(); err != nil {
+	if err := h.checkLeader(ctx); err != nil {
 		return nil, err
 	}
 	status, err := h.ConnectorStatus(ctx, name)
@@ -325,7 +365,7 @@ func (h *Herder) RestartConnector(ctx context.Context, name string, includeTasks
 
 // RestartTask implements connectapi.Herder.
 func (h *Herder) RestartTask(ctx context.Context, id connectapi.ConnectorTaskID) error {
-	if err := h.checkLeader(); err != nil {
+	if err := h.checkLeader(ctx); err != nil {
 		return err
 	}
 	if _, err := h.config(id.Connector); err != nil {
@@ -341,7 +381,7 @@ func (h *Herder) RestartTask(ctx context.Context, id connectapi.ConnectorTaskID)
 }
 
 func (h *Herder) setTarget(ctx context.Context, name string, st store.TargetState) error {
-	if err := h.checkLeader(); err != nil {
+	if err := h.checkLeader(ctx); err != nil {
 		return err
 	}
 	if _, err := h.config(name); err != nil {

@@ -64,6 +64,7 @@ type connWorker struct {
 	raised        error
 	shuttingDown  bool
 	lastConnState string
+	appliedSeq    uint64 // the assignment the last reconcile applied
 
 	runMu sync.Mutex // held while the loop changes what runs
 	// owned by the loop (under runMu):
@@ -95,6 +96,14 @@ func newConnWorker(h *Herder, name string) *connWorker {
 		taskStates:   map[int]string{},
 		lastNatural:  -2,
 	}
+}
+
+// appliedAtLeast reports whether the loop reconciled with assignment seq
+// or a later one, or has ended.
+func (w *connWorker) appliedAtLeast(seq uint64) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.appliedSeq >= seq || w.shuttingDown
 }
 
 func (w *connWorker) kick(k kickKind) {
@@ -151,7 +160,12 @@ func (w *connWorker) reconcile(ctx context.Context, k kickKind) (idle bool) {
 	h := w.h
 	cfg, exists := h.opts.Configs.Connector(w.name)
 	target := h.opts.Configs.TargetState(w.name)
-	a := h.currentAssignment()
+	a, seq := h.assignmentAndSeq()
+	defer func() {
+		w.mu.Lock()
+		w.appliedSeq = max(w.appliedSeq, seq)
+		w.mu.Unlock()
+	}()
 	connAssigned := exists && slices.Contains(a.Connectors, w.name)
 	assignedTasks := map[int]bool{}
 	for _, t := range a.Tasks {
@@ -406,6 +420,10 @@ func equalConfigs(a, b []map[string]string) bool {
 	return slices.EqualFunc(a, b, func(x, y map[string]string) bool { return maps.Equal(x, y) })
 }
 
+// taskConfigRetry is the pause before task configs whose write failed are
+// generated and written again.
+const taskConfigRetry = time.Second
+
 // writeTaskConfigs writes new task configs (on the leader, or through the
 // forwarder on a follower) and drops statuses of tasks that no longer exist.
 func (w *connWorker) writeTaskConfigs(ctx context.Context, cfgs, old []map[string]string) bool {
@@ -422,7 +440,10 @@ func (w *connWorker) writeTaskConfigs(ctx context.Context, cfgs, old []map[strin
 		return false
 	}
 	if err != nil {
-		h.log.Error("writing task configs", "connector", w.name, "tasks", len(cfgs), "err", err)
+		h.log.Error("writing task configs; retrying", "connector", w.name, "tasks", len(cfgs), "err", err, "retry", taskConfigRetry)
+		// A follower's write fails while the leader rebalances or moves:
+		// generate and write again later.
+		time.AfterFunc(taskConfigRetry, func() { w.kick(kickReconfigure) })
 		return false
 	}
 	h.log.Info("task configs written", "connector", w.name, "tasks", len(cfgs))

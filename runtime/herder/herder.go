@@ -126,6 +126,12 @@ type Options struct {
 	// TaskStopTimeout bounds a graceful task stop; default 30s.
 	TaskStopTimeout time.Duration
 
+	// RebalanceWait is how long a write that arrives during a group
+	// rebalance waits for it to end before it is refused with 409;
+	// default 3s. Kafka Connect refuses at once; a short wait spares
+	// clients the retry after their own change started a rebalance.
+	RebalanceWait time.Duration
+
 	Logger *slog.Logger
 }
 
@@ -136,11 +142,18 @@ type Herder struct {
 
 	mu         sync.Mutex
 	assignment Assignment
-	leader     bool
-	leaderURL  string
-	workers    map[string]*connWorker
-	ready      bool
-	closed     bool
+	// assignSeq counts SetAssignment calls; a connector's loop records
+	// the one it applied, so ApplyAssignment knows when it is in force.
+	assignSeq   uint64
+	distributed uint64 // the last assignSeq every connector loop was kicked for
+	leader      bool
+	leaderURL   string
+	rebalancing bool
+	// rebalanceEnd is closed when the rebalance in progress ends.
+	rebalanceEnd chan struct{}
+	workers      map[string]*connWorker
+	ready        bool
+	closed       bool
 
 	wakeCh chan struct{}
 	ctx    context.Context
@@ -162,6 +175,9 @@ func New(opts Options) (*Herder, error) {
 	}
 	if opts.TaskStopTimeout <= 0 {
 		opts.TaskStopTimeout = 30 * time.Second
+	}
+	if opts.RebalanceWait <= 0 {
+		opts.RebalanceWait = 3 * time.Second
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -219,11 +235,81 @@ func (h *Herder) OnConfigEvent(ev store.ConfigEvent) {
 
 // SetAssignment replaces what this worker runs (group membership calls it
 // after every rebalance). Ignored with AssignAll.
-func (h *Herder) SetAssignment(a Assignment) {
+func (h *Herder) SetAssignment(a Assignment) { h.setAssignment(a) }
+
+func (h *Herder) setAssignment(a Assignment) uint64 {
 	h.mu.Lock()
 	h.assignment = Assignment{Generation: a.Generation, Connectors: slices.Clone(a.Connectors), Tasks: slices.Clone(a.Tasks)}
+	h.assignSeq++
+	seq := h.assignSeq
 	h.mu.Unlock()
 	h.wake()
+	return seq
+}
+
+// ApplyAssignment replaces what this worker runs and returns once every
+// connector and task outside a is stopped (tasks flushed and committed),
+// so that a revoked task never runs on two workers at once; tasks new in a
+// may still be starting. It returns early when ctx ends.
+func (h *Herder) ApplyAssignment(ctx context.Context, a Assignment) error {
+	seq := h.setAssignment(a)
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if h.appliedEverywhere(seq) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("herder: waiting for revoked connectors and tasks to stop: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// appliedEverywhere reports whether every connector loop reconciled with
+// assignment seq or later (or nothing runs any more).
+func (h *Herder) appliedEverywhere(seq uint64) bool {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return true
+	}
+	if h.distributed < seq {
+		h.mu.Unlock()
+		return false
+	}
+	ws := slices.Collect(maps.Values(h.workers))
+	h.mu.Unlock()
+	for _, w := range ws {
+		if !w.appliedAtLeast(seq) {
+			return false
+		}
+	}
+	return true
+}
+
+// SetRebalancing marks a group rebalance in progress: writes answer 409
+// (Kafka's "Cannot complete request momentarily...") until it is over.
+func (h *Herder) SetRebalancing(on bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if on == h.rebalancing {
+		return
+	}
+	h.rebalancing = on
+	if on {
+		h.rebalanceEnd = make(chan struct{})
+	} else {
+		close(h.rebalanceEnd)
+	}
+}
+
+// Rebalancing reports whether a group rebalance is in progress.
+func (h *Herder) Rebalancing() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.rebalancing
 }
 
 // SetLeader tells the herder whether it is the group leader and the
@@ -235,12 +321,24 @@ func (h *Herder) SetLeader(leader bool, leaderURL string) {
 	h.wake()
 }
 
+// Assignment returns what this worker runs (with AssignAll: everything).
+func (h *Herder) Assignment() Assignment {
+	a := h.currentAssignment()
+	return Assignment{Generation: a.Generation, Connectors: slices.Clone(a.Connectors), Tasks: slices.Clone(a.Tasks)}
+}
+
 // currentAssignment returns the assignment in force.
 func (h *Herder) currentAssignment() Assignment {
+	a, _ := h.assignmentAndSeq()
+	return a
+}
+
+// assignmentAndSeq returns the assignment in force and its sequence number.
+func (h *Herder) assignmentAndSeq() (Assignment, uint64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !h.opts.AssignAll {
-		return h.assignment
+		return h.assignment, h.assignSeq
 	}
 	a := Assignment{Generation: 1}
 	counts := h.opts.Configs.TaskCounts()
@@ -250,7 +348,7 @@ func (h *Herder) currentAssignment() Assignment {
 			a.Tasks = append(a.Tasks, store.TaskID{Connector: name, Task: i})
 		}
 	}
-	return a
+	return a, h.assignSeq
 }
 
 func (h *Herder) isLeader() bool {
@@ -305,7 +403,7 @@ func (h *Herder) Run() {
 // distribute makes sure every connector with something assigned here, or
 // something still running here, has a worker, and kicks them all.
 func (h *Herder) distribute() {
-	a := h.currentAssignment()
+	a, seq := h.assignmentAndSeq()
 	names := map[string]bool{}
 	for _, c := range a.Connectors {
 		names[c] = true
@@ -339,6 +437,9 @@ func (h *Herder) distribute() {
 	for _, w := range ws {
 		w.kick(kickConfig)
 	}
+	h.mu.Lock()
+	h.distributed = max(h.distributed, seq)
+	h.mu.Unlock()
 }
 
 func (h *Herder) kick(name string, k kickKind) {

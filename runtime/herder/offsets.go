@@ -87,8 +87,8 @@ func (h *Herder) Offsets(ctx context.Context, name string) (connectapi.Connector
 	return out, nil
 }
 
-func (h *Herder) checkStopped(name string) (map[string]string, error) {
-	if err := h.checkLeader(); err != nil {
+func (h *Herder) checkStopped(ctx context.Context, name string) (map[string]string, error) {
+	if err := h.checkLeader(ctx); err != nil {
 		return nil, err
 	}
 	cfg, err := h.config(name)
@@ -103,7 +103,7 @@ func (h *Herder) checkStopped(name string) (map[string]string, error) {
 
 // AlterOffsets implements connectapi.Herder.
 func (h *Herder) AlterOffsets(ctx context.Context, name string, offsets connectapi.ConnectorOffsets) (connectapi.Message, error) {
-	cfg, err := h.checkStopped(name)
+	cfg, err := h.checkStopped(ctx, name)
 	if err != nil {
 		return connectapi.Message{}, err
 	}
@@ -193,7 +193,7 @@ func (h *Herder) alterSinkOffsets(ctx context.Context, name string, offsets conn
 
 // ResetOffsets implements connectapi.Herder.
 func (h *Herder) ResetOffsets(ctx context.Context, name string) (connectapi.Message, error) {
-	cfg, err := h.checkStopped(name)
+	cfg, err := h.checkStopped(ctx, name)
 	if err != nil {
 		return connectapi.Message{}, err
 	}

@@ -74,6 +74,12 @@ type Metrics struct {
 	rebalancesTotal prometheus.Counter
 	rebalancing     prometheus.Gauge
 	rebalanceTimeMs prometheus.Histogram
+	rebalanceAvgMs  prometheus.Gauge
+	rebalanceMaxMs  prometheus.Gauge
+	rebalanceLastMs prometheus.Gauge
+	sinceRebalance  prometheus.GaugeFunc
+	leaderName      *prometheus.GaugeVec
+	epoch           prometheus.Gauge
 
 	taskRestarts *prometheus.CounterVec
 
@@ -95,6 +101,12 @@ type Metrics struct {
 
 	mu       sync.Mutex
 	restarts map[taskKey]int
+	// rebalance figures behind the avg/max/last gauges
+	rebalances    int
+	rebalanceSum  time.Duration
+	rebalanceMax  time.Duration
+	lastRebalance time.Time
+	leader        string
 }
 
 type taskKey struct {
@@ -123,6 +135,20 @@ func New() *Metrics {
 	m.rebalanceTimeMs = prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: Namespace,
 		Name: "rebalance_time_ms", Help: "Time this worker spent rebalancing, in milliseconds.",
 		Buckets: batchBucketsMs})
+	m.rebalanceAvgMs = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace,
+		Name: "rebalance_avg_time_ms", Help: "Average time of this worker's completed rebalances, in milliseconds."})
+	m.rebalanceMaxMs = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace,
+		Name: "rebalance_max_time_ms", Help: "Longest of this worker's completed rebalances, in milliseconds."})
+	m.rebalanceLastMs = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace,
+		Name: "rebalance_last_time_ms", Help: "Time of this worker's last completed rebalance, in milliseconds."})
+	m.sinceRebalance = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: Namespace,
+		Name: "time_since_last_rebalance_ms", Help: "Time since this worker completed a rebalance, in milliseconds; -1 before the first."},
+		m.timeSinceLastRebalance)
+	m.leaderName = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace,
+		Name: "leader_name", Help: "1 with the group leader's REST URL in the label \"leader\" (Kafka Connect's leader-name)."},
+		[]string{"leader"})
+	m.epoch = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace,
+		Name: "epoch", Help: "The group generation of this worker's last rebalance."})
 	m.taskRestarts = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace,
 		Name: "task_restarts_total", Help: "Restarts of a task on this worker."}, taskLabels)
 
@@ -160,7 +186,8 @@ func New() *Metrics {
 
 	for _, c := range []prometheus.Collector{
 		m.connectorCount, m.taskCount, m.connTaskCount, m.rebalancesTotal, m.rebalancing,
-		m.rebalanceTimeMs, m.taskRestarts, m.sourcePoll, m.sourceWrite, m.sourceActive,
+		m.rebalanceTimeMs, m.rebalanceAvgMs, m.rebalanceMaxMs, m.rebalanceLastMs, m.sinceRebalance,
+		m.leaderName, m.epoch, m.taskRestarts, m.sourcePoll, m.sourceWrite, m.sourceActive,
 		m.pollBatchTime, m.sinkRead, m.sinkSend, m.putBatchTime, m.sinkLag, m.partitionCount,
 		m.commitSuccess, m.commitFailure, m.commitTime, m.batchSize, m.recordErrors, m.taskStatusGauge,
 		collectors.NewGoCollector(),
@@ -216,10 +243,43 @@ func (m *Metrics) RebalanceStarted() (completed func()) {
 	start := time.Now()
 	m.rebalancing.Set(1)
 	return func() {
+		d := time.Since(start)
 		m.rebalancing.Set(0)
 		m.rebalancesTotal.Inc()
-		m.rebalanceTimeMs.Observe(ms(time.Since(start)))
+		m.rebalanceTimeMs.Observe(ms(d))
+		m.mu.Lock()
+		m.rebalances++
+		m.rebalanceSum += d
+		m.rebalanceMax = max(m.rebalanceMax, d)
+		m.lastRebalance = time.Now()
+		avg, mx := m.rebalanceSum/time.Duration(m.rebalances), m.rebalanceMax
+		m.mu.Unlock()
+		m.rebalanceAvgMs.Set(ms(avg))
+		m.rebalanceMaxMs.Set(ms(mx))
+		m.rebalanceLastMs.Set(ms(d))
 	}
+}
+
+func (m *Metrics) timeSinceLastRebalance() float64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.lastRebalance.IsZero() {
+		return -1
+	}
+	return ms(time.Since(m.lastRebalance))
+}
+
+// SetLeader records the group leader (its REST URL) and the generation.
+func (m *Metrics) SetLeader(leader string, generation int) {
+	m.mu.Lock()
+	old := m.leader
+	m.leader = leader
+	m.mu.Unlock()
+	if old != leader {
+		m.leaderName.DeleteLabelValues(old)
+	}
+	m.leaderName.WithLabelValues(leader).Set(1)
+	m.epoch.Set(float64(generation))
 }
 
 // TaskRestarted counts one restart of a task.

@@ -19,6 +19,8 @@ package rest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -105,3 +107,49 @@ type forwardURLError string
 func (e forwardURLError) Error() string { return string(e) }
 
 const errNoSchemeOrHost = forwardURLError("want scheme://host:port, e.g. http://10.0.0.7:8083")
+
+// SendTaskConfigs sends task configs generated on a follower to the
+// leader's internal PUT /connectors/{c}/tasks, with the cluster's bearer
+// token when one is set. The body is never logged: task configs may hold
+// placeholders of secrets.
+func SendTaskConfigs(ctx context.Context, client *http.Client, leaderURL, token, connector string, cfgs []map[string]string) error {
+	if leaderURL == "" {
+		return fmt.Errorf("sending task configs of connector %s: no leader known (a rebalance is underway)", connector)
+	}
+	base, err := url.Parse(strings.TrimSuffix(leaderURL, "/"))
+	if err != nil || base.Scheme == "" || base.Host == "" {
+		return fmt.Errorf("sending task configs of connector %s: leader URL %q is not valid: %s", connector, leaderURL, errNoSchemeOrHost)
+	}
+	u := *base
+	u.Path = base.Path + "/connectors/" + connector + "/tasks"
+	u.RawPath = base.EscapedPath() + "/connectors/" + url.PathEscape(connector) + "/tasks"
+	u.RawQuery = forwardParam + "=false"
+	if cfgs == nil {
+		cfgs = []map[string]string{}
+	}
+	body, err := json.Marshal(cfgs)
+	if err != nil {
+		return fmt.Errorf("encoding task configs of connector %s: %w", connector, err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, u.String(), bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("sending task configs of connector %s: %w", connector, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("sending task configs of connector %s to the leader at %s: %w", connector, leaderURL, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 == 2 {
+		return nil
+	}
+	var e struct {
+		Message string `json:"message"`
+	}
+	_ = json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&e)
+	return fmt.Errorf("sending task configs of connector %s to the leader at %s: %d %s", connector, leaderURL, resp.StatusCode, e.Message)
+}

@@ -63,6 +63,10 @@ func (s *Server) routes() {
 	write("PATCH /connectors/{c}/config", s.patchConfig)
 	read("GET /connectors/{c}/status", s.getStatus)
 	read("GET /connectors/{c}/tasks", s.getTasks)
+	// Internal: a follower sends the task configs its connector generated
+	// to the leader (Kafka Connect's internal task-config request).
+	write("PUT /connectors/{c}/tasks", s.putTaskConfigs)
+	write("POST /connectors/{c}/tasks", s.putTaskConfigs)
 	read("GET /connectors/{c}/tasks/{t}/status", s.getTaskStatus)
 	write("POST /connectors/{c}/tasks/{t}/restart", s.restartTask)
 	write("POST /connectors/{c}/restart", s.restartConnector)
@@ -375,6 +379,36 @@ func (s *Server) getTasks(ctx context.Context, r *http.Request, _ []byte) (reply
 		tasks = []connectapi.TaskInfo{}
 	}
 	return ok(tasks)
+}
+
+// TaskConfigWriter is implemented by herders that take task configs
+// generated on a follower (the internal PUT /connectors/{c}/tasks).
+type TaskConfigWriter interface {
+	PutTaskConfigs(ctx context.Context, connector string, cfgs []map[string]string) error
+}
+
+func (s *Server) putTaskConfigs(ctx context.Context, r *http.Request, body []byte) (reply, error) {
+	tw, ok := s.herder.(TaskConfigWriter)
+	if !ok {
+		return reply{}, connectapi.NotFoundf("This worker does not take task configs from other workers")
+	}
+	const what = "a JSON array of task configs (objects of strings)"
+	var raw []map[string]json.RawMessage
+	if err := decodeStrict(body, &raw, what); err != nil {
+		return reply{}, err
+	}
+	cfgs := make([]map[string]string, len(raw))
+	for i, c := range raw {
+		cfg, err := configValues(c, what)
+		if err != nil {
+			return reply{}, err
+		}
+		cfgs[i] = cfg
+	}
+	if err := tw.PutTaskConfigs(ctx, r.PathValue("c"), cfgs); err != nil {
+		return reply{}, err
+	}
+	return status(http.StatusNoContent)
 }
 
 // taskID parses {c} and {t}; a task that is not a number does not exist

@@ -35,8 +35,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/conveyor-dev/conveyor/runtime/assignor"
 	"github.com/conveyor-dev/conveyor/runtime/bundled"
 	"github.com/conveyor-dev/conveyor/runtime/configprovider"
+	"github.com/conveyor-dev/conveyor/runtime/group"
 	"github.com/conveyor-dev/conveyor/runtime/herder"
 	"github.com/conveyor-dev/conveyor/runtime/kafkalog"
 	"github.com/conveyor-dev/conveyor/runtime/metrics"
@@ -62,6 +64,10 @@ type Options struct {
 	Logger   *slog.Logger
 	Version  string
 	Commit   string
+	// Standalone makes this worker run every connector and task itself;
+	// otherwise (distributed mode) it joins the group named by group.id
+	// and runs its share.
+	Standalone bool
 }
 
 // Worker is one running worker.
@@ -77,6 +83,12 @@ type Worker struct {
 	listener net.Listener
 	metrics  *metrics.Metrics
 	serveErr chan error
+
+	// Distributed mode only: the group membership on a client of its own.
+	groupClient *kgo.Client
+	member      *group.Member
+	cluster     *clusterMember
+	memberDone  chan struct{}
 
 	stopOnce sync.Once
 	stopped  chan struct{}
@@ -117,6 +129,9 @@ func Start(ctx context.Context, opts Options) (*Worker, error) {
 		if !ok {
 			w.closeStores()
 			client.Close()
+			if w.groupClient != nil {
+				w.groupClient.Close()
+			}
 		}
 	}()
 	adm := kadm.NewClient(client)
@@ -131,14 +146,18 @@ func Start(ctx context.Context, opts Options) (*Worker, error) {
 		return kafkalog.Open(ctx, kafkalog.Config{Topic: t, ClientOpts: kopts, Apply: apply})
 	}
 	var h *herder.Herder
+	var cm *clusterMember
 	var hmu sync.Mutex
 	w.configs, err = store.OpenConfigStore(ctx, open, kafkalog.Topic{Name: cfg.ConfigStorageTopic, Partitions: 1, ReplicationFactor: cfg.ConfigStorageReplicationFactor},
 		func(ev store.ConfigEvent) {
 			hmu.Lock()
-			hh := h
+			hh, c := h, cm
 			hmu.Unlock()
 			if hh != nil {
 				hh.OnConfigEvent(ev)
+			}
+			if c != nil {
+				c.configChanged(ev)
 			}
 		})
 	if err != nil {
@@ -151,8 +170,7 @@ func Start(ctx context.Context, opts Options) (*Worker, error) {
 		return nil, fmt.Errorf("worker: recording the cluster id in topic %q: %w", cfg.ConfigStorageTopic, err)
 	}
 	if owner != cfg.GroupID {
-		return nil, fmt.Errorf("worker: config topic %q belongs to the cluster with %s=%q, but this worker has %s=%q: set %s to a topic of this cluster, or use the right %s",
-			cfg.ConfigStorageTopic, workerconfig.KeyGroupID, owner, workerconfig.KeyGroupID, cfg.GroupID, workerconfig.KeyConfigStorageTopic, workerconfig.KeyGroupID)
+		return nil, &ForeignClusterError{Topic: cfg.ConfigStorageTopic, Recorded: owner, Own: cfg.GroupID}
 	}
 	w.offsets, err = store.OpenOffsetStore(ctx, open, kafkalog.Topic{Name: cfg.OffsetStorageTopic, CreatePartitions: cfg.OffsetStoragePartitions, ReplicationFactor: cfg.OffsetStorageReplicationFactor})
 	if err != nil {
@@ -182,6 +200,12 @@ func Start(ctx context.Context, opts Options) (*Worker, error) {
 		cfg.RestPort = ln.Addr().(*net.TCPAddr).Port
 	}
 
+	token, err := cfg.RestAuthToken()
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("worker: %w", err)
+	}
+	forwardClient := &http.Client{Timeout: 30 * time.Second}
 	hh, err := herder.New(herder.Options{
 		WorkerID: cfg.EffectiveWorkerID(), URL: cfg.AdvertisedURL(),
 		Version: opts.Version, Commit: opts.Commit, KafkaClusterID: meta.Cluster,
@@ -190,7 +214,13 @@ func Start(ctx context.Context, opts Options) (*Worker, error) {
 		Tasks: &taskRuntime{kafka: kopts, workerConv: cfg.ConverterConfig(), offsets: w.offsets, metrics: w.metrics, log: log,
 			flushInterval: cfg.OffsetFlushInterval, flushTimeout: cfg.OffsetFlushTimeout, consumer: cfg.Prefixed("consumer."),
 			topicUsed: w.statuses.PutTopic},
-		AssignAll:          true, // part 1: one worker runs everything
+		AssignAll: opts.Standalone,
+		ForwardTaskConfigs: func(ctx context.Context, connector string, cfgs []map[string]string) error {
+			hmu.Lock()
+			hh := h
+			hmu.Unlock()
+			return rest.SendTaskConfigs(ctx, forwardClient, hh.LeaderURL(), token, connector, cfgs)
+		},
 		LimitCheckInterval: limitEvery,
 		TaskStopTimeout:    cfg.TaskShutdownGracefulTimeout,
 		Logger:             log,
@@ -199,21 +229,61 @@ func Start(ctx context.Context, opts Options) (*Worker, error) {
 		ln.Close()
 		return nil, fmt.Errorf("worker: %w", err)
 	}
+	var c *clusterMember
+	if !opts.Standalone {
+		c = newClusterMember(hh, w.configs, w.metrics, log, cfg.EffectiveWorkerID(), cfg.AdvertisedURL(), cfg.ScheduledRebalanceMaxDelay)
+		if w.groupClient, err = kgo.NewClient(kopts...); err != nil {
+			ln.Close()
+			return nil, fmt.Errorf("worker: creating the group's Kafka client: %w", err)
+		}
+		w.member, err = group.New(group.Config{Client: w.groupClient, Group: cfg.GroupID, Protocol: assignor.ProtocolName,
+			SessionTimeout: cfg.SessionTimeout, RebalanceTimeout: cfg.RebalanceTimeout, HeartbeatInterval: cfg.HeartbeatInterval,
+			Handler: c, Logger: log})
+		if err != nil {
+			ln.Close()
+			return nil, fmt.Errorf("worker: %w", err)
+		}
+		c.member = w.member
+		w.cluster = c
+	}
 	hmu.Lock()
-	h = hh
+	h, cm = hh, c
 	hmu.Unlock()
 	w.herder = hh
-	token, err := cfg.RestAuthToken()
-	if err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("worker: %w", err)
-	}
-	w.rest, err = rest.New(hh, rest.Config{Addr: ln.Addr().String(), Token: token, Gatherer: w.metrics.Registry(), Logger: log})
+	w.rest, err = rest.New(hh, rest.Config{Addr: ln.Addr().String(), Token: token, Gatherer: w.metrics.Registry(), Logger: log, ForwardClient: forwardClient})
 	if err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("worker: %w", err)
 	}
 	hh.Run()
+	if w.member != nil {
+		// Join the group; Start returns once this worker has its first
+		// assignment, so the REST API knows the leader from the start.
+		w.memberDone = make(chan struct{})
+		var memberErr error
+		go func() {
+			defer close(w.memberDone)
+			if memberErr = w.member.Run(context.Background()); memberErr != nil {
+				log.Error("group membership failed", "err", memberErr)
+				select {
+				case w.serveErr <- fmt.Errorf("worker: %w", memberErr):
+				default:
+				}
+			}
+		}()
+		select {
+		case <-c.assigned:
+		case <-w.memberDone:
+			hh.Close(context.Background())
+			ln.Close()
+			return nil, fmt.Errorf("worker: joining group %q: %w", cfg.GroupID, memberErr)
+		case <-ctx.Done():
+			w.member.Abandon()
+			hh.Close(context.Background())
+			ln.Close()
+			return nil, fmt.Errorf("worker: joining group %q (%s): %w", cfg.GroupID, workerconfig.KeyGroupID, ctx.Err())
+		}
+	}
 	go func() {
 		err := w.rest.Serve(ln)
 		if errors.Is(err, http.ErrServerClosed) {
@@ -226,6 +296,20 @@ func Start(ctx context.Context, opts Options) (*Worker, error) {
 	return w, nil
 }
 
+// ForeignClusterError is the refusal to join when the config topic belongs
+// to another cluster.
+type ForeignClusterError struct {
+	Topic    string
+	Recorded string
+	Own      string
+}
+
+func (e *ForeignClusterError) Error() string {
+	return fmt.Sprintf("worker: refusing to join: config topic %q belongs to the cluster with %s=%q, but this worker has %s=%q; "+
+		"set %s to a topic of this cluster, or set %s=%q to join that cluster",
+		e.Topic, workerconfig.KeyGroupID, e.Recorded, workerconfig.KeyGroupID, e.Own, workerconfig.KeyConfigStorageTopic, workerconfig.KeyGroupID, e.Recorded)
+}
+
 // countTasks keeps the worker's connector and task count metrics current.
 func (w *Worker) countTasks() {
 	t := time.NewTicker(5 * time.Second)
@@ -236,25 +320,41 @@ func (w *Worker) countTasks() {
 			return
 		case <-t.C:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		names, _ := w.herder.ListConnectors(ctx)
-		counts := map[string]int{}
-		for _, n := range names {
-			st, err := w.herder.ConnectorStatus(ctx, n)
-			if err != nil {
-				continue
-			}
-			per := map[string]int{}
-			for _, ts := range st.Tasks {
+		w.updateCounts()
+	}
+}
+
+// updateCounts sets the connector and task counts of what this worker was
+// assigned (everything on a standalone worker), tasks by state.
+func (w *Worker) updateCounts() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	a := w.herder.Assignment()
+	mine := map[string]map[int]bool{}
+	for _, t := range a.Tasks {
+		if mine[t.Connector] == nil {
+			mine[t.Connector] = map[int]bool{}
+		}
+		mine[t.Connector][t.Task] = true
+	}
+	counts := map[string]int{}
+	names, _ := w.herder.ListConnectors(ctx)
+	for _, n := range names {
+		st, err := w.herder.ConnectorStatus(ctx, n)
+		if err != nil {
+			continue
+		}
+		per := map[string]int{}
+		for _, ts := range st.Tasks {
+			if mine[n][ts.ID] {
 				counts[ts.State]++
 				per[ts.State]++
 			}
-			w.metrics.SetConnectorTaskCounts(n, per)
 		}
-		cancel()
-		w.metrics.SetConnectorCount(len(names))
-		w.metrics.SetTaskCounts(counts)
+		w.metrics.SetConnectorTaskCounts(n, per)
 	}
+	w.metrics.SetConnectorCount(len(a.Connectors))
+	w.metrics.SetTaskCounts(counts)
 }
 
 // Herder returns the worker's herder.
@@ -282,6 +382,14 @@ func (w *Worker) Shutdown(ctx context.Context) error {
 		close(w.stopped)
 		if err := w.herder.Close(ctx); err != nil {
 			errs = append(errs, err)
+		}
+		if w.cluster != nil {
+			// Tasks are flushed and committed: announce the departure
+			// and leave, so they move at once.
+			if err := w.cluster.leave(ctx, min(w.cfg.RebalanceTimeout, w.cfg.SessionTimeout)); err != nil {
+				errs = append(errs, err)
+			}
+			w.groupClient.Close()
 		}
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		if err := w.rest.Shutdown(sctx); err != nil {

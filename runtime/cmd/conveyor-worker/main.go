@@ -120,7 +120,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "conveyor-worker: %v\n", err)
 			return 1
 		}
-		return serve(cfg, nil, log, stdout, stderr)
+		return serve(cfg, false, nil, log, stdout, stderr)
 	}
 
 	// Standalone: an in-process broker and internal topic creation.
@@ -182,10 +182,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "conveyor-worker: %v\n", err)
 		return 1
 	}
-	return serve(cfg, connectors, log, stdout, stderr)
+	return serve(cfg, true, connectors, log, stdout, stderr)
 }
 
-func serve(cfg *workerconfig.Config, connectors []map[string]string, log *slog.Logger, stdout, stderr io.Writer) int {
+func serve(cfg *workerconfig.Config, standalone bool, connectors []map[string]string, log *slog.Logger, stdout, stderr io.Writer) int {
 	for _, k := range cfg.UnknownKeys() {
 		if k != worker.KeyLimitCheckInterval {
 			log.Warn("unknown worker configuration key (typo?)", "key", k)
@@ -194,7 +194,7 @@ func serve(cfg *workerconfig.Config, connectors []map[string]string, log *slog.L
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	w, err := worker.Start(startCtx, worker.Options{Config: cfg, Logger: log, Version: version})
+	w, err := worker.Start(startCtx, worker.Options{Config: cfg, Logger: log, Version: version, Standalone: standalone})
 	cancel()
 	if err != nil {
 		fmt.Fprintf(stderr, "conveyor-worker: %v\n", err)

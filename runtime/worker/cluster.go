@@ -1,0 +1,252 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package worker
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"sync"
+	"time"
+
+	"github.com/conveyor-dev/conveyor/runtime/assignor"
+	"github.com/conveyor-dev/conveyor/runtime/group"
+	"github.com/conveyor-dev/conveyor/runtime/herder"
+	"github.com/conveyor-dev/conveyor/runtime/metrics"
+	"github.com/conveyor-dev/conveyor/runtime/store"
+)
+
+// clusterMember is the worker's side of the group protocol (a
+// group.Handler): it reports what this worker runs, assigns as the leader
+// with the incremental cooperative assignor, and applies its assignment to
+// the herder, stopping revoked work before it rejoins.
+//
+// Leaving on purpose: before a graceful shutdown the herder stops every
+// task (flush, commit), then the worker rejoins once with Leaving set and
+// nothing owned, so the leader moves its work in that very round; only then
+// does it send LeaveGroup. The announcement travels in the member metadata,
+// so it needs no extra record and works when the leaving worker is the
+// leader itself. A worker that vanishes without it is lost: its work waits
+// scheduled.rebalance.max.delay.ms for it to return.
+type clusterMember struct {
+	herder    *herder.Herder
+	configs   *store.ConfigStore
+	metrics   *metrics.Metrics
+	log       *slog.Logger
+	workerID  string
+	url       string
+	lostDelay time.Duration
+
+	member *group.Member
+
+	mu      sync.Mutex
+	owned   assignor.Assignment
+	leaving bool
+	// state is the assignor's memory, valid while this worker leads
+	// consecutive generations; a new leader starts from members' Owned.
+	state      assignor.State
+	ledLast    bool
+	counts     map[string]int // connectors and task counts at the last assignment
+	rebalDone  func()
+	assigned   chan struct{} // closed at the first applied assignment
+	firstApply sync.Once
+}
+
+func newClusterMember(h *herder.Herder, configs *store.ConfigStore, m *metrics.Metrics, log *slog.Logger, workerID, url string, lostDelay time.Duration) *clusterMember {
+	return &clusterMember{herder: h, configs: configs, metrics: m, log: log, workerID: workerID, url: url,
+		lostDelay: lostDelay, assigned: make(chan struct{})}
+}
+
+// Metadata implements group.Handler.
+func (c *clusterMember) Metadata() ([]byte, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	md := assignor.Metadata{Version: assignor.Version, WorkerID: c.workerID, URL: c.url,
+		ConfigOffset: c.configs.Offset(), Owned: c.owned, Leaving: c.leaving}
+	if c.leaving {
+		md.Owned = assignor.Assignment{}
+	}
+	return assignor.EncodeMetadata(md), nil
+}
+
+// Assign implements group.Handler: the leader reads the config topic to
+// its end, then runs the assignor.
+func (c *clusterMember) Assign(ctx context.Context, gen group.Generation, joined []group.JoinedMember) (map[string][]byte, error) {
+	start := time.Now()
+	members := make([]assignor.Member, 0, len(joined))
+	for _, j := range joined {
+		md, err := assignor.DecodeMetadata(j.Metadata)
+		if err != nil {
+			return nil, fmt.Errorf("metadata of member %s: %w", j.ID, err)
+		}
+		members = append(members, md.Member(j.ID))
+	}
+	if err := c.configs.ReadToEnd(ctx); err != nil {
+		return nil, fmt.Errorf("reading the config topic to its end before assigning: %w", err)
+	}
+	offset := c.configs.Offset()
+	out := make(map[string][]byte, len(members))
+	if maxOff := assignor.MaxConfigOffset(members); maxOff > offset {
+		// A member read further than the leader could: everyone reads
+		// to the end and joins again.
+		c.log.Warn("a member is ahead of the leader in the config topic; asking all to catch up", "leader_offset", offset, "member_offset", maxOff)
+		for _, m := range members {
+			out[m.MemberID] = assignor.EncodeAssignment(assignor.SyncAssignment{Version: assignor.Version, Error: assignor.ErrorConfigMismatch,
+				LeaderID: gen.MemberID, LeaderURL: c.url, ConfigOffset: maxOff})
+		}
+		return out, nil
+	}
+	c.mu.Lock()
+	prev := c.state
+	if !c.ledLast {
+		prev = assignor.State{}
+	}
+	c.mu.Unlock()
+	res := assignor.Assign(assignor.Input{Members: members, Connectors: c.configs.TaskCounts(), Previous: prev,
+		Now: time.Now(), LostWorkerDelay: c.lostDelay})
+	c.mu.Lock()
+	c.state = res.State
+	c.mu.Unlock()
+	for _, m := range members {
+		ma := res.Members[m.MemberID]
+		out[m.MemberID] = assignor.EncodeAssignment(assignor.SyncAssignment{Version: assignor.Version,
+			LeaderID: gen.MemberID, LeaderURL: c.url, ConfigOffset: offset,
+			Assigned: ma.Assigned, Revoked: ma.Revoked, Delay: ma.Delay})
+	}
+	c.log.Info("assigned connectors and tasks", "generation", gen.ID, "members", len(members), "delay", res.Delay, "took", time.Since(start))
+	return out, nil
+}
+
+// Assigned implements group.Handler.
+func (c *clusterMember) Assigned(ctx context.Context, gen group.Generation, b []byte) (group.Next, error) {
+	sa, err := assignor.DecodeAssignment(b)
+	if err != nil {
+		return group.Next{}, err
+	}
+	c.mu.Lock()
+	c.ledLast = gen.Leader()
+	if !gen.Leader() {
+		c.state = assignor.State{}
+	}
+	leaving := c.leaving
+	c.mu.Unlock()
+	if leaving {
+		return group.Next{}, nil
+	}
+	if sa.Error == assignor.ErrorConfigMismatch || c.configs.Offset() < sa.ConfigOffset {
+		if err := c.configs.ReadToEnd(ctx); err != nil {
+			return group.Next{}, fmt.Errorf("reading the config topic up to the leader's offset %d: %w", sa.ConfigOffset, err)
+		}
+		if sa.Error == assignor.ErrorConfigMismatch {
+			return group.Next{Rejoin: true}, nil
+		}
+	}
+	a := herder.Assignment{Generation: int(gen.ID), Connectors: sa.Assigned.Connectors, Tasks: sa.Assigned.Tasks}
+	c.herder.SetLeader(gen.Leader(), sa.LeaderURL)
+	revoking := !sa.Revoked.IsEmpty()
+	if revoking {
+		// Round one of a move: stop what goes elsewhere (flush, commit)
+		// before the rejoin lets the leader hand it out.
+		if err := c.herder.ApplyAssignment(ctx, a); err != nil {
+			return group.Next{}, err
+		}
+	} else {
+		c.herder.SetAssignment(a)
+	}
+	counts := c.configs.TaskCounts()
+	c.mu.Lock()
+	c.owned = sa.Assigned
+	c.counts = counts
+	done := c.rebalDone
+	if !revoking {
+		c.rebalDone = nil
+	}
+	c.mu.Unlock()
+	c.metrics.SetLeader(sa.LeaderURL, int(gen.ID))
+	c.log.Info("assignment applied", "generation", gen.ID, "leader", gen.Leader(), "connectors", len(sa.Assigned.Connectors),
+		"tasks", len(sa.Assigned.Tasks), "revoked_connectors", len(sa.Revoked.Connectors), "revoked_tasks", len(sa.Revoked.Tasks), "delay", sa.Delay)
+	if revoking {
+		return group.Next{Rejoin: true}, nil
+	}
+	c.herder.SetRebalancing(false)
+	if done != nil {
+		done()
+	}
+	c.firstApply.Do(func() { close(c.assigned) })
+	if sa.Delay > 0 {
+		return group.Next{Rejoin: true, After: sa.Delay}, nil
+	}
+	return group.Next{}, nil
+}
+
+// RebalanceStarted implements group.Handler.
+func (c *clusterMember) RebalanceStarted() {
+	c.herder.SetRebalancing(true)
+	c.mu.Lock()
+	if c.rebalDone == nil {
+		c.rebalDone = c.metrics.RebalanceStarted()
+	}
+	c.mu.Unlock()
+}
+
+// Lost implements group.Handler: this worker's work may run elsewhere now.
+func (c *clusterMember) Lost(ctx context.Context) {
+	c.herder.SetLeader(false, "")
+	if err := c.herder.ApplyAssignment(ctx, herder.Assignment{}); err != nil {
+		c.log.Error("stopping work after losing the group membership", "err", err)
+	}
+	c.mu.Lock()
+	c.owned = assignor.Assignment{}
+	c.state = assignor.State{}
+	c.ledLast = false
+	c.mu.Unlock()
+}
+
+// configChanged asks for a rebalance when the set of connectors or their
+// task counts changed since the last assignment (the config store's
+// listener calls it).
+func (c *clusterMember) configChanged(ev store.ConfigEvent) {
+	switch ev.Kind {
+	case store.ConnectorConfigChanged, store.ConnectorRemoved, store.TaskConfigsCommitted:
+	default:
+		return
+	}
+	counts := c.configs.TaskCounts()
+	c.mu.Lock()
+	same := c.counts != nil && maps.Equal(counts, c.counts)
+	m := c.member
+	c.mu.Unlock()
+	if !same && m != nil {
+		m.RequestRejoin()
+	}
+}
+
+// leave announces the departure (one more round with Leaving set) and
+// leaves the group. Call it after the herder stopped every task.
+func (c *clusterMember) leave(ctx context.Context, announce time.Duration) error {
+	c.mu.Lock()
+	c.leaving = true
+	c.mu.Unlock()
+	actx, cancel := context.WithTimeout(ctx, announce)
+	err := c.member.Rebalance(actx)
+	cancel()
+	if err != nil {
+		c.log.Warn("announcing the departure to the group failed; leaving anyway (this worker's work waits for the lost-worker delay)", "err", err)
+	}
+	return c.member.Leave(ctx)
+}
