@@ -22,6 +22,7 @@ package cluster
 import (
 	"bufio"
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -37,6 +38,9 @@ import (
 
 	"github.com/conveyor-dev/conveyor/test/cluster/harness"
 )
+
+// showLogs prints the worker logs of passing tests too.
+var showLogs = flag.Bool("logs", false, "print the worker logs (without successful REST requests) even when a test passes")
 
 var (
 	buildOnce sync.Once
@@ -71,14 +75,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// needsGroup skips a multi-worker test until the distributed worker
-// (issue 4: group membership and the assignor) is merged: before it, every
-// worker runs every connector (AssignAll), so placements cannot balance.
-func needsGroup(t *testing.T) {
-	t.Helper()
-	t.Skip("needs the distributed worker of issue 4 (branches group and assignor): the worker still runs every connector on every worker (AssignAll)")
-}
-
 // env is one test's broker and cluster; worker logs stay in t.TempDir and
 // are printed when the test fails.
 type env struct {
@@ -103,7 +99,7 @@ func newEnv(t *testing.T, opts harness.Options, kopts ...kfake.Opt) *env {
 	}
 	t.Cleanup(func() {
 		c.Close()
-		if t.Failed() {
+		if t.Failed() || *showLogs {
 			t.Logf("worker logs:\n%s", c.Logs(6000))
 		}
 	})

@@ -30,7 +30,6 @@ import (
 // all, start all), every task is RUNNING again within 30s, and each task
 // was started anew (status topic).
 func TestRestart200Connectors(t *testing.T) {
-	needsGroup(t)
 	const connectors, perConnector, workers = 200, 5, 5
 	const tasks = connectors * perConnector
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)

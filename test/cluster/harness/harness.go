@@ -330,6 +330,31 @@ func (c *Cluster) Running() []*Worker {
 	return out
 }
 
+// Leader returns the live worker that every live worker names as the group
+// leader, waiting up to timeout for them to agree.
+func (c *Cluster) Leader(ctx context.Context, timeout time.Duration) (*Worker, error) {
+	var leader *Worker
+	err := Until(ctx, timeout, "the workers to agree on a leader", func(ctx context.Context) (bool, error) {
+		leader = nil
+		ws := c.Running()
+		var url string
+		for i, w := range ws {
+			u, err := w.REST.Leader(ctx)
+			if err != nil || u == "" || (i > 0 && u != url) {
+				return false, err
+			}
+			url = u
+		}
+		for _, w := range ws {
+			if w.URL == url {
+				leader = w
+			}
+		}
+		return leader != nil, nil
+	})
+	return leader, err
+}
+
 // Any returns a live worker (the first by name), or nil.
 func (c *Cluster) Any() *Worker {
 	if ws := c.Running(); len(ws) > 0 {

@@ -338,3 +338,24 @@ func (c *Client) WaitPlacement(ctx context.Context, timeout time.Duration, what 
 	}
 	return p, at, nil
 }
+
+// Leader returns the group leader's REST URL as this worker sees it (the
+// label of kafka_connect_leader_name), or "" when it knows none.
+func (c *Client) Leader(ctx context.Context) (string, error) {
+	m, err := c.Metrics(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, l := range strings.Split(m, "\n") {
+		rest, ok := strings.CutPrefix(l, "kafka_connect_leader_name{")
+		if !ok || !strings.HasSuffix(l, "} 1") {
+			continue
+		}
+		for _, kv := range strings.Split(strings.TrimSuffix(rest, "} 1"), ",") {
+			if v, ok := strings.CutPrefix(kv, `leader="`); ok {
+				return strings.TrimSuffix(v, `"`), nil
+			}
+		}
+	}
+	return "", nil
+}
