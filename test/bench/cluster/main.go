@@ -18,7 +18,8 @@ limitations under the License.
 // (issue 4) on an in-process kfake broker and prints one figure per line,
 // "conveyor-bench: NAME=VALUE":
 //
-//   - graceful_handoff_s: SIGTERM of one of 3 workers sharing a 6-task sink
+//   - graceful_handoff_s: SIGTERM of one of 3 workers sharing a 6-task sink,
+//     in a steady state (tasks balanced, the sink's consumer group stable),
 //     until its tasks are RUNNING on the others (median of -rounds; target
 //     <= 1);
 //   - crash_failover_s: SIGKILL of one of them until its tasks are RUNNING
@@ -45,6 +46,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -61,7 +63,10 @@ var (
 	lostDelay = flag.Duration("lost-worker-delay", 3*time.Second, "scheduled.rebalance.max.delay.ms of the workers")
 	verbose   = flag.Bool("v", false, "log progress and every measurement to stderr")
 	keep      = flag.Bool("keep", false, "keep the worker logs (their folder is printed)")
+	only      = flag.String("only", "assign,handoff,restart", "the measurements to run, comma-separated")
 )
+
+func want(name string) bool { return slices.Contains(strings.Split(*only, ","), name) }
 
 func logf(format string, args ...any) {
 	if *verbose {
@@ -99,22 +104,26 @@ func run() error {
 		return err
 	}
 
-	report("assignment_200c_1000t_5w_ms", float64(slowestAssignment(20).Microseconds())/1000)
-
-	handoff, failover, err := handoffAndFailover(ctx, bin, filepath.Join(dir, "handoff"))
-	if err != nil {
-		return err
+	if want("assign") {
+		report("assignment_200c_1000t_5w_ms", float64(slowestAssignment(20).Microseconds())/1000)
 	}
-	report("graceful_handoff_s", median(handoff).Seconds())
-	report("crash_failover_s", median(failover).Seconds())
-	report("crash_failover_configured_delay_s", lostDelay.Seconds())
-	report("crash_failover_session_timeout_s", session.Seconds())
-
-	restart, err := restart200(ctx, bin, filepath.Join(dir, "restart"))
-	if err != nil {
-		return err
+	if want("handoff") {
+		handoff, failover, err := handoffAndFailover(ctx, bin, filepath.Join(dir, "handoff"))
+		if err != nil {
+			return err
+		}
+		report("graceful_handoff_s", median(handoff).Seconds())
+		report("crash_failover_s", median(failover).Seconds())
+		report("crash_failover_configured_delay_s", lostDelay.Seconds())
+		report("crash_failover_session_timeout_s", session.Seconds())
 	}
-	report("restart_200_connectors_s", restart.Seconds())
+	if want("restart") {
+		restart, err := restart200(ctx, bin, filepath.Join(dir, "restart"))
+		if err != nil {
+			return err
+		}
+		report("restart_200_connectors_s", restart.Seconds())
+	}
 	return nil
 }
 
@@ -166,24 +175,32 @@ func handoffAndFailover(ctx context.Context, bin, dir string) (handoff, failover
 	if err := w1.REST.PutConnector(ctx, "sink", harness.FileSink("events", filepath.Join(dir, "out.txt"), 6)); err != nil {
 		return nil, nil, withLogs(c, err)
 	}
+	// Steady state before each measurement: the tasks balanced and their
+	// consumers settled in the sink's group.
 	balanced := func() error {
-		_, _, err := w1.REST.WaitPlacement(ctx, 60*time.Second, "6 tasks balanced on 3 workers", harness.Balanced(6, names...), "sink")
-		return err
+		if _, _, err := w1.REST.WaitPlacement(ctx, 60*time.Second, "6 tasks balanced on 3 workers", harness.Balanced(6, names...), "sink"); err != nil {
+			return err
+		}
+		return b.WaitConsumerGroup(ctx, "connect-sink", 6, 60*time.Second)
 	}
-	moved := func(stop func(*harness.Worker) error) (time.Duration, error) {
+	moved := func(graceful bool) (time.Duration, error) {
 		if err := balanced(); err != nil {
 			return 0, err
 		}
 		w3 := c.Worker("w3")
 		at0 := time.Now()
-		if err := stop(w3); err != nil {
+		stop := w3.Kill
+		if graceful {
+			stop = w3.Terminate
+		}
+		if err := stop(); err != nil {
 			return 0, err
 		}
 		_, at, err := w1.REST.WaitPlacement(ctx, 60*time.Second, "w3's tasks RUNNING on w1 and w2", harness.AllRunning(6, "w3"), "sink")
 		if err != nil {
 			return 0, err
 		}
-		if err := w3.Wait(30 * time.Second); err != nil {
+		if err := w3.Wait(30 * time.Second); graceful && err != nil {
 			return 0, err
 		}
 		if _, err := c.Start(ctx, "w3"); err != nil {
@@ -192,13 +209,13 @@ func handoffAndFailover(ctx context.Context, bin, dir string) (handoff, failover
 		return at.Sub(at0), nil
 	}
 	for r := range *rounds {
-		d, err := moved(func(w *harness.Worker) error { return w.Terminate() })
+		d, err := moved(true)
 		if err != nil {
 			return nil, nil, withLogs(c, fmt.Errorf("graceful handoff, round %d: %w", r+1, err))
 		}
 		logf("graceful handoff, round %d: %s", r+1, d)
 		handoff = append(handoff, d)
-		d, err = moved(func(w *harness.Worker) error { return w.Kill() })
+		d, err = moved(false)
 		if err != nil {
 			return nil, nil, withLogs(c, fmt.Errorf("crash failover, round %d: %w", r+1, err))
 		}

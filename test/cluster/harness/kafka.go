@@ -161,3 +161,27 @@ func StartCounts(starts []TaskStart) map[TaskKey]int {
 	}
 	return out
 }
+
+// WaitConsumerGroup waits until a consumer group (a sink connector's is
+// connect-<connector>) is Stable with exactly members members, each
+// assigned at least one partition: the sink tasks then consume, and no
+// member of a dead worker is left waiting for its session to time out.
+func (b *Broker) WaitConsumerGroup(ctx context.Context, group string, members int, timeout time.Duration) error {
+	return Until(ctx, timeout, fmt.Sprintf("consumer group %s stable with %d members that all have partitions", group, members), func(ctx context.Context) (bool, error) {
+		gs, err := b.Admin.DescribeGroups(ctx, group)
+		if err != nil {
+			return false, err
+		}
+		g, ok := gs[group]
+		if !ok || g.Err != nil || g.State != "Stable" || len(g.Members) != members {
+			return false, nil
+		}
+		for _, m := range g.Members {
+			c, ok := m.Assigned.AsConsumer()
+			if !ok || len(c.Topics) == 0 {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+}
