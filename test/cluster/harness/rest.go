@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -358,4 +359,17 @@ func (c *Client) Leader(ctx context.Context) (string, error) {
 		}
 	}
 	return "", nil
+}
+
+// MetricValue returns the value of one sample of the worker's metrics,
+// named with its labels exactly as exposed (for example
+// `kafka_connect_task_count{state="RUNNING"}`), and whether it exists.
+func MetricValue(exposition, sample string) (float64, bool) {
+	for _, l := range strings.Split(exposition, "\n") {
+		if v, ok := strings.CutPrefix(l, sample+" "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			return f, err == nil
+		}
+	}
+	return 0, false
 }
