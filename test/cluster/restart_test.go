@@ -19,6 +19,8 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,6 +66,25 @@ func TestRestart200Connectors(t *testing.T) {
 	}
 	_, bal := e.waitPlacement(ctx, ws[0], 60*time.Second, "the tasks balanced on 5 workers", harness.Balanced(tasks, names...))
 	t.Logf("balanced %s after the SIGTERMs", bal.Sub(restartAt).Round(time.Millisecond))
+
+	// The leaders log each assignment they compute with its duration.
+	var took []time.Duration
+	for _, l := range e.c.LogLines(`msg="assigned connectors and tasks"`, "members=5") {
+		if _, v, ok := strings.Cut(l, " took="); ok {
+			if d, err := time.ParseDuration(strings.Fields(v)[0]); err == nil {
+				took = append(took, d)
+			}
+		}
+	}
+	if len(took) == 0 {
+		t.Errorf("no assignment for 5 members found in the worker logs (msg=\"assigned connectors and tasks\" ... took=)")
+	} else {
+		slices.Sort(took)
+		t.Logf("assignments computed by the leaders for 5 members: %d, median %s, slowest %s", len(took), took[len(took)/2], took[len(took)-1])
+		if med := took[len(took)/2]; med > 50*time.Millisecond {
+			t.Errorf("the median assignment for 5 members took %s, want under 50ms", med)
+		}
+	}
 
 	starts, err := e.broker.TaskStarts(ctx, "connect-status", startAt)
 	if err != nil {

@@ -501,3 +501,28 @@ func Until(ctx context.Context, timeout time.Duration, what string, cond func(ct
 		}
 	}
 }
+
+// LogLines returns the lines of every process's log that contain all of
+// the given substrings, oldest process first.
+func (c *Cluster) LogLines(contains ...string) []string {
+	c.mu.Lock()
+	procs := append([]*Worker(nil), c.procs...)
+	c.mu.Unlock()
+	var out []string
+	for _, w := range procs {
+		b, err := os.ReadFile(w.LogPath)
+		if err != nil {
+			continue
+		}
+	lines:
+		for _, l := range strings.Split(string(b), "\n") {
+			for _, s := range contains {
+				if !strings.Contains(l, s) {
+					continue lines
+				}
+			}
+			out = append(out, l)
+		}
+	}
+	return out
+}
