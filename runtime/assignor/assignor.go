@@ -493,7 +493,7 @@ func Assign(in Input) Result {
 		}
 	}
 	for _, w := range prevWorkers {
-		if _, ok := lost[w]; !ok && !present[w] && !departed[w] {
+		if _, ok := lost[w]; !ok && !present[w] {
 			lost[w] = LostWorker{WorkerID: w, Held: in.Previous.Workers[w], Deadline: in.Now.Add(in.LostWorkerDelay)}
 		}
 	}

@@ -341,3 +341,36 @@ func TestConfigChecks(t *testing.T) {
 		t.Errorf("heartbeat >= session accepted: %v", err)
 	}
 }
+
+func TestCoordinatorMoves(t *testing.T) {
+	kc, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.GroupMinSessionTimeout(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kc.Close()
+	c := &testCluster{addrs: kc.ListenAddrs()}
+	a := c.start(t, "a", time.Second)
+	b := c.start(t, "b", time.Second)
+	waitMembers(t, []*running{a, b}, "a", "b")
+	from := kc.CoordinatorFor("workers")
+	for i := 0; kc.CoordinatorFor("workers") == from && i < 100; i++ {
+		kc.RehashCoordinators()
+	}
+	if kc.CoordinatorFor("workers") == from {
+		t.Fatal("the coordinator did not move")
+	}
+	// Heartbeats and joins follow the coordinator: a new member joins and
+	// nobody loses its membership.
+	cc := c.start(t, "c", time.Second)
+	waitMembers(t, []*running{a, b, cc}, "a", "b", "c")
+	time.Sleep(3 * 200 * time.Millisecond) // a few heartbeats at the new coordinator
+	for _, r := range []*running{a, b, cc} {
+		r.h.mu.Lock()
+		lost := r.h.lost
+		r.h.mu.Unlock()
+		if lost != 0 {
+			t.Errorf("member %s lost its membership when the coordinator moved", r.h.name)
+		}
+	}
+	t.Logf("coordinator moved from broker %d to %d", from, kc.CoordinatorFor("workers"))
+}

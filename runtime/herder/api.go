@@ -209,8 +209,11 @@ func (h *Herder) checkLeader(ctx context.Context) error {
 // it runs (the leader's end of Options.ForwardTaskConfigs; REST serves it
 // as the internal PUT /connectors/{c}/tasks). Only the leader writes them.
 func (h *Herder) PutTaskConfigs(ctx context.Context, name string, cfgs []map[string]string) error {
-	if err := h.checkLeader(ctx); err != nil {
-		return err
+	// No wait for a rebalance in progress: the follower sending them may
+	// be the one the rebalance waits for (it stops revoked work while its
+	// connector waits on this write).
+	if !h.isLeader() {
+		return &connectapi.NotLeaderError{LeaderURL: h.LeaderURL()}
 	}
 	if _, err := h.config(name); err != nil {
 		return err

@@ -48,11 +48,17 @@ type fakeTask struct {
 	done chan struct{}
 	err  error
 	once sync.Once
+	// stopDelay is how long Stop takes (a flush and commit).
+	stopDelay time.Duration
 }
 
-func (t *fakeTask) Stop(context.Context) error { t.once.Do(func() { close(t.done) }); return nil }
-func (t *fakeTask) Done() <-chan struct{}      { return t.done }
-func (t *fakeTask) Err() error                 { return t.err }
+func (t *fakeTask) Stop(context.Context) error {
+	time.Sleep(t.stopDelay)
+	t.once.Do(func() { close(t.done) })
+	return nil
+}
+func (t *fakeTask) Done() <-chan struct{} { return t.done }
+func (t *fakeTask) Err() error            { return t.err }
 
 // pausableTask can pause in place, like the real runners.
 type pausableTask struct {
@@ -73,6 +79,9 @@ func (f *fakeTasks) StartTask(_ context.Context, spec TaskSpec) (RunningTask, er
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	t := &fakeTask{done: make(chan struct{})}
+	if spec.ConnectorConfig["slow.stop"] == "true" {
+		t.stopDelay = 200 * time.Millisecond
+	}
 	if spec.ConnectorConfig["pausable"] == "true" {
 		f.pausable[spec.ID] = &pausableTask{fakeTask: t}
 	}
@@ -579,5 +588,90 @@ func TestPauseInPlace(t *testing.T) {
 	e.tasks.mu.Unlock()
 	if starts != 1 {
 		t.Fatalf("task 0 started %d times; pause and resume must not restart it", starts)
+	}
+}
+
+func (f *fakeTasks) isRunning(id store.TaskID) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, ok := f.running[id]
+	return ok
+}
+
+func TestApplyAssignmentWaitsForRevokedTasksToStop(t *testing.T) {
+	e := newEnvWith(t, false)
+	ctx := context.Background()
+	e.h.SetLeader(true, "http://w1:8083")
+	cfg := sinkConfig("s", "TestSink", 2)
+	cfg["slow.stop"] = "true"
+	if _, err := e.h.CreateConnector(ctx, connectapi.CreateConnectorRequest{Name: "s", Config: cfg}); err != nil {
+		t.Fatal(err)
+	}
+	t0, t1 := store.TaskID{Connector: "s", Task: 0}, store.TaskID{Connector: "s", Task: 1}
+	e.h.SetAssignment(Assignment{Generation: 1, Connectors: []string{"s"}})
+	eventually(t, "task configs", func() bool { return len(e.cfgs.TaskConfigs("s")) == 2 })
+	e.h.SetAssignment(Assignment{Generation: 2, Connectors: []string{"s"}, Tasks: []store.TaskID{t0, t1}})
+	eventually(t, "2 tasks", func() bool { return e.tasks.count("s") == 2 })
+
+	start := time.Now()
+	actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := e.h.ApplyAssignment(actx, Assignment{Generation: 3, Connectors: []string{"s"}, Tasks: []store.TaskID{t0}}); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	if e.tasks.isRunning(t1) {
+		t.Fatalf("ApplyAssignment returned after %v with the revoked task still running", took)
+	}
+	if took < 200*time.Millisecond {
+		t.Errorf("ApplyAssignment returned after %v, before the revoked task's 200ms stop", took)
+	}
+	if !e.tasks.isRunning(t0) {
+		t.Error("the kept task was stopped")
+	}
+	e.tasks.mu.Lock()
+	n := e.tasks.starts[t0]
+	e.tasks.mu.Unlock()
+	if n != 1 {
+		t.Errorf("kept task started %d times, want 1", n)
+	}
+	if a := e.h.Assignment(); a.Generation != 3 || len(a.Tasks) != 1 {
+		t.Errorf("Assignment() = %+v", a)
+	}
+}
+
+func TestWritesWaitForARebalanceThenConflict(t *testing.T) {
+	e := newEnvWith(t, false)
+	ctx := context.Background()
+	e.h.SetLeader(true, "http://w1:8083")
+	e.h.opts.RebalanceWait = 100 * time.Millisecond
+	e.h.SetRebalancing(true)
+	_, err := e.h.CreateConnector(ctx, connectapi.CreateConnectorRequest{Name: "a", Config: sinkConfig("a", "TestSink", 1)})
+	if connectapi.StatusCode(err) != 409 || !errors.Is(err, connectapi.ErrRebalanceInProgress) || err.Error() != connectapi.MessageRebalance {
+		t.Fatalf("write during a rebalance: %v (status %d), want 409 %q", err, connectapi.StatusCode(err), connectapi.MessageRebalance)
+	}
+	// A write that arrives during a short rebalance waits and goes through.
+	e.h.opts.RebalanceWait = 5 * time.Second
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.h.CreateConnector(ctx, connectapi.CreateConnectorRequest{Name: "b", Config: sinkConfig("b", "TestSink", 1)})
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	select {
+	case err := <-done:
+		t.Fatalf("write finished during the rebalance: %v", err)
+	default:
+	}
+	e.h.SetRebalancing(false)
+	if err := <-done; err != nil {
+		t.Fatalf("write after the rebalance: %v", err)
+	}
+	// A follower refuses with the leader's URL, so REST forwards.
+	e.h.SetLeader(false, "http://w2:8083")
+	_, err = e.h.CreateConnector(ctx, connectapi.CreateConnectorRequest{Name: "c", Config: sinkConfig("c", "TestSink", 1)})
+	var nl *connectapi.NotLeaderError
+	if !errors.As(err, &nl) || nl.LeaderURL != "http://w2:8083" {
+		t.Errorf("follower write: %v, want NotLeaderError with the leader URL", err)
 	}
 }

@@ -82,6 +82,7 @@ type Metrics struct {
 	epoch           prometheus.Gauge
 
 	taskRestarts *prometheus.CounterVec
+	taskStarts   *prometheus.CounterVec
 
 	sourcePoll      *prometheus.CounterVec
 	sourceWrite     *prometheus.CounterVec
@@ -101,6 +102,7 @@ type Metrics struct {
 
 	mu       sync.Mutex
 	restarts map[taskKey]int
+	starts   map[taskKey]int
 	// rebalance figures behind the avg/max/last gauges
 	rebalances    int
 	rebalanceSum  time.Duration
@@ -118,7 +120,7 @@ type taskKey struct {
 // Go runtime and process collectors.
 func New() *Metrics {
 	reg := prometheus.NewRegistry()
-	m := &Metrics{reg: reg, restarts: map[taskKey]int{}}
+	m := &Metrics{reg: reg, restarts: map[taskKey]int{}, starts: map[taskKey]int{}}
 	f := func(c prometheus.Collector) { reg.MustRegister(c) }
 
 	m.connectorCount = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace,
@@ -151,6 +153,8 @@ func New() *Metrics {
 		Name: "epoch", Help: "The group generation of this worker's last rebalance."})
 	m.taskRestarts = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace,
 		Name: "task_restarts_total", Help: "Restarts of a task on this worker."}, taskLabels)
+	m.taskStarts = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace,
+		Name: "task_starts_total", Help: "Starts of a task on this worker (a rebalance that keeps a task on its worker does not start it again)."}, taskLabels)
 
 	m.sourcePoll = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace,
 		Name: "source_record_poll_total", Help: "Records polled from a source task (before transformation)."}, taskLabels)
@@ -187,7 +191,7 @@ func New() *Metrics {
 	for _, c := range []prometheus.Collector{
 		m.connectorCount, m.taskCount, m.connTaskCount, m.rebalancesTotal, m.rebalancing,
 		m.rebalanceTimeMs, m.rebalanceAvgMs, m.rebalanceMaxMs, m.rebalanceLastMs, m.sinceRebalance,
-		m.leaderName, m.epoch, m.taskRestarts, m.sourcePoll, m.sourceWrite, m.sourceActive,
+		m.leaderName, m.epoch, m.taskRestarts, m.taskStarts, m.sourcePoll, m.sourceWrite, m.sourceActive,
 		m.pollBatchTime, m.sinkRead, m.sinkSend, m.putBatchTime, m.sinkLag, m.partitionCount,
 		m.commitSuccess, m.commitFailure, m.commitTime, m.batchSize, m.recordErrors, m.taskStatusGauge,
 		collectors.NewGoCollector(),
@@ -288,6 +292,21 @@ func (m *Metrics) TaskRestarted(connector string, task int) {
 	m.mu.Lock()
 	m.restarts[taskKey{connector, task}]++
 	m.mu.Unlock()
+}
+
+// TaskStarted counts one start of a task on this worker.
+func (m *Metrics) TaskStarted(connector string, task int) {
+	m.taskStarts.WithLabelValues(connector, strconv.Itoa(task)).Inc()
+	m.mu.Lock()
+	m.starts[taskKey{connector, task}]++
+	m.mu.Unlock()
+}
+
+// TaskStarts returns how often a task was started on this worker.
+func (m *Metrics) TaskStarts(connector string, task int) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.starts[taskKey{connector, task}]
 }
 
 // Restarts returns how often a task was restarted on this worker.

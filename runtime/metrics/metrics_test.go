@@ -109,3 +109,54 @@ func TestRegistriesAreIndependent(t *testing.T) {
 		t.Fatalf("second worker sees %v records of the first", n)
 	}
 }
+
+func TestRebalanceMetrics(t *testing.T) {
+	m := New()
+	if got := testutil.ToFloat64(m.sinceRebalance); got != -1 {
+		t.Errorf("time_since_last_rebalance_ms before any = %v, want -1", got)
+	}
+	done := m.RebalanceStarted()
+	if got := testutil.ToFloat64(m.rebalancing); got != 1 {
+		t.Errorf("rebalancing during a rebalance = %v, want 1", got)
+	}
+	time.Sleep(20 * time.Millisecond)
+	done()
+	m.RebalanceStarted()()
+	m.SetLeader("http://10.0.0.1:8083", 4)
+	m.SetLeader("http://10.0.0.2:8083", 5)
+	m.TaskStarted("c", 1)
+	m.TaskStarted("c", 1)
+	if got := m.TaskStarts("c", 1); got != 2 {
+		t.Errorf("TaskStarts = %d, want 2", got)
+	}
+	if got := testutil.ToFloat64(m.rebalanceMaxMs); got < 20 {
+		t.Errorf("rebalance_max_time_ms = %v, want >= 20", got)
+	}
+	if avg, mx := testutil.ToFloat64(m.rebalanceAvgMs), testutil.ToFloat64(m.rebalanceMaxMs); avg >= mx || avg <= 0 {
+		t.Errorf("rebalance_avg_time_ms = %v with max %v: want 0 < avg < max", avg, mx)
+	}
+	if got := testutil.ToFloat64(m.rebalanceLastMs); got >= 20 {
+		t.Errorf("rebalance_last_time_ms = %v, want the short second one", got)
+	}
+	if got := testutil.ToFloat64(m.sinceRebalance); got < 0 {
+		t.Errorf("time_since_last_rebalance_ms = %v after a rebalance", got)
+	}
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body, _ := io.ReadAll(rec.Body)
+	text := string(body)
+	for _, want := range []string{
+		`kafka_connect_completed_rebalances_total 2`,
+		`kafka_connect_rebalancing 0`,
+		`kafka_connect_leader_name{leader="http://10.0.0.2:8083"} 1`,
+		`kafka_connect_epoch 5`,
+		`kafka_connect_task_starts_total{connector="c",task="1"} 2`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("exposition lacks %s", want)
+		}
+	}
+	if strings.Contains(text, "10.0.0.1") {
+		t.Error("the former leader is still exported")
+	}
+}

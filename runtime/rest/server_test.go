@@ -698,3 +698,68 @@ func TestConnectorNamesAreUnescapedFromThePath(t *testing.T) {
 		t.Errorf("status of an escaped name: %d: %s", resp.StatusCode, body)
 	}
 }
+
+// taskHerder takes task configs from followers.
+type taskHerder struct {
+	*memHerder
+	got map[string][]map[string]string
+}
+
+func (h *taskHerder) PutTaskConfigs(_ context.Context, name string, cfgs []map[string]string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.conns[name]; !ok {
+		return connectapi.NotFoundf("Connector %s not found", name)
+	}
+	h.got[name] = cfgs
+	return nil
+}
+
+func TestSendTaskConfigsReachesTheLeader(t *testing.T) {
+	leader := &taskHerder{memHerder: newMemHerder().seed(), got: map[string][]map[string]string{}}
+	leaderTS, _ := newTestServer(t, leader, Config{Token: testToken})
+	follower := newMemHerder().seed()
+	follower.leader, follower.leaderURL = false, leaderTS.URL
+	followerTS, _ := newTestServer(t, follower, Config{Token: testToken})
+	ctx := context.Background()
+	cfgs := []map[string]string{{"task.n": "0", "secret": "${file:/s:pw}"}, {"task.n": "1"}}
+
+	// Straight to the leader, and through a follower.
+	for _, to := range []string{leaderTS.URL, followerTS.URL} {
+		leader.got = map[string][]map[string]string{}
+		if err := SendTaskConfigs(ctx, http.DefaultClient, to, testToken, "sink-a", cfgs); err != nil && to == leaderTS.URL {
+			t.Fatalf("to the leader: %v", err)
+		} else if err != nil {
+			// A follower refuses a request already marked forwarded.
+			if !strings.Contains(err.Error(), "409") {
+				t.Fatalf("to a follower: %v, want a 409 (no second hop)", err)
+			}
+			continue
+		}
+		if fmt.Sprint(leader.got["sink-a"]) != fmt.Sprint(cfgs) {
+			t.Errorf("leader got %v, want %v", leader.got["sink-a"], cfgs)
+		}
+	}
+	// A client's PUT on a follower is forwarded once.
+	resp, body := do(t, followerTS, req("PUT", "/connectors/sink-a/tasks", `[{"task.n":"7"}]`, 204))
+	if resp.StatusCode != 204 || leader.got["sink-a"][0]["task.n"] != "7" {
+		t.Fatalf("PUT tasks through a follower: %d %s, leader got %v", resp.StatusCode, body, leader.got)
+	}
+	// Wrong token, unknown connector, bad body.
+	if err := SendTaskConfigs(ctx, http.DefaultClient, leaderTS.URL, "wrong", "sink-a", cfgs); err == nil || !strings.Contains(err.Error(), "401") {
+		t.Errorf("wrong token: %v, want 401", err)
+	}
+	if err := SendTaskConfigs(ctx, http.DefaultClient, leaderTS.URL, testToken, "nope", cfgs); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Errorf("unknown connector: %v, want 404", err)
+	}
+	if resp, body := do(t, leaderTS, req("PUT", "/connectors/sink-a/tasks", `[{"a":null}]`, 400)); resp.StatusCode != 400 {
+		t.Errorf("null value: %d %s, want 400", resp.StatusCode, body)
+	}
+	if err := SendTaskConfigs(ctx, http.DefaultClient, "", testToken, "sink-a", cfgs); err == nil || !strings.Contains(err.Error(), "no leader") {
+		t.Errorf("no leader: %v", err)
+	}
+	// A request already forwarded once is not forwarded again.
+	if resp, _ := do(t, followerTS, req("PUT", "/connectors/sink-a/tasks?forward=false", `[]`, 409)); resp.StatusCode != 409 {
+		t.Errorf("forwarded request on a follower: %d, want 409", resp.StatusCode)
+	}
+}

@@ -53,18 +53,22 @@ type clusterMember struct {
 	lostDelay time.Duration
 
 	member *group.Member
+	// assignedHook, when set, runs after each applied assignment.
+	assignedHook func()
 
 	mu      sync.Mutex
 	owned   assignor.Assignment
 	leaving bool
 	// state is the assignor's memory, valid while this worker leads
 	// consecutive generations; a new leader starts from members' Owned.
-	state      assignor.State
-	ledLast    bool
-	counts     map[string]int // connectors and task counts at the last assignment
-	rebalDone  func()
-	assigned   chan struct{} // closed at the first applied assignment
-	firstApply sync.Once
+	state   assignor.State
+	ledLast bool
+	counts  map[string]int // connectors and task counts at the last assignment
+	// rejoinPending: a rebalance for config changes is about to be asked.
+	rejoinPending bool
+	rebalDone     func()
+	assigned      chan struct{} // closed at the first applied assignment
+	firstApply    sync.Once
 }
 
 func newClusterMember(h *herder.Herder, configs *store.ConfigStore, m *metrics.Metrics, log *slog.Logger, workerID, url string, lostDelay time.Duration) *clusterMember {
@@ -138,9 +142,13 @@ func (c *clusterMember) Assigned(ctx context.Context, gen group.Generation, b []
 	if err != nil {
 		return group.Next{}, err
 	}
+	// The assignment names the leader that computed it: trust that over
+	// the JoinGroup answer (kfake can name several members leader of one
+	// generation when the old leader left; only one leader's sync counts).
+	leader := sa.LeaderID != "" && sa.LeaderID == gen.MemberID
 	c.mu.Lock()
-	c.ledLast = gen.Leader()
-	if !gen.Leader() {
+	c.ledLast = leader
+	if !leader {
 		c.state = assignor.State{}
 	}
 	leaving := c.leaving
@@ -153,11 +161,15 @@ func (c *clusterMember) Assigned(ctx context.Context, gen group.Generation, b []
 			return group.Next{}, fmt.Errorf("reading the config topic up to the leader's offset %d: %w", sa.ConfigOffset, err)
 		}
 		if sa.Error == assignor.ErrorConfigMismatch {
-			return group.Next{Rejoin: true}, nil
+			// Rejoin after a pause: if this keeps happening, members of
+			// one group.id read different config topics.
+			c.log.Warn("the leader could not read the config topic as far as a member; rejoining", "leader_offset", sa.ConfigOffset,
+				"own_offset", c.configs.Offset(), "hint", "every worker of a cluster needs the same config.storage.topic")
+			return group.Next{Rejoin: true, After: configMismatchPause}, nil
 		}
 	}
 	a := herder.Assignment{Generation: int(gen.ID), Connectors: sa.Assigned.Connectors, Tasks: sa.Assigned.Tasks}
-	c.herder.SetLeader(gen.Leader(), sa.LeaderURL)
+	c.herder.SetLeader(leader, sa.LeaderURL)
 	revoking := !sa.Revoked.IsEmpty()
 	if revoking {
 		// Round one of a move: stop what goes elsewhere (flush, commit)
@@ -178,7 +190,7 @@ func (c *clusterMember) Assigned(ctx context.Context, gen group.Generation, b []
 	}
 	c.mu.Unlock()
 	c.metrics.SetLeader(sa.LeaderURL, int(gen.ID))
-	c.log.Info("assignment applied", "generation", gen.ID, "leader", gen.Leader(), "connectors", len(sa.Assigned.Connectors),
+	c.log.Info("assignment applied", "generation", gen.ID, "leader", leader, "connectors", len(sa.Assigned.Connectors),
 		"tasks", len(sa.Assigned.Tasks), "revoked_connectors", len(sa.Revoked.Connectors), "revoked_tasks", len(sa.Revoked.Tasks), "delay", sa.Delay)
 	if revoking {
 		return group.Next{Rejoin: true}, nil
@@ -186,6 +198,9 @@ func (c *clusterMember) Assigned(ctx context.Context, gen group.Generation, b []
 	c.herder.SetRebalancing(false)
 	if done != nil {
 		done()
+	}
+	if c.assignedHook != nil {
+		c.assignedHook()
 	}
 	c.firstApply.Do(func() { close(c.assigned) })
 	if sa.Delay > 0 {
@@ -226,15 +241,33 @@ func (c *clusterMember) configChanged(ev store.ConfigEvent) {
 	default:
 		return
 	}
-	counts := c.configs.TaskCounts()
 	c.mu.Lock()
-	same := c.counts != nil && maps.Equal(counts, c.counts)
-	m := c.member
-	c.mu.Unlock()
-	if !same && m != nil {
-		m.RequestRejoin()
+	defer c.mu.Unlock()
+	if c.rejoinPending || c.member == nil {
+		return
 	}
+	if counts := c.configs.TaskCounts(); c.counts != nil && maps.Equal(counts, c.counts) {
+		return
+	}
+	// A burst of config records (many connectors created or their task
+	// configs committed together) makes one rebalance, not one each.
+	c.rejoinPending = true
+	m := c.member
+	time.AfterFunc(rejoinCoalesce, func() {
+		c.mu.Lock()
+		c.rejoinPending = false
+		c.mu.Unlock()
+		m.RequestRejoin()
+	})
 }
+
+// configMismatchPause is the pause before a rejoin after the leader found a
+// member ahead of it in the config topic.
+const configMismatchPause = 500 * time.Millisecond
+
+// rejoinCoalesce is how long config changes gather before they ask for a
+// rebalance.
+const rejoinCoalesce = 20 * time.Millisecond
 
 // leave announces the departure (one more round with Leaving set) and
 // leaves the group. Call it after the herder stopped every task.

@@ -113,6 +113,7 @@ func (t *taskRuntime) StartTask(ctx context.Context, spec herder.TaskSpec) (herd
 	if err := r.Start(ctx); err != nil {
 		return nil, err
 	}
+	t.metrics.TaskStarted(id.Connector, id.Task)
 	return &runningTask{r: r}, nil
 }
 

@@ -16,8 +16,10 @@ limitations under the License.
 
 // Package worker assembles one Conveyor worker: the Kafka clients, the
 // config/offset/status stores on their compacted topics, the herder that
-// runs connectors and tasks, and the REST server. conveyor-worker's main
-// (distributed and standalone) is a thin layer over it.
+// runs connectors and tasks, the REST server and, in distributed mode, the
+// membership in the cluster's group (runtime/group with the assignor of
+// runtime/assignor; see clusterMember). A standalone worker runs everything
+// itself. conveyor-worker's main is a thin layer over it.
 package worker
 
 import (
@@ -89,6 +91,8 @@ type Worker struct {
 	member      *group.Member
 	cluster     *clusterMember
 	memberDone  chan struct{}
+	// countNow asks for the count metrics at once (after an assignment).
+	countNow chan struct{}
 
 	stopOnce sync.Once
 	stopped  chan struct{}
@@ -123,7 +127,7 @@ func Start(ctx context.Context, opts Options) (*Worker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker: creating Kafka client: %w", err)
 	}
-	w := &Worker{cfg: cfg, log: log, client: client, metrics: metrics.New(), serveErr: make(chan error, 1), stopped: make(chan struct{})}
+	w := &Worker{cfg: cfg, log: log, client: client, metrics: metrics.New(), serveErr: make(chan error, 1), stopped: make(chan struct{}), countNow: make(chan struct{}, 1)}
 	ok := false
 	defer func() {
 		if !ok {
@@ -244,6 +248,12 @@ func Start(ctx context.Context, opts Options) (*Worker, error) {
 			return nil, fmt.Errorf("worker: %w", err)
 		}
 		c.member = w.member
+		c.assignedHook = func() {
+			select {
+			case w.countNow <- struct{}{}:
+			default:
+			}
+		}
 		w.cluster = c
 	}
 	hmu.Lock()
@@ -319,6 +329,7 @@ func (w *Worker) countTasks() {
 		case <-w.stopped:
 			return
 		case <-t.C:
+		case <-w.countNow:
 		}
 		w.updateCounts()
 	}
@@ -400,6 +411,25 @@ func (w *Worker) Shutdown(ctx context.Context) error {
 		w.client.Close()
 	})
 	return errors.Join(errs...)
+}
+
+// crash acts out a crashed worker for tests: it stops heartbeating
+// without leaving the group (the coordinator notices only when the session
+// expires) and closes everything without a graceful handoff.
+func (w *Worker) crash() {
+	w.stopOnce.Do(func() {
+		close(w.stopped)
+		if w.member != nil {
+			w.member.Abandon()
+			w.groupClient.Close()
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = w.herder.Close(ctx)
+		_ = w.rest.Shutdown(ctx)
+		w.closeStores()
+		w.client.Close()
+	})
 }
 
 func (w *Worker) closeStores() {

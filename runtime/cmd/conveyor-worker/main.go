@@ -50,7 +50,13 @@ Usage:
   conveyor-worker --config FILE
       Distributed mode: the worker joins the cluster named by group.id on the
       Kafka cluster in bootstrap.servers, keeps its state in the internal
-      topics and serves the Kafka Connect REST API (rest.port).
+      topics and serves the Kafka Connect REST API (rest.port). Workers with
+      the same group.id and internal topics share connectors and tasks; each
+      must advertise a REST URL the others reach (rest.advertised.host.name,
+      default $POD_IP, and rest.advertised.port), because followers forward
+      writes to the leader. A crashed worker's tasks move after
+      session.timeout.ms plus scheduled.rebalance.max.delay.ms; a worker
+      stopped with SIGTERM hands its tasks over at once.
   conveyor-worker standalone [--config FILE] [--kafka-port N] [--kafka-data-dir DIR] [CONNECTOR.properties ...]
       A worker with an in-process Kafka broker (kfake) that needs no setup:
       internal topics are created, and each CONNECTOR.properties file (with
@@ -66,7 +72,8 @@ Flags:
   -h, --help            this help
 
 Signals: SIGTERM or SIGINT stops the worker gracefully: tasks stop polling,
-flush and commit, then the worker exits (bounded by
+flush and commit, the worker hands them to the rest of its cluster and leaves
+the group, then it exits (bounded by
 task.shutdown.graceful.timeout.ms plus a few seconds).
 
 Worker configuration keys:
@@ -223,7 +230,7 @@ func serve(cfg *workerconfig.Config, standalone bool, connectors []map[string]st
 			log.Info("signal received: stopping gracefully")
 		case err := <-w.ServeErr():
 			if err != nil {
-				fmt.Fprintf(stderr, "conveyor-worker: REST server: %v\n", err)
+				fmt.Fprintf(stderr, "conveyor-worker: %v\n", err)
 				code = 1
 			}
 		}
