@@ -67,7 +67,10 @@ func TestRestart200Connectors(t *testing.T) {
 	_, bal := e.waitPlacement(ctx, ws[0], 60*time.Second, "the tasks balanced on 5 workers", harness.Balanced(tasks, names...))
 	t.Logf("balanced %s after the SIGTERMs", bal.Sub(restartAt).Round(time.Millisecond))
 
-	// The leaders log each assignment they compute with its duration.
+	// The leaders log each assignment step with its duration: decoding the
+	// members' metadata, reading the config topic to its end (a broker round
+	// trip), the assignor and encoding; so this is reported, not held to the
+	// assignor's 50ms (runtime/assignor's test and make bench time that).
 	var took []time.Duration
 	for _, l := range e.c.LogLines(`msg="assigned connectors and tasks"`, "members=5") {
 		if _, v, ok := strings.Cut(l, " took="); ok {
@@ -80,10 +83,7 @@ func TestRestart200Connectors(t *testing.T) {
 		t.Errorf("no assignment for 5 members found in the worker logs (msg=\"assigned connectors and tasks\" ... took=)")
 	} else {
 		slices.Sort(took)
-		t.Logf("assignments computed by the leaders for 5 members: %d, median %s, slowest %s", len(took), took[len(took)/2], took[len(took)-1])
-		if med := took[len(took)/2]; med > 50*time.Millisecond {
-			t.Errorf("the median assignment for 5 members took %s, want under 50ms", med)
-		}
+		t.Logf("leader assignment steps for 5 members: %d, median %s, slowest %s", len(took), took[len(took)/2], took[len(took)-1])
 	}
 
 	starts, err := e.broker.TaskStarts(ctx, "connect-status", startAt)
