@@ -160,6 +160,32 @@ func TestFailoverHandoffAndJoin(t *testing.T) {
 		}
 	}
 
+	// The workers' own start counters (kafka_connect_task_starts_total)
+	// agree with the starts in the status topic: these three processes
+	// never restarted, so every start since the test began counts.
+	sinceBegin, err := e.broker.TaskStarts(ctx, "connect-status", begin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []*harness.Worker{leader, stayer, w4} {
+		m, err := w.REST.Metrics(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range p2.On(w.Name) {
+			want := 0
+			for _, s := range sinceBegin {
+				if s.TaskKey == k && s.Worker == w.Name {
+					want++
+				}
+			}
+			got, ok := harness.MetricValue(m, fmt.Sprintf(`kafka_connect_task_starts_total{connector=%q,task="%d"}`, k.Connector, k.Task))
+			if !ok || int(got) != want {
+				t.Errorf("%s: task_starts_total of %s = %v (present %v), the status topic shows %d starts there", w.Name, k, got, ok, want)
+			}
+		}
+	}
+
 	// SIGTERM: the leaving worker's tasks move at once.
 	leaving := stayer
 	onLeaving := keyStrings(p2.On(leaving.Name))
