@@ -40,16 +40,7 @@ func TestRESTAcrossWorkers(t *testing.T) {
 	names := []string{"w1", "w2", "w3"}
 	begin := time.Now()
 	ws := e.start(ctx, names...)
-	leader, err := e.c.Leader(ctx, 20*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var followers []*harness.Worker
-	for _, w := range ws {
-		if w != leader {
-			followers = append(followers, w)
-		}
-	}
+	leader, followers := followersOf(ctx, t, e, ws)
 	f1, f2 := followers[0], followers[1]
 
 	if code, err := harness.NewClient(f1.URL, "").Do(ctx, "PUT", "/connectors/x/config", harness.FileSink("events", outPath(e, "x.txt"), 1), nil); code != http.StatusUnauthorized {
