@@ -138,7 +138,8 @@ type Member struct {
 	wantRejoin  bool
 	lost        bool
 	rebalancing bool
-	applied     int           // assignments applied so far
+	joins       int           // joins started so far
+	applied     int           // the join whose assignment was applied last
 	appliedCh   chan struct{} // closed and replaced whenever applied changes
 	lastHB      time.Time     // last heartbeat answered by the coordinator
 
@@ -211,12 +212,13 @@ func (m *Member) poke() {
 }
 
 // Rebalance asks for a rejoin and waits until this member applied the
-// assignment it got, or ctx ends. The coordinator starts a new generation
-// only when the leader rejoins or a member's metadata changed; otherwise the
-// member gets the current assignment again.
+// assignment of a join that started after the call (so with the metadata
+// the Handler gives from now on), or ctx ends. The coordinator starts a new
+// generation only when the leader rejoins or a member's metadata changed;
+// otherwise the member gets the current assignment again.
 func (m *Member) Rebalance(ctx context.Context) error {
 	m.mu.Lock()
-	from, ch := m.applied, m.appliedCh
+	from, ch := m.joins, m.appliedCh
 	m.wantRejoin = true
 	m.mu.Unlock()
 	m.poke()
@@ -317,6 +319,8 @@ func (m *Member) joinAndSync(ctx context.Context) (Next, error) {
 	m.mu.Lock()
 	lost := m.lost
 	m.lost, m.wantRejoin, m.rebalancing = false, false, true
+	m.joins++
+	join := m.joins
 	if lost {
 		m.memberID = ""
 		m.gen = Generation{}
@@ -364,7 +368,7 @@ func (m *Member) joinAndSync(ctx context.Context) (Next, error) {
 		return Next{}, fmt.Errorf("applying the assignment of generation %d: %w", gen.ID, err)
 	}
 	m.mu.Lock()
-	m.applied++
+	m.applied = join
 	close(m.appliedCh)
 	m.appliedCh = make(chan struct{})
 	m.rebalancing = next.Rejoin && next.After <= 0
