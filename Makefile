@@ -40,6 +40,7 @@ test:
 .PHONY: bench
 bench:
 	go run ./test/bench
+	CONVEYOR_PG_BIN=$$(hack/postgres.sh) go run ./test/bench/postgres
 	go run ./test/bench/cluster
 
 .PHONY: lint

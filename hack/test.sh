@@ -25,6 +25,11 @@ trap report EXIT
 GOTEST_FLAGS=${GOTEST_FLAGS:-}
 assets() {
   hack/install-deps.sh
+  # PostgreSQL server binaries for the database connector tests (they start
+  # their own server as an unprivileged user, see hack/postgres.sh).
+  CONVEYOR_PG_BIN=$(hack/postgres.sh)
+  export CONVEYOR_PG_BIN
+  echo "CONVEYOR_PG_BIN=$CONVEYOR_PG_BIN"
   KUBEBUILDER_ASSETS=$(hack/build-test-binaries.sh all)
   export KUBEBUILDER_ASSETS
   echo "KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS"

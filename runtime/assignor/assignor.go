@@ -68,7 +68,10 @@ type Member struct {
 	// MemberID is the group member id the coordinator gave the member.
 	MemberID string
 	// WorkerID is the worker's stable id (its advertised host:port); it
-	// survives a rejoin with a new member id. Empty means MemberID.
+	// survives a rejoin with a new member id. Empty means MemberID. A
+	// worker id normally appears once per round (the coordinator drops
+	// members that do not rejoin); two members with one id are balanced as
+	// two members, and the worker's memory in State is their union.
 	WorkerID string
 	// URL is the worker's advertised REST URL.
 	URL string
@@ -182,7 +185,6 @@ type side[K comparable] struct {
 	revoked    [][]K        // per member: items it must stop
 	claimed    map[K]bool   // items kept, in flight (revoked) or held or preferred
 	preferred  [][]K        // per member: unowned items that should return to it
-	held       map[K]bool
 }
 
 func newSide[K comparable](kind itemKind[K], all []K, n int) *side[K] {
@@ -190,13 +192,12 @@ func newSide[K comparable](kind itemKind[K], all []K, n int) *side[K] {
 		kind:       kind,
 		configured: make(map[K]bool, len(all)),
 		all:        all,
-		prevOwner:  map[K]string{},
-		owner:      map[K]int{},
+		prevOwner:  make(map[K]string, len(all)),
+		owner:      make(map[K]int, len(all)),
 		kept:       make([][]K, n),
 		revoked:    make([][]K, n),
-		claimed:    map[K]bool{},
+		claimed:    make(map[K]bool, len(all)),
 		preferred:  make([][]K, n),
-		held:       map[K]bool{},
 	}
 	for _, it := range all {
 		s.configured[it] = true
@@ -208,23 +209,19 @@ func newSide[K comparable](kind itemKind[K], all []K, n int) *side[K] {
 // must stop: work no longer configured, work of a leaving member, and work
 // owned by two members (kept by the one Previous gave it to, else the first).
 func (s *side[K]) resolveOwnership(owned [][]K, workers []string, active []bool) {
-	owners := map[K][]int{}
 	for i, items := range owned {
+		if !active[i] {
+			continue
+		}
 		for _, it := range items {
-			if s.configured[it] && active[i] {
-				owners[it] = append(owners[it], i)
+			if !s.configured[it] {
+				continue
+			}
+			k, taken := s.owner[it]
+			if !taken || (workers[i] == s.prevOwner[it] && workers[k] != s.prevOwner[it]) {
+				s.owner[it] = i
 			}
 		}
-	}
-	for it, os := range owners {
-		keeper := os[0]
-		for _, i := range os {
-			if workers[i] == s.prevOwner[it] {
-				keeper = i
-				break
-			}
-		}
-		s.owner[it] = keeper
 	}
 	for i, items := range owned {
 		for _, it := range items {
@@ -324,12 +321,27 @@ func balance[K comparable](kind itemKind[K], kept, preferred [][]K, free []K, al
 		}
 	}
 
+	// A group's fair share per member, for shedding.
+	share := map[string]int{}
+	if allowRevoke {
+		for _, list := range [][][]K{kept, preferred, {free}} {
+			for _, items := range list {
+				for _, it := range items {
+					share[kind.group(it)]++
+				}
+			}
+		}
+		for g, n := range share {
+			share[g] = (n + m - 1) / m
+		}
+	}
+
 	counts := make([]map[string]int, m)
 	var pool []K
 	for i := range m {
 		items := kept[i]
 		if allowRevoke && len(items) > target[i] {
-			items, revoked[i] = shed(kind, items, len(items)-target[i])
+			items, revoked[i] = shed(kind, items, len(items)-target[i], share)
 		}
 		room := max(0, target[i]-len(items))
 		take := min(room, len(preferred[i]))
@@ -376,9 +388,10 @@ func balance[K comparable](kind itemKind[K], kept, preferred [][]K, free []K, al
 	return final, revoked
 }
 
-// shed removes k items from items, taking them from the groups the member
-// holds most of (so a connector's tasks stay spread), the highest first.
-func shed[K comparable](kind itemKind[K], items []K, k int) (keep, drop []K) {
+// shed removes k items from items: from the groups the member holds most of
+// beyond their fair share (so a connector's tasks spread), then most of in
+// all, the highest first.
+func shed[K comparable](kind itemKind[K], items []K, k int, share map[string]int) (keep, drop []K) {
 	byGroup := map[string][]K{}
 	for _, it := range items {
 		g := kind.group(it)
@@ -390,9 +403,17 @@ func shed[K comparable](kind itemKind[K], items []K, k int) (keep, drop []K) {
 	}
 	dropped := map[K]bool{}
 	for range k {
-		best := groups[0]
-		for _, g := range groups[1:] {
-			if len(byGroup[g]) > len(byGroup[best]) {
+		best := ""
+		for _, g := range groups {
+			n, bestN := len(byGroup[g]), len(byGroup[best])
+			if n == 0 {
+				continue
+			}
+			if bestN == 0 {
+				best = g
+				continue
+			}
+			if excess, bestExcess := n-share[g], bestN-share[best]; excess > bestExcess || excess == bestExcess && n > bestN {
 				best = g
 			}
 		}

@@ -18,7 +18,6 @@ package assignor
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -323,4 +322,96 @@ func BenchmarkAssignFresh200Connectors1000Tasks5Workers(b *testing.B) {
 	}
 }
 
-var _ = rand.New
+func TestShedTakesFromOverSharedConnectorsFirst(t *testing.T) {
+	items := append(tasksOf("a", 0), tasksOf("b", 0, 1, 2, 3, 4)...)
+	share := map[string]int{"a": 1, "b": 5}
+	keep, drop := shed(taskKind, items, 3, share)
+	// b is at its share, a too; b is bigger, so b-4 goes first, then a's
+	// only task (b now under its share), then b again once a is empty.
+	if want := append(tasksOf("b", 4), append(tasksOf("a", 0), tasksOf("b", 3)...)...); !slices.Equal(drop, want) {
+		t.Errorf("dropped %v, want %v", drop, want)
+	}
+	if want := tasksOf("b", 0, 1, 2); !slices.Equal(keep, want) {
+		t.Errorf("kept %v, want %v", keep, want)
+	}
+	keep, drop = shed(taskKind, append(tasksOf("a", 0, 1, 2), tasksOf("b", 0, 1, 2)...), 2, map[string]int{"a": 1, "b": 3})
+	if want := tasksOf("a", 2, 1); !slices.Equal(drop, want) || len(keep) != 4 {
+		t.Errorf("dropped %v (kept %v), want %v: a is the connector over its share", drop, keep, want)
+	}
+}
+
+func TestFreshBigAssignmentSpreadsConnectors(t *testing.T) {
+	in := bigInput()
+	for i := range in.Members {
+		in.Members[i].Owned = Assignment{}
+	}
+	in.Previous = State{}
+	res := Assign(in)
+	var per []Assignment
+	for _, ma := range res.Members {
+		per = append(per, ma.Assigned)
+	}
+	spread := 0
+	for c := range in.Connectors {
+		if lo, hi := taskSpread(c, per); hi-lo <= 1 {
+			spread++
+		}
+	}
+	if spread < len(in.Connectors)*95/100 {
+		t.Errorf("only %d of %d connectors have their tasks spread within one per worker", spread, len(in.Connectors))
+	}
+	for id, ma := range res.Members {
+		if len(ma.Assigned.Tasks) != 200 || len(ma.Assigned.Connectors) != 40 {
+			t.Errorf("member %s: %d connectors and %d tasks, want 40 and 200", id, len(ma.Assigned.Connectors), len(ma.Assigned.Tasks))
+		}
+	}
+}
+
+// Two live members with one worker id (two processes advertising the same
+// address) are two members for balance; the worker's memory is their union,
+// and when one goes, the other gets the worker's work.
+func TestTwoMembersOfOneWorker(t *testing.T) {
+	conns := map[string]int{"x": 4}
+	members := []Member{{MemberID: "m-a", WorkerID: "a"}, {MemberID: "m-b", WorkerID: "b"}}
+	res := Assign(Input{Members: members, Connectors: conns, Now: t0, LostWorkerDelay: time.Second})
+	members = apply(members, res)
+	bWork := members[1].Owned
+
+	members = append(members, Member{MemberID: "m-b2", WorkerID: "b"})
+	res = Assign(Input{Members: members, Connectors: conns, Previous: res.State, Now: t0, LostWorkerDelay: time.Second})
+	if got := res.Members["m-b2"].Assigned; !got.IsEmpty() {
+		t.Errorf("second member of b got %+v while the first still runs b's work", got)
+	}
+	if got := res.State.Workers["b"]; len(got.Tasks) != 1 {
+		t.Errorf("worker b remembered as %+v, want the one task m-b keeps", got)
+	}
+	// m-b goes away; m-b2 gets b's work, and nothing is held for b.
+	members = apply([]Member{members[0], members[2]}, res)
+	res = Assign(Input{Members: members, Connectors: conns, Previous: res.State, Now: t0, LostWorkerDelay: time.Second})
+	mustNoRevoke(t, res)
+	if got := res.Members["m-b2"].Assigned; !got.Equal(bWork) {
+		t.Errorf("m-b2 got %+v, want b's work %+v", got, bWork)
+	}
+	if res.Delay != 0 {
+		t.Errorf("delay %v, want none: worker b is present", res.Delay)
+	}
+}
+
+// taskSpread returns the fewest and the most tasks of connector c that one of
+// the assignments holds.
+func taskSpread(c string, per []Assignment) (lo, hi int) {
+	lo = -1
+	for _, a := range per {
+		k := 0
+		for _, tk := range a.Tasks {
+			if tk.Connector == c {
+				k++
+			}
+		}
+		if lo < 0 || k < lo {
+			lo = k
+		}
+		hi = max(hi, k)
+	}
+	return max(lo, 0), hi
+}

@@ -26,8 +26,6 @@ import (
 	"strconv"
 	"testing"
 	"time"
-
-	"github.com/conveyor-dev/conveyor/runtime/store"
 )
 
 // The property tests drive the assignor through seeded random histories of a
@@ -117,6 +115,7 @@ type sim struct {
 	history  []string
 
 	rounds, revokedForBalance, settledChecks, heldRounds, returns int
+	connectorsChecked, connectorsSpread                           int
 }
 
 func newSim(t testing.TB, seed uint64) *sim {
@@ -193,14 +192,24 @@ func (s *sim) round() Result {
 		w.owned = res.Members[w.memberID].Assigned
 	}
 	s.departed = nil
-	// The leader keeps its state across rounds; it must survive JSON.
-	b, err := json.Marshal(res.State)
-	if err != nil {
-		s.fail("state does not encode: %v", err)
-	}
+	// The leader keeps its state across rounds, as JSON (it must survive
+	// that) or, after a leader change, from the LeaderState of the last
+	// SyncAssignment the new leader received.
 	s.state = State{}
-	if err := json.Unmarshal(b, &s.state); err != nil {
-		s.fail("state does not decode: %v", err)
+	if s.rounds%2 == 0 {
+		b, err := json.Marshal(res.State)
+		if err != nil {
+			s.fail("state does not encode: %v", err)
+		}
+		if err := json.Unmarshal(b, &s.state); err != nil {
+			s.fail("state does not decode: %v", err)
+		}
+	} else {
+		sa, err := DecodeAssignment(EncodeAssignment(SyncAssignment{LeaderState: &res.State}))
+		if err != nil || sa.LeaderState == nil {
+			s.fail("leader state does not survive the assignment encoding: %v", err)
+		}
+		s.state = *sa.LeaderState
 	}
 	if len(res.State.Lost) > 0 {
 		s.heldRounds++
@@ -538,6 +547,21 @@ func (s *sim) checkSettled(res Result) {
 			s.fail("settled but unbalanced (tasks=%v): from %d to %d per worker: %v", task, lo, hi, s.owned())
 		}
 	}
+	// Spread (measured, not asserted: stickiness wins over spreading): a
+	// connector is spread when its tasks per worker differ by at most one.
+	var per []Assignment
+	for _, w := range s.workers {
+		per = append(per, w.owned)
+	}
+	for c, n := range s.conns {
+		if n == 0 || len(s.workers) == 0 {
+			continue
+		}
+		s.connectorsChecked++
+		if lo, hi := taskSpread(c, per); hi-lo <= 1 {
+			s.connectorsSpread++
+		}
+	}
 	before := s.owned()
 	again := s.round()
 	if hasRevocations(again) || again.Delay != 0 || !reflect.DeepEqual(before, s.owned()) {
@@ -605,9 +629,10 @@ func (s *sim) doStep() {
 		s.conns[c] = s.rng.IntN(12)
 		s.event = fmt.Sprintf("%s tasks=%d", c, s.conns[c])
 	case r < 84:
+		// A new leader that never received a LeaderState.
 		s.state = State{}
 		s.deadline = map[string]time.Time{}
-		s.event = "leader change"
+		s.event = "leader change without state"
 	default:
 		s.now = s.now.Add(time.Duration(s.rng.Int64N(int64(s.delay)*3/2 + 1)))
 		s.event = "clock " + s.now.Sub(t0).String()
@@ -628,10 +653,10 @@ func runSim(t testing.TB, seed uint64, steps int) *sim {
 }
 
 func TestAssignProperties(t *testing.T) {
-	seeds := 200
+	seeds := 100
 	steps := 60
 	if testing.Short() {
-		seeds = 40
+		seeds = 25
 	}
 	var total sim
 	start := time.Now()
@@ -651,10 +676,13 @@ func TestAssignProperties(t *testing.T) {
 			total.settledChecks += s.settledChecks
 			total.heldRounds += s.heldRounds
 			total.returns += s.returns
+			total.connectorsChecked += s.connectorsChecked
+			total.connectorsSpread += s.connectorsSpread
 		})
 	}
 	t.Logf("%d histories, %d events, %d rounds (%d with held work, %d returns in time), %d settled checks, %d balance revocations, in %v",
 		len(list), total.step, total.rounds, total.heldRounds, total.returns, total.settledChecks, total.revokedForBalance, time.Since(start))
+	t.Logf("settled connectors with tasks spread within one per worker: %d of %d", total.connectorsSpread, total.connectorsChecked)
 	if total.settledChecks == 0 || total.heldRounds == 0 || total.returns == 0 || total.revokedForBalance == 0 {
 		t.Errorf("the histories never reached some situation: %+v", total)
 	}
@@ -668,5 +696,3 @@ func FuzzAssignHistory(f *testing.F) {
 		runSim(t, seed, int(steps%64))
 	})
 }
-
-var _ = store.TaskID{}

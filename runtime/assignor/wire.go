@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"time"
 
@@ -33,6 +34,9 @@ import (
 // name it in the JoinGroup protocol (ProtocolName), so that the coordinator
 // only groups workers that speak it.
 const Version = 1
+
+// maxDelayMs is the longest delay a time.Duration holds, in milliseconds.
+const maxDelayMs = int64(math.MaxInt64 / time.Millisecond)
 
 // ProtocolName is the JoinGroup protocol name for Version.
 const ProtocolName = "conveyor-v1"
@@ -75,6 +79,13 @@ type SyncAssignment struct {
 	// Delay, when positive, says held work of a lost worker waits: rejoin
 	// after Delay. Carried in milliseconds.
 	Delay time.Duration
+	// LeaderState, when set, is the leader's Result.State. A member keeps
+	// the last one it received; if it becomes leader with no state of its
+	// own, it passes it as Input.Previous, so that the old leader's work and
+	// the lost workers' work stay held (and keep their deadlines) across a
+	// leader change. Deadlines are absolute times: clock skew between
+	// workers shifts them by the skew.
+	LeaderState *State
 }
 
 // wireAssignment is Assignment on the wire: tasks grouped by connector, so a
@@ -102,6 +113,63 @@ type wireSync struct {
 	Assigned     wireAssignment `json:"assigned"`
 	Revoked      wireAssignment `json:"revoked"`
 	DelayMs      int64          `json:"delayMs,omitempty"`
+	LeaderState  *wireState     `json:"leaderState,omitempty"`
+}
+
+type wireState struct {
+	Workers map[string]wireAssignment `json:"workers,omitempty"`
+	Lost    []wireLost                `json:"lost,omitempty"`
+}
+
+type wireLost struct {
+	WorkerID string         `json:"workerId"`
+	Held     wireAssignment `json:"held"`
+	Deadline time.Time      `json:"deadline"`
+}
+
+func stateToWire(st *State) *wireState {
+	if st == nil {
+		return nil
+	}
+	w := &wireState{}
+	for id, a := range st.Workers {
+		if w.Workers == nil {
+			w.Workers = map[string]wireAssignment{}
+		}
+		w.Workers[id] = toWire(a)
+	}
+	for _, lw := range st.Lost {
+		w.Lost = append(w.Lost, wireLost{WorkerID: lw.WorkerID, Held: toWire(lw.Held), Deadline: lw.Deadline})
+	}
+	return w
+}
+
+func stateFromWire(w *wireState) (*State, error) {
+	if w == nil {
+		return nil, nil
+	}
+	st := &State{}
+	for _, id := range slices.Sorted(maps.Keys(w.Workers)) {
+		a, err := fromWire(w.Workers[id], fmt.Sprintf("decoding assignment: leaderState: worker %q", id))
+		if err != nil {
+			return nil, err
+		}
+		if st.Workers == nil {
+			st.Workers = map[string]Assignment{}
+		}
+		st.Workers[id] = a
+	}
+	for i, lw := range w.Lost {
+		if lw.WorkerID == "" {
+			return nil, fmt.Errorf("decoding assignment: leaderState: lost worker %d has an empty workerId", i)
+		}
+		held, err := fromWire(lw.Held, fmt.Sprintf("decoding assignment: leaderState: lost worker %q: held", lw.WorkerID))
+		if err != nil {
+			return nil, err
+		}
+		st.Lost = append(st.Lost, LostWorker{WorkerID: lw.WorkerID, Held: held, Deadline: lw.Deadline.UTC()})
+	}
+	return st, nil
 }
 
 func toWire(a Assignment) wireAssignment {
@@ -206,6 +274,7 @@ func EncodeAssignment(a SyncAssignment) []byte {
 		ConfigOffset: a.ConfigOffset,
 		Assigned:     toWire(a.Assigned),
 		Revoked:      toWire(a.Revoked),
+		LeaderState:  stateToWire(a.LeaderState),
 	}
 	if a.Delay > 0 {
 		w.DelayMs = int64((a.Delay + time.Millisecond - 1) / time.Millisecond)
@@ -226,14 +295,18 @@ func DecodeAssignment(b []byte) (SyncAssignment, error) {
 	if w.Error != ErrorNone && w.Error != ErrorConfigMismatch {
 		return SyncAssignment{}, fmt.Errorf("decoding assignment: unknown error code %d (known: 0 none, 1 config mismatch)", w.Error)
 	}
-	if w.DelayMs < 0 {
-		return SyncAssignment{}, fmt.Errorf("decoding assignment: negative delayMs %d", w.DelayMs)
+	if w.DelayMs < 0 || w.DelayMs > maxDelayMs {
+		return SyncAssignment{}, fmt.Errorf("decoding assignment: delayMs %d out of range (0 to %d)", w.DelayMs, maxDelayMs)
 	}
 	assigned, err := fromWire(w.Assigned, "decoding assignment: assigned")
 	if err != nil {
 		return SyncAssignment{}, err
 	}
 	revoked, err := fromWire(w.Revoked, "decoding assignment: revoked")
+	if err != nil {
+		return SyncAssignment{}, err
+	}
+	leaderState, err := stateFromWire(w.LeaderState)
 	if err != nil {
 		return SyncAssignment{}, err
 	}
@@ -246,5 +319,6 @@ func DecodeAssignment(b []byte) (SyncAssignment, error) {
 		Assigned:     assigned,
 		Revoked:      revoked,
 		Delay:        time.Duration(w.DelayMs) * time.Millisecond,
+		LeaderState:  leaderState,
 	}, nil
 }

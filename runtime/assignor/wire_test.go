@@ -17,6 +17,8 @@ limitations under the License.
 package assignor
 
 import (
+	"bytes"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -66,10 +68,18 @@ func TestAssignmentRoundTrip(t *testing.T) {
 		{Version: Version, LeaderID: "m-1", ConfigOffset: 1 << 40, Delay: 2500 * time.Millisecond,
 			Assigned: Assignment{Connectors: []string{"x"}, Tasks: tasksOf("x", 0, 1, 2)},
 			Revoked:  Assignment{Tasks: tasksOf("y", 5)}},
+		{Version: Version, LeaderState: &State{}},
+		{Version: Version, LeaderState: &State{
+			Workers: map[string]Assignment{"a": {Connectors: []string{"x"}, Tasks: tasksOf("x", 0, 2)}, "b": {}},
+			Lost:    []LostWorker{{WorkerID: "c", Held: Assignment{Tasks: tasksOf("x", 1)}, Deadline: t0.Add(1234567 * time.Nanosecond)}},
+		}},
 	} {
 		got, err := DecodeAssignment(EncodeAssignment(a))
 		if err != nil {
 			t.Fatalf("decoding %+v: %v", a, err)
+		}
+		if !reflect.DeepEqual(got.LeaderState, a.LeaderState) {
+			t.Errorf("leader state %+v came back as %+v", a.LeaderState, got.LeaderState)
 		}
 		if got.Version != Version || got.Error != a.Error || got.LeaderID != a.LeaderID || got.LeaderURL != a.LeaderURL ||
 			got.ConfigOffset != a.ConfigOffset || got.Delay != a.Delay || !got.Assigned.Equal(a.Assigned) || !got.Revoked.Equal(a.Revoked) {
@@ -99,8 +109,12 @@ func TestDecodeErrors(t *testing.T) {
 		{"empty connector", `{"version":1,"workerId":"w","owned":{"connectors":[""]},"revoked":{"connectors":[""]}}`,
 			"connector 0 has an empty name", "revoked: connector 0 has an empty name"},
 		{"unknown error code", `{"version":1,"workerId":"w","error":7}`, "", "unknown error code 7"},
-		{"negative delay", `{"version":1,"workerId":"w","delayMs":-5}`, "", "negative delayMs -5"},
+		{"negative delay", `{"version":1,"workerId":"w","delayMs":-5}`, "", "delayMs -5 out of range"},
+		{"huge delay", `{"version":1,"workerId":"w","delayMs":9223372036854775807}`, "", "delayMs 9223372036854775807 out of range"},
 		{"no worker id", `{"version":1}`, `"workerId" is empty`, ""},
+		{"lost worker without id", `{"version":1,"workerId":"w","leaderState":{"lost":[{"held":{}}]}}`, "", "lost worker 0 has an empty workerId"},
+		{"bad leader state", `{"version":1,"workerId":"w","leaderState":{"workers":{"a":{"tasks":{"c":[-2]}}}}}`, "", `leaderState: worker "a": task -2 of connector "c"`},
+		{"bad deadline", `{"version":1,"workerId":"w","leaderState":{"lost":[{"workerId":"a","deadline":"soon"}]}}`, "", "assignment version 1: parsing time"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := DecodeMetadata([]byte(tc.in))
@@ -120,5 +134,44 @@ func check(t *testing.T, what string, err error, want string) {
 		t.Errorf("%s: no error, want one containing %q", what, want)
 	case want != "" && !strings.Contains(err.Error(), want):
 		t.Errorf("%s: error %q does not contain %q", what, err, want)
+	}
+}
+
+// FuzzDecode: decoding never panics, and whatever decodes re-encodes to
+// something that decodes to the same value.
+func FuzzDecode(f *testing.F) {
+	f.Add(EncodeMetadata(Metadata{WorkerID: "w", URL: "http://w", ConfigOffset: 3, Owned: Assignment{Connectors: []string{"c"}, Tasks: tasksOf("c", 0, 1)}}))
+	f.Add(EncodeAssignment(SyncAssignment{LeaderID: "l", Delay: time.Second, Revoked: Assignment{Tasks: tasksOf("c", 2)}}))
+	f.Add([]byte(`{"version":1}`))
+	f.Add([]byte(`garbage`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if m, err := DecodeMetadata(b); err == nil {
+			enc := EncodeMetadata(m)
+			again, err := DecodeMetadata(enc)
+			if err != nil || !bytes.Equal(EncodeMetadata(again), enc) {
+				t.Errorf("metadata %+v re-decoded as %+v, %v", m, again, err)
+			}
+		}
+		if a, err := DecodeAssignment(b); err == nil {
+			enc := EncodeAssignment(a)
+			again, err := DecodeAssignment(enc)
+			if err != nil || !bytes.Equal(EncodeAssignment(again), enc) {
+				t.Errorf("assignment %+v re-decoded as %+v, %v", a, again, err)
+			}
+		}
+	})
+}
+
+func TestMetadataToMember(t *testing.T) {
+	md := Metadata{Version: Version, WorkerID: "w", URL: "http://w", ConfigOffset: 7, Leaving: true, Owned: Assignment{Connectors: []string{"c"}}}
+	m := md.Member("m-1")
+	if m.MemberID != "m-1" || m.WorkerID != "w" || m.URL != "http://w" || m.ConfigOffset != 7 || !m.Leaving || !m.Owned.Equal(md.Owned) {
+		t.Errorf("member %+v from %+v", m, md)
+	}
+	if got := MaxConfigOffset([]Member{{ConfigOffset: 3}, {ConfigOffset: 9}, {ConfigOffset: -1}}); got != 9 {
+		t.Errorf("max config offset %d, want 9", got)
+	}
+	if got := MaxConfigOffset(nil); got != -1 {
+		t.Errorf("max config offset of nobody %d, want -1", got)
 	}
 }

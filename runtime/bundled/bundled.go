@@ -19,6 +19,9 @@ package bundled
 
 import (
 	"github.com/conveyor-dev/conveyor/runtime/connectors/file"
+	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/cdc"
+	pgsink "github.com/conveyor-dev/conveyor/runtime/connectors/postgres/sink"
+	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/tablesource"
 	"github.com/conveyor-dev/conveyor/runtime/connectors/rangesource"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
@@ -29,6 +32,9 @@ func Plugins() []plugin.Plugin {
 		file.SourcePlugin(),
 		file.SinkPlugin(),
 		rangesource.Plugin(),
+		cdc.Plugin(),
+		tablesource.Plugin(),
+		pgsink.Plugin(),
 	}
 }
 

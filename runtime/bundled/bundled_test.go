@@ -26,7 +26,7 @@ import (
 func TestRegistry(t *testing.T) {
 	r := Registry()
 	list := r.List()
-	if len(list) != 3 {
+	if len(list) != 6 {
 		t.Fatalf("%d plugins", len(list))
 	}
 	for name, kind := range map[string]plugin.Kind{
@@ -34,6 +34,9 @@ func TestRegistry(t *testing.T) {
 		"org.apache.kafka.connect.file.FileStreamSourceConnector": plugin.KindSource,
 		"FileStreamSink": plugin.KindSink,
 		"dev.conveyor.connect.range.RangeSourceConnector": plugin.KindSource,
+		"PostgresCDCSource":   plugin.KindSource,
+		"PostgresTableSource": plugin.KindSource, "PostgresSinkConnector": plugin.KindSink,
+		"dev.conveyor.connect.postgres.PostgresTableSourceConnector": plugin.KindSource,
 	} {
 		p, ok := r.Lookup(name)
 		if !ok || p.Kind != kind || p.Version == "" {

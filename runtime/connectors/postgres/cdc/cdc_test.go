@@ -1,0 +1,256 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cdc
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/conveyor-dev/conveyor/runtime/plugin"
+	"github.com/conveyor-dev/conveyor/runtime/plugin/plugintest"
+)
+
+// taskConfigs validates the connector config, starts the connector and
+// plans its tasks for tasksMax, as the herder does.
+func taskConfigs(t *testing.T, config map[string]string, tasksMax int) ([]map[string]string, plugin.Limits) {
+	t.Helper()
+	ctx := context.Background()
+	if res := plugin.ValidateConfig(ctx, Plugin(), config); res.ErrorCount != 0 {
+		t.Fatalf("validation: %+v", res.Errors())
+	}
+	c := Plugin().NewConnector()
+	if err := c.Start(ctx, plugintest.NewConnectorContext(nil), config); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Stop() })
+	cfgs, lim, err := plugin.PlanTasks(ctx, "cdc", c, tasksMax)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfgs, lim
+}
+
+// tasks.max=5 still gives one task; the limit's reason is SingleReader.
+// Then inserts, updates and deletes of several transactions, two of them
+// interleaved, arrive in commit order with their before and after images.
+func TestStreamInCommitOrder(t *testing.T) {
+	e := newEnv(t, map[string]string{"snapshot.mode": "never", "table.include.list": "public.items,public.plain", "tasks.max": "5"})
+	e.exec(
+		"CREATE TABLE items (id int PRIMARY KEY, name text NOT NULL, qty int, price numeric(10,2))",
+		"ALTER TABLE items REPLICA IDENTITY FULL",
+		"CREATE TABLE plain (id bigint PRIMARY KEY, note text)",
+		"CREATE TABLE ignored (id int PRIMARY KEY)",
+	)
+	cfgs, lim := taskConfigs(t, e.config, 5)
+	if len(cfgs) != 1 || lim != (plugin.Limits{TasksMax: 5, NaturalLimit: 1, EffectiveTasks: 1, Reason: plugin.SingleReader}) {
+		t.Fatalf("tasks.max=5 gave %d task configs and limits %+v; want 1 and SingleReader", len(cfgs), lim)
+	}
+	e.run(cfgs[0])
+	e.waitSlotActive("cdc_slot")
+
+	e.exec("INSERT INTO items VALUES (1, 'apple', 10, 1.50), (2, 'pear', 5, 2.25)",
+		"INSERT INTO plain VALUES (100, 'a'), (101, 'b')",
+		"INSERT INTO ignored VALUES (1)")
+	// Two interleaved transactions: B starts later but commits first.
+	ctx := context.Background()
+	a, err := pgx.Connect(ctx, e.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close(ctx)
+	txA, err := a.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := txA.Exec(ctx, "UPDATE items SET qty = 11 WHERE id = 1"); err != nil {
+		t.Fatal(err)
+	}
+	e.exec("BEGIN", "UPDATE items SET name = 'pear2', price = 3.00 WHERE id = 2", "UPDATE plain SET note = 'b2' WHERE id = 101", "COMMIT")
+	if _, err := txA.Exec(ctx, "DELETE FROM items WHERE id = 2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := txA.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.exec("DELETE FROM plain WHERE id = 100", "INSERT INTO items VALUES (3, 'fig', NULL, NULL)", "TRUNCATE plain")
+
+	evs := e.consume([]string{"pg.public.items", "pg.public.plain"}, 11, 300*time.Millisecond)
+	byCommit(evs)
+	type row = map[string]any
+	want := []struct {
+		topic, op     string
+		key           row
+		before, after row
+	}{
+		{"pg.public.items", "c", row{"id": 1.0}, nil, row{"id": 1.0, "name": "apple", "qty": 10.0, "price": 1.5}},
+		{"pg.public.items", "c", row{"id": 2.0}, nil, row{"id": 2.0, "name": "pear", "qty": 5.0, "price": 2.25}},
+		{"pg.public.plain", "c", row{"id": 100.0}, nil, row{"id": 100.0, "note": "a"}},
+		{"pg.public.plain", "c", row{"id": 101.0}, nil, row{"id": 101.0, "note": "b"}},
+		// B, committed first: full before image on items (REPLICA IDENTITY FULL), none on plain (default identity, key unchanged).
+		{"pg.public.items", "u", row{"id": 2.0}, row{"id": 2.0, "name": "pear", "qty": 5.0, "price": 2.25}, row{"id": 2.0, "name": "pear2", "qty": 5.0, "price": 3.0}},
+		{"pg.public.plain", "u", row{"id": 101.0}, nil, row{"id": 101.0, "note": "b2"}},
+		// A.
+		{"pg.public.items", "u", row{"id": 1.0}, row{"id": 1.0, "name": "apple", "qty": 10.0, "price": 1.5}, row{"id": 1.0, "name": "apple", "qty": 11.0, "price": 1.5}},
+		{"pg.public.items", "d", row{"id": 2.0}, row{"id": 2.0, "name": "pear2", "qty": 5.0, "price": 3.0}, nil},
+		// Default identity: the delete's before image holds the key only.
+		{"pg.public.plain", "d", row{"id": 100.0}, row{"id": 100.0, "note": nil}, nil},
+		{"pg.public.items", "c", row{"id": 3.0}, nil, row{"id": 3.0, "name": "fig", "qty": nil, "price": nil}},
+		{"pg.public.plain", "t", nil, nil, nil},
+	}
+	if len(evs) != len(want) {
+		t.Fatalf("got %d records, want %d:\n%s", len(evs), len(want), list(evs))
+	}
+	for i, w := range want {
+		ev := evs[i]
+		if ev.Topic != w.topic || ev.Op != w.op || !reflect.DeepEqual(ev.Key, w.key) ||
+			!reflect.DeepEqual(ev.Before, w.before) || !reflect.DeepEqual(ev.After, w.after) {
+			t.Errorf("record %d:\n got %v\nwant %s %s key=%v before=%v after=%v", i, ev, w.topic, w.op, w.key, w.before, w.after)
+		}
+		if ev.Source["snapshot"] != "false" || ev.Source["table"] == nil || ev.Source["txId"] == nil || ev.Source["ts_ms"] == nil {
+			t.Errorf("record %d: source %v lacks snapshot=false, table, txId or ts_ms", i, ev.Source)
+		}
+	}
+}
+
+// Stopping the task and starting it again from the stored offsets resumes
+// after the last delivered change: what happened while it was stopped
+// arrives, nothing is lost and nothing is sent twice.
+func TestRestartResumesFromStoredPosition(t *testing.T) {
+	e := newEnv(t, map[string]string{"snapshot.mode": "never", "table.include.list": "t"})
+	e.exec("CREATE TABLE t (id int PRIMARY KEY, v int)")
+	cfgs, _ := taskConfigs(t, e.config, 1)
+	r1 := e.run(cfgs[0])
+	e.waitSlotActive("cdc_slot")
+	e.exec("INSERT INTO t SELECT g, 0 FROM generate_series(1, 3) g", "UPDATE t SET v = 1 WHERE id = 2")
+	if evs := e.consume([]string{"pg.public.t"}, 4, 0); len(evs) != 4 {
+		t.Fatalf("before the restart: %d records, want 4", len(evs))
+	}
+	e.stop(r1)
+	stored := e.offsets.Offset("cdc", map[string]any{PartitionSlot: "cdc_slot"})
+	if stored == nil {
+		t.Fatal("no offset stored after a graceful stop")
+	}
+	// Changes while the task is down, one transaction of 50 rows among them.
+	e.exec("INSERT INTO t VALUES (4, 0), (5, 0)",
+		"BEGIN", "INSERT INTO t SELECT g, 0 FROM generate_series(6, 55) g", "COMMIT",
+		"DELETE FROM t WHERE id = 1")
+	e.run(cfgs[0])
+	evs := e.consume([]string{"pg.public.t"}, 4+2+50+1, 500*time.Millisecond)
+	if len(evs) != 57 {
+		t.Fatalf("after the restart: %d records in the topic, want 57 (no loss, no duplicate):\n%s", len(evs), list(evs))
+	}
+	seen := map[string]bool{}
+	for _, ev := range evs {
+		k := fmt.Sprintf("%s/%d/%v", ev.Op, ev.id(), ev.After["v"])
+		if seen[k] {
+			t.Errorf("duplicate record %v", ev)
+		}
+		seen[k] = true
+	}
+	for i := 6; i <= 55; i++ {
+		if !seen[fmt.Sprintf("c/%d/0", i)] {
+			t.Errorf("insert of row %d is missing", i)
+		}
+	}
+	if !seen["d/1/<nil>"] {
+		t.Errorf("the delete of row 1 is missing:\n%s", list(evs))
+	}
+}
+
+// The initial snapshot and the stream meet without a gap or an overlap:
+// rows changed while the snapshot is being read arrive as changes after
+// it, and replaying everything gives exactly the table's final content.
+func TestSnapshotThenStream(t *testing.T) {
+	e := newEnv(t, map[string]string{"table.include.list": "public.t", "batch.size": "10"})
+	e.exec("CREATE TABLE t (id int PRIMARY KEY, v int NOT NULL, at timestamptz)",
+		"INSERT INTO t SELECT g, 0, '2026-01-02 03:04:05+00' FROM generate_series(1, 1000) g")
+	cfgs, _ := taskConfigs(t, e.config, 1)
+	e.run(cfgs[0])
+	eventually(t, 20*time.Second, "the slot created", func() bool {
+		var n int
+		err := e.db.QueryRow(context.Background(), "SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'cdc_slot'").Scan(&n)
+		return err == nil && n == 1
+	})
+	// Changes made after the slot's consistent point, most likely while
+	// the snapshot is still being read.
+	e.exec("UPDATE t SET v = 1 WHERE id <= 10",
+		"INSERT INTO t SELECT g, 2, NULL FROM generate_series(1001, 1020) g",
+		"DELETE FROM t WHERE id BETWEEN 990 AND 999",
+		"UPDATE t SET v = 3 WHERE id = 1001")
+	evs := e.consume([]string{"pg.public.t"}, 1000+10+20+10+1, 500*time.Millisecond)
+	if len(evs) != 1041 {
+		t.Fatalf("%d records, want 1000 snapshot rows and 41 changes", len(evs))
+	}
+	var snap, stream []event
+	for _, ev := range evs {
+		if ev.Op == "r" {
+			snap = append(snap, ev)
+		} else {
+			stream = append(stream, ev)
+		}
+	}
+	if len(snap) != 1000 {
+		t.Fatalf("%d snapshot rows, want 1000", len(snap))
+	}
+	state := map[int64]map[string]any{}
+	for _, ev := range snap {
+		if ev.Source["snapshot"] != "true" || ev.Before != nil {
+			t.Fatalf("snapshot row %v", ev)
+		}
+		if _, dup := state[ev.id()]; dup {
+			t.Fatalf("row %d twice in the snapshot", ev.id())
+		}
+		if ev.After["v"] != 0.0 || ev.After["at"] != float64(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).UnixMilli()) {
+			t.Fatalf("snapshot row %v: the snapshot saw a later change or mapped a type wrongly", ev)
+		}
+		state[ev.id()] = ev.After
+	}
+	byCommit(stream)
+	for _, ev := range stream {
+		switch ev.Op {
+		case "c", "u":
+			state[ev.id()] = ev.After
+		case "d":
+			delete(state, ev.id())
+		}
+	}
+	rows, err := e.db.Query(context.Background(), "SELECT id, v FROM t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int64]float64{}
+	for rows.Next() {
+		var id, v int32
+		if err := rows.Scan(&id, &v); err != nil {
+			t.Fatal(err)
+		}
+		want[int64(id)] = float64(v)
+	}
+	if len(state) != len(want) {
+		t.Fatalf("replayed %d rows, the table has %d", len(state), len(want))
+	}
+	for id, v := range want {
+		if state[id]["v"] != v {
+			t.Errorf("row %d: replayed v=%v, table v=%v", id, state[id]["v"], v)
+		}
+	}
+}

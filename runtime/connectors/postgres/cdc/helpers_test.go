@@ -1,0 +1,314 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cdc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgtest"
+	"github.com/conveyor-dev/conveyor/runtime/converter"
+	"github.com/conveyor-dev/conveyor/runtime/kafkalog"
+	"github.com/conveyor-dev/conveyor/runtime/store"
+	"github.com/conveyor-dev/conveyor/runtime/task"
+)
+
+var pg *pgtest.Server
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Run(m, &pg)) }
+
+// env is one test's database, Kafka cluster and offset store (the
+// worker's real one, on a compacted topic of the in-process broker).
+type env struct {
+	t       *testing.T
+	url     string
+	db      *pgx.Conn
+	kafka   *kfake.Cluster
+	opts    []kgo.Opt
+	offsets *store.OffsetStore
+	config  map[string]string
+}
+
+func newEnv(t *testing.T, config map[string]string) *env {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	e := &env{t: t, url: pg.CreateDatabase(t)}
+	// Registered after the database's cleanup, so it runs before it: a
+	// database with a replication slot cannot be dropped.
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		// A closed replication connection releases its slot a moment later.
+		for ctx.Err() == nil {
+			var left int
+			if err := e.db.QueryRow(ctx, "SELECT count(*) FROM pg_replication_slots WHERE database = current_database()").Scan(&left); err != nil || left == 0 {
+				break
+			}
+			if _, err := e.db.Exec(ctx, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = current_database() AND NOT active"); err != nil {
+				t.Logf("dropping replication slots: %v", err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		_ = e.db.Close(ctx)
+	})
+	var err error
+	if e.db, err = pgx.Connect(ctx, e.url); err != nil {
+		t.Fatal(err)
+	}
+	if e.kafka, err = kfake.NewCluster(kfake.NumBrokers(1), kfake.AllowAutoTopicCreation()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.kafka.Close)
+	e.opts = []kgo.Opt{kgo.SeedBrokers(e.kafka.ListenAddrs()...)}
+	open := func(ctx context.Context, topic kafkalog.Topic, apply func(kafkalog.Record)) (*kafkalog.Log, error) {
+		topic.Create = true
+		return kafkalog.Open(ctx, kafkalog.Config{Topic: topic, ClientOpts: e.opts, Apply: apply})
+	}
+	if e.offsets, err = store.OpenOffsetStore(ctx, open, kafkalog.Topic{Name: "connect-offsets"}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.offsets.Close)
+	e.config = map[string]string{
+		"name": "cdc", "connector.class": "PostgresCDCSource",
+		"connection.url": e.url, "topic.prefix": "pg.", "slot.name": "cdc_slot", "publication.name": "cdc_pub",
+		"poll.interval.ms": "100", "status.interval.ms": "500",
+	}
+	for k, v := range config {
+		e.config[k] = v
+	}
+	return e
+}
+
+// exec runs statements on one connection (so BEGIN ... COMMIT spans them).
+func (e *env) exec(sql ...string) {
+	e.t.Helper()
+	pgtest.ExecURL(e.t, e.url, sql...)
+}
+
+// offsetAdapter serves the runner's OffsetStore from the worker's store.
+type offsetAdapter struct{ s *store.OffsetStore }
+
+func (a offsetAdapter) Read(_ context.Context, connector string, parts []map[string]any) ([]map[string]any, error) {
+	out := make([]map[string]any, len(parts))
+	for i, p := range parts {
+		out[i] = a.s.Offset(connector, p)
+	}
+	return out, nil
+}
+
+func (a offsetAdapter) Write(ctx context.Context, connector string, offs []task.SourceOffset) error {
+	puts := make([]store.SourceOffset, len(offs))
+	for i, o := range offs {
+		puts[i] = store.SourceOffset{Partition: o.Partition, Offset: o.Offset}
+	}
+	return a.s.Put(ctx, connector, puts)
+}
+
+func testLogger(t *testing.T) *slog.Logger {
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// run starts the CDC task of the connector's (single) task config in the
+// worker's source runner, with JSON converters without schemas (decimals
+// as numbers).
+func (e *env) run(taskConfig map[string]string) *task.SourceRunner {
+	e.t.Helper()
+	conv := func() converter.Converter {
+		c, err := converter.NewJSON(map[string]string{"schemas.enable": "false", "decimal.format": "NUMERIC"})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		return c
+	}
+	r, err := task.NewSourceRunner(task.SourceConfig{
+		Common: task.Common{
+			ID: task.ID{Connector: "cdc", Task: 0}, Config: taskConfig,
+			KeyConverter: conv(), ValueConverter: conv(),
+			Kafka:               append(append([]kgo.Opt{}, e.opts...), kgo.AllowAutoTopicCreation()),
+			Status:              task.StatusFunc(func(task.ID, task.State, string) {}),
+			Logger:              testLogger(e.t),
+			OffsetFlushInterval: 100 * time.Millisecond,
+			RetryBackoff:        50 * time.Millisecond,
+		},
+		Task:    Plugin().NewSourceTask(),
+		Offsets: offsetAdapter{e.offsets},
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := r.Start(context.Background()); err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { e.stop(r) })
+	return r
+}
+
+func (e *env) stop(r *task.SourceRunner) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := r.Stop(ctx); err != nil {
+		e.t.Errorf("stopping the runner: %v", err)
+	}
+}
+
+// waitSlotActive waits until the slot is being read.
+func (e *env) waitSlotActive(slot string) {
+	e.t.Helper()
+	eventually(e.t, 20*time.Second, "slot "+slot+" active", func() bool {
+		var active bool
+		err := e.db.QueryRow(context.Background(), "SELECT active FROM pg_replication_slots WHERE slot_name = $1", slot).Scan(&active)
+		return err == nil && active
+	})
+}
+
+func (e *env) confirmedFlush(slot string) pglogrepl.LSN {
+	e.t.Helper()
+	var s string
+	if err := e.db.QueryRow(context.Background(), "SELECT coalesce(confirmed_flush_lsn::text, '0/0') FROM pg_replication_slots WHERE slot_name = $1", slot).Scan(&s); err != nil {
+		e.t.Fatal(err)
+	}
+	l, err := pglogrepl.ParseLSN(s)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return l
+}
+
+func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// event is a consumed change record.
+type event struct {
+	Topic  string
+	Offset int64
+	Key    map[string]any
+	Op     string         `json:"op"`
+	Before map[string]any `json:"before"`
+	After  map[string]any `json:"after"`
+	Source map[string]any `json:"source"`
+}
+
+func (ev event) String() string {
+	return fmt.Sprintf("%s %s key=%v before=%v after=%v", ev.Topic, ev.Op, ev.Key, ev.Before, ev.After)
+}
+
+// id returns the "id" column of the row the event is about.
+func (ev event) id() int64 {
+	row := ev.After
+	if row == nil {
+		row = ev.Before
+	}
+	n, _ := row["id"].(float64)
+	return int64(n)
+}
+
+// consume reads topics from the start until want records arrived, then
+// keeps reading for settle to catch records beyond want (duplicates).
+func (e *env) consume(topics []string, want int, settle time.Duration) []event {
+	e.t.Helper()
+	cl, err := kgo.NewClient(append(append([]kgo.Opt{}, e.opts...), kgo.ConsumeTopics(topics...),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.MetadataMinAge(50*time.Millisecond), kgo.FetchMaxWait(100*time.Millisecond))...)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer cl.Close()
+	var out []event
+	deadline := time.Now().Add(30 * time.Second)
+	var settleEnd time.Time
+	for {
+		now := time.Now()
+		if len(out) >= want && settleEnd.IsZero() {
+			settleEnd = now.Add(settle)
+		}
+		if !settleEnd.IsZero() && now.After(settleEnd) {
+			break
+		}
+		if now.After(deadline) {
+			e.t.Fatalf("got %d of %d records within 30s:\n%s", len(out), want, list(out))
+		}
+		until := deadline
+		if !settleEnd.IsZero() {
+			until = settleEnd
+		}
+		ctx, cancel := context.WithDeadline(context.Background(), until)
+		fs := cl.PollFetches(ctx)
+		cancel()
+		fs.EachRecord(func(r *kgo.Record) {
+			var ev event
+			if err := json.Unmarshal(r.Value, &ev); err != nil {
+				e.t.Fatalf("record value %s: %v", r.Value, err)
+			}
+			if len(r.Key) > 0 && string(r.Key) != "null" {
+				if err := json.Unmarshal(r.Key, &ev.Key); err != nil {
+					e.t.Fatalf("record key %s: %v", r.Key, err)
+				}
+			}
+			ev.Topic, ev.Offset = r.Topic, r.Offset
+			out = append(out, ev)
+		})
+	}
+	return out
+}
+
+func list(evs []event) string {
+	var b strings.Builder
+	for _, ev := range evs {
+		b.WriteString(ev.String())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// byCommit orders events of several topics by commit LSN and position in
+// their transaction (the offsets carry neither, the source does).
+func byCommit(evs []event) {
+	sort.SliceStable(evs, func(i, j int) bool {
+		a, _ := pglogrepl.ParseLSN(fmt.Sprint(evs[i].Source["commit_lsn"]))
+		b, _ := pglogrepl.ParseLSN(fmt.Sprint(evs[j].Source["commit_lsn"]))
+		if a != b {
+			return a < b
+		}
+		la, _ := evs[i].Source["lsn"].(float64)
+		lb, _ := evs[j].Source["lsn"].(float64)
+		return la < lb
+	})
+}

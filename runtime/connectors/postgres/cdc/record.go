@@ -1,0 +1,286 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cdc
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgcommon"
+	"github.com/conveyor-dev/conveyor/runtime/data"
+	"github.com/conveyor-dev/conveyor/runtime/plugin"
+)
+
+// Operation codes of the envelope's op field (Debezium's).
+const (
+	OpCreate   = "c"
+	OpUpdate   = "u"
+	OpDelete   = "d"
+	OpRead     = "r" // a row of the initial snapshot
+	OpTruncate = "t"
+)
+
+// Names of the envelope fields.
+const (
+	FieldBefore = "before"
+	FieldAfter  = "after"
+	FieldSource = "source"
+	FieldOp     = "op"
+	FieldTsMs   = "ts_ms"
+)
+
+// SourceSchema describes where a change came from.
+var SourceSchema = data.StructOf("dev.conveyor.connect.postgres.Source",
+	data.F("connector", data.StringSchema),
+	data.F("name", data.StringSchema),               // topic.prefix
+	data.F("db", data.StringSchema),                 // database
+	data.F("schema", data.StringSchema),             // table schema
+	data.F("table", data.StringSchema),              // table name
+	data.F("snapshot", data.StringSchema),           // "true" for snapshot rows, "false" for streamed changes
+	data.F("txId", data.OptionalInt64Schema),        // transaction id (xid); absent for snapshot rows
+	data.F("lsn", data.OptionalInt64Schema),         // WAL position of the change (of the consistent point for snapshot rows)
+	data.F("commit_lsn", data.OptionalStringSchema), // commit LSN of the transaction, as PostgreSQL prints it
+	data.F("ts_ms", data.OptionalInt64Schema),       // commit time, ms since the epoch
+)
+
+// column is one column of a captured table.
+type column struct {
+	name   string
+	mapped pgcommon.Mapped
+	decode pgcommon.Decoder
+}
+
+// newColumn maps a column type (shared with the other PostgreSQL
+// connectors) and makes the decoder of its text form, the form of both
+// pgoutput tuples and the snapshot's rows.
+func newColumn(tm *pgtype.Map, name string, oid uint32, typmod int32) column {
+	typeName := fmt.Sprintf("type %d", oid)
+	if t, ok := tm.TypeForOID(oid); ok {
+		typeName = t.Name
+	}
+	m := pgcommon.MapColumn(pgcommon.Column{Name: name, TypeOID: oid, TypMod: typmod, TypeName: typeName})
+	return column{name: name, mapped: m, decode: pgcommon.NewDecoder(tm, m, oid, pgx.TextFormatCode)}
+}
+
+// relation is what the task knows about one captured table: its columns,
+// key columns and the schemas of its records.
+type relation struct {
+	oid           uint32
+	schema, table string
+	columns       []column
+	keyIdx        []int // indices into columns of the primary key
+	rowSchema     *data.Schema
+	keySchema     *data.Schema // nil when the table has no primary key
+	envSchema     *data.Schema
+	topic         string
+}
+
+// newRelation builds the record schemas of a table. keyNames lists the
+// primary key columns in key order (none for a table without one).
+func newRelation(s settings, oid uint32, schema, table string, cols []column, keyNames []string) (*relation, error) {
+	r := &relation{oid: oid, schema: schema, table: table, columns: cols, topic: s.topic(schema, table)}
+	base := r.topic // record schemas are named after the topic
+	fields := make([]data.Field, len(cols))
+	index := map[string]int{}
+	for i, c := range cols {
+		// Every column is optional: pgoutput does not say which ones are
+		// NOT NULL, a key-only before image leaves the others empty and an
+		// unchanged TOAST value is not sent.
+		fields[i] = data.F(c.name, c.mapped.Schema.AsOptional())
+		index[c.name] = i
+	}
+	// Optional itself: it is the schema of the envelope's before and after.
+	r.rowSchema = data.StructOf(base+".Value", fields...).AsOptional()
+	if len(keyNames) > 0 {
+		kf := make([]data.Field, 0, len(keyNames))
+		for _, k := range keyNames {
+			i, ok := index[k]
+			if !ok {
+				return nil, fmt.Errorf("table %s.%s: primary key column %q is not among the replicated columns", schema, table, k)
+			}
+			r.keyIdx = append(r.keyIdx, i)
+			kf = append(kf, data.F(k, fields[i].Schema))
+		}
+		r.keySchema = data.StructOf(base+".Key", kf...)
+	}
+	r.envSchema = data.StructOf(base+".Envelope",
+		data.F(FieldBefore, r.rowSchema),
+		data.F(FieldAfter, r.rowSchema),
+		data.F(FieldSource, SourceSchema),
+		data.F(FieldOp, data.StringSchema),
+		data.F(FieldTsMs, data.OptionalInt64Schema),
+	)
+	return r, nil
+}
+
+// rowFromText builds a row from text values (nil = NULL), as a snapshot
+// query returns them.
+func (r *relation) rowFromText(vals [][]byte) (*data.Struct, error) {
+	if len(vals) != len(r.columns) {
+		return nil, fmt.Errorf("table %s.%s: %d values for %d columns", r.schema, r.table, len(vals), len(r.columns))
+	}
+	st := data.NewStruct(r.rowSchema)
+	for i, v := range vals {
+		if v == nil {
+			continue
+		}
+		if err := r.set(st, i, v); err != nil {
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
+// rowFromTuple builds a row from a pgoutput tuple. An unchanged TOAST
+// value ('u') is taken from old when that tuple carries it (REPLICA
+// IDENTITY FULL), else left NULL.
+func (r *relation) rowFromTuple(t, old *pglogrepl.TupleData) (*data.Struct, error) {
+	if t == nil {
+		return nil, nil
+	}
+	if len(t.Columns) != len(r.columns) {
+		return nil, fmt.Errorf("table %s.%s: tuple has %d columns, the relation %d (schema change without a Relation message)",
+			r.schema, r.table, len(t.Columns), len(r.columns))
+	}
+	st := data.NewStruct(r.rowSchema)
+	for i, c := range t.Columns {
+		switch c.DataType {
+		case pglogrepl.TupleDataTypeText:
+			if err := r.set(st, i, c.Data); err != nil {
+				return nil, err
+			}
+		case pglogrepl.TupleDataTypeToast:
+			if old != nil && i < len(old.Columns) && old.Columns[i].DataType == pglogrepl.TupleDataTypeText {
+				if err := r.set(st, i, old.Columns[i].Data); err != nil {
+					return nil, err
+				}
+			}
+		case pglogrepl.TupleDataTypeBinary:
+			return nil, fmt.Errorf("table %s.%s column %s: binary tuple data (the task asks for text)", r.schema, r.table, r.columns[i].name)
+		}
+	}
+	return st, nil
+}
+
+func (r *relation) set(st *data.Struct, i int, text []byte) error {
+	c := r.columns[i]
+	v, err := c.decode(text)
+	if err != nil {
+		return fmt.Errorf("table %s.%s column %s: decoding %q: %w", r.schema, r.table, c.name, truncate(text), err)
+	}
+	if err := st.Set(c.name, v); err != nil {
+		return fmt.Errorf("table %s.%s: %w", r.schema, r.table, err)
+	}
+	return nil
+}
+
+func truncate(b []byte) string {
+	if len(b) > 64 {
+		return string(b[:64]) + "..."
+	}
+	return string(b)
+}
+
+// key returns the record key from a row: a struct of the primary key
+// columns, or nil for a table without a primary key (or no row).
+func (r *relation) key(row *data.Struct) (*data.Schema, any) {
+	if r.keySchema == nil {
+		return nil, nil
+	}
+	if row == nil {
+		return r.keySchema.AsOptional(), nil
+	}
+	k := data.NewStruct(r.keySchema)
+	for _, i := range r.keyIdx {
+		name := r.columns[i].name
+		if v := row.Get(name); v != nil {
+			if err := k.Set(name, v); err != nil {
+				return r.keySchema, nil
+			}
+		}
+	}
+	return r.keySchema, k
+}
+
+// change is one event to turn into a record.
+type change struct {
+	op         string
+	before     *data.Struct
+	after      *data.Struct
+	snapshot   bool
+	xid        uint32
+	lsn        pglogrepl.LSN // WAL position of the change
+	commitLSN  pglogrepl.LSN
+	commitTime time.Time
+}
+
+// record builds the source record of a change.
+func (r *relation) record(s settings, db string, partition map[string]any, ch change, offset map[string]any) *plugin.SourceRecord {
+	src := data.NewStruct(SourceSchema).
+		Put("connector", "postgresql").
+		Put("name", s.topicPrefix).
+		Put("db", db).
+		Put("schema", r.schema).
+		Put("table", r.table).
+		Put("snapshot", fmt.Sprint(ch.snapshot))
+	if !ch.snapshot {
+		src.Put("txId", int64(ch.xid))
+	}
+	if ch.lsn != 0 {
+		src.Put("lsn", int64(ch.lsn))
+	}
+	if ch.commitLSN != 0 {
+		src.Put("commit_lsn", ch.commitLSN.String())
+	}
+	if !ch.commitTime.IsZero() {
+		src.Put("ts_ms", ch.commitTime.UnixMilli())
+	}
+	env := data.NewStruct(r.envSchema).
+		Put(FieldSource, src).
+		Put(FieldOp, ch.op).
+		Put(FieldTsMs, time.Now().UnixMilli())
+	if ch.before != nil {
+		env.Put(FieldBefore, ch.before)
+	}
+	if ch.after != nil {
+		env.Put(FieldAfter, ch.after)
+	}
+	keyRow := ch.after
+	if keyRow == nil {
+		keyRow = ch.before
+	}
+	var ks *data.Schema
+	var k any
+	if ch.op != OpTruncate {
+		ks, k = r.key(keyRow)
+	}
+	rec := &plugin.SourceRecord{
+		SourcePartition: partition,
+		SourceOffset:    offset,
+		Topic:           r.topic,
+		KeySchema:       ks,
+		Key:             k,
+		ValueSchema:     r.envSchema,
+		Value:           env,
+		Timestamp:       ch.commitTime,
+	}
+	return rec
+}

@@ -1,0 +1,224 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package sink
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgtest"
+	"github.com/conveyor-dev/conveyor/runtime/converter"
+	"github.com/conveyor-dev/conveyor/runtime/task"
+)
+
+const orderValueSchema = `{"type":"struct","name":"orders","optional":false,"fields":[` +
+	`{"field":"id","type":"int64","optional":false},{"field":"version","type":"int32","optional":false},` +
+	`{"field":"note","type":"string","optional":true},` +
+	`{"field":"at","type":"int64","optional":false,"name":"org.apache.kafka.connect.data.Timestamp","version":1}]}`
+
+func orderKey(k int) []byte {
+	return []byte(`{"schema":{"type":"int64","optional":false},"payload":` + strconv.Itoa(k) + `}`)
+}
+
+func orderValue(k, version int) []byte {
+	note := `"n-` + strconv.Itoa(version) + `"`
+	if version%5 == 0 {
+		note = "null"
+	}
+	return []byte(fmt.Sprintf(`{"schema":%s,"payload":{"id":%d,"version":%d,"note":%s,"at":%d}}`, orderValueSchema, k, version, note, 1_700_000_000_000+int64(version)))
+}
+
+func startSinks(t *testing.T, c *kfake.Cluster, cfg map[string]string, n int) []task.Runner {
+	t.Helper()
+	var out []task.Runner
+	for i := 0; i < n; i++ {
+		kc, err := converter.New(converter.JSONClass, map[string]string{"schemas.enable": "true"}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vc, err := converter.New(converter.JSONClass, map[string]string{"schemas.enable": "true"}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := task.New(Plugin(), task.Common{
+			ID: task.ID{Connector: "pg-sink", Task: i}, Config: cfg, KeyConverter: kc, ValueConverter: vc,
+			Kafka:  []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...), kgo.HeartbeatInterval(100 * time.Millisecond)},
+			Status: task.StatusFunc(func(task.ID, task.State, string) {}), OffsetFlushInterval: 200 * time.Millisecond, RetryBackoff: 50 * time.Millisecond,
+		}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func stopSinks(t *testing.T, rs []task.Runner) {
+	t.Helper()
+	for _, r := range rs {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		if err := r.Stop(ctx); err != nil {
+			t.Errorf("stopping a sink task: %v", err)
+		}
+		cancel()
+	}
+}
+
+// waitCommitted waits until the sink's group committed the end offset of
+// every partition, i.e. every record was written and flushed.
+func waitCommitted(t *testing.T, adm *kadm.Client, topic string, d time.Duration) {
+	t.Helper()
+	ctx := context.Background()
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(d)
+	for {
+		resp, err := adm.FetchOffsets(ctx, "connect-pg-sink")
+		done := err == nil
+		ends.Each(func(o kadm.ListedOffset) {
+			c, ok := resp.Lookup(o.Topic, o.Partition)
+			if !ok || c.At < o.Offset {
+				done = false
+			}
+		})
+		if done {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sink did not commit the end offsets within %v (last error %v)", d, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// The must-show: 100k records (60k keys, every 7th record produced twice,
+// tombstones for every 50th key) through two sink tasks with upserts end
+// in exactly the expected rows; delivering half of them again (the
+// group's offsets rewound to the middle) leaves exactly the same rows.
+func TestUpsertExactlyOnceRowsUnderRedelivery(t *testing.T) {
+	const records, keys = 100_000, 60_000
+	url := pg.CreateDatabase(t)
+	pgtest.ExecURL(t, url, `CREATE TABLE orders (id bigint PRIMARY KEY, version integer NOT NULL, note text, at timestamp NOT NULL)`)
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, "orders"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.ProducerLinger(5*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ctx := context.Background()
+	start := time.Now()
+	var batch []*kgo.Record
+	send := func(force bool) {
+		if len(batch) >= 5000 || (force && len(batch) > 0) {
+			if err := cl.ProduceSync(ctx, batch...).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+	}
+	produced := 0
+	for i := 0; i < records; i++ {
+		k := i % keys
+		r := &kgo.Record{Topic: "orders", Key: orderKey(k), Value: orderValue(k, i)}
+		batch = append(batch, r)
+		produced++
+		if i%7 == 0 { // a duplicate, as a producer retry would write
+			batch = append(batch, &kgo.Record{Topic: "orders", Key: r.Key, Value: r.Value})
+			produced++
+		}
+		send(false)
+	}
+	for k := 0; k < keys; k += 50 {
+		batch = append(batch, &kgo.Record{Topic: "orders", Key: orderKey(k)}) // tombstone
+		produced++
+		send(false)
+	}
+	send(true)
+	t.Logf("produced %d records in %v", produced, time.Since(start))
+
+	cfg := map[string]string{"name": "pg-sink", "connector.class": "PostgresSink", "topics": "orders", "tasks.max": "2",
+		"connection.url": url, KeyInsertMode: "upsert", KeyPKMode: "record_key", KeyPKFields: "id", KeyDeleteEnabled: "true", KeyBatchSize: "5000"}
+	check := func(pass string) {
+		t.Helper()
+		// Expected: keys not divisible by 50, each at its last version.
+		got := pgtest.QueryString(t, url, `SELECT format('%s/%s/%s', count(*),
+			count(*) FILTER (WHERE version = CASE WHEN id < 40000 THEN id + 60000 ELSE id END
+				AND (note IS NULL) = (version % 5 = 0) AND coalesce(note, '') IN ('', 'n-' || version)
+				AND at = to_timestamp((1700000000000 + version) / 1000.0) AT TIME ZONE 'UTC'),
+			count(*) FILTER (WHERE id % 50 = 0)) FROM orders`)
+		if want := fmt.Sprintf("%d/%d/0", keys-keys/50, keys-keys/50); got != want {
+			t.Fatalf("%s: rows/right rows/deleted rows present = %s, want %s", pass, got, want)
+		}
+	}
+
+	start = time.Now()
+	sinks := startSinks(t, c, cfg, 2)
+	waitCommitted(t, adm, "orders", 60*time.Second)
+	stopSinks(t, sinks)
+	t.Logf("first delivery: %d records in %v", produced, time.Since(start))
+	check("first delivery")
+
+	// Redeliver the second half of every partition (the part with the
+	// tombstones and the last versions): rewind the group to the middle.
+	ends, err := adm.ListEndOffsets(ctx, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rewind := kadm.Offsets{}
+	redelivered := 0
+	ends.Each(func(o kadm.ListedOffset) {
+		rewind.AddOffset(o.Topic, o.Partition, o.Offset/2, -1)
+		redelivered += int(o.Offset - o.Offset/2)
+	})
+	resp, err := adm.CommitOffsets(ctx, "connect-pg-sink", rewind)
+	if err == nil {
+		err = resp.Error()
+	}
+	if err != nil {
+		t.Fatalf("rewinding the sink group: %v", err)
+	}
+	fetched, err := adm.FetchOffsets(ctx, "connect-pg-sink")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := fetched.Lookup("orders", 0); o.At == 0 || o.At != rewind["orders"][0].At {
+		t.Fatalf("group not rewound: %+v", o)
+	}
+	start = time.Now()
+	sinks = startSinks(t, c, cfg, 2)
+	waitCommitted(t, adm, "orders", 60*time.Second)
+	stopSinks(t, sinks)
+	t.Logf("redelivery: %d records in %v", redelivered, time.Since(start))
+	check("after redelivery")
+}

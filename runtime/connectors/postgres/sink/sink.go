@@ -1,0 +1,255 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package sink holds PostgresSink, a JDBC-sink-like connector that writes
+// records into PostgreSQL tables named after their topics: plain inserts,
+// or upserts by primary key (so redelivered records leave exactly one row
+// each), deletes for tombstones, optional table creation from the record
+// schema, and one transaction per batch.
+package sink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgcommon"
+	"github.com/conveyor-dev/conveyor/runtime/plugin"
+)
+
+// Version of the sink.
+const Version = "0.1.0"
+
+// Class is the connector class name.
+const Class = "dev.conveyor.connect.postgres.PostgresSinkConnector"
+
+// Configuration keys (besides pgcommon's connection keys and topics).
+const (
+	KeyInsertMode      = "insert.mode"
+	KeyPKMode          = "pk.mode"
+	KeyPKFields        = "pk.fields"
+	KeyTableNameFormat = "table.name.format"
+	KeyAutoCreate      = "auto.create"
+	KeyDeleteEnabled   = "delete.enabled"
+	KeyBatchSize       = "batch.size"
+)
+
+// Insert modes.
+const (
+	InsertModeInsert = "insert"
+	InsertModeUpsert = "upsert"
+)
+
+// Primary key modes (Kafka's JDBC sink names).
+const (
+	PKModeNone        = "none"
+	PKModeKafka       = "kafka"
+	PKModeRecordKey   = "record_key"
+	PKModeRecordValue = "record_value"
+)
+
+// Column names used when the key or the Kafka coordinates become columns.
+const (
+	DefaultKeyColumn = "__connect_key"
+	TopicColumn      = "__connect_topic"
+	PartitionColumn  = "__connect_partition"
+	OffsetColumn     = "__connect_offset"
+)
+
+const group = "PostgreSQL sink"
+
+// Plugin returns the PostgresSink plugin.
+func Plugin() plugin.Plugin {
+	fields := pgcommon.ConnectionFields("")
+	fields = append(fields, []plugin.ConfigField{
+		{Name: KeyInsertMode, Type: plugin.TypeString, Default: InsertModeInsert, Group: group, Importance: plugin.ImportanceHigh, Width: plugin.WidthShort,
+			DisplayName: "Insert mode", Validator: plugin.OneOf(InsertModeInsert, InsertModeUpsert), Recommended: []string{InsertModeInsert, InsertModeUpsert},
+			Doc: "insert: plain INSERTs (a redelivered record fails on a primary key or adds a row); upsert: INSERT ... ON CONFLICT (primary key) DO UPDATE, so redelivery leaves exactly one row per key."},
+		{Name: KeyPKMode, Type: plugin.TypeString, Default: PKModeNone, Group: group, Importance: plugin.ImportanceHigh, Width: plugin.WidthShort,
+			DisplayName: "Primary key mode", Validator: plugin.OneOf(PKModeNone, PKModeKafka, PKModeRecordKey, PKModeRecordValue),
+			Recommended: []string{PKModeNone, PKModeKafka, PKModeRecordKey, PKModeRecordValue}, Dependents: []string{KeyPKFields},
+			Doc: "Where the primary key comes from: none; kafka (__connect_topic, __connect_partition, __connect_offset); record_key (the key: a primitive becomes one column, a struct its fields); record_value (fields of the value)."},
+		{Name: KeyPKFields, Type: plugin.TypeList, Group: group, Importance: plugin.ImportanceMedium, Width: plugin.WidthLong,
+			DisplayName: "Primary key fields",
+			Doc:         "record_key: the column name of a primitive key (default __connect_key) or the key fields to use (default all); record_value: the value fields forming the key (default all)."},
+		{Name: KeyTableNameFormat, Type: plugin.TypeString, Default: "${topic}", Group: group, Importance: plugin.ImportanceMedium, Width: plugin.WidthLong,
+			DisplayName: "Table name format", Validator: plugin.NonEmpty(),
+			Doc: "Destination table, with ${topic} replaced by the record's topic; table or schema.table (double quotes keep dots in a name)."},
+		{Name: KeyAutoCreate, Type: plugin.TypeBoolean, Default: "false", Group: group, Importance: plugin.ImportanceMedium, Width: plugin.WidthShort,
+			DisplayName: "Auto-create tables", Doc: "Create a missing table from the first record's key and value schemas (records need schemas)."},
+		{Name: KeyDeleteEnabled, Type: plugin.TypeBoolean, Default: "false", Group: group, Importance: plugin.ImportanceMedium, Width: plugin.WidthShort,
+			DisplayName: "Delete on tombstones", Doc: "Delete the row of a record with a null value (a tombstone); needs pk.mode=record_key. When false, tombstones are skipped."},
+		{Name: KeyBatchSize, Type: plugin.TypeInt, Default: "3000", Group: group, Importance: plugin.ImportanceMedium, Width: plugin.WidthShort,
+			DisplayName: "Batch size", Validator: plugin.Between(1, 1_000_000),
+			Doc: "Records written per transaction at most; buffered records are also written on every offset commit."},
+	}...)
+	return plugin.Plugin{
+		Class:        Class,
+		Kind:         plugin.KindSink,
+		Version:      Version,
+		Doc:          "Writes records into PostgreSQL tables named after their topics: inserts or upserts by primary key, tombstones as deletes, batched in transactions.",
+		Spec:         plugin.ConfigSpec{Fields: fields},
+		NewConnector: func() plugin.Connector { return &Connector{} },
+		NewSinkTask:  func() plugin.SinkTask { return &Task{} },
+	}
+}
+
+type settings struct {
+	raw           map[string]string
+	insertMode    string
+	pkMode        string
+	pkFields      []string
+	tableFormat   string
+	autoCreate    bool
+	deleteEnabled bool
+	batchSize     int
+}
+
+func parse(config map[string]string) (*settings, error) {
+	cfg, err := Plugin().Spec.Parse(config)
+	if err != nil {
+		return nil, err
+	}
+	s := &settings{
+		raw:           config,
+		insertMode:    strings.ToLower(cfg.String(KeyInsertMode)),
+		pkMode:        strings.ToLower(cfg.String(KeyPKMode)),
+		pkFields:      cfg.List(KeyPKFields),
+		tableFormat:   cfg.String(KeyTableNameFormat),
+		autoCreate:    cfg.Bool(KeyAutoCreate),
+		deleteEnabled: cfg.Bool(KeyDeleteEnabled),
+		batchSize:     cfg.Int(KeyBatchSize),
+	}
+	var errs []plugin.FieldError
+	if s.insertMode == InsertModeUpsert && s.pkMode == PKModeNone {
+		errs = append(errs, plugin.FieldError{Name: KeyPKMode, Message: "insert.mode=upsert needs a primary key: set pk.mode to record_key, record_value or kafka"})
+	}
+	if s.deleteEnabled && s.pkMode != PKModeRecordKey {
+		errs = append(errs, plugin.FieldError{Name: KeyDeleteEnabled, Message: "delete.enabled=true needs pk.mode=record_key: a tombstone only carries its key"})
+	}
+	if _, err := s.table("t"); err != nil {
+		errs = append(errs, plugin.FieldError{Name: KeyTableNameFormat, Message: err.Error()})
+	}
+	if len(errs) > 0 {
+		return nil, &plugin.ConfigError{Fields: errs}
+	}
+	return s, nil
+}
+
+// table returns the destination table of a topic.
+func (s *settings) table(topic string) (pgcommon.Table, error) {
+	name := strings.ReplaceAll(s.tableFormat, "${topic}", topic)
+	t, err := pgcommon.ParseTable(name)
+	if err != nil && !strings.Contains(s.tableFormat, `"`) {
+		// A topic with dots or odd characters: take the whole name as one
+		// identifier rather than failing.
+		return pgcommon.Table{Name: name}, nil
+	}
+	return t, err
+}
+
+// Connector validates and copies its configuration to every task.
+type Connector struct {
+	cc     plugin.ConnectorContext
+	config map[string]string
+}
+
+// Validate checks the key settings, the connection, and for listed topics
+// that each table exists (or auto.create is on) and the privileges the
+// modes need.
+func (c *Connector) Validate(ctx context.Context, config map[string]string) []plugin.FieldError {
+	s, err := parse(config)
+	if err != nil {
+		return pgcommon.FieldErrors(err, KeyInsertMode)
+	}
+	conn, errs := pgcommon.CheckConnection(ctx, config)
+	if len(errs) > 0 {
+		return errs
+	}
+	defer conn.Close(context.Background())
+	var user string
+	if err := conn.QueryRow(ctx, "SELECT current_user").Scan(&user); err != nil {
+		return []plugin.FieldError{{Name: pgcommon.KeyConnectionURL, Message: fmt.Sprintf("querying the database: %v", err)}}
+	}
+	privs := []string{"INSERT"}
+	if s.insertMode == InsertModeUpsert {
+		privs = append(privs, "UPDATE")
+	}
+	if s.deleteEnabled {
+		privs = append(privs, "DELETE")
+	}
+	for _, topic := range plugin.SplitList(config[plugin.KeyTopics]) {
+		t, err := s.table(topic)
+		if err != nil {
+			errs = append(errs, plugin.FieldError{Name: KeyTableNameFormat, Message: fmt.Sprintf("topic %s: %v", topic, err)})
+			continue
+		}
+		rt, err := pgcommon.Resolve(ctx, conn, t)
+		if errors.Is(err, pgcommon.ErrNoTable) {
+			if !s.autoCreate {
+				errs = append(errs, plugin.FieldError{Name: KeyAutoCreate, Message: fmt.Sprintf("table %s for topic %s does not exist: create it, or set auto.create=true", t, topic)})
+			}
+			continue
+		}
+		if err != nil {
+			errs = append(errs, plugin.FieldError{Name: KeyTableNameFormat, Message: err.Error()})
+			continue
+		}
+		for _, p := range privs {
+			var ok bool
+			if err := conn.QueryRow(ctx, "SELECT has_table_privilege(to_regclass($1), $2)", rt.Quoted(), p).Scan(&ok); err != nil {
+				errs = append(errs, plugin.FieldError{Name: KeyTableNameFormat, Message: fmt.Sprintf("checking privileges on %s: %v", rt, err)})
+				break
+			}
+			if !ok {
+				errs = append(errs, plugin.FieldError{Name: KeyTableNameFormat, Message: fmt.Sprintf("user %q lacks the %s privilege on table %s (needed by insert.mode=%s, delete.enabled=%t): GRANT %s ON %s TO %s",
+					user, p, rt, s.insertMode, s.deleteEnabled, p, rt.Quoted(), pgcommon.QuoteIdent(user))})
+			}
+		}
+	}
+	return errs
+}
+
+// Start keeps the configuration.
+func (c *Connector) Start(_ context.Context, cc plugin.ConnectorContext, config map[string]string) error {
+	if _, err := parse(config); err != nil {
+		return err
+	}
+	c.cc, c.config = cc, config
+	return nil
+}
+
+// NaturalLimit is the partition count of the topics.
+func (c *Connector) NaturalLimit(ctx context.Context) (int, plugin.Reason, error) {
+	return plugin.SinkNaturalLimit(ctx, c.cc, c.config)
+}
+
+// TaskConfigs returns max copies of the configuration.
+func (c *Connector) TaskConfigs(max int) ([]map[string]string, error) {
+	out := make([]map[string]string, max)
+	for i := range out {
+		cfg := make(map[string]string, len(c.config))
+		for k, v := range c.config {
+			cfg[k] = v
+		}
+		out[i] = cfg
+	}
+	return out, nil
+}
+
+// Stop does nothing.
+func (c *Connector) Stop() error { return nil }

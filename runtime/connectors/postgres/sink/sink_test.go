@@ -1,0 +1,195 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package sink
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgcommon"
+	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgtest"
+	"github.com/conveyor-dev/conveyor/runtime/data"
+	"github.com/conveyor-dev/conveyor/runtime/plugin"
+	"github.com/conveyor-dev/conveyor/runtime/plugin/plugintest"
+)
+
+var pg *pgtest.Server
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Run(m, &pg)) }
+
+func with(cfg map[string]string, kv ...string) map[string]string {
+	out := map[string]string{}
+	for k, v := range cfg {
+		out[k] = v
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		out[kv[i]] = kv[i+1]
+	}
+	return out
+}
+
+func baseConfig(url string) map[string]string {
+	return map[string]string{"name": "pg-sink", "connector.class": "PostgresSink", "topics": "orders", pgcommon.KeyConnectionURL: url}
+}
+
+func TestValidate(t *testing.T) {
+	url := pg.CreateDatabase(t)
+	db := pgtest.DatabaseName(url)
+	role := "writer_" + db
+	pgtest.ExecURL(t, url, "CREATE TABLE orders (id bigint PRIMARY KEY, v text)",
+		"DROP ROLE IF EXISTS "+role, "CREATE ROLE "+role+" LOGIN PASSWORD 'Writer-Pw-1'", "GRANT INSERT ON orders TO "+role)
+	writer := pg.URLAs(role, "Writer-Pw-1", db)
+	cases := []struct {
+		name, field, substr string
+		cfg                 map[string]string
+	}{
+		{"upsert without key", KeyPKMode, "insert.mode=upsert needs a primary key", with(baseConfig(url), KeyInsertMode, "upsert")},
+		{"delete without record key", KeyDeleteEnabled, "needs pk.mode=record_key", with(baseConfig(url), KeyDeleteEnabled, "true", KeyPKMode, "record_value")},
+		{"missing table", KeyAutoCreate, "table nothere for topic nothere does not exist: create it, or set auto.create=true", with(baseConfig(url), "topics", "nothere")},
+		{"update denied", KeyTableNameFormat, `lacks the UPDATE privilege on table public.orders`, with(baseConfig(writer), KeyInsertMode, "upsert", KeyPKMode, "record_key")},
+		{"bad url", pgcommon.KeyConnectionURL, "invalid PostgreSQL URL", with(baseConfig("postgres://x:Writer-Pw-1@127.0.0.1:0x/db"))},
+		{"bad mode", KeyInsertMode, "String must be one of", with(baseConfig(url), KeyInsertMode, "merge")},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := plugin.ValidateConfig(context.Background(), Plugin(), c.cfg)
+			var all []string
+			found := false
+			for _, fe := range res.Errors() {
+				all = append(all, fe.Error())
+				if fe.Name == c.field && strings.Contains(fe.Message, c.substr) {
+					found = true
+				}
+				if strings.Contains(fe.Message, "Writer-Pw-1") {
+					t.Fatalf("password shown: %s", fe.Message)
+				}
+			}
+			if !found {
+				t.Fatalf("want an error on %s containing %q, got %v", c.field, c.substr, all)
+			}
+		})
+	}
+	for _, ok := range []map[string]string{
+		with(baseConfig(writer)),
+		with(baseConfig(url), KeyInsertMode, "upsert", KeyPKMode, "record_key", KeyDeleteEnabled, "true"),
+		with(baseConfig(url), "topics", "new_topic", KeyAutoCreate, "true"),
+	} {
+		if res := plugin.ValidateConfig(context.Background(), Plugin(), ok); res.ErrorCount != 0 {
+			t.Errorf("valid config refused: %v", res.Errors())
+		}
+	}
+}
+
+var (
+	keySchema   = data.StructOf("orders.Key", data.F("id", data.Int64Schema))
+	valueSchema = data.StructOf("orders", data.F("id", data.Int64Schema), data.F("qty", data.Int32Schema),
+		data.F("note", data.OptionalStringSchema), data.F("price", data.DecimalSchema(2).AsOptional()), data.F("at", data.TimestampSchema()))
+)
+
+func order(offset int64, id int64, qty int32, note any) *plugin.SinkRecord {
+	v := data.NewStruct(valueSchema).Put("id", id).Put("qty", qty).Put("note", note).
+		Put("price", data.NewDecimal(int64(qty)*125, 2)).Put("at", time.Date(2024, 1, 2, 3, 4, 5, 6000, time.UTC))
+	return &plugin.SinkRecord{Topic: "orders", Partition: 0, Offset: offset, KeySchema: keySchema, Key: data.NewStruct(keySchema).Put("id", id), ValueSchema: valueSchema, Value: v}
+}
+
+func tombstone(offset int64, id int64) *plugin.SinkRecord {
+	return &plugin.SinkRecord{Topic: "orders", Partition: 0, Offset: offset, KeySchema: keySchema, Key: data.NewStruct(keySchema).Put("id", id)}
+}
+
+func startTask(t *testing.T, cfg map[string]string) *Task {
+	t.Helper()
+	task := &Task{}
+	if err := task.Start(context.Background(), plugintest.NewSinkTaskContext(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = task.Stop() })
+	return task
+}
+
+func putFlush(t *testing.T, task *Task, recs ...*plugin.SinkRecord) {
+	t.Helper()
+	ctx := context.Background()
+	if err := task.Put(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	if err := task.Flush(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Upsert with auto.create: the table comes from the record schemas, a
+// batch with several versions of a key keeps the last, redelivery changes
+// nothing, a tombstone deletes.
+func TestUpsertAutoCreateAndDelete(t *testing.T) {
+	url := pg.CreateDatabase(t)
+	task := startTask(t, with(baseConfig(url), KeyInsertMode, "upsert", KeyPKMode, "record_key", KeyAutoCreate, "true", KeyDeleteEnabled, "true", KeyBatchSize, "2"))
+	batch := []*plugin.SinkRecord{order(0, 1, 10, "a"), order(1, 2, 20, nil), order(2, 1, 11, "a2"), order(3, 3, 30, "c"), tombstone(4, 3)}
+	putFlush(t, task, batch...)
+	putFlush(t, task, batch...) // redelivered
+	got := pgtest.QueryString(t, url, `SELECT string_agg(format('%s:%s:%s:%s:%s', id, qty, coalesce(note, 'NULL'), price, at), ' ' ORDER BY id) FROM orders`)
+	if want := "1:11:a2:13.75:2024-01-02 03:04:05.000006 2:20:NULL:25.00:2024-01-02 03:04:05.000006"; got != want {
+		t.Fatalf("rows %q, want %q", got, want)
+	}
+	if pk := pgtest.QueryString(t, url, `SELECT string_agg(a.attname, ',') FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey) WHERE i.indrelid = 'orders'::regclass AND i.indisprimary`); pk != "id" {
+		t.Fatalf("primary key %q", pk)
+	}
+}
+
+// Insert mode writes every record (COPY); kafka pk mode keys rows by their
+// Kafka coordinates, so a redelivered batch fails on the key instead of
+// duplicating rows.
+func TestInsertModeAndKafkaKeys(t *testing.T) {
+	url := pg.CreateDatabase(t)
+	task := startTask(t, with(baseConfig(url), KeyPKMode, "kafka", KeyAutoCreate, "true"))
+	putFlush(t, task, order(7, 1, 1, "x"), order(8, 1, 2, "y"))
+	if got := pgtest.QueryString(t, url, `SELECT string_agg(format('%s/%s/%s:%s', __connect_topic, __connect_partition, __connect_offset, qty), ' ' ORDER BY __connect_offset) FROM orders`); got != "orders/0/7:1 orders/0/8:2" {
+		t.Fatalf("rows %q", got)
+	}
+	err := task.Put(context.Background(), []*plugin.SinkRecord{order(7, 1, 1, "x")})
+	if err == nil {
+		err = task.Flush(context.Background(), nil)
+	}
+	if err == nil || plugin.IsRetriable(err) || !strings.Contains(err.Error(), "duplicate key") {
+		t.Fatalf("redelivery in insert mode: %v, want a non-retriable duplicate key error", err)
+	}
+}
+
+// Schemaless JSON objects go into an existing table by column name;
+// record_value keys upsert by a value field; a field without a column is
+// an error that names it.
+func TestSchemalessValuesAndRecordValueKeys(t *testing.T) {
+	url := pg.CreateDatabase(t)
+	pgtest.ExecURL(t, url, `CREATE SCHEMA shop`, `CREATE TABLE shop."Events" (code text PRIMARY KEY, n bigint, flag boolean)`)
+	task := startTask(t, with(baseConfig(url), "topics", "events", KeyTableNameFormat, `shop."Events"`, KeyInsertMode, "upsert", KeyPKMode, "record_value", KeyPKFields, "code"))
+	rec := func(off int64, m map[string]any) *plugin.SinkRecord {
+		return &plugin.SinkRecord{Topic: "events", Offset: off, Value: m}
+	}
+	putFlush(t, task, rec(0, map[string]any{"code": "a", "n": int64(1), "flag": true}), rec(1, map[string]any{"code": "b", "n": int64(2)}), rec(2, map[string]any{"code": "a", "n": int64(3), "flag": false}))
+	if got := pgtest.QueryString(t, url, `SELECT string_agg(format('%s=%s/%s', code, n, coalesce(flag::text, 'NULL')), ' ' ORDER BY code) FROM shop."Events"`); got != "a=3/false b=2/NULL" {
+		t.Fatalf("rows %q", got)
+	}
+	err := task.Put(context.Background(), []*plugin.SinkRecord{rec(3, map[string]any{"code": "c", "extra": "x"})})
+	if err == nil {
+		err = task.Flush(context.Background(), nil)
+	}
+	if err == nil || !strings.Contains(err.Error(), `has field "extra" but table shop.Events has no such column`) {
+		t.Fatalf("unknown field: %v", err)
+	}
+}

@@ -1,0 +1,704 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package sink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgcommon"
+	"github.com/conveyor-dev/conveyor/runtime/data"
+	"github.com/conveyor-dev/conveyor/runtime/plugin"
+)
+
+// Task buffers records and writes them in transactions.
+type Task struct {
+	s       *settings
+	log     *slog.Logger
+	conn    *pgx.Conn
+	buf     []*plugin.SinkRecord
+	writers map[string]*writer // by topic; valid for the current connection
+	stages  int
+}
+
+// writer writes the records of one topic into its table.
+type writer struct {
+	table   pgcommon.Table
+	columns map[string]pgcommon.Column
+	pk      []string // the table's primary key
+	stage   string   // temporary staging table on the current connection
+	layouts map[[2]*data.Schema]*layout
+}
+
+// layout says how records of one key/value schema pair become columns.
+type layout struct {
+	cols    []string // every column written, primary key columns first
+	npk     int      // how many of cols form the key
+	colsKey string   // cols joined, to group rows
+}
+
+// row is one operation on a table.
+type row struct {
+	del  bool
+	lay  *layout
+	vals []any
+	key  string // encoded primary key values, for deduplication
+}
+
+// Start parses the configuration; the connection opens with the first write.
+func (t *Task) Start(ctx context.Context, tc plugin.SinkTaskContext, config map[string]string) error {
+	s, err := parse(config)
+	if err != nil {
+		return err
+	}
+	t.s, t.log = s, tc.Logger()
+	t.writers = map[string]*writer{}
+	conn, err := pgcommon.Connect(ctx, config)
+	if err != nil {
+		return err
+	}
+	t.conn = conn
+	return nil
+}
+
+// Open does nothing: tables are found on their first record.
+func (t *Task) Open(context.Context, []plugin.TopicPartition) error { return nil }
+
+// Put buffers the records and writes a transaction once batch.size
+// records are buffered. When that write fails retriably, the records of
+// this call leave the buffer again, since the runtime puts them again.
+func (t *Task) Put(ctx context.Context, records []*plugin.SinkRecord) error {
+	before := len(t.buf)
+	t.buf = append(t.buf, records...)
+	if len(t.buf) < t.s.batchSize {
+		return nil
+	}
+	if err := t.write(ctx); err != nil {
+		if plugin.IsRetriable(err) {
+			clear(t.buf[before:])
+			t.buf = t.buf[:before]
+		}
+		return err
+	}
+	return nil
+}
+
+// Flush writes the buffered records.
+func (t *Task) Flush(ctx context.Context, _ map[plugin.TopicPartition]int64) error {
+	return t.write(ctx)
+}
+
+// Close drops buffered records of revoked partitions (they were flushed
+// unless the flush failed, and another task now owns them).
+func (t *Task) Close(_ context.Context, partitions []plugin.TopicPartition) error {
+	if len(t.buf) == 0 {
+		return nil
+	}
+	gone := map[plugin.TopicPartition]bool{}
+	for _, tp := range partitions {
+		gone[tp] = true
+	}
+	t.buf = slices.DeleteFunc(t.buf, func(r *plugin.SinkRecord) bool { return gone[r.TopicPartition()] })
+	return nil
+}
+
+// Stop closes the connection; unflushed records are delivered again.
+func (t *Task) Stop() error {
+	if t.conn != nil {
+		err := t.conn.Close(context.Background())
+		t.conn = nil
+		return err
+	}
+	return nil
+}
+
+// write writes the buffer in one transaction.
+func (t *Task) write(ctx context.Context) error {
+	if len(t.buf) == 0 {
+		return nil
+	}
+	if t.conn == nil || t.conn.IsClosed() {
+		conn, err := pgcommon.Connect(ctx, t.s.raw)
+		if err != nil {
+			return plugin.Retriable(err)
+		}
+		t.conn, t.writers = conn, map[string]*writer{}
+	}
+	err := pgx.BeginFunc(ctx, t.conn, func(tx pgx.Tx) error {
+		// Topics in order of first appearance; records keep their order.
+		var topics []string
+		byTopic := map[string][]*plugin.SinkRecord{}
+		for _, r := range t.buf {
+			if _, ok := byTopic[r.Topic]; !ok {
+				topics = append(topics, r.Topic)
+			}
+			byTopic[r.Topic] = append(byTopic[r.Topic], r)
+		}
+		for _, topic := range topics {
+			if err := t.writeTopic(ctx, tx, topic, byTopic[topic]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		// Staging tables and created tables went with the transaction.
+		t.writers = map[string]*writer{}
+		return classify(err)
+	}
+	clear(t.buf)
+	t.buf = t.buf[:0]
+	return nil
+}
+
+// classify marks errors that a retry may cure (lost connections, conflicts
+// between transactions, resource limits) as retriable.
+func classify(err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code[:2] {
+		case "08", "40", "53", "57", "58":
+			return plugin.Retriable(err)
+		}
+		return err
+	}
+	var fatal *fatalError
+	if errors.As(err, &fatal) {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return plugin.Retriable(err)
+	}
+	// Network errors and the like.
+	return plugin.Retriable(err)
+}
+
+// fatalError is a problem with the records or the table that retrying
+// cannot fix.
+type fatalError struct{ err error }
+
+func (e *fatalError) Error() string { return e.err.Error() }
+func (e *fatalError) Unwrap() error { return e.err }
+
+func fatalf(format string, args ...any) error { return &fatalError{fmt.Errorf(format, args...)} }
+
+// writeTopic writes the records of one topic.
+func (t *Task) writeTopic(ctx context.Context, tx pgx.Tx, topic string, recs []*plugin.SinkRecord) error {
+	w, err := t.writer(ctx, tx, topic, recs)
+	if err != nil {
+		return err
+	}
+	rows := make([]row, 0, len(recs))
+	for _, r := range recs {
+		rw, ok, err := t.row(w, r)
+		if err != nil {
+			return err
+		}
+		if ok {
+			rows = append(rows, rw)
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	upsert := t.s.insertMode == InsertModeUpsert
+	if upsert {
+		// One operation per key, the last one: a batch's records then
+		// commute, and ON CONFLICT never meets a key twice.
+		last := make(map[string]int, len(rows))
+		for i, rw := range rows {
+			last[rw.key] = i
+		}
+		kept := rows[:0]
+		for i, rw := range rows {
+			if last[rw.key] == i {
+				kept = append(kept, rw)
+			}
+		}
+		rows = kept
+	}
+	// Runs of rows with the same operation and columns, applied in order.
+	// After deduplication (upsert) the order does not matter, so rows are
+	// grouped first to make few runs.
+	if upsert {
+		sort.SliceStable(rows, func(i, j int) bool {
+			if rows[i].del != rows[j].del {
+				return !rows[i].del
+			}
+			return rows[i].lay.colsKey < rows[j].lay.colsKey
+		})
+	}
+	staged := false
+	for start := 0; start < len(rows); {
+		end := start + 1
+		for end < len(rows) && rows[end].del == rows[start].del && rows[end].lay == rows[start].lay {
+			end++
+		}
+		run := rows[start:end]
+		start = end
+		lay := run[0].lay
+		src := make([][]any, len(run))
+		for i := range run {
+			src[i] = run[i].vals
+		}
+		switch {
+		case run[0].del:
+			if err := t.stageRows(ctx, tx, w, &staged, lay.cols[:lay.npk], src); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, deleteSQL(w, lay)); err != nil {
+				return fmt.Errorf("deleting %d rows from %s: %w", len(run), w.table, err)
+			}
+		case upsert:
+			if err := t.stageRows(ctx, tx, w, &staged, lay.cols, src); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, upsertSQL(w, lay)); err != nil {
+				return fmt.Errorf("upserting %d rows into %s: %w", len(run), w.table, err)
+			}
+		default:
+			if _, err := tx.CopyFrom(ctx, identifier(w.table), lay.cols, pgx.CopyFromRows(src)); err != nil {
+				return fmt.Errorf("inserting %d rows into %s: %w", len(run), w.table, err)
+			}
+		}
+	}
+	return nil
+}
+
+// stageRows copies rows into the writer's staging table, emptying it first
+// when an earlier run of this transaction used it.
+func (t *Task) stageRows(ctx context.Context, tx pgx.Tx, w *writer, staged *bool, cols []string, src [][]any) error {
+	if w.stage == "" {
+		t.stages++
+		name := fmt.Sprintf("conveyor_stage_%d", t.stages)
+		// A temporary table without constraints, emptied at every commit.
+		if _, err := tx.Exec(ctx, fmt.Sprintf("CREATE TEMP TABLE %s ON COMMIT DELETE ROWS AS SELECT * FROM %s WITH NO DATA",
+			pgcommon.QuoteIdent(name), w.table.Quoted())); err != nil {
+			return fmt.Errorf("creating a staging table for %s: %w", w.table, err)
+		}
+		w.stage = name
+	}
+	if *staged {
+		if _, err := tx.Exec(ctx, "TRUNCATE "+pgcommon.QuoteIdent(w.stage)); err != nil {
+			return fmt.Errorf("emptying the staging table of %s: %w", w.table, err)
+		}
+	}
+	*staged = true
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{w.stage}, cols, pgx.CopyFromRows(src)); err != nil {
+		return fmt.Errorf("staging %d rows for %s: %w", len(src), w.table, err)
+	}
+	return nil
+}
+
+func identifier(t pgcommon.Table) pgx.Identifier {
+	if t.Schema == "" {
+		return pgx.Identifier{t.Name}
+	}
+	return pgx.Identifier{t.Schema, t.Name}
+}
+
+func quoteAll(cols []string) string {
+	q := make([]string, len(cols))
+	for i, c := range cols {
+		q[i] = pgcommon.QuoteIdent(c)
+	}
+	return strings.Join(q, ", ")
+}
+
+func upsertSQL(w *writer, lay *layout) string {
+	cols := quoteAll(lay.cols)
+	var b strings.Builder
+	fmt.Fprintf(&b, "INSERT INTO %s (%s) SELECT %s FROM %s ON CONFLICT (%s) DO ", w.table.Quoted(), cols, cols, pgcommon.QuoteIdent(w.stage), quoteAll(w.pk))
+	var sets []string
+	for _, c := range lay.cols {
+		if !slices.Contains(w.pk, c) {
+			q := pgcommon.QuoteIdent(c)
+			sets = append(sets, q+" = EXCLUDED."+q)
+		}
+	}
+	if len(sets) == 0 {
+		b.WriteString("NOTHING")
+	} else {
+		b.WriteString("UPDATE SET " + strings.Join(sets, ", "))
+	}
+	return b.String()
+}
+
+func deleteSQL(w *writer, lay *layout) string {
+	conds := make([]string, lay.npk)
+	for i, c := range lay.cols[:lay.npk] {
+		q := pgcommon.QuoteIdent(c)
+		conds[i] = "t." + q + " = s." + q
+	}
+	return fmt.Sprintf("DELETE FROM %s t USING %s s WHERE %s", w.table.Quoted(), pgcommon.QuoteIdent(w.stage), strings.Join(conds, " AND "))
+}
+
+// writer returns the topic's writer, finding (or creating) its table.
+func (t *Task) writer(ctx context.Context, tx pgx.Tx, topic string, recs []*plugin.SinkRecord) (*writer, error) {
+	if w, ok := t.writers[topic]; ok {
+		return w, nil
+	}
+	tbl, err := t.s.table(topic)
+	if err != nil {
+		return nil, fatalf("%s for topic %s: %w", KeyTableNameFormat, topic, err)
+	}
+	rt, err := pgcommon.Resolve(ctx, tx, tbl)
+	if errors.Is(err, pgcommon.ErrNoTable) {
+		if !t.s.autoCreate {
+			return nil, fatalf("table %s for topic %s does not exist: create it, or set auto.create=true", tbl, topic)
+		}
+		if err := t.create(ctx, tx, tbl, recs); err != nil {
+			return nil, err
+		}
+		rt, err = pgcommon.Resolve(ctx, tx, tbl)
+	}
+	if err != nil {
+		return nil, err
+	}
+	cols, err := pgcommon.Columns(ctx, tx, rt)
+	if err != nil {
+		return nil, err
+	}
+	pk, err := pgcommon.PrimaryKey(ctx, tx, rt)
+	if err != nil {
+		return nil, err
+	}
+	if t.s.insertMode == InsertModeUpsert && len(pk) == 0 {
+		return nil, fatalf("insert.mode=upsert needs a primary key on table %s: add one (ALTER TABLE %s ADD PRIMARY KEY (...))", rt, rt.Quoted())
+	}
+	w := &writer{table: rt, columns: map[string]pgcommon.Column{}, pk: pk, layouts: map[[2]*data.Schema]*layout{}}
+	for _, c := range cols {
+		w.columns[c.Name] = c
+	}
+	t.writers[topic] = w
+	return w, nil
+}
+
+// create creates a table from the first record with a value schema.
+func (t *Task) create(ctx context.Context, tx pgx.Tx, tbl pgcommon.Table, recs []*plugin.SinkRecord) error {
+	var first *plugin.SinkRecord
+	for _, r := range recs {
+		if r.ValueSchema != nil && r.Value != nil {
+			first = r
+			break
+		}
+	}
+	if first == nil {
+		return fatalf("auto.create of table %s needs records with a value schema (use a converter with schemas, e.g. JsonConverter with schemas.enable=true)", tbl)
+	}
+	type col struct {
+		name string
+		s    *data.Schema
+	}
+	var cols []col
+	var pk []string
+	add := func(name string, s *data.Schema, isPK bool) {
+		for _, c := range cols {
+			if c.name == name {
+				return
+			}
+		}
+		cols = append(cols, col{name, s})
+		if isPK {
+			pk = append(pk, name)
+		}
+	}
+	switch t.s.pkMode {
+	case PKModeKafka:
+		add(TopicColumn, data.StringSchema, true)
+		add(PartitionColumn, data.Int32Schema, true)
+		add(OffsetColumn, data.Int64Schema, true)
+	case PKModeRecordKey:
+		ks := first.KeySchema
+		if ks == nil {
+			return fatalf("auto.create of table %s with pk.mode=record_key needs records with a key schema", tbl)
+		}
+		if ks.Type == data.TypeStruct {
+			for _, f := range ks.Fields {
+				if len(t.s.pkFields) == 0 || slices.Contains(t.s.pkFields, f.Name) {
+					add(f.Name, f.Schema, true)
+				}
+			}
+		} else {
+			add(keyColumn(t.s), ks, true)
+		}
+	}
+	vs := first.ValueSchema
+	if vs.Type != data.TypeStruct {
+		return fatalf("auto.create of table %s needs struct values, not %s", tbl, vs.Type)
+	}
+	for _, f := range vs.Fields {
+		add(f.Name, f.Schema, t.s.pkMode == PKModeRecordValue && (len(t.s.pkFields) == 0 || slices.Contains(t.s.pkFields, f.Name)))
+	}
+	defs := make([]string, 0, len(cols)+1)
+	for _, c := range cols {
+		typ, err := pgcommon.SQLType(c.s)
+		if err != nil {
+			return fatalf("auto.create of table %s: field %s: %w", tbl, c.name, err)
+		}
+		def := pgcommon.QuoteIdent(c.name) + " " + typ
+		if !c.s.Optional || slices.Contains(pk, c.name) {
+			def += " NOT NULL"
+		}
+		defs = append(defs, def)
+	}
+	if len(pk) > 0 {
+		defs = append(defs, "PRIMARY KEY ("+quoteAll(pk)+")")
+	}
+	sql := fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (%s)", tbl.Quoted(), strings.Join(defs, ", "))
+	if _, err := tx.Exec(ctx, sql); err != nil {
+		return fmt.Errorf("auto.create: %s: %w", sql, err)
+	}
+	t.log.Info("created table", "table", tbl.String())
+	return nil
+}
+
+func keyColumn(s *settings) string {
+	if len(s.pkFields) > 0 {
+		return s.pkFields[0]
+	}
+	return DefaultKeyColumn
+}
+
+// row turns a record into an operation; ok is false for skipped tombstones.
+func (t *Task) row(w *writer, r *plugin.SinkRecord) (row, bool, error) {
+	if r.Value == nil {
+		if !t.s.deleteEnabled {
+			return row{}, false, nil
+		}
+		lay, vals, err := t.keyPart(w, r)
+		if err != nil {
+			return row{}, false, err
+		}
+		return row{del: true, lay: lay, vals: vals, key: encodeKey(vals)}, true, nil
+	}
+	lay, vals, err := t.layoutAndValues(w, r)
+	if err != nil {
+		return row{}, false, err
+	}
+	return row{lay: lay, vals: vals, key: encodeKey(vals[:lay.npk])}, true, nil
+}
+
+// fields lists a struct's or a map's field names, values and schemas.
+func fields(s *data.Schema, v any, what string, r *plugin.SinkRecord) ([]string, []any, []*data.Schema, error) {
+	switch x := v.(type) {
+	case *data.Struct:
+		sch := x.Schema()
+		names := make([]string, len(sch.Fields))
+		vals := make([]any, len(sch.Fields))
+		schemas := make([]*data.Schema, len(sch.Fields))
+		for i, f := range sch.Fields {
+			names[i], schemas[i] = f.Name, f.Schema
+			vals[i] = x.GetIndex(f.Index)
+			if vals[i] == nil {
+				vals[i] = f.Schema.Default
+			}
+		}
+		return names, vals, schemas, nil
+	case map[string]any:
+		names := make([]string, 0, len(x))
+		for k := range x {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		vals := make([]any, len(names))
+		for i, k := range names {
+			vals[i] = x[k]
+		}
+		return names, vals, make([]*data.Schema, len(names)), nil
+	}
+	return nil, nil, nil, fatalf("record %s/%d: the %s is %T; want a struct (with a schema) or a JSON object", r.TopicPartition(), r.Offset, what, v)
+}
+
+// keyPart returns the primary key columns and values of a tombstone.
+func (t *Task) keyPart(w *writer, r *plugin.SinkRecord) (*layout, []any, error) {
+	names, vals, schemas, err := t.keyFields(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	lk := [2]*data.Schema{r.KeySchema, nil}
+	lay := w.layouts[lk]
+	if lay == nil || r.KeySchema == nil {
+		lay = &layout{cols: names, npk: len(names), colsKey: "del:" + strings.Join(names, "\x00")}
+		if err := w.check(lay.cols, r); err != nil {
+			return nil, nil, err
+		}
+		if r.KeySchema != nil {
+			w.layouts[lk] = lay
+		}
+	}
+	for i := range vals {
+		v, err := pgcommon.SQLValue(schemas[i], vals[i])
+		if err != nil {
+			return nil, nil, fatalf("record %s/%d: key field %s: %w", r.TopicPartition(), r.Offset, names[i], err)
+		}
+		vals[i] = v
+	}
+	return lay, vals, nil
+}
+
+// keyFields returns the key's columns for pk.mode=record_key.
+func (t *Task) keyFields(r *plugin.SinkRecord) ([]string, []any, []*data.Schema, error) {
+	if r.Key == nil {
+		return nil, nil, nil, fatalf("record %s/%d has no key, but pk.mode=record_key", r.TopicPartition(), r.Offset)
+	}
+	switch r.Key.(type) {
+	case *data.Struct, map[string]any:
+		names, vals, schemas, err := fields(r.KeySchema, r.Key, "key", r)
+		if err != nil || len(t.s.pkFields) == 0 {
+			return names, vals, schemas, err
+		}
+		var n []string
+		var v []any
+		var s []*data.Schema
+		for _, want := range t.s.pkFields {
+			i := slices.Index(names, want)
+			if i < 0 {
+				return nil, nil, nil, fatalf("record %s/%d: the key has no field %q named in pk.fields", r.TopicPartition(), r.Offset, want)
+			}
+			n, v, s = append(n, names[i]), append(v, vals[i]), append(s, schemas[i])
+		}
+		return n, v, s, nil
+	}
+	return []string{keyColumn(t.s)}, []any{r.Key}, []*data.Schema{r.KeySchema}, nil
+}
+
+// layoutAndValues returns the columns and values of a record (primary key
+// columns first).
+func (t *Task) layoutAndValues(w *writer, r *plugin.SinkRecord) (*layout, []any, error) {
+	names, vals, schemas, err := fields(r.ValueSchema, r.Value, "value", r)
+	if err != nil {
+		return nil, nil, err
+	}
+	var pkNames []string
+	var pkVals []any
+	var pkSchemas []*data.Schema
+	switch t.s.pkMode {
+	case PKModeKafka:
+		pkNames = []string{TopicColumn, PartitionColumn, OffsetColumn}
+		pkVals = []any{r.Topic, r.Partition, r.Offset}
+		pkSchemas = make([]*data.Schema, 3)
+	case PKModeRecordKey:
+		if pkNames, pkVals, pkSchemas, err = t.keyFields(r); err != nil {
+			return nil, nil, err
+		}
+	case PKModeRecordValue:
+		want := t.s.pkFields
+		if len(want) == 0 {
+			want = names
+		}
+		for _, n := range want {
+			i := slices.Index(names, n)
+			if i < 0 {
+				return nil, nil, fatalf("record %s/%d: the value has no field %q named in pk.fields", r.TopicPartition(), r.Offset, n)
+			}
+			pkNames, pkVals, pkSchemas = append(pkNames, n), append(pkVals, vals[i]), append(pkSchemas, schemas[i])
+		}
+	}
+	// Value fields that are not key columns.
+	out := make([]any, 0, len(pkVals)+len(vals))
+	out = append(out, pkVals...)
+	var rest []int
+	for i, n := range names {
+		if !slices.Contains(pkNames, n) {
+			rest = append(rest, i)
+		}
+	}
+	for _, i := range rest {
+		out = append(out, vals[i])
+	}
+	allSchemas := append(append([]*data.Schema{}, pkSchemas...), make([]*data.Schema, 0, len(rest))...)
+	for _, i := range rest {
+		allSchemas = append(allSchemas, schemas[i])
+	}
+	for i := range out {
+		v, err := pgcommon.SQLValue(allSchemas[i], out[i])
+		if err != nil {
+			return nil, nil, fatalf("record %s/%d: %w", r.TopicPartition(), r.Offset, err)
+		}
+		out[i] = v
+	}
+	lk := [2]*data.Schema{r.KeySchema, r.ValueSchema}
+	cacheable := r.ValueSchema != nil && (t.s.pkMode != PKModeRecordKey || r.KeySchema != nil)
+	if lay := w.layouts[lk]; cacheable && lay != nil {
+		return lay, out, nil
+	}
+	cols := append(append([]string{}, pkNames...), make([]string, 0, len(rest))...)
+	for _, i := range rest {
+		cols = append(cols, names[i])
+	}
+	lay := &layout{cols: cols, npk: len(pkNames), colsKey: strings.Join(cols, "\x00")}
+	if err := w.check(cols, r); err != nil {
+		return nil, nil, err
+	}
+	if cacheable {
+		w.layouts[lk] = lay
+	} else {
+		// Schemaless records: one layout per distinct column set.
+		if prev := w.layouts[[2]*data.Schema{}]; prev != nil && prev.colsKey == lay.colsKey {
+			return prev, out, nil
+		}
+		w.layouts[[2]*data.Schema{}] = lay
+	}
+	return lay, out, nil
+}
+
+// check verifies that the table has every column and, for upserts, that
+// the record's key columns are the table's primary key.
+func (w *writer) check(cols []string, r *plugin.SinkRecord) error {
+	for _, c := range cols {
+		if _, ok := w.columns[c]; !ok {
+			return fatalf("record %s/%d has field %q but table %s has no such column: add it (ALTER TABLE %s ADD COLUMN %s ...)",
+				r.TopicPartition(), r.Offset, c, w.table, w.table.Quoted(), pgcommon.QuoteIdent(c))
+		}
+	}
+	return nil
+}
+
+// encodeKey renders primary key values as one string for deduplication.
+func encodeKey(vals []any) string {
+	var b []byte
+	for i, v := range vals {
+		if i > 0 {
+			b = append(b, 0)
+		}
+		switch x := v.(type) {
+		case string:
+			b = append(b, x...)
+		case int64:
+			b = strconv.AppendInt(b, x, 10)
+		case int32:
+			b = strconv.AppendInt(b, int64(x), 10)
+		case int16:
+			b = strconv.AppendInt(b, int64(x), 10)
+		case []byte:
+			b = append(b, x...)
+		default:
+			b = fmt.Append(b, x)
+		}
+	}
+	return string(b)
+}

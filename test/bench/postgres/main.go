@@ -1,0 +1,533 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command postgres measures the PostgreSQL connectors against plain pgx in
+// the same run and prints one figure per line, "conveyor-bench: NAME=VALUE":
+//
+//   - pg_source_rows_per_s: rows/s of the table source (one task,
+//     incrementing mode) through the worker's source runner into Kafka
+//     (JSON converter with schemas), timed until Kafka acknowledged every
+//     row; pg_source_vs_select_ratio divides it by the rows/s of a plain pgx
+//     SELECT of the same table scanning every row;
+//   - pg_source_task_rows_per_s: the table source task alone (Poll loop, no
+//     Kafka), to tell the connector's cost from the runtime's;
+//   - pg_sink_rows_per_s: rows/s of the sink (one task, upsert by primary
+//     key) through the worker's sink runner, from records in Kafka (JSON
+//     with schemas) to committed offsets; pg_sink_vs_copy_ratio divides it
+//     by the rows/s of a plain pgx COPY of the same rows into an empty table;
+//   - pg_sink_task_rows_per_s: the sink task alone (Put and Flush of
+//     converted records), and pg_sink_task_vs_copy_ratio.
+//
+// PostgreSQL is a real server started by pgtest (hack/postgres.sh installs
+// it); Kafka is kfake inside this program. Run it with `make bench`.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime/pprof"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgtest"
+	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/sink"
+	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/tablesource"
+	"github.com/conveyor-dev/conveyor/runtime/converter"
+	"github.com/conveyor-dev/conveyor/runtime/data"
+	"github.com/conveyor-dev/conveyor/runtime/plugin"
+	"github.com/conveyor-dev/conveyor/runtime/plugin/plugintest"
+	"github.com/conveyor-dev/conveyor/runtime/task"
+)
+
+var (
+	rows    = flag.Int("rows", 100_000, "rows per measurement")
+	tries   = flag.Int("tries", 3, "repetitions of the plain pgx baselines and the task-alone measurements; the best counts (the machine may be busy)")
+	verbose = flag.Bool("v", false, "log progress to stderr")
+	cpuProf = flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+)
+
+func logf(format string, args ...any) {
+	if *verbose {
+		fmt.Fprintf(os.Stderr, "bench-postgres: "+format+"\n", args...)
+	}
+}
+
+func figure(name string, v float64) {
+	fmt.Printf("conveyor-bench: %s=%s\n", name, strconv.FormatFloat(v, 'f', 2, 64))
+}
+
+func main() {
+	flag.Parse()
+	if *cpuProf != "" {
+		f, err := os.Create(*cpuProf)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench-postgres: cpu profile: %v\n", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if err := run(); err != nil {
+		pprof.StopCPUProfile()
+		fmt.Fprintf(os.Stderr, "bench-postgres: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+const columns = `id bigint PRIMARY KEY, name text NOT NULL, qty integer NOT NULL, price numeric(10,2), at timestamptz NOT NULL, note text`
+
+func run() error {
+	ctx := context.Background()
+	pg, err := pgtest.Start(pgtest.Options{})
+	if err != nil {
+		return err
+	}
+	defer pg.Stop()
+	db, err := pg.NewDatabase(ctx, "bench")
+	if err != nil {
+		return err
+	}
+	url := pg.URL(db)
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	n := *rows
+	if _, err := conn.Exec(ctx, `CREATE TABLE src (`+columns+`)`); err != nil {
+		return err
+	}
+	if _, err := conn.Exec(ctx, fmt.Sprintf(`INSERT INTO src SELECT g, 'name-' || g, g %% 1000, g * 0.01, '2024-01-01'::timestamptz + g * interval '1 second',
+		CASE WHEN g %% 3 = 0 THEN NULL ELSE 'note number ' || g END FROM generate_series(1, %d) g`, n)); err != nil {
+		return err
+	}
+	if _, err := conn.Exec(ctx, `VACUUM ANALYZE src`); err != nil {
+		return err
+	}
+	logf("table src has %d rows", n)
+
+	// Baseline: a plain SELECT scanning every row (the first run also
+	// warms the cache).
+	selectRate, err := best(func() (float64, error) { return selectAll(ctx, conn) })
+	if err != nil {
+		return err
+	}
+	logf("plain SELECT: %.0f rows/s", selectRate)
+
+	taskRate, err := best(func() (float64, error) { return sourceTaskOnly(ctx, url, n) })
+	if err != nil {
+		return err
+	}
+	srcRate, err := sourceThroughKafka(ctx, url, n)
+	if err != nil {
+		return err
+	}
+	figure("pg_source_rows_per_s", srcRate)
+	figure("pg_source_vs_select_ratio", srcRate/selectRate)
+	figure("pg_source_task_rows_per_s", taskRate)
+
+	// Sink: the same rows as records.
+	recs, err := records(ctx, conn)
+	if err != nil {
+		return err
+	}
+	copyRate, err := best(func() (float64, error) { return plainCopy(ctx, conn, recs) })
+	if err != nil {
+		return err
+	}
+	logf("plain COPY: %.0f rows/s", copyRate)
+	sinkTaskRate, err := best(func() (float64, error) { return sinkTaskOnly(ctx, conn, url, recs) })
+	if err != nil {
+		return err
+	}
+	sinkRate, err := sinkThroughKafka(ctx, conn, url, recs)
+	if err != nil {
+		return err
+	}
+	figure("pg_sink_rows_per_s", sinkRate)
+	figure("pg_sink_vs_copy_ratio", sinkRate/copyRate)
+	figure("pg_sink_task_rows_per_s", sinkTaskRate)
+	figure("pg_sink_task_vs_copy_ratio", sinkTaskRate/copyRate)
+	return nil
+}
+
+// best runs f -tries times and returns the highest rate.
+func best(f func() (float64, error)) (float64, error) {
+	top := 0.0
+	for i := 0; i < max(*tries, 1); i++ {
+		r, err := f()
+		if err != nil {
+			return 0, err
+		}
+		top = max(top, r)
+	}
+	return top, nil
+}
+
+func selectAll(ctx context.Context, conn *pgx.Conn) (float64, error) {
+	start := time.Now()
+	rs, err := conn.Query(ctx, `SELECT id, name, qty, price, at, note FROM src ORDER BY id`)
+	if err != nil {
+		return 0, err
+	}
+	var (
+		id    int64
+		name  string
+		qty   int32
+		price pgtype.Numeric
+		at    time.Time
+		note  *string
+		count int
+	)
+	for rs.Next() {
+		if err := rs.Scan(&id, &name, &qty, &price, &at, &note); err != nil {
+			return 0, err
+		}
+		count++
+	}
+	if err := rs.Err(); err != nil {
+		return 0, err
+	}
+	return float64(count) / time.Since(start).Seconds(), nil
+}
+
+func sourceConfig(url string) map[string]string {
+	return map[string]string{
+		"name": "bench-source", "connector.class": tablesource.Class, "connection.url": url,
+		tablesource.KeyTableWhitelist: "src", tablesource.KeyMode: tablesource.ModeIncrementing, tablesource.KeyIncrementingColumn: "id",
+		tablesource.KeyTopicPrefix: "pg.", tablesource.KeyBatchMaxRows: "2000", tablesource.KeyPollIntervalMs: "100",
+		tablesource.KeyTablePollIntervalMs: "0",
+	}
+}
+
+// sourceTaskOnly polls a table source task until it returned every row.
+func sourceTaskOnly(ctx context.Context, url string, n int) (float64, error) {
+	t := tablesource.Plugin().NewSourceTask()
+	start := time.Now()
+	if err := t.Start(ctx, &plugintest.SourceTaskContext{Store: plugintest.NewOffsetStore()}, sourceConfig(url)); err != nil {
+		return 0, err
+	}
+	defer t.Stop()
+	got := 0
+	for got < n {
+		recs, err := t.Poll(ctx)
+		if err != nil {
+			return 0, err
+		}
+		got += len(recs)
+		if len(recs) == 0 && time.Since(start) > 5*time.Minute {
+			return 0, fmt.Errorf("source task returned %d of %d rows", got, n)
+		}
+	}
+	rate := float64(got) / time.Since(start).Seconds()
+	logf("source task alone: %.0f rows/s", rate)
+	return rate, nil
+}
+
+// kafkaEnv is an in-process Kafka with one 4-partition topic, the task
+// settings of a connector on it and an admin client.
+type kafkaEnv struct {
+	cluster *kfake.Cluster
+	common  task.Common
+	client  *kgo.Client
+	adm     *kadm.Client
+}
+
+func newKafkaEnv(topic, connector string, cfg map[string]string) (*kafkaEnv, error) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, topic))
+	if err != nil {
+		return nil, err
+	}
+	e := &kafkaEnv{cluster: c}
+	kc, err := converter.New(converter.JSONClass, nil, true)
+	if err == nil {
+		var vc converter.Converter
+		if vc, err = converter.New(converter.JSONClass, nil, false); err == nil {
+			e.common = task.Common{
+				ID: task.ID{Connector: connector}, Config: cfg, KeyConverter: kc, ValueConverter: vc,
+				Kafka:  []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)},
+				Status: task.StatusFunc(func(task.ID, task.State, string) {}), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+				OffsetFlushInterval: time.Second,
+			}
+			e.client, err = kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.MetadataMinAge(10*time.Millisecond))
+		}
+	}
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	e.adm = kadm.NewClient(e.client)
+	return e, nil
+}
+
+func (e *kafkaEnv) close() {
+	e.client.Close()
+	e.cluster.Close()
+}
+
+// nopOffsets is an offset store that keeps nothing (nothing resumes).
+type nopOffsets struct{}
+
+func (nopOffsets) Read(_ context.Context, _ string, parts []map[string]any) ([]map[string]any, error) {
+	return make([]map[string]any, len(parts)), nil
+}
+func (nopOffsets) Write(context.Context, string, []task.SourceOffset) error { return nil }
+
+// sourceThroughKafka runs the table source through the source runner
+// until Kafka holds every row.
+func sourceThroughKafka(ctx context.Context, url string, n int) (float64, error) {
+	e, err := newKafkaEnv("pg.src", "bench-source", sourceConfig(url))
+	if err != nil {
+		return 0, err
+	}
+	defer e.close()
+	cm, adm := e.common, e.adm
+	r, err := task.New(tablesource.Plugin(), cm, nopOffsets{})
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	if err := r.Start(ctx); err != nil {
+		return 0, err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		_ = r.Stop(sctx)
+	}()
+	for {
+		ends, err := adm.ListEndOffsets(ctx, "pg.src")
+		if err != nil {
+			return 0, err
+		}
+		total := int64(0)
+		ends.Each(func(o kadm.ListedOffset) { total += o.Offset })
+		if total >= int64(n) {
+			break
+		}
+		if err := r.Err(); err != nil {
+			return 0, fmt.Errorf("source task failed: %w", err)
+		}
+		if time.Since(start) > 5*time.Minute {
+			return 0, fmt.Errorf("source wrote %d of %d rows in 5 minutes", total, n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	rate := float64(n) / time.Since(start).Seconds()
+	logf("source into Kafka: %.0f rows/s", rate)
+	return rate, nil
+}
+
+var (
+	keySchema   = data.StructOf("sink.Key", data.F("id", data.Int64Schema))
+	valueSchema = data.StructOf("sink", data.F("id", data.Int64Schema), data.F("name", data.StringSchema), data.F("qty", data.Int32Schema),
+		data.F("price", data.DecimalSchema(2).AsOptional()), data.F("at", data.TimestampSchema()), data.F("note", data.OptionalStringSchema))
+)
+
+// records reads the source table into sink records of topic "sink".
+func records(ctx context.Context, conn *pgx.Conn) ([]*plugin.SinkRecord, error) {
+	rs, err := conn.Query(ctx, `SELECT id, name, qty, price::text, at, note FROM src ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	var out []*plugin.SinkRecord
+	for rs.Next() {
+		var (
+			id    int64
+			name  string
+			qty   int32
+			price *string
+			at    time.Time
+			note  *string
+		)
+		if err := rs.Scan(&id, &name, &qty, &price, &at, &note); err != nil {
+			return nil, err
+		}
+		v := data.NewStruct(valueSchema).Put("id", id).Put("name", name).Put("qty", qty).Put("at", at.UTC())
+		if price != nil {
+			d, err := data.ParseDecimal(*price)
+			if err != nil {
+				return nil, err
+			}
+			v.Put("price", d)
+		}
+		if note != nil {
+			v.Put("note", *note)
+		}
+		out = append(out, &plugin.SinkRecord{Topic: "sink", Partition: int32(id % 4), Offset: id, KeySchema: keySchema,
+			Key: data.NewStruct(keySchema).Put("id", id), ValueSchema: valueSchema, Value: v})
+	}
+	return out, rs.Err()
+}
+
+func resetTable(ctx context.Context, conn *pgx.Conn, name string) error {
+	_, err := conn.Exec(ctx, `DROP TABLE IF EXISTS `+name+`; CREATE TABLE `+name+` (`+columns+`)`)
+	return err
+}
+
+// plainCopy copies the records' rows into an empty table with COPY.
+func plainCopy(ctx context.Context, conn *pgx.Conn, recs []*plugin.SinkRecord) (float64, error) {
+	if err := resetTable(ctx, conn, "copied"); err != nil {
+		return 0, err
+	}
+	rowsIn := make([][]any, len(recs))
+	for i, r := range recs {
+		v := r.Value.(*data.Struct)
+		var price any
+		if d, ok := v.Get("price").(data.Decimal); ok {
+			price = d.String()
+		}
+		rowsIn[i] = []any{v.Get("id"), v.Get("name"), v.Get("qty"), price, v.Get("at"), v.Get("note")}
+	}
+	start := time.Now()
+	n, err := conn.CopyFrom(ctx, pgx.Identifier{"copied"}, []string{"id", "name", "qty", "price", "at", "note"}, pgx.CopyFromRows(rowsIn))
+	if err != nil {
+		return 0, err
+	}
+	return float64(n) / time.Since(start).Seconds(), nil
+}
+
+func sinkConfig(url string) map[string]string {
+	return map[string]string{"name": "bench-sink", "connector.class": sink.Class, "topics": "sink", "connection.url": url,
+		sink.KeyInsertMode: sink.InsertModeUpsert, sink.KeyPKMode: sink.PKModeRecordKey, sink.KeyBatchSize: "5000"}
+}
+
+// sinkTaskOnly puts the records into a sink task in batches of 500 (the
+// runner's default) and flushes every 5000.
+func sinkTaskOnly(ctx context.Context, conn *pgx.Conn, url string, recs []*plugin.SinkRecord) (float64, error) {
+	if err := resetTable(ctx, conn, "sink"); err != nil {
+		return 0, err
+	}
+	t := sink.Plugin().NewSinkTask()
+	start := time.Now()
+	if err := t.Start(ctx, plugintest.NewSinkTaskContext(), sinkConfig(url)); err != nil {
+		return 0, err
+	}
+	defer t.Stop()
+	for i := 0; i < len(recs); i += 500 {
+		if err := t.Put(ctx, recs[i:min(i+500, len(recs))]); err != nil {
+			return 0, err
+		}
+	}
+	if err := t.Flush(ctx, nil); err != nil {
+		return 0, err
+	}
+	rate := float64(len(recs)) / time.Since(start).Seconds()
+	if err := checkCount(ctx, conn, "sink", len(recs)); err != nil {
+		return 0, err
+	}
+	logf("sink task alone: %.0f rows/s", rate)
+	return rate, nil
+}
+
+func checkCount(ctx context.Context, conn *pgx.Conn, table string, want int) error {
+	var got int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM `+table).Scan(&got); err != nil {
+		return err
+	}
+	if got != want {
+		return fmt.Errorf("table %s has %d rows, want %d", table, got, want)
+	}
+	return nil
+}
+
+// sinkThroughKafka produces the records to Kafka (JSON with schemas) and
+// times a sink runner from start to committed end offsets.
+func sinkThroughKafka(ctx context.Context, conn *pgx.Conn, url string, recs []*plugin.SinkRecord) (float64, error) {
+	if err := resetTable(ctx, conn, "sink"); err != nil {
+		return 0, err
+	}
+	e, err := newKafkaEnv("sink", "bench-sink", sinkConfig(url))
+	if err != nil {
+		return 0, err
+	}
+	defer e.close()
+	cm, adm, cl := e.common, e.adm, e.client
+	var batch []*kgo.Record
+	for i, r := range recs {
+		k, err := cm.KeyConverter.FromConnectData("sink", r.KeySchema, r.Key)
+		if err != nil {
+			return 0, err
+		}
+		v, err := cm.ValueConverter.FromConnectData("sink", r.ValueSchema, r.Value)
+		if err != nil {
+			return 0, err
+		}
+		batch = append(batch, &kgo.Record{Topic: "sink", Key: k, Value: v})
+		if len(batch) == 10000 || i == len(recs)-1 {
+			if err := cl.ProduceSync(ctx, batch...).FirstErr(); err != nil {
+				return 0, err
+			}
+			batch = batch[:0]
+		}
+	}
+	ends, err := adm.ListEndOffsets(ctx, "sink")
+	if err != nil {
+		return 0, err
+	}
+	r, err := task.New(sink.Plugin(), cm, nil)
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	if err := r.Start(ctx); err != nil {
+		return 0, err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		_ = r.Stop(sctx)
+	}()
+	for {
+		resp, err := adm.FetchOffsets(ctx, task.GroupID("bench-sink"))
+		done := err == nil
+		ends.Each(func(o kadm.ListedOffset) {
+			c, ok := resp.Lookup(o.Topic, o.Partition)
+			if !ok || c.At < o.Offset {
+				done = false
+			}
+		})
+		if done {
+			break
+		}
+		if err := r.Err(); err != nil {
+			return 0, fmt.Errorf("sink task failed: %w", err)
+		}
+		if time.Since(start) > 5*time.Minute {
+			return 0, errors.New("sink did not commit every record in 5 minutes")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	rate := float64(len(recs)) / time.Since(start).Seconds()
+	if err := checkCount(ctx, conn, "sink", len(recs)); err != nil {
+		return 0, err
+	}
+	logf("sink from Kafka: %.0f rows/s", rate)
+	return rate, nil
+}
