@@ -51,6 +51,8 @@ type clusterMember struct {
 	workerID  string
 	url       string
 	lostDelay time.Duration
+	// readTimeout bounds a read of the config topic during a rebalance.
+	readTimeout time.Duration
 
 	member *group.Member
 	// assignedHook, when set, runs after each applied assignment.
@@ -59,11 +61,12 @@ type clusterMember struct {
 	mu      sync.Mutex
 	owned   assignor.Assignment
 	leaving bool
-	// state is the assignor's memory, valid while this worker leads
-	// consecutive generations; a new leader starts from members' Owned.
-	state   assignor.State
-	ledLast bool
-	counts  map[string]int // connectors and task counts at the last assignment
+	// state is the assignor's memory: the last LeaderState this worker
+	// received (its own when it led). A worker that becomes leader starts
+	// from it, so lost workers' work (the old leader's included) stays held
+	// across a leader change.
+	state  assignor.State
+	counts map[string]int // connectors and task counts at the last assignment
 	// rejoinPending: a rebalance for config changes is about to be asked.
 	rejoinPending bool
 	rebalDone     func()
@@ -71,9 +74,9 @@ type clusterMember struct {
 	firstApply    sync.Once
 }
 
-func newClusterMember(h *herder.Herder, configs *store.ConfigStore, m *metrics.Metrics, log *slog.Logger, workerID, url string, lostDelay time.Duration) *clusterMember {
+func newClusterMember(h *herder.Herder, configs *store.ConfigStore, m *metrics.Metrics, log *slog.Logger, workerID, url string, lostDelay, readTimeout time.Duration) *clusterMember {
 	return &clusterMember{herder: h, configs: configs, metrics: m, log: log, workerID: workerID, url: url,
-		lostDelay: lostDelay, assigned: make(chan struct{})}
+		lostDelay: lostDelay, readTimeout: readTimeout, assigned: make(chan struct{})}
 }
 
 // Metadata implements group.Handler.
@@ -100,7 +103,10 @@ func (c *clusterMember) Assign(ctx context.Context, gen group.Generation, joined
 		}
 		members = append(members, md.Member(j.ID))
 	}
-	if err := c.configs.ReadToEnd(ctx); err != nil {
+	rctx, cancel := context.WithTimeout(ctx, c.readTimeout)
+	err := c.configs.ReadToEnd(rctx)
+	cancel()
+	if err != nil {
 		return nil, fmt.Errorf("reading the config topic to its end before assigning: %w", err)
 	}
 	offset := c.configs.Offset()
@@ -117,20 +123,14 @@ func (c *clusterMember) Assign(ctx context.Context, gen group.Generation, joined
 	}
 	c.mu.Lock()
 	prev := c.state
-	if !c.ledLast {
-		prev = assignor.State{}
-	}
 	c.mu.Unlock()
 	res := assignor.Assign(assignor.Input{Members: members, Connectors: c.configs.TaskCounts(), Previous: prev,
 		Now: time.Now(), LostWorkerDelay: c.lostDelay})
-	c.mu.Lock()
-	c.state = res.State
-	c.mu.Unlock()
 	for _, m := range members {
 		ma := res.Members[m.MemberID]
 		out[m.MemberID] = assignor.EncodeAssignment(assignor.SyncAssignment{Version: assignor.Version,
 			LeaderID: gen.MemberID, LeaderURL: c.url, ConfigOffset: offset,
-			Assigned: ma.Assigned, Revoked: ma.Revoked, Delay: ma.Delay})
+			Assigned: ma.Assigned, Revoked: ma.Revoked, Delay: ma.Delay, LeaderState: &res.State})
 	}
 	c.log.Info("assigned connectors and tasks", "generation", gen.ID, "members", len(members), "delay", res.Delay, "took", time.Since(start))
 	return out, nil
@@ -147,9 +147,8 @@ func (c *clusterMember) Assigned(ctx context.Context, gen group.Generation, b []
 	// generation when the old leader left; only one leader's sync counts).
 	leader := sa.LeaderID != "" && sa.LeaderID == gen.MemberID
 	c.mu.Lock()
-	c.ledLast = leader
-	if !leader {
-		c.state = assignor.State{}
+	if sa.LeaderState != nil {
+		c.state = *sa.LeaderState
 	}
 	leaving := c.leaving
 	c.mu.Unlock()
@@ -157,7 +156,10 @@ func (c *clusterMember) Assigned(ctx context.Context, gen group.Generation, b []
 		return group.Next{}, nil
 	}
 	if sa.Error == assignor.ErrorConfigMismatch || c.configs.Offset() < sa.ConfigOffset {
-		if err := c.configs.ReadToEnd(ctx); err != nil {
+		rctx, cancel := context.WithTimeout(ctx, c.readTimeout)
+		err := c.configs.ReadToEnd(rctx)
+		cancel()
+		if err != nil {
 			return group.Next{}, fmt.Errorf("reading the config topic up to the leader's offset %d: %w", sa.ConfigOffset, err)
 		}
 		if sa.Error == assignor.ErrorConfigMismatch {
@@ -227,8 +229,6 @@ func (c *clusterMember) Lost(ctx context.Context) {
 	}
 	c.mu.Lock()
 	c.owned = assignor.Assignment{}
-	c.state = assignor.State{}
-	c.ledLast = false
 	c.mu.Unlock()
 }
 

@@ -403,6 +403,20 @@ func TestClusterSpreadsMovesAndFailsOver(t *testing.T) {
 	if limit := testSession + testLostDelay + 2*time.Second; failover > limit {
 		t.Errorf("crash failover took %v, want <= session timeout + lost-worker delay + margin = %v", failover, limit)
 	}
+
+	// The leader crashes: the new leader got the old one's memory with
+	// every assignment (LeaderState), so the lost leader's tasks are held
+	// for the delay too, then move.
+	leader := waitOneLeader(t, survivors)
+	last := slices.DeleteFunc(slices.Clone(survivors), func(w *testWorker) bool { return w == leader })
+	start = time.Now()
+	leader.crash()
+	_, at = waitPlacement(t, last, "range", tasks, 30*time.Second, balanced(1))
+	failover = at.Sub(start)
+	t.Logf("leader crash failover: %v", failover)
+	if low := testSession + testLostDelay - 100*time.Millisecond; failover < low {
+		t.Errorf("a crashed leader's tasks moved after %v, before session timeout + lost-worker delay (%v)", failover, low)
+	}
 }
 
 func TestClusterFollowerForwardsWrites(t *testing.T) {
