@@ -350,7 +350,6 @@ func TestLeaderCrash(t *testing.T) {
 // others (started moments before, their sink consumers still joining the
 // sink's group) stop at once, not after task.shutdown.graceful.timeout.ms.
 func TestRejoinRightAfterFailover(t *testing.T) {
-	t.Skip("known issue in runtime/task: a sink task stopped while its consumer is still joining the group blocks in kgo's Close (LeaveGroup waits for the pending JoinGroup) until task.shutdown.graceful.timeout.ms, then is abandoned; fails reliably since the group keeps the leader state")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	opts := failoverOpts
