@@ -51,6 +51,7 @@ test:
 bench:
 	go run ./test/bench
 	CONVEYOR_PG_BIN=$$(hack/postgres.sh) go run ./test/bench/postgres
+	go run ./test/bench/cluster
 
 .PHONY: lint
 lint:

@@ -2,6 +2,7 @@
 # Runs every test tier and prints how long each took:
 #   assets    build (or find cached) Kubernetes test binaries and tools
 #   unit      pure tests and runtime tests against the embedded Kafka (kfake)
+#   cluster   conveyor-worker processes forming one cluster on kfake (test/cluster)
 #   envtest   API behaviour and reconcilers against a real kube-apiserver
 #   e2e       the local cluster with real kubectl, helm and kcat
 set -euo pipefail
@@ -36,8 +37,10 @@ assets() {
 pkgs_of() { go list "$@" 2>/dev/null || true; }
 
 tier assets assets
-unit_pkgs=$(go list ./... | grep -Ev '/test/(envtest|e2e)(/|$)')
+unit_pkgs=$(go list ./... | grep -Ev '/test/(envtest|e2e|cluster)(/|$)')
 tier unit go test $GOTEST_FLAGS -count=1 $unit_pkgs
+cluster_pkgs=$(pkgs_of ./test/cluster/...)
+if [[ -n "$cluster_pkgs" ]]; then tier cluster go test $GOTEST_FLAGS -count=1 -p 1 -timeout 15m $cluster_pkgs; fi
 envtest_pkgs=$(pkgs_of ./test/envtest/...)
 if [[ -n "$envtest_pkgs" ]]; then tier envtest go test $GOTEST_FLAGS -count=1 -p 1 $envtest_pkgs; fi
 e2e_pkgs=$(pkgs_of ./test/e2e/...)

@@ -105,7 +105,19 @@ type SinkRunner struct {
 
 	lastCommit time.Time
 	runCtx     context.Context // cancelled when the task is abandoned
+
+	// cancelClient cancels the Kafka client's context: it aborts a
+	// JoinGroup or SyncGroup that Close would otherwise wait for.
+	cancelClient context.CancelFunc
+	// inCallback counts rebalance callbacks running: a slow revoke
+	// (flush, commit, Close of the partitions) is not a stuck leave.
+	inCallback atomic.Int32
 }
+
+// leaveWait bounds how long closing the consumer may wait for a group
+// round (JoinGroup or SyncGroup) still in flight before the runner leaves
+// the group by itself and aborts the round.
+var leaveWait = time.Second
 
 // NewSinkRunner checks cfg and creates the runner; Start runs it.
 func NewSinkRunner(cfg SinkConfig) (*SinkRunner, error) {
@@ -193,7 +205,12 @@ func (r *SinkRunner) Start(ctx context.Context) error {
 			r.stopTask()
 			return
 		}
-		opts := r.cfg.clientOpts(r.ConsumerOpts())
+		// The client's context ends with the task's (abandoned), or when
+		// closing it has to abort a pending group round (closeClient).
+		cctx, ccancel := context.WithCancel(ctx)
+		r.cancelClient = ccancel
+		defer ccancel()
+		opts := r.cfg.clientOpts(append(r.ConsumerOpts(), kgo.WithContext(cctx)))
 		// Holding mu while creating the client keeps the rebalance
 		// callbacks (which take mu) from seeing a nil client.
 		r.mu.Lock()
@@ -268,11 +285,64 @@ func (r *SinkRunner) run(ctx context.Context) {
 		}
 		r.mu.Unlock()
 	}
-	cl.Close() // leaves the group; onRevoked closes the partitions
+	r.closeClient(cl) // leaves the group; onRevoked closes the partitions
 	r.stopTask()
 	if r.failed() == nil {
 		r.setState(StateUnassigned, "")
 	}
+}
+
+// closeClient closes the consumer, which leaves the group. kgo's Close
+// waits for the group goroutine, and when that goroutine is inside a
+// JoinGroup or SyncGroup the broker holds the round until the group's
+// rebalance completes: while another member is dead that takes its session
+// or rebalance timeout, longer than a graceful stop. After leaveWait (and
+// no rebalance callback running) the runner sends the LeaveGroup itself, so
+// the group rebalances without this member at once, and cancels the
+// client's context, which aborts the round; Close then returns. The final
+// commit happened before: nothing is lost, the revoke callback only closes
+// the partitions.
+func (r *SinkRunner) closeClient(cl *kgo.Client) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		cl.Close()
+	}()
+	deadline := time.NewTimer(leaveWait)
+	defer deadline.Stop()
+	tick := time.NewTicker(leaveWait / 10)
+	defer tick.Stop()
+	expired := false
+	for {
+		select {
+		case <-done:
+			return
+		case <-deadline.C:
+			expired = true
+		case <-tick.C:
+		}
+		if expired && r.inCallback.Load() == 0 {
+			break
+		}
+	}
+	memberID, _ := cl.GroupMetadata()
+	r.cfg.Logger.Info("leaving the consumer group without waiting for its pending rebalance",
+		"group", GroupID(r.cfg.ID.Connector), "member", memberID, "waited", leaveWait)
+	if memberID != "" {
+		req := kmsg.NewPtrLeaveGroupRequest()
+		req.Group = GroupID(r.cfg.ID.Connector)
+		m := kmsg.NewLeaveGroupRequestMember()
+		m.MemberID = memberID
+		m.Reason = kmsg.StringPtr("task stopped while its group round was pending")
+		req.Members = append(req.Members, m)
+		lctx, cancel := context.WithTimeout(r.runCtx, leaveWait)
+		if _, err := req.RequestWith(lctx, cl); err != nil {
+			r.cfg.Logger.Warn("leaving the consumer group failed; the group drops this member after its session timeout", "error", err)
+		}
+		cancel()
+	}
+	r.cancelClient()
+	<-done
 }
 
 func (r *SinkRunner) loop(ctx context.Context) error {
@@ -616,6 +686,8 @@ func (r *SinkRunner) onAssigned(ctx context.Context, cl *kgo.Client, m map[strin
 	if len(tps) == 0 {
 		return
 	}
+	r.inCallback.Add(1)
+	defer r.inCallback.Add(-1)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	known := cl.CommittedOffsets()
@@ -653,6 +725,8 @@ func (r *SinkRunner) closePartitions(ctx context.Context, tps []data.TopicPartit
 	if len(tps) == 0 {
 		return
 	}
+	r.inCallback.Add(1)
+	defer r.inCallback.Add(-1)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !lost && !r.noCommit && r.runCtx.Err() == nil {
