@@ -191,6 +191,10 @@ func (s *Server) Serve(l net.Listener) error {
 // until ctx ends.
 func (s *Server) Shutdown(ctx context.Context) error { return s.http.Shutdown(ctx) }
 
+// Close closes the listeners and every connection at once, cutting
+// requests still in flight (after a Shutdown that ran out of time).
+func (s *Server) Close() error { return s.http.Close() }
+
 // exempt reports whether a path is served without the token.
 func (s *Server) exempt(path string) bool {
 	switch path {
