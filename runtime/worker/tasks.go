@@ -103,7 +103,7 @@ func (t *taskRuntime) StartTask(ctx context.Context, spec herder.TaskSpec) (herd
 				return t.topicUsed(ctx, spec.ID.Connector, topic, spec.ID.Task)
 			}}
 		}
-		r, err = task.NewSourceRunner(task.SourceConfig{Common: common, Task: st, Offsets: offsetAdapter{t.offsets}})
+		r, err = task.NewSourceRunner(task.SourceConfig{Common: common, Task: st, Offsets: store.TaskOffsets{Store: t.offsets}})
 	default:
 		err = fmt.Errorf("plugin %s has unknown kind %q", spec.Plugin.Class, spec.Plugin.Kind)
 	}
@@ -202,23 +202,4 @@ func (t *topicTracker) Poll(ctx context.Context) ([]*plugin.SourceRecord, error)
 		cancel()
 	}
 	return recs, err
-}
-
-// offsetAdapter serves task.OffsetStore from the offset store.
-type offsetAdapter struct{ s *store.OffsetStore }
-
-func (a offsetAdapter) Read(_ context.Context, connector string, partitions []map[string]any) ([]map[string]any, error) {
-	out := make([]map[string]any, len(partitions))
-	for i, p := range partitions {
-		out[i] = a.s.Offset(connector, p)
-	}
-	return out, nil
-}
-
-func (a offsetAdapter) Write(ctx context.Context, connector string, offsets []task.SourceOffset) error {
-	puts := make([]store.SourceOffset, len(offsets))
-	for i, o := range offsets {
-		puts[i] = store.SourceOffset{Partition: o.Partition, Offset: o.Offset}
-	}
-	return a.s.Put(ctx, connector, puts)
 }

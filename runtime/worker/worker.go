@@ -50,10 +50,6 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/workerconfig"
 )
 
-// KeyLimitCheckInterval is workerconfig.KeyTaskLimitsCheckInterval, kept
-// for callers that named it here.
-const KeyLimitCheckInterval = workerconfig.KeyTaskLimitsCheckInterval
-
 // Options configure a Worker.
 type Options struct {
 	Config *workerconfig.Config

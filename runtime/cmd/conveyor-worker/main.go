@@ -218,9 +218,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 func serve(cfg *workerconfig.Config, standalone bool, connectors []map[string]string, log *slog.Logger, stdout, stderr io.Writer) int {
 	for _, k := range cfg.UnknownKeys() {
-		if k != worker.KeyLimitCheckInterval {
-			log.Warn("unknown worker configuration key (typo?)", "key", k)
-		}
+		log.Warn("unknown worker configuration key (typo?)", "key", k)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()

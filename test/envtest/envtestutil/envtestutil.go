@@ -167,7 +167,7 @@ func StartWorker(spec WorkerSpec) (w *worker.Worker, stop func(), err error) {
 		workerconfig.KeyRestHostName:                   "127.0.0.1",
 		workerconfig.KeyRestPort:                       "0",
 		workerconfig.KeyRestAuthTokenFile:              tokenFile,
-		worker.KeyLimitCheckInterval:                   "500",
+		workerconfig.KeyTaskLimitsCheckInterval:        "500",
 	}
 	cfg, err := workerconfig.Parse(props)
 	if err == nil {

@@ -112,25 +112,6 @@ func (e *env) exec(sql ...string) {
 	pgtest.ExecURL(e.t, e.url, sql...)
 }
 
-// offsetAdapter serves the runner's OffsetStore from the worker's store.
-type offsetAdapter struct{ s *store.OffsetStore }
-
-func (a offsetAdapter) Read(_ context.Context, connector string, parts []map[string]any) ([]map[string]any, error) {
-	out := make([]map[string]any, len(parts))
-	for i, p := range parts {
-		out[i] = a.s.Offset(connector, p)
-	}
-	return out, nil
-}
-
-func (a offsetAdapter) Write(ctx context.Context, connector string, offs []task.SourceOffset) error {
-	puts := make([]store.SourceOffset, len(offs))
-	for i, o := range offs {
-		puts[i] = store.SourceOffset{Partition: o.Partition, Offset: o.Offset}
-	}
-	return a.s.Put(ctx, connector, puts)
-}
-
 func testLogger(t *testing.T) *slog.Logger {
 	if testing.Verbose() {
 		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -161,7 +142,7 @@ func (e *env) run(taskConfig map[string]string) *task.SourceRunner {
 			RetryBackoff:        50 * time.Millisecond,
 		},
 		Task:    Plugin().NewSourceTask(),
-		Offsets: offsetAdapter{e.offsets},
+		Offsets: store.TaskOffsets{Store: e.offsets},
 	})
 	if err != nil {
 		e.t.Fatal(err)
