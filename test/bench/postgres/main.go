@@ -69,6 +69,7 @@ var (
 	tries   = flag.Int("tries", 3, "repetitions of the plain pgx baselines and the task-alone measurements; the best counts (the machine may be busy)")
 	verbose = flag.Bool("v", false, "log progress to stderr")
 	cpuProf = flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	only    = flag.String("only", "", `measure only "source" or only "sink" (for profiling one of them)`)
 )
 
 // cpuSeconds is this process's user+system CPU time so far; -v logs it
@@ -143,6 +144,18 @@ func run() error {
 		return err
 	}
 	logf("table src has %d rows", n)
+	if *only != "sink" {
+		if err := benchSource(ctx, conn, url, n); err != nil {
+			return err
+		}
+	}
+	if *only != "source" {
+		return benchSink(ctx, conn, url)
+	}
+	return nil
+}
+
+func benchSource(ctx context.Context, conn *pgx.Conn, url string, n int) error {
 
 	// Baseline: a plain SELECT scanning every row (the first run also
 	// warms the cache).
@@ -163,6 +176,10 @@ func run() error {
 	figure("pg_source_rows_per_s", srcRate)
 	figure("pg_source_vs_select_ratio", srcRate/selectRate)
 	figure("pg_source_task_rows_per_s", taskRate)
+	return nil
+}
+
+func benchSink(ctx context.Context, conn *pgx.Conn, url string) error {
 
 	// Sink: the same rows as records.
 	recs, err := records(ctx, conn)
