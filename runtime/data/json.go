@@ -229,7 +229,7 @@ func (enc JSONEncoder) writeValue(b *bytes.Buffer, s *Schema, v any, path string
 		if !ok {
 			return typeErr(path, s, v)
 		}
-		WriteJSONString(b, base64.StdEncoding.EncodeToString(x))
+		writeBase64(b, x)
 	case TypeArray:
 		x, ok := v.([]any)
 		if !ok {
@@ -322,7 +322,8 @@ func (enc JSONEncoder) writeLogical(b *bytes.Buffer, s *Schema, v any, path stri
 			b.WriteString(d.String())
 			return nil
 		}
-		WriteJSONString(b, base64.StdEncoding.EncodeToString(DecimalToBytes(d)))
+		var raw [16]byte
+		writeBase64(b, AppendDecimalBytes(raw[:0], d))
 		return nil
 	}
 	t, ok := v.(time.Time)
@@ -331,21 +332,35 @@ func (enc JSONEncoder) writeLogical(b *bytes.Buffer, s *Schema, v any, path stri
 	}
 	switch s.Name {
 	case TimestampName:
-		b.WriteString(strconv.FormatInt(TimestampToMillis(t), 10))
+		writeInt(b, TimestampToMillis(t))
 	case DateName:
 		d, err := DateToDays(t)
 		if err != nil {
 			return fmt.Errorf("%s%w", at(path), err)
 		}
-		b.WriteString(strconv.Itoa(int(d)))
+		writeInt(b, int64(d))
 	case TimeName:
 		ms, err := TimeToMillis(t)
 		if err != nil {
 			return fmt.Errorf("%s%w", at(path), err)
 		}
-		b.WriteString(strconv.Itoa(int(ms)))
+		writeInt(b, int64(ms))
 	}
 	return nil
+}
+
+// writeBase64 writes raw as a JSON string of its standard base64 (whose
+// characters need no escaping), without allocating for short values.
+func writeBase64(b *bytes.Buffer, raw []byte) {
+	var enc [64]byte
+	b.WriteByte('"')
+	if n := base64.StdEncoding.EncodedLen(len(raw)); n <= len(enc) {
+		base64.StdEncoding.Encode(enc[:n], raw)
+		b.Write(enc[:n])
+	} else {
+		b.WriteString(base64.StdEncoding.EncodeToString(raw))
+	}
+	b.WriteByte('"')
 }
 
 type entry struct{ k, v any }

@@ -43,6 +43,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"syscall"
@@ -62,6 +63,7 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/plugin/plugintest"
 	"github.com/conveyor-dev/conveyor/runtime/task"
+	"github.com/conveyor-dev/conveyor/runtime/worker"
 )
 
 var (
@@ -95,6 +97,10 @@ func figure(name string, v float64) {
 
 func main() {
 	flag.Parse()
+	if os.Getenv("GOGC") == "" {
+		// The runners here run as in a worker process.
+		debug.SetGCPercent(worker.DefaultGCPercent)
+	}
 	if *cpuProf != "" {
 		f, err := os.Create(*cpuProf)
 		if err == nil {
@@ -263,11 +269,15 @@ func sourceTaskOnly(ctx context.Context, url string, n int) (float64, error) {
 		return 0, err
 	}
 	defer t.Stop()
+	started := time.Since(start)
 	got := 0
 	for got < n {
 		recs, err := t.Poll(ctx)
 		if err != nil {
 			return 0, err
+		}
+		if got == 0 {
+			logf("source task alone: started in %s, first poll returned %d records after %s", started, len(recs), time.Since(start))
 		}
 		got += len(recs)
 		if len(recs) == 0 && time.Since(start) > 5*time.Minute {
@@ -350,6 +360,8 @@ func sourceThroughKafka(ctx context.Context, url string, n int) (float64, error)
 		defer cancel()
 		_ = r.Stop(sctx)
 	}()
+	var first time.Duration
+	var progress []int64 // rows in Kafka every 50ms, for -v
 	for {
 		ends, err := adm.ListEndOffsets(ctx, "pg.src")
 		if err != nil {
@@ -357,6 +369,12 @@ func sourceThroughKafka(ctx context.Context, url string, n int) (float64, error)
 		}
 		total := int64(0)
 		ends.Each(func(o kadm.ListedOffset) { total += o.Offset })
+		if *verbose && time.Since(start) > time.Duration(len(progress)+1)*50*time.Millisecond {
+			progress = append(progress, total)
+		}
+		if total > 0 && first == 0 {
+			first = time.Since(start)
+		}
 		if total >= int64(n) {
 			break
 		}
@@ -369,7 +387,8 @@ func sourceThroughKafka(ctx context.Context, url string, n int) (float64, error)
 		time.Sleep(5 * time.Millisecond)
 	}
 	rate := float64(n) / time.Since(start).Seconds()
-	logf("source into Kafka: %.0f rows/s, %.2f CPU s in this process", rate, cpuSeconds()-cpu)
+	logf("source into Kafka: %.0f rows/s, %.2f CPU s in this process, first records in Kafka after %s; rows in Kafka every 50ms: %v",
+		rate, cpuSeconds()-cpu, first.Round(time.Millisecond), progress)
 	return rate, nil
 }
 
