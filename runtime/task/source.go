@@ -380,16 +380,23 @@ func (r *SourceRunner) sendBatch(ctx context.Context, recs []*plugin.SourceRecor
 	bufs := r.buffers(ctx, len(recs))
 	krs, pend, arena := bufs.krs[:0], bufs.pend[:0], bufs.arena[:0]
 	var convErr error
+	// Records without a timestamp get the batch's (kgo would read the
+	// clock for each).
+	now := time.Now()
 	for _, rec := range recs {
 		if rec == nil {
 			continue
 		}
 		krs = append(krs, kgo.Record{})
-		pkey, err := r.convert(rec, &krs[len(krs)-1], &arena)
+		kr := &krs[len(krs)-1]
+		pkey, err := r.convert(rec, kr, &arena)
 		if err != nil {
 			krs = krs[:len(krs)-1]
 			convErr = err
 			break
+		}
+		if kr.Timestamp.IsZero() {
+			kr.Timestamp = now
 		}
 		pend = append(pend, pendingRecord{key: pkey, rec: rec})
 	}

@@ -65,10 +65,11 @@ type stream struct {
 	cancel context.CancelFunc
 	decs   []pgcommon.Decoder
 	// slab holds the field (and key field) values of the next records,
-	// recs the next records: one allocation for many rows instead of
-	// several per row.
-	slab []any
-	recs []plugin.SourceRecord
+	// recs the next records and structs their values and keys: one
+	// allocation for many rows instead of several per row.
+	slab    []any
+	recs    []plugin.SourceRecord
+	structs []data.Struct
 	// timestamp mode only: the last record read, held back until the next
 	// row shows whether its timestamp group is complete.
 	pending   *plugin.SourceRecord
@@ -495,12 +496,12 @@ func (t *Task) record(cs *stream, st *tableState) (*plugin.SourceRecord, error) 
 	// Each column's decoder yields the Go type of the column's schema
 	// (pgcommon.MapColumn and NewDecoder agree by construction) and NULLs
 	// were checked above, so the struct needs no further validation.
-	val := data.NewStructTrusted(st.valSchema, values)
 	if len(cs.recs) == 0 {
-		cs.recs = make([]plugin.SourceRecord, 256)
+		cs.recs, cs.structs = make([]plugin.SourceRecord, 256), make([]data.Struct, 2*256)
 	}
-	rec := &cs.recs[0]
-	cs.recs = cs.recs[1:]
+	rec, val, key := &cs.recs[0], &cs.structs[0], &cs.structs[1]
+	cs.recs, cs.structs = cs.recs[1:], cs.structs[2:]
+	data.InitStructTrusted(val, st.valSchema, values)
 	*rec = plugin.SourceRecord{SourcePartition: st.partition, Topic: st.topic, ValueSchema: st.valSchema, Value: val}
 	if st.keySchema != nil {
 		// The key's fields are value fields of the same schemas.
@@ -508,7 +509,8 @@ func (t *Task) record(cs *stream, st *tableState) (*plugin.SourceRecord, error) 
 		for j, i := range st.keyIdx {
 			kv[j] = values[i]
 		}
-		rec.KeySchema, rec.Key = st.keySchema, data.NewStructTrusted(st.keySchema, kv)
+		data.InitStructTrusted(key, st.keySchema, kv)
+		rec.KeySchema, rec.Key = st.keySchema, key
 	}
 	cs.slab = cs.slab[n+nk:]
 	return rec, nil
