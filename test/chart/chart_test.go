@@ -111,6 +111,7 @@ func TestTemplateRefusesBadValues(t *testing.T) {
 		{"unknown rbac scope", []string{"--set", "rbac.scope=everywhere"}, "/rbac/scope"},
 		{"unknown top-level value", []string{"--set", "replicas=2"}, "replicas"},
 		{"bad pull policy", []string{"--set", "image.pullPolicy=Sometimes"}, "/image/pullPolicy"},
+		{"connector resync without a unit", []string{"--set", "connectorResync=30"}, "/connectorResync"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
