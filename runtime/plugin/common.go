@@ -23,6 +23,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/conveyor-dev/conveyor/runtime/transforms"
 )
 
 // Keys of the configuration fields every connector has. They match Kafka
@@ -201,6 +203,11 @@ func ValidateConfig(ctx context.Context, p Plugin, config map[string]string) Val
 		if dlq := strings.TrimSpace(config[KeyDLQTopicName]); dlq != "" && slices.Contains(SplitList(config[KeyTopics]), dlq) {
 			addErr(KeyDLQTopicName, fmt.Sprintf("the dead-letter queue topic %q must not be one of the consumed topics", dlq))
 		}
+	}
+	// Transforms and predicates are checked here, so a connector with a
+	// bad chain is refused at creation instead of failing its tasks.
+	for _, fe := range transforms.Validate(config) {
+		addErr(fe.Name, fe.Message)
 	}
 	ownClean := true
 	for _, f := range p.Spec.Fields {

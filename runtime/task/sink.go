@@ -421,8 +421,8 @@ func (r *SinkRunner) loop(ctx context.Context) error {
 	}
 }
 
-// deliverLocked converts the polled records and puts them in batches
-// bounded by MaxPollRecords and MaxBatchBytes.
+// deliverLocked converts and transforms the polled records and puts them
+// in batches bounded by MaxPollRecords and MaxBatchBytes.
 func (r *SinkRunner) deliverLocked(ctx context.Context, fetches kgo.Fetches, batch *[]*plugin.SinkRecord) error {
 	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
 		tp := data.TopicPartition{Topic: p.Topic, Partition: p.Partition}
@@ -438,6 +438,11 @@ func (r *SinkRunner) deliverLocked(ctx context.Context, fetches kgo.Fetches, bat
 	b := (*batch)[:0]
 	put := func() error {
 		if len(b) == 0 {
+			// Only records a transform dropped: consumed all the same.
+			for tp, eo := range last {
+				r.current[tp] = eo
+			}
+			clear(last)
 			return nil
 		}
 		if r.isStopping() {
@@ -486,6 +491,18 @@ func (r *SinkRunner) deliverLocked(ctx context.Context, fetches kgo.Fetches, bat
 			r.cfg.Metrics.RecordErrors(1)
 			first = err
 			return
+		}
+		if r.cfg.chain != nil {
+			keep, err := r.cfg.chain.ApplySink(rec)
+			if err != nil {
+				r.cfg.Metrics.RecordErrors(1)
+				first = err
+				return
+			}
+			if !keep { // dropped: its offset counts as consumed all the same
+				last[tp] = kgo.EpochOffset{Epoch: kr.LeaderEpoch, Offset: kr.Offset + 1}
+				return
+			}
 		}
 		b = append(b, rec)
 		last[tp] = kgo.EpochOffset{Epoch: kr.LeaderEpoch, Offset: kr.Offset + 1}

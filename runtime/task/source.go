@@ -365,9 +365,9 @@ func (r *SourceRunner) sender(ctx context.Context) {
 	}
 }
 
-// sendBatch converts a polled batch, registers the converted records with
-// the tracker under one lock, and produces them in order. When converting
-// a record fails, the records before it are still produced and the error
+// sendBatch transforms and converts a polled batch, registers the
+// converted records with the tracker under one lock, and produces them in
+// order. When transforming or converting a record fails, the records before it are still produced and the error
 // is returned. Produce blocks while the producer's buffer is full, which is
 // the backpressure on Poll.
 //
@@ -387,9 +387,27 @@ func (r *SourceRunner) sendBatch(ctx context.Context, recs []*plugin.SourceRecor
 		if rec == nil {
 			continue
 		}
+		out := rec
+		if r.cfg.chain != nil {
+			var err error
+			if out, err = r.cfg.chain.ApplySource(rec, now); err != nil {
+				r.cfg.Metrics.RecordErrors(1)
+				convErr = err
+				break
+			}
+		}
 		krs = append(krs, kgo.Record{})
 		kr := &krs[len(krs)-1]
-		pkey, err := r.convert(rec, kr, &arena)
+		var pkey string
+		var err error
+		if out != nil {
+			pkey, err = r.convert(out, kr, &arena)
+		} else {
+			// Dropped by a transform: tracked like the others (and acked
+			// below, its kgo record left without a topic), so its source
+			// offset is committed in order, as Kafka Connect does.
+			pkey, err = r.partitionKey(rec.SourcePartition)
+		}
 		if err != nil {
 			krs = krs[:len(krs)-1]
 			convErr = err
@@ -412,6 +430,10 @@ func (r *SourceRunner) sendBatch(ctx context.Context, recs []*plugin.SourceRecor
 	subs := r.subs.submitInto(bufs.subs, pend, bufs)
 	clear(pend) // the tracker holds what it needs; let the polled records go
 	for i := range krs {
+		if krs[i].Topic == "" { // dropped by a transform: nothing to produce
+			r.subs.ack(&subs[i], nil)
+			continue
+		}
 		// The record's Context carries its tracker entry to the promise,
 		// so one promise function serves every record.
 		bufs.rctxs[i].sub = &subs[i]

@@ -44,6 +44,7 @@ import (
 
 	"github.com/conveyor-dev/conveyor/runtime/converter"
 	"github.com/conveyor-dev/conveyor/runtime/metrics"
+	"github.com/conveyor-dev/conveyor/runtime/transforms"
 )
 
 // ID names one task of a connector.
@@ -108,6 +109,13 @@ type Common struct {
 	// Config is the task configuration handed to the plugin task's Start
 	// (one of the connector's task configs, placeholders resolved).
 	Config map[string]string
+	// Transforms holds the connector configuration's transforms and
+	// predicates keys (other keys are ignored, so the whole connector
+	// configuration will do); the chain they describe is built when the
+	// runner is created and applied to every record: after Poll for a
+	// source, after conversion for a sink. Nil or no "transforms" key
+	// applies none.
+	Transforms map[string]string
 	// KeyConverter and ValueConverter convert record keys and values;
 	// required (see converter.FromConfig).
 	KeyConverter   converter.Converter
@@ -131,6 +139,9 @@ type Common struct {
 	// plugin.ErrRetriable. Default 1s (Kafka Connect's put retry backoff is
 	// longer; a second keeps tests quick without spinning).
 	RetryBackoff time.Duration
+
+	// chain is built from Transforms by check; nil when there is none.
+	chain *transforms.Chain
 }
 
 func (c *Common) check() error {
@@ -150,6 +161,11 @@ func (c *Common) check() error {
 	if len(missing) > 0 {
 		return fmt.Errorf("task %s: missing %s", c.ID, strings.Join(missing, ", "))
 	}
+	chain, err := transforms.New(c.Transforms)
+	if err != nil {
+		return fmt.Errorf("task %s: %w", c.ID, err)
+	}
+	c.chain = chain
 	if c.OffsetFlushInterval <= 0 {
 		c.OffsetFlushInterval = 60 * time.Second
 	}

@@ -74,7 +74,7 @@ func (t *taskRuntime) StartTask(ctx context.Context, spec herder.TaskSpec) (herd
 	}
 	id := task.ID{Connector: spec.ID.Connector, Task: spec.ID.Task}
 	common := task.Common{
-		ID: id, Config: spec.TaskConfig, KeyConverter: keyConv, ValueConverter: valConv,
+		ID: id, Config: spec.TaskConfig, Transforms: spec.ConnectorConfig, KeyConverter: keyConv, ValueConverter: valConv,
 		Kafka: t.kafka,
 		// The herder writes statuses (RUNNING at start, FAILED with the
 		// trace when the runner ends); the runner's reports feed metrics.

@@ -1,0 +1,262 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package transforms
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/conveyor-dev/conveyor/runtime/data"
+)
+
+// castTypes are the primitive types Cast converts to.
+var castTypes = map[string]data.Type{
+	"int8": data.TypeInt8, "int16": data.TypeInt16, "int32": data.TypeInt32, "int64": data.TypeInt64,
+	"float32": data.TypeFloat32, "float64": data.TypeFloat64, "boolean": data.TypeBoolean, "string": data.TypeString,
+}
+
+// kindOf returns the schema type of a primitive Go value ("" when it is
+// none).
+func kindOf(v any) data.Type {
+	switch v.(type) {
+	case int8:
+		return data.TypeInt8
+	case int16:
+		return data.TypeInt16
+	case int32:
+		return data.TypeInt32
+	case int64:
+		return data.TypeInt64
+	case float32:
+		return data.TypeFloat32
+	case float64:
+		return data.TypeFloat64
+	case bool:
+		return data.TypeBoolean
+	case string:
+		return data.TypeString
+	}
+	return ""
+}
+
+var errNotNumber = errors.New("not a number")
+
+// castPrimitive converts a primitive value to a primitive type as Kafka's
+// Cast does: numbers convert between each other (fractions truncated),
+// booleans are 1 or 0, strings are parsed, anything becomes its string
+// form. Errors never quote the value.
+func castPrimitive(v any, to data.Type) (any, error) {
+	if to == data.TypeString {
+		switch x := v.(type) {
+		case string:
+			return x, nil
+		case float32:
+			return strconv.FormatFloat(float64(x), 'g', -1, 32), nil
+		case float64:
+			return strconv.FormatFloat(x, 'g', -1, 64), nil
+		}
+		return fmt.Sprint(v), nil
+	}
+	var f float64
+	var i int64
+	isInt := true
+	switch x := v.(type) {
+	case int8:
+		i = int64(x)
+	case int16:
+		i = int64(x)
+	case int32:
+		i = int64(x)
+	case int64:
+		i = x
+	case float32:
+		f, isInt = float64(x), false
+	case float64:
+		f, isInt = x, false
+	case bool:
+		if x {
+			i = 1
+		}
+	case string:
+		s := strings.TrimSpace(x)
+		if to == data.TypeBoolean {
+			b, err := strconv.ParseBool(s)
+			if err != nil {
+				return nil, errors.New("not a boolean")
+			}
+			return b, nil
+		}
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+			i = n
+		} else if g, err := strconv.ParseFloat(s, 64); err == nil {
+			f, isInt = g, false
+		} else {
+			return nil, errNotNumber
+		}
+	default:
+		return nil, fmt.Errorf("cannot cast a %T", v)
+	}
+	if !isInt && to != data.TypeFloat32 && to != data.TypeFloat64 {
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, errors.New("not a finite number")
+		}
+		i = int64(f)
+	} else if isInt {
+		f = float64(i)
+	}
+	switch to {
+	case data.TypeInt8:
+		return int8(i), nil
+	case data.TypeInt16:
+		return int16(i), nil
+	case data.TypeInt32:
+		return int32(i), nil
+	case data.TypeInt64:
+		return i, nil
+	case data.TypeFloat32:
+		return float32(f), nil
+	case data.TypeFloat64:
+		return f, nil
+	case data.TypeBoolean:
+		if isInt {
+			return i != 0, nil
+		}
+		return f != 0, nil
+	}
+	return nil, fmt.Errorf("unknown target type %s", to)
+}
+
+type cast struct {
+	side   side
+	whole  data.Type            // cast the whole value; "" when per field
+	fields map[string]data.Type // per field
+	cache  schemaCache
+}
+
+func newCast(o *Options, s side) Transformation {
+	t := &cast{side: s, fields: map[string]data.Type{}, cache: schemaCache{}}
+	spec := o.RequiredList("spec")
+	names := strings.Join(slices.Sorted(maps.Keys(castTypes)), ", ")
+	for _, item := range spec {
+		field, typ, ok := strings.Cut(item, ":")
+		if !ok {
+			to, known := castTypes[strings.TrimSpace(item)]
+			if !known || len(spec) > 1 {
+				o.Fail("spec", "%q is neither field:type nor, alone, a type to cast the whole %s to (types: %s)", item, s, names)
+				continue
+			}
+			t.whole = to
+			continue
+		}
+		to, known := castTypes[strings.TrimSpace(typ)]
+		if !known || strings.TrimSpace(field) == "" {
+			o.Fail("spec", "%q: want field:type with type one of %s", item, names)
+			continue
+		}
+		t.fields[strings.TrimSpace(field)] = to
+	}
+	return t
+}
+
+func (t *cast) Apply(r *Record) (*Record, error) {
+	schema, v := t.side.get(r)
+	if t.whole != "" {
+		if schema != nil && (!schema.Type.IsPrimitive() || schema.IsLogical()) {
+			return nil, fmt.Errorf("Cast of the whole %s needs a primitive schema, found %s", t.side, schema.Type)
+		}
+		var out any
+		if v != nil {
+			var err error
+			if out, err = castPrimitive(v, t.whole); err != nil {
+				return nil, fmt.Errorf("casting the %s to %s: %w", t.side, t.whole, err)
+			}
+		}
+		var ns *data.Schema
+		if schema != nil {
+			ns = &data.Schema{Type: t.whole, Optional: schema.Optional}
+		}
+		t.side.set(r, ns, out)
+		return r, nil
+	}
+	if v == nil {
+		return r, nil
+	}
+	if schema == nil {
+		m, err := requireMap(v, "Cast")
+		if err != nil {
+			return nil, err
+		}
+		out := maps.Clone(m)
+		for f, to := range t.fields {
+			x, ok := m[f]
+			if !ok || x == nil {
+				continue
+			}
+			c, err := castPrimitive(x, to)
+			if err != nil {
+				return nil, fmt.Errorf("casting field %q to %s: %w", f, to, err)
+			}
+			out[f] = c
+		}
+		t.side.set(r, nil, out)
+		return r, nil
+	}
+	st, err := requireStruct(schema, v, "Cast")
+	if err != nil {
+		return nil, err
+	}
+	ns, err := t.cache.get(schema, func(in *data.Schema) (*data.Schema, error) {
+		fields := make([]data.Field, len(in.Fields))
+		for i, f := range in.Fields {
+			fields[i] = data.F(f.Name, f.Schema)
+			if to, ok := t.fields[f.Name]; ok {
+				if !f.Schema.Type.IsPrimitive() || f.Schema.IsLogical() {
+					return nil, fmt.Errorf("field %q has type %s; Cast converts primitive fields only", f.Name, f.Schema.Type)
+				}
+				fields[i].Schema = &data.Schema{Type: to, Optional: f.Schema.Optional}
+			}
+		}
+		return structCopy(in, fields), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	vals := structValues(st)
+	for i, f := range schema.Fields {
+		to, ok := t.fields[f.Name]
+		if !ok || vals[i] == nil {
+			continue
+		}
+		if vals[i], err = castPrimitive(vals[i], to); err != nil {
+			return nil, fmt.Errorf("casting field %q to %s: %w", f.Name, to, err)
+		}
+	}
+	t.side.set(r, ns, data.NewStructTrusted(ns, vals))
+	return r, nil
+}
+
+func init() {
+	registerBoth("Cast", "Casts fields, or the whole key or value, to another primitive type",
+		[]Option{{Name: "spec", Required: true,
+			Doc: "field:type pairs, comma-separated, or a single type to cast the whole data; types int8, int16, int32, int64, float32, float64, boolean, string."}},
+		newCast)
+}
