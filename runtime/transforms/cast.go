@@ -17,6 +17,7 @@ limitations under the License.
 package transforms
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"maps"
@@ -24,6 +25,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/conveyor-dev/conveyor/runtime/data"
 )
@@ -63,8 +65,30 @@ var errNotNumber = errors.New("not a number")
 // castPrimitive converts a primitive value to a primitive type as Kafka's
 // Cast does: numbers convert between each other (fractions truncated),
 // booleans are 1 or 0, strings are parsed, anything becomes its string
-// form. Errors never quote the value.
+// form (bytes as base64, timestamps as ISO 8601 in UTC), decimals and
+// timestamps (as epoch milliseconds) become numbers. Errors never quote
+// the value.
 func castPrimitive(v any, to data.Type) (any, error) {
+	switch x := v.(type) {
+	case []byte:
+		if to != data.TypeString {
+			return nil, fmt.Errorf("bytes cast to string only, not %s", to)
+		}
+		return base64.StdEncoding.EncodeToString(x), nil
+	case data.Decimal:
+		if to == data.TypeString {
+			return x.String(), nil
+		}
+		// Through its decimal text, like a string holding a number.
+		v = x.String()
+	case time.Time:
+		// Timestamp, Date and Time values: ISO 8601 in UTC as a string,
+		// epoch milliseconds as a number.
+		if to == data.TypeString {
+			return x.UTC().Format("2006-01-02T15:04:05.000Z"), nil
+		}
+		v = x.UnixMilli()
+	}
 	if to == data.TypeString {
 		switch x := v.(type) {
 		case string:
@@ -180,7 +204,7 @@ func newCast(o *Options, s side) Transformation {
 func (t *cast) Apply(r *Record) (*Record, error) {
 	schema, v := t.side.get(r)
 	if t.whole != "" {
-		if schema != nil && (!schema.Type.IsPrimitive() || schema.IsLogical()) {
+		if schema != nil && !schema.Type.IsPrimitive() {
 			return nil, fmt.Errorf("Cast of the whole %s needs a primitive schema, found %s", t.side, schema.Type)
 		}
 		var out any
@@ -229,7 +253,7 @@ func (t *cast) Apply(r *Record) (*Record, error) {
 		for i, f := range in.Fields {
 			fields[i] = data.F(f.Name, f.Schema)
 			if to, ok := t.fields[f.Name]; ok {
-				if !f.Schema.Type.IsPrimitive() || f.Schema.IsLogical() {
+				if !f.Schema.Type.IsPrimitive() {
 					return nil, fmt.Errorf("field %q has type %s; Cast converts primitive fields only", f.Name, f.Schema.Type)
 				}
 				fields[i].Schema = &data.Schema{Type: to, Optional: f.Schema.Optional}

@@ -206,8 +206,8 @@ func (t *insertField) Apply(r *Record) (*Record, error) {
 		}
 		out := maps.Clone(m)
 		for _, x := range list {
-			if x.spec == nil {
-				continue
+			if x.spec == nil || x.value == nil {
+				continue // like Kafka: no partition or timestamp, no field
 			}
 			val := x.value
 			if tv, ok := val.(interface{ UnixMilli() int64 }); ok {

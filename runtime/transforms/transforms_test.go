@@ -539,3 +539,39 @@ func TestRegistryNames(t *testing.T) {
 		}
 	}
 }
+
+func TestCastPrimitive(t *testing.T) {
+	cases := []struct {
+		in   any
+		to   data.Type
+		want any
+	}{
+		{int64(300), data.TypeInt8, int8(44)}, // wraps like Java's narrowing
+		{3.99, data.TypeInt32, int32(3)},
+		{"42", data.TypeInt64, int64(42)},
+		{"4.5", data.TypeFloat32, float32(4.5)},
+		{true, data.TypeInt16, int16(1)},
+		{int32(0), data.TypeBoolean, false},
+		{"TRUE", data.TypeBoolean, true},
+		{float32(1.5), data.TypeString, "1.5"},
+		{[]byte("hi"), data.TypeString, "aGk="},
+		{data.NewDecimal(1234, 2), data.TypeString, "12.34"},
+		{data.NewDecimal(1234, 2), data.TypeFloat64, 12.34},
+		{ts0, data.TypeString, "2023-11-14T22:13:20.000Z"},
+		{ts0, data.TypeInt64, ts0.UnixMilli()},
+	}
+	for _, tc := range cases {
+		got, err := castPrimitive(tc.in, tc.to)
+		if err != nil || got != tc.want {
+			t.Errorf("cast %#v to %s = %#v, %v; want %#v", tc.in, tc.to, got, err, tc.want)
+		}
+	}
+	for _, bad := range []struct {
+		in any
+		to data.Type
+	}{{"x", data.TypeInt32}, {"maybe", data.TypeBoolean}, {[]byte{1}, data.TypeInt64}, {map[string]any{}, data.TypeInt32}} {
+		if _, err := castPrimitive(bad.in, bad.to); err == nil {
+			t.Errorf("cast %#v to %s should fail", bad.in, bad.to)
+		}
+	}
+}
