@@ -1,0 +1,109 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cdc
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgtest"
+	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/sink"
+	"github.com/conveyor-dev/conveyor/runtime/converter"
+	"github.com/conveyor-dev/conveyor/runtime/plugin"
+	"github.com/conveyor-dev/conveyor/runtime/store"
+	"github.com/conveyor-dev/conveyor/runtime/task"
+)
+
+// The CDC source feeds the PostgreSQL sink directly through the unwrap
+// transform: snapshot rows, inserts and updates land as rows, a delete
+// removes its row (a tombstone with delete.enabled), a truncate is
+// dropped without failing the sink.
+func TestUnwrapFeedsThePostgresSink(t *testing.T) {
+	e := newEnv(t, map[string]string{"table.include.list": "public.items"})
+	e.exec("CREATE TABLE items (id int PRIMARY KEY, name text NOT NULL, qty int)",
+		"INSERT INTO items VALUES (1, 'apple', 10), (2, 'pear', 5)",
+		"CREATE TABLE items_copy (id int PRIMARY KEY, name text, qty int)")
+	cfgs, _ := taskConfigs(t, e.config, 1)
+
+	status := func(what string) task.StatusReporter {
+		return task.StatusFunc(func(id task.ID, s task.State, trace string) {
+			if s == task.StateFailed {
+				t.Errorf("%s task failed: %s", what, trace)
+			}
+		})
+	}
+	conv := func(isKey bool) converter.Converter {
+		c, err := converter.New(converter.JSONClass, map[string]string{"schemas.enable": "true"}, isKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	start := func(r task.Runner, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+			defer cancel()
+			if err := r.Stop(ctx); err != nil {
+				t.Errorf("stopping: %v", err)
+			}
+		})
+	}
+	start(task.NewSourceRunner(task.SourceConfig{
+		Common: task.Common{ID: task.ID{Connector: "cdc", Task: 0}, Config: cfgs[0],
+			KeyConverter: conv(true), ValueConverter: conv(false),
+			Kafka:  append(append([]kgo.Opt{}, e.opts...), kgo.AllowAutoTopicCreation()),
+			Status: status("source"), Logger: testLogger(t), OffsetFlushInterval: 100 * time.Millisecond},
+		Task: Plugin().NewSourceTask(), Offsets: store.TaskOffsets{Store: e.offsets},
+	}))
+	e.waitSlotActive("cdc_slot")
+
+	sinkCfg := map[string]string{
+		"name": "copy", "connector.class": "PostgresSink", "topics": "pg.public.items",
+		"connection.url": e.url, "table.name.format": "items_copy", "insert.mode": "upsert",
+		"pk.mode": "record_key", "delete.enabled": "true",
+		"transforms": "unwrap", "transforms.unwrap.type": "unwrap",
+	}
+	if res := plugin.ValidateConfig(context.Background(), sink.Plugin(), sinkCfg); res.ErrorCount != 0 {
+		t.Fatalf("sink config refused: %+v", res.Errors())
+	}
+	start(task.New(sink.Plugin(), task.Common{ID: task.ID{Connector: "copy", Task: 0}, Config: sinkCfg, Transforms: sinkCfg,
+		KeyConverter: conv(true), ValueConverter: conv(false), Kafka: e.opts,
+		Status: status("sink"), Logger: testLogger(t), OffsetFlushInterval: 100 * time.Millisecond}, nil))
+
+	copied := func() string {
+		return pgtest.QueryString(t, e.url, "SELECT coalesce(string_agg(id || ':' || name || ':' || coalesce(qty::text, '-'), ',' ORDER BY id), '') FROM items_copy")
+	}
+	wait := func(want string) {
+		t.Helper()
+		eventually(t, 20*time.Second, "items_copy = "+want, func() bool { return copied() == want })
+	}
+	wait("1:apple:10,2:pear:5") // the snapshot
+	e.exec("INSERT INTO items VALUES (3, 'fig', NULL)", "UPDATE items SET qty = 11 WHERE id = 1", "DELETE FROM items WHERE id = 2")
+	wait("1:apple:11,3:fig:-")
+	e.exec("TRUNCATE items", "INSERT INTO items VALUES (4, 'kiwi', 2)")
+	wait("1:apple:11,3:fig:-,4:kiwi:2") // the truncate went nowhere; the sink goes on
+}
