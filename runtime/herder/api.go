@@ -28,6 +28,7 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/converter"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/store"
+	"github.com/conveyor-dev/conveyor/runtime/transforms"
 )
 
 // ServerInfo implements connectapi.Herder.
@@ -440,6 +441,12 @@ func (h *Herder) Plugins(_ context.Context, connectorsOnly bool) ([]connectapi.P
 	if !connectorsOnly {
 		for _, c := range converter.Classes() {
 			out = append(out, connectapi.PluginInfo{Class: c, Type: connectapi.PluginConverter, Version: h.opts.Version})
+		}
+		for _, t := range transforms.Transforms() {
+			out = append(out, connectapi.PluginInfo{Class: t.Class, Type: connectapi.PluginTransformation, Version: h.opts.Version})
+		}
+		for _, p := range transforms.Predicates() {
+			out = append(out, connectapi.PluginInfo{Class: p.Class, Type: connectapi.PluginPredicate, Version: h.opts.Version})
 		}
 	}
 	return out, nil

@@ -71,7 +71,7 @@ func New(config map[string]string) (*Chain, error) {
 	if len(errs) > 0 {
 		msgs := make([]string, len(errs))
 		for i, e := range errs {
-			msgs[i] = e.Error()
+			msgs[i] = e.Message
 		}
 		return nil, fmt.Errorf("invalid transforms configuration: %s", strings.Join(msgs, "; "))
 	}
@@ -93,8 +93,10 @@ func Validate(config map[string]string) []FieldError {
 
 func build(config map[string]string) (*Chain, []FieldError) {
 	var errs []FieldError
+	// Messages start with the key: the herder's refusal lists messages
+	// without their keys.
 	fail := func(key, format string, args ...any) {
-		errs = append(errs, FieldError{Name: key, Message: fmt.Sprintf(format, args...)})
+		errs = append(errs, FieldError{Name: key, Message: key + ": " + fmt.Sprintf(format, args...)})
 	}
 	preds := map[string]Predicate{}
 	for _, alias := range aliases(config, KeyPredicates, fail) {
