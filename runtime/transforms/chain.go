@@ -43,7 +43,9 @@ type FieldError struct {
 func (e FieldError) Error() string { return e.Name + ": " + e.Message }
 
 // Chain is the ordered transformations of a connector, each with its
-// optional predicate. A nil *Chain has no transformations.
+// optional predicate. A nil *Chain has no transformations. A Chain keeps
+// caches (derived schemas, routed topics) and is not safe for concurrent
+// use: each task runner builds its own.
 type Chain struct {
 	steps []step
 }

@@ -134,14 +134,25 @@ func schemaType(s *data.Schema) string {
 	return string(s.Type)
 }
 
-// structValues returns the raw field values of st (defaults applied).
+// structValues returns the field values of st (defaults applied).
 func structValues(st *data.Struct) []any {
-	fs := st.Schema().Fields
-	out := make([]any, len(fs))
-	for i := range fs {
-		out[i] = st.Get(fs[i].Name)
+	return appendStructValues(make([]any, 0, len(st.Schema().Fields)), st)
+}
+
+// fieldAt returns the value of field i of st (its default when unset).
+func fieldAt(st *data.Struct, i int) any {
+	if v := st.GetIndex(i); v != nil {
+		return v
 	}
-	return out
+	return st.Schema().Fields[i].Schema.Default
+}
+
+// appendStructValues appends the field values of st (defaults applied).
+func appendStructValues(dst []any, st *data.Struct) []any {
+	for i := range st.Schema().Fields {
+		dst = append(dst, fieldAt(st, i))
+	}
+	return dst
 }
 
 // ---- InsertField ----
@@ -164,11 +175,41 @@ func parseInsertSpec(s string) *insertSpec {
 	return &insertSpec{name: s, optional: true}
 }
 
+// insertion is one field InsertField adds: what it holds, its name and
+// schema.
+type insertion struct {
+	what   string // "topic", "partition", "offset", "timestamp" or "static"
+	spec   insertSpec
+	schema *data.Schema
+}
+
 type insertField struct {
-	side                                        side
-	topic, partition, offset, timestamp, static *insertSpec
-	staticValue                                 string
-	cache                                       schemaCache
+	side        side
+	inserts     []insertion
+	offset      bool // inserts the Kafka offset (sink records only)
+	staticValue string
+	cache       schemaCache
+}
+
+// value returns what an insertion holds for r; nil when r has none.
+func (t *insertField) value(in *insertion, r *Record) any {
+	switch in.what {
+	case "topic":
+		return r.Topic
+	case "partition":
+		if r.Partition != nil {
+			return *r.Partition
+		}
+	case "offset":
+		return r.Offset
+	case "timestamp":
+		if !r.Timestamp.IsZero() {
+			return r.Timestamp
+		}
+	case "static":
+		return t.staticValue
+	}
+	return nil
 }
 
 func (t *insertField) Apply(r *Record) (*Record, error) {
@@ -176,28 +217,8 @@ func (t *insertField) Apply(r *Record) (*Record, error) {
 	if v == nil {
 		return r, nil // a tombstone or null key stays as it is
 	}
-	if t.offset != nil && !r.Sink {
+	if t.offset && !r.Sink {
 		return nil, fmt.Errorf("offset.field applies to sink records only (a source record has no Kafka offset yet)")
-	}
-	var ts any
-	if !r.Timestamp.IsZero() {
-		ts = r.Timestamp
-	}
-	var part any
-	if r.Partition != nil {
-		part = *r.Partition
-	}
-	type ins struct {
-		spec   *insertSpec
-		schema *data.Schema
-		value  any
-	}
-	list := []ins{
-		{t.topic, data.StringSchema, r.Topic},
-		{t.partition, data.Int32Schema, part},
-		{t.offset, data.Int64Schema, r.Offset},
-		{t.timestamp, data.TimestampSchema(), ts},
-		{t.static, data.StringSchema, t.staticValue},
 	}
 	if schema == nil {
 		m, err := requireMap(v, "InsertField")
@@ -205,15 +226,16 @@ func (t *insertField) Apply(r *Record) (*Record, error) {
 			return nil, err
 		}
 		out := maps.Clone(m)
-		for _, x := range list {
-			if x.spec == nil || x.value == nil {
+		for i := range t.inserts {
+			in := &t.inserts[i]
+			val := t.value(in, r)
+			if val == nil {
 				continue // like Kafka: no partition or timestamp, no field
 			}
-			val := x.value
-			if tv, ok := val.(interface{ UnixMilli() int64 }); ok {
-				val = tv.UnixMilli() // schemaless timestamps are epoch milliseconds
+			if in.what == "timestamp" {
+				val = r.Timestamp.UnixMilli() // schemaless timestamps are epoch milliseconds
 			}
-			out[x.spec.name] = val
+			out[in.spec.name] = val
 		}
 		t.side.set(r, nil, out)
 		return r, nil
@@ -224,36 +246,57 @@ func (t *insertField) Apply(r *Record) (*Record, error) {
 	}
 	ns, err := t.cache.get(schema, func(in *data.Schema) (*data.Schema, error) {
 		fields := slices.Clone(in.Fields)
-		for _, x := range list {
-			if x.spec == nil {
-				continue
-			}
+		for _, x := range t.inserts {
 			if in.Field(x.spec.name) != nil {
 				return nil, fmt.Errorf("field %q to insert already exists in the schema", x.spec.name)
 			}
-			fs := x.schema
-			if x.spec.optional {
-				fs = fs.AsOptional()
-			}
-			fields = append(fields, data.F(x.spec.name, fs))
+			fields = append(fields, data.F(x.spec.name, x.schema))
 		}
 		return structCopy(in, fields), nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	vals := structValues(st)
-	for _, x := range list {
-		if x.spec == nil {
-			continue
+	vals := appendStructValues(make([]any, 0, len(ns.Fields)), st)
+	for i := range t.inserts {
+		in := &t.inserts[i]
+		val := t.value(in, r)
+		if val == nil && !in.spec.optional {
+			return nil, fmt.Errorf("field %q is required (no ? suffix) but the record has no %s", in.spec.name, in.what)
 		}
-		if x.value == nil && !x.spec.optional {
-			return nil, fmt.Errorf("field %q is required (no ? suffix) but the record has no value for it", x.spec.name)
-		}
-		vals = append(vals, x.value)
+		vals = append(vals, val)
 	}
 	t.side.set(r, ns, data.NewStructTrusted(ns, vals))
 	return r, nil
+}
+
+func newInsertField(o *Options, s side) Transformation {
+	t := &insertField{side: s, cache: schemaCache{}, staticValue: o.String("static.value", "")}
+	for _, x := range []struct {
+		what, option string
+		schema       *data.Schema
+	}{
+		{"topic", "topic.field", data.StringSchema},
+		{"partition", "partition.field", data.Int32Schema},
+		{"offset", "offset.field", data.Int64Schema},
+		{"timestamp", "timestamp.field", data.TimestampSchema()},
+		{"static", "static.field", data.StringSchema},
+	} {
+		spec := parseInsertSpec(o.String(x.option, ""))
+		if spec == nil {
+			continue
+		}
+		schema := x.schema
+		if spec.optional {
+			schema = schema.AsOptional()
+		}
+		t.inserts = append(t.inserts, insertion{what: x.what, spec: *spec, schema: schema})
+		t.offset = t.offset || x.what == "offset"
+		if x.what == "static" && t.staticValue == "" {
+			o.Fail("static.value", "static.field is set, so set static.value too")
+		}
+	}
+	return t
 }
 
 // ---- ReplaceField ----
@@ -309,9 +352,9 @@ func (t *replaceField) Apply(r *Record) (*Record, error) {
 		return structCopy(in, fields), nil
 	})
 	vals := make([]any, 0, len(ns.Fields))
-	for _, f := range schema.Fields {
+	for i, f := range schema.Fields {
 		if t.keep(f.Name) {
-			vals = append(vals, st.Get(f.Name))
+			vals = append(vals, fieldAt(st, i))
 		}
 	}
 	t.side.set(r, ns, data.NewStructTrusted(ns, vals))
@@ -643,10 +686,10 @@ func (t *flatten) flattenSchema(s *data.Schema, prefix string, optional bool, ou
 }
 
 func (t *flatten) flattenStruct(s *data.Schema, st *data.Struct, out *[]any) {
-	for _, f := range s.Fields {
+	for i, f := range s.Fields {
 		var v any
 		if st != nil {
-			v = st.Get(f.Name)
+			v = fieldAt(st, i)
 		}
 		if f.Schema.Type == data.TypeStruct {
 			child, _ := v.(*data.Struct)
@@ -698,16 +741,7 @@ func init() {
 			{Name: "static.field", Doc: "Field for a static value."},
 			{Name: "static.value", Doc: "The static value."},
 		},
-		func(o *Options, s side) Transformation {
-			t := &insertField{side: s, cache: schemaCache{},
-				topic: parseInsertSpec(o.String("topic.field", "")), partition: parseInsertSpec(o.String("partition.field", "")),
-				offset: parseInsertSpec(o.String("offset.field", "")), timestamp: parseInsertSpec(o.String("timestamp.field", "")),
-				static: parseInsertSpec(o.String("static.field", "")), staticValue: o.String("static.value", "")}
-			if t.static != nil && t.staticValue == "" {
-				o.Fail("static.value", "static.field is set, so set static.value too")
-			}
-			return t
-		})
+		newInsertField)
 	registerBoth("ReplaceField", "Keeps, drops and renames fields",
 		[]Option{
 			{Name: "exclude", Doc: "Fields to drop (old name: blacklist)."},

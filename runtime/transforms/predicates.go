@@ -31,7 +31,15 @@ func init() {
 				o.Fail("pattern", "not a valid regular expression: %v", err)
 				return nil
 			}
-			return PredicateFunc(func(r *Record) bool { return re.MatchString(r.Topic) })
+			matches := topicCache{}
+			return PredicateFunc(func(r *Record) bool {
+				return matches.get(r.Topic, func(topic string) string {
+					if re.MatchString(topic) {
+						return "y"
+					}
+					return ""
+				}) != ""
+			})
 		}})
 	registerPredicate(&PredicateType{Class: predicatePrefix + "HasHeaderKey", Aliases: []string{"HasHeaderKey"},
 		Doc:     "True for records with at least one header with the key.",

@@ -33,15 +33,35 @@ import (
 type regexRouter struct {
 	re       *regexp.Regexp
 	template string // Go's Expand syntax
+	routes   topicCache
 }
 
 func (t *regexRouter) Apply(r *Record) (*Record, error) {
-	m := t.re.FindStringSubmatchIndex(r.Topic)
-	if m == nil {
-		return r, nil
-	}
-	r.Topic = string(t.re.ExpandString(nil, t.template, r.Topic, m))
+	r.Topic = t.routes.get(r.Topic, func(topic string) string {
+		m := t.re.FindStringSubmatchIndex(topic)
+		if m == nil {
+			return topic
+		}
+		return string(t.re.ExpandString(nil, t.template, topic, m))
+	})
 	return r, nil
+}
+
+// topicCache remembers a function of the topic name: connectors use few
+// topics, so a regular expression runs once per topic, not per record. It
+// is bounded; a chain runs on one goroutine.
+type topicCache map[string]string
+
+func (c topicCache) get(topic string, f func(string) string) string {
+	if v, ok := c[topic]; ok {
+		return v
+	}
+	v := f(topic)
+	if len(c) >= 1024 {
+		clear(c)
+	}
+	c[topic] = v
+	return v
 }
 
 // javaReplacement turns a Java Matcher replacement ($1, ${name}, \$ for a
@@ -316,9 +336,9 @@ func (t *headerFrom) Apply(r *Record) (*Record, error) {
 			return structCopy(in, fields), nil
 		})
 		vals := make([]any, 0, len(ns.Fields))
-		for _, f := range schema.Fields {
+		for i, f := range schema.Fields {
 			if !t.drop[f.Name] {
-				vals = append(vals, st.Get(f.Name))
+				vals = append(vals, fieldAt(st, i))
 			}
 		}
 		t.side.set(r, ns, data.NewStructTrusted(ns, vals))
@@ -347,7 +367,7 @@ func init() {
 			if err != nil {
 				o.Fail("replacement", "%v", err)
 			}
-			return &regexRouter{re: re, template: tmpl}
+			return &regexRouter{re: re, template: tmpl, routes: topicCache{}}
 		}})
 	registerTransform(&TransformType{Class: kafkaPrefix + "TimestampRouter", Aliases: []string{"TimestampRouter"},
 		Doc: "Renames the topic after the record timestamp (UTC), for example to write into a topic per day.",
