@@ -1,0 +1,278 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package sink
+
+import (
+	"context"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgtest"
+	"github.com/conveyor-dev/conveyor/runtime/plugin"
+)
+
+const ordersTable = `CREATE TABLE orders (id bigint PRIMARY KEY, qty integer NOT NULL CHECK (qty > 0), note text, price numeric(10,2), at timestamp NOT NULL)`
+
+func upsertConfig(url string, batch string) map[string]string {
+	return with(baseConfig(url), KeyInsertMode, "upsert", KeyPKMode, "record_key", KeyBatchSize, batch)
+}
+
+// lockOrders holds an ACCESS EXCLUSIVE lock on table orders from another
+// connection, so that a sink write blocks, until release is called (or
+// the test ends). The connection is returned for more statements.
+func lockOrders(t *testing.T, url string) (conn *pgx.Conn, release func()) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "BEGIN; LOCK TABLE orders IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	released := false
+	release = func() {
+		if !released {
+			released = true
+			_, _ = conn.Exec(ctx, "ROLLBACK")
+			_ = conn.Close(ctx)
+		}
+	}
+	t.Cleanup(release)
+	return conn, release
+}
+
+// waitLockWaiter waits until a backend of the database waits for a lock
+// and returns its process id.
+func waitLockWaiter(t *testing.T, conn *pgx.Conn) int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var pid int
+		err := conn.QueryRow(context.Background(), `SELECT coalesce(min(pid), 0) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`).Scan(&pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pid != 0 {
+			return pid
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no sink write waited for the table lock within 10s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func ordersRows(t *testing.T, url string) string {
+	t.Helper()
+	return pgtest.QueryString(t, url, `SELECT coalesce(string_agg(format('%s:%s:%s', id, qty, coalesce(note, 'NULL')), ' ' ORDER BY id), '') FROM orders`)
+}
+
+// A write that fails for good in the background (a CHECK constraint) is
+// reported by the next Put or Flush, and by every one after; nothing of
+// its transaction is committed.
+func TestBackgroundFatalFailureSurfaces(t *testing.T) {
+	url := pg.CreateDatabase(t)
+	pgtest.ExecURL(t, url, ordersTable)
+	task := startTask(t, upsertConfig(url, "2"))
+	ctx := context.Background()
+	if err := task.Put(ctx, []*plugin.SinkRecord{order(0, 1, 10, "a"), order(1, 2, 0, "bad qty")}); err != nil {
+		t.Fatalf("a full batch is handed to the background write: %v", err)
+	}
+	if task.inflight == nil {
+		t.Fatal("Put wrote the full batch synchronously; want a write in flight")
+	}
+	err := task.Put(ctx, []*plugin.SinkRecord{order(2, 3, 30, "c")})
+	if err == nil {
+		err = task.Flush(ctx, nil)
+	}
+	if err == nil || plugin.IsRetriable(err) || !strings.Contains(err.Error(), "violates check constraint") {
+		t.Fatalf("after a failed background write: %v, want a non-retriable check constraint error", err)
+	}
+	for i, again := range []error{task.Flush(ctx, nil), task.Put(ctx, []*plugin.SinkRecord{order(3, 4, 40, "d")})} {
+		if again == nil || plugin.IsRetriable(again) {
+			t.Fatalf("call %d after the fatal failure: %v, want it again", i, again)
+		}
+	}
+	if got := ordersRows(t, url); got != "" {
+		t.Fatalf("rows %q committed by the failed batch, want none", got)
+	}
+}
+
+// A write in flight whose connection dies (its backend terminated while
+// it waits for a lock) is reported retriably by the next Put, which drops
+// its own records; the records put again are written after the failed
+// batch, which is retried first: the rows end exactly as if nothing had
+// failed, later versions winning.
+func TestRetriableBackgroundFailureRetriedInOrder(t *testing.T) {
+	url := pg.CreateDatabase(t)
+	pgtest.ExecURL(t, url, ordersTable)
+	task := startTask(t, upsertConfig(url, "3"))
+	ctx := context.Background()
+	lock, release := lockOrders(t, url)
+	if err := task.Put(ctx, []*plugin.SinkRecord{order(0, 1, 10, "a1"), order(1, 2, 20, "b"), order(2, 3, 30, "c")}); err != nil {
+		t.Fatal(err)
+	}
+	pid := waitLockWaiter(t, lock)
+	// Put does not wait for the blocked write while the buffer is not full.
+	if err := task.Put(ctx, []*plugin.SinkRecord{order(3, 1, 11, "a2")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lock.Exec(ctx, "SELECT pg_terminate_backend($1)", pid); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	redelivered := []*plugin.SinkRecord{order(4, 4, 40, "d"), order(5, 5, 50, "e")}
+	err := task.Put(ctx, redelivered)
+	if err == nil || !plugin.IsRetriable(err) {
+		t.Fatalf("Put after the write in flight lost its connection: %v, want a retriable error", err)
+	}
+	// The runtime puts the same records again until Put accepts them.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		err := task.Put(ctx, redelivered)
+		if err == nil {
+			break
+		}
+		if !plugin.IsRetriable(err) || time.Now().After(deadline) {
+			t.Fatalf("putting the records again: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := task.Flush(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ordersRows(t, url), "1:11:a2 2:20:b 3:30:c 4:40:d 5:50:e"; got != want {
+		t.Fatalf("rows %q, want %q", got, want)
+	}
+}
+
+// A write that fails retriably in the background is reported by Flush,
+// which keeps its batch: the next Flush writes it.
+func TestFlushRetriesAFailedWrite(t *testing.T) {
+	url := pg.CreateDatabase(t)
+	pgtest.ExecURL(t, url, ordersTable)
+	task := startTask(t, upsertConfig(url, "2"))
+	ctx := context.Background()
+	lock, release := lockOrders(t, url)
+	if err := task.Put(ctx, []*plugin.SinkRecord{order(0, 1, 10, "a"), order(1, 2, 20, "b")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := task.Put(ctx, []*plugin.SinkRecord{order(2, 1, 11, "a2")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lock.Exec(ctx, "SELECT pg_terminate_backend($1)", waitLockWaiter(t, lock)); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	if err := task.Flush(ctx, nil); err == nil || !plugin.IsRetriable(err) {
+		t.Fatalf("Flush after the write in flight lost its connection: %v, want a retriable error", err)
+	}
+	if err := task.Flush(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ordersRows(t, url), "1:11:a2 2:20:b"; got != want {
+		t.Fatalf("rows %q, want %q", got, want)
+	}
+}
+
+// Flush returns only once the write in flight and the buffered records
+// are committed: right after it, another connection sees every row.
+func TestFlushWaitsForTheWriteInFlight(t *testing.T) {
+	url := pg.CreateDatabase(t)
+	pgtest.ExecURL(t, url, ordersTable)
+	task := startTask(t, upsertConfig(url, "2"))
+	ctx := context.Background()
+	lock, release := lockOrders(t, url)
+	if err := task.Put(ctx, []*plugin.SinkRecord{order(0, 1, 10, "a"), order(1, 2, 20, "b")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := task.Put(ctx, []*plugin.SinkRecord{order(2, 3, 30, "c")}); err != nil {
+		t.Fatal(err)
+	}
+	waitLockWaiter(t, lock)
+	flushed := make(chan error, 1)
+	go func() { flushed <- task.Flush(ctx, nil) }()
+	select {
+	case err := <-flushed:
+		t.Fatalf("Flush returned (%v) while the write in flight was blocked", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	release()
+	select {
+	case err := <-flushed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Flush did not return within 20s of the lock's release")
+	}
+	if got, want := ordersRows(t, url), "1:10:a 2:20:b 3:30:c"; got != want {
+		t.Fatalf("rows right after Flush %q, want %q", got, want)
+	}
+}
+
+// Stop cancels a write in flight (blocked on a lock that is never
+// released while Stop runs), waits for its goroutine and commits nothing.
+func TestStopCancelsTheWriteInFlight(t *testing.T) {
+	url := pg.CreateDatabase(t)
+	pgtest.ExecURL(t, url, ordersTable)
+	lock, release := lockOrders(t, url)
+	goroutines := runtime.NumGoroutine()
+	task := startTask(t, upsertConfig(url, "2"))
+	if err := task.Put(context.Background(), []*plugin.SinkRecord{order(0, 1, 10, "a"), order(1, 2, 20, "b")}); err != nil {
+		t.Fatal(err)
+	}
+	waitLockWaiter(t, lock)
+	w := task.inflight
+	if w == nil {
+		t.Fatal("no write in flight")
+	}
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		_ = task.Stop() // the cancelled write may have closed the connection already
+	}()
+	select {
+	case <-stopped:
+	case <-time.After(5 * time.Second):
+		release()
+		t.Fatal("Stop did not return within 5s with a write in flight")
+	}
+	select {
+	case <-w.done:
+	default:
+		t.Fatal("Stop returned while the write's goroutine still runs")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > goroutines {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<16)
+			t.Fatalf("%d goroutines after Stop, %d before Start:\n%s", runtime.NumGoroutine(), goroutines, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	release()
+	if got := ordersRows(t, url); got != "" {
+		t.Fatalf("rows %q after the cancelled write, want none", got)
+	}
+}
