@@ -276,3 +276,47 @@ func TestStopCancelsTheWriteInFlight(t *testing.T) {
 		t.Fatalf("rows %q after the cancelled write, want none", got)
 	}
 }
+
+// Upserts of keys not in the table yet are copied straight in; a batch
+// with an existing key falls back to the staged upsert (and the next batch
+// skips the attempt); a unique violation that is not about the primary
+// key fails the task in both paths.
+func TestUpsertCopiesNewKeysAndFallsBack(t *testing.T) {
+	url := pg.CreateDatabase(t)
+	pgtest.ExecURL(t, url, ordersTable, `CREATE UNIQUE INDEX orders_note ON orders (note)`)
+	task := startTask(t, upsertConfig(url, "100"))
+	w := func() *writer {
+		t.Helper()
+		w := task.writers["orders"]
+		if w == nil {
+			t.Fatal("no writer for topic orders")
+		}
+		return w
+	}
+	steps := []struct {
+		recs             []*plugin.SinkRecord
+		rows             string
+		backoff, skipped int
+	}{
+		{[]*plugin.SinkRecord{order(0, 1, 10, "a"), order(1, 2, 20, "b"), order(2, 1, 11, "a2")}, "1:11:a2 2:20:b", 0, 0},
+		{[]*plugin.SinkRecord{order(3, 2, 21, "b2"), order(4, 3, 30, "c")}, "1:11:a2 2:21:b2 3:30:c", 1, 1},
+		{[]*plugin.SinkRecord{order(5, 4, 40, "d")}, "1:11:a2 2:21:b2 3:30:c 4:40:d", 1, 0},
+		{[]*plugin.SinkRecord{order(6, 5, 50, "e")}, "1:11:a2 2:21:b2 3:30:c 4:40:d 5:50:e", 0, 0},
+	}
+	for i, s := range steps {
+		putFlush(t, task, s.recs...)
+		if got := ordersRows(t, url); got != s.rows {
+			t.Fatalf("step %d: rows %q, want %q", i, got, s.rows)
+		}
+		if w := w(); w.copyBackoff != s.backoff || w.copySkip != s.skipped {
+			t.Fatalf("step %d: copy backoff %d, batches to skip %d; want %d, %d", i, w.copyBackoff, w.copySkip, s.backoff, s.skipped)
+		}
+	}
+	err := task.Put(context.Background(), []*plugin.SinkRecord{order(7, 6, 60, "e")})
+	if err == nil {
+		err = task.Flush(context.Background(), nil)
+	}
+	if err == nil || plugin.IsRetriable(err) || !strings.Contains(err.Error(), "orders_note") {
+		t.Fatalf("a new key with a duplicate unique note: %v, want a non-retriable error naming orders_note", err)
+	}
+}
