@@ -320,3 +320,48 @@ func TestUpsertCopiesNewKeysAndFallsBack(t *testing.T) {
 		t.Fatalf("a new key with a duplicate unique note: %v, want a non-retriable error naming orders_note", err)
 	}
 }
+
+// Close waits for the write in flight (so that no write of this task
+// lands after the partition's next owner's), then drops the buffered
+// records of the closed partitions only.
+func TestCloseWaitsForTheWriteInFlight(t *testing.T) {
+	url := pg.CreateDatabase(t)
+	pgtest.ExecURL(t, url, ordersTable)
+	task := startTask(t, upsertConfig(url, "3"))
+	ctx := context.Background()
+	lock, release := lockOrders(t, url)
+	if err := task.Put(ctx, []*plugin.SinkRecord{order(0, 1, 10, "a"), order(1, 2, 20, "b"), order(2, 3, 30, "c")}); err != nil {
+		t.Fatal(err)
+	}
+	other := order(0, 4, 40, "other partition")
+	other.Partition = 1
+	if err := task.Put(ctx, []*plugin.SinkRecord{other, order(3, 5, 50, "closed partition")}); err != nil {
+		t.Fatal(err)
+	}
+	waitLockWaiter(t, lock)
+	closed := make(chan error, 1)
+	go func() { closed <- task.Close(ctx, []plugin.TopicPartition{{Topic: "orders", Partition: 0}}) }()
+	select {
+	case err := <-closed:
+		t.Fatalf("Close returned (%v) while the write in flight was blocked", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	release()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Close did not return within 20s of the lock's release")
+	}
+	if got, want := ordersRows(t, url), "1:10:a 2:20:b 3:30:c"; got != want {
+		t.Fatalf("rows right after Close %q, want %q", got, want)
+	}
+	if err := task.Flush(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ordersRows(t, url), "1:10:a 2:20:b 3:30:c 4:40:other partition"; got != want {
+		t.Fatalf("rows after Flush %q, want %q", got, want)
+	}
+}
