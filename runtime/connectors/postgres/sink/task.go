@@ -151,7 +151,7 @@ func (t *Task) Start(ctx context.Context, tc plugin.SinkTaskContext, config map[
 	}
 	t.s, t.log = s, tc.Logger()
 	t.writers = map[string]*writer{}
-	conn, err := pgcommon.Connect(ctx, config)
+	conn, err := connect(ctx, config)
 	if err != nil {
 		return err
 	}
@@ -342,7 +342,7 @@ func (t *Task) write(ctx context.Context, recs []*plugin.SinkRecord) error {
 		return nil
 	}
 	if t.conn == nil || t.conn.IsClosed() {
-		conn, err := pgcommon.Connect(ctx, t.s.raw)
+		conn, err := connect(ctx, t.s.raw)
 		if err != nil {
 			return plugin.Retriable(err)
 		}
@@ -371,6 +371,16 @@ func (t *Task) write(ctx context.Context, recs []*plugin.SinkRecord) error {
 		return classify(err)
 	}
 	return nil
+}
+
+// connect opens a connection for the writes.
+func connect(ctx context.Context, config map[string]string) (*pgx.Conn, error) {
+	conn, err := pgcommon.Connect(ctx, config)
+	if err != nil {
+		return nil, err
+	}
+	registerNumeric(conn.TypeMap())
+	return conn, nil
 }
 
 // classify marks errors that a retry may cure (lost connections, conflicts
