@@ -35,50 +35,96 @@ func upsertConfig(url string, batch string) map[string]string {
 	return with(baseConfig(url), KeyInsertMode, "upsert", KeyPKMode, "record_key", KeyBatchSize, batch)
 }
 
-// lockOrders holds an ACCESS EXCLUSIVE lock on table orders from another
-// connection, so that a sink write blocks, until release is called (or
-// the test ends). The connection is returned for more statements.
-func lockOrders(t *testing.T, url string) (conn *pgx.Conn, release func()) {
+// blocked is a task whose write is in flight and blocked: another
+// connection holds an ACCESS EXCLUSIVE lock on table orders.
+type blocked struct {
+	url        string
+	task       *Task
+	lock       *pgx.Conn // the lock holder, in its transaction
+	release    func()    // ends the lock holder's transaction (also at the test's end)
+	pid        int       // the backend of the write in flight
+	goroutines int       // before the task started
+}
+
+// blockWrite creates table orders, locks it from another connection,
+// starts a task with the batch size, puts full (a full batch, handed to a
+// background write that waits for the lock) and then more (buffered: Put
+// does not wait for the write while the buffer is not full).
+func blockWrite(t *testing.T, batchSize string, full, more []*plugin.SinkRecord) *blocked {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
+	b := &blocked{url: pg.CreateDatabase(t)}
+	pgtest.ExecURL(t, b.url, ordersTable)
+	var err error
+	if b.lock, err = pgx.Connect(ctx, b.url); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := conn.Exec(ctx, "BEGIN; LOCK TABLE orders IN ACCESS EXCLUSIVE MODE"); err != nil {
+	if _, err := b.lock.Exec(ctx, "BEGIN; LOCK TABLE orders IN ACCESS EXCLUSIVE MODE"); err != nil {
 		t.Fatal(err)
 	}
 	released := false
-	release = func() {
+	b.release = func() {
 		if !released {
 			released = true
-			_, _ = conn.Exec(ctx, "ROLLBACK")
-			_ = conn.Close(ctx)
+			_, _ = b.lock.Exec(ctx, "ROLLBACK")
+			_ = b.lock.Close(ctx)
 		}
 	}
-	t.Cleanup(release)
-	return conn, release
-}
-
-// waitLockWaiter waits until a backend of the database waits for a lock
-// and returns its process id.
-func waitLockWaiter(t *testing.T, conn *pgx.Conn) int {
-	t.Helper()
+	t.Cleanup(b.release)
+	b.goroutines = runtime.NumGoroutine()
+	b.task = startTask(t, upsertConfig(b.url, batchSize))
+	if err := b.task.Put(ctx, full); err != nil {
+		t.Fatal(err)
+	}
+	if b.task.inflight == nil {
+		t.Fatal("Put wrote the full batch synchronously; want a write in flight")
+	}
 	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var pid int
-		err := conn.QueryRow(context.Background(), `SELECT coalesce(min(pid), 0) FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`).Scan(&pid)
+	for b.pid == 0 {
+		err := b.lock.QueryRow(ctx, `SELECT coalesce(min(pid), 0) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`).Scan(&b.pid)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if pid != 0 {
-			return pid
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no sink write waited for the table lock within 10s")
+		if b.pid == 0 && time.Now().After(deadline) {
+			t.Fatal("the sink's write did not wait for the table lock within 10s")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+	if err := b.task.Put(ctx, more); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// terminate ends the backend of the write in flight, then the lock.
+func (b *blocked) terminate(t *testing.T) {
+	t.Helper()
+	if _, err := b.lock.Exec(context.Background(), "SELECT pg_terminate_backend($1)", b.pid); err != nil {
+		t.Fatal(err)
+	}
+	b.release()
+}
+
+// waitsForTheLock checks that call (Flush, Close) does not return while
+// the write in flight is blocked, and returns nil once the lock is gone.
+func (b *blocked) waitsForTheLock(t *testing.T, what string, call func() error) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- call() }()
+	select {
+	case err := <-done:
+		t.Fatalf("%s returned (%v) while the write in flight was blocked", what, err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	b.release()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("%s did not return within 20s of the lock's release", what)
 	}
 }
 
@@ -124,23 +170,10 @@ func TestBackgroundFatalFailureSurfaces(t *testing.T) {
 // batch, which is retried first: the rows end exactly as if nothing had
 // failed, later versions winning.
 func TestRetriableBackgroundFailureRetriedInOrder(t *testing.T) {
-	url := pg.CreateDatabase(t)
-	pgtest.ExecURL(t, url, ordersTable)
-	task := startTask(t, upsertConfig(url, "3"))
-	ctx := context.Background()
-	lock, release := lockOrders(t, url)
-	if err := task.Put(ctx, []*plugin.SinkRecord{order(0, 1, 10, "a1"), order(1, 2, 20, "b"), order(2, 3, 30, "c")}); err != nil {
-		t.Fatal(err)
-	}
-	pid := waitLockWaiter(t, lock)
-	// Put does not wait for the blocked write while the buffer is not full.
-	if err := task.Put(ctx, []*plugin.SinkRecord{order(3, 1, 11, "a2")}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := lock.Exec(ctx, "SELECT pg_terminate_backend($1)", pid); err != nil {
-		t.Fatal(err)
-	}
-	release()
+	b := blockWrite(t, "3", []*plugin.SinkRecord{order(0, 1, 10, "a1"), order(1, 2, 20, "b"), order(2, 3, 30, "c")},
+		[]*plugin.SinkRecord{order(3, 1, 11, "a2")})
+	task, ctx := b.task, context.Background()
+	b.terminate(t)
 	redelivered := []*plugin.SinkRecord{order(4, 4, 40, "d"), order(5, 5, 50, "e")}
 	err := task.Put(ctx, redelivered)
 	if err == nil || !plugin.IsRetriable(err) {
@@ -161,7 +194,7 @@ func TestRetriableBackgroundFailureRetriedInOrder(t *testing.T) {
 	if err := task.Flush(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := ordersRows(t, url), "1:11:a2 2:20:b 3:30:c 4:40:d 5:50:e"; got != want {
+	if got, want := ordersRows(t, b.url), "1:11:a2 2:20:b 3:30:c 4:40:d 5:50:e"; got != want {
 		t.Fatalf("rows %q, want %q", got, want)
 	}
 }
@@ -169,28 +202,16 @@ func TestRetriableBackgroundFailureRetriedInOrder(t *testing.T) {
 // A write that fails retriably in the background is reported by Flush,
 // which keeps its batch: the next Flush writes it.
 func TestFlushRetriesAFailedWrite(t *testing.T) {
-	url := pg.CreateDatabase(t)
-	pgtest.ExecURL(t, url, ordersTable)
-	task := startTask(t, upsertConfig(url, "2"))
-	ctx := context.Background()
-	lock, release := lockOrders(t, url)
-	if err := task.Put(ctx, []*plugin.SinkRecord{order(0, 1, 10, "a"), order(1, 2, 20, "b")}); err != nil {
-		t.Fatal(err)
-	}
-	if err := task.Put(ctx, []*plugin.SinkRecord{order(2, 1, 11, "a2")}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := lock.Exec(ctx, "SELECT pg_terminate_backend($1)", waitLockWaiter(t, lock)); err != nil {
-		t.Fatal(err)
-	}
-	release()
+	b := blockWrite(t, "2", []*plugin.SinkRecord{order(0, 1, 10, "a"), order(1, 2, 20, "b")}, []*plugin.SinkRecord{order(2, 1, 11, "a2")})
+	task, ctx := b.task, context.Background()
+	b.terminate(t)
 	if err := task.Flush(ctx, nil); err == nil || !plugin.IsRetriable(err) {
 		t.Fatalf("Flush after the write in flight lost its connection: %v, want a retriable error", err)
 	}
 	if err := task.Flush(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := ordersRows(t, url), "1:11:a2 2:20:b"; got != want {
+	if got, want := ordersRows(t, b.url), "1:11:a2 2:20:b"; got != want {
 		t.Fatalf("rows %q, want %q", got, want)
 	}
 }
@@ -198,35 +219,9 @@ func TestFlushRetriesAFailedWrite(t *testing.T) {
 // Flush returns only once the write in flight and the buffered records
 // are committed: right after it, another connection sees every row.
 func TestFlushWaitsForTheWriteInFlight(t *testing.T) {
-	url := pg.CreateDatabase(t)
-	pgtest.ExecURL(t, url, ordersTable)
-	task := startTask(t, upsertConfig(url, "2"))
-	ctx := context.Background()
-	lock, release := lockOrders(t, url)
-	if err := task.Put(ctx, []*plugin.SinkRecord{order(0, 1, 10, "a"), order(1, 2, 20, "b")}); err != nil {
-		t.Fatal(err)
-	}
-	if err := task.Put(ctx, []*plugin.SinkRecord{order(2, 3, 30, "c")}); err != nil {
-		t.Fatal(err)
-	}
-	waitLockWaiter(t, lock)
-	flushed := make(chan error, 1)
-	go func() { flushed <- task.Flush(ctx, nil) }()
-	select {
-	case err := <-flushed:
-		t.Fatalf("Flush returned (%v) while the write in flight was blocked", err)
-	case <-time.After(300 * time.Millisecond):
-	}
-	release()
-	select {
-	case err := <-flushed:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("Flush did not return within 20s of the lock's release")
-	}
-	if got, want := ordersRows(t, url), "1:10:a 2:20:b 3:30:c"; got != want {
+	b := blockWrite(t, "2", []*plugin.SinkRecord{order(0, 1, 10, "a"), order(1, 2, 20, "b")}, []*plugin.SinkRecord{order(2, 3, 30, "c")})
+	b.waitsForTheLock(t, "Flush", func() error { return b.task.Flush(context.Background(), nil) })
+	if got, want := ordersRows(t, b.url), "1:10:a 2:20:b 3:30:c"; got != want {
 		t.Fatalf("rows right after Flush %q, want %q", got, want)
 	}
 }
@@ -234,19 +229,8 @@ func TestFlushWaitsForTheWriteInFlight(t *testing.T) {
 // Stop cancels a write in flight (blocked on a lock that is never
 // released while Stop runs), waits for its goroutine and commits nothing.
 func TestStopCancelsTheWriteInFlight(t *testing.T) {
-	url := pg.CreateDatabase(t)
-	pgtest.ExecURL(t, url, ordersTable)
-	lock, release := lockOrders(t, url)
-	goroutines := runtime.NumGoroutine()
-	task := startTask(t, upsertConfig(url, "2"))
-	if err := task.Put(context.Background(), []*plugin.SinkRecord{order(0, 1, 10, "a"), order(1, 2, 20, "b")}); err != nil {
-		t.Fatal(err)
-	}
-	waitLockWaiter(t, lock)
-	w := task.inflight
-	if w == nil {
-		t.Fatal("no write in flight")
-	}
+	b := blockWrite(t, "2", []*plugin.SinkRecord{order(0, 1, 10, "a"), order(1, 2, 20, "b")}, nil)
+	task, goroutines, w := b.task, b.goroutines, b.task.inflight
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
@@ -255,7 +239,7 @@ func TestStopCancelsTheWriteInFlight(t *testing.T) {
 	select {
 	case <-stopped:
 	case <-time.After(5 * time.Second):
-		release()
+		b.release()
 		t.Fatal("Stop did not return within 5s with a write in flight")
 	}
 	select {
@@ -271,8 +255,8 @@ func TestStopCancelsTheWriteInFlight(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	release()
-	if got := ordersRows(t, url); got != "" {
+	b.release()
+	if got := ordersRows(t, b.url); got != "" {
 		t.Fatalf("rows %q after the cancelled write, want none", got)
 	}
 }
@@ -325,43 +309,19 @@ func TestUpsertCopiesNewKeysAndFallsBack(t *testing.T) {
 // lands after the partition's next owner's), then drops the buffered
 // records of the closed partitions only.
 func TestCloseWaitsForTheWriteInFlight(t *testing.T) {
-	url := pg.CreateDatabase(t)
-	pgtest.ExecURL(t, url, ordersTable)
-	task := startTask(t, upsertConfig(url, "3"))
-	ctx := context.Background()
-	lock, release := lockOrders(t, url)
-	if err := task.Put(ctx, []*plugin.SinkRecord{order(0, 1, 10, "a"), order(1, 2, 20, "b"), order(2, 3, 30, "c")}); err != nil {
-		t.Fatal(err)
-	}
 	other := order(0, 4, 40, "other partition")
 	other.Partition = 1
-	if err := task.Put(ctx, []*plugin.SinkRecord{other, order(3, 5, 50, "closed partition")}); err != nil {
-		t.Fatal(err)
-	}
-	waitLockWaiter(t, lock)
-	closed := make(chan error, 1)
-	go func() { closed <- task.Close(ctx, []plugin.TopicPartition{{Topic: "orders", Partition: 0}}) }()
-	select {
-	case err := <-closed:
-		t.Fatalf("Close returned (%v) while the write in flight was blocked", err)
-	case <-time.After(300 * time.Millisecond):
-	}
-	release()
-	select {
-	case err := <-closed:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("Close did not return within 20s of the lock's release")
-	}
-	if got, want := ordersRows(t, url), "1:10:a 2:20:b 3:30:c"; got != want {
+	b := blockWrite(t, "3", []*plugin.SinkRecord{order(0, 1, 10, "a"), order(1, 2, 20, "b"), order(2, 3, 30, "c")},
+		[]*plugin.SinkRecord{other, order(3, 5, 50, "closed partition")})
+	ctx := context.Background()
+	b.waitsForTheLock(t, "Close", func() error { return b.task.Close(ctx, []plugin.TopicPartition{{Topic: "orders", Partition: 0}}) })
+	if got, want := ordersRows(t, b.url), "1:10:a 2:20:b 3:30:c"; got != want {
 		t.Fatalf("rows right after Close %q, want %q", got, want)
 	}
-	if err := task.Flush(ctx, nil); err != nil {
+	if err := b.task.Flush(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := ordersRows(t, url), "1:10:a 2:20:b 3:30:c 4:40:other partition"; got != want {
+	if got, want := ordersRows(t, b.url), "1:10:a 2:20:b 3:30:c 4:40:other partition"; got != want {
 		t.Fatalf("rows after Flush %q, want %q", got, want)
 	}
 }
