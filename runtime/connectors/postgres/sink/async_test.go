@@ -147,10 +147,7 @@ func TestBackgroundFatalFailureSurfaces(t *testing.T) {
 	if task.inflight == nil {
 		t.Fatal("Put wrote the full batch synchronously; want a write in flight")
 	}
-	err := task.Put(ctx, []*plugin.SinkRecord{order(2, 3, 30, "c")})
-	if err == nil {
-		err = task.Flush(ctx, nil)
-	}
+	err := putErr(task, order(2, 3, 30, "c"))
 	if err == nil || plugin.IsRetriable(err) || !strings.Contains(err.Error(), "violates check constraint") {
 		t.Fatalf("after a failed background write: %v, want a non-retriable check constraint error", err)
 	}
@@ -296,10 +293,7 @@ func TestUpsertCopiesNewKeysAndFallsBack(t *testing.T) {
 			t.Fatalf("step %d: copy backoff %d, batches to skip %d; want %d, %d", i, w.copyBackoff, w.copySkip, s.backoff, s.skipped)
 		}
 	}
-	err := task.Put(context.Background(), []*plugin.SinkRecord{order(7, 6, 60, "e")})
-	if err == nil {
-		err = task.Flush(context.Background(), nil)
-	}
+	err := putErr(task, order(7, 6, 60, "e"))
 	if err == nil || plugin.IsRetriable(err) || !strings.Contains(err.Error(), "orders_note") {
 		t.Fatalf("a new key with a duplicate unique note: %v, want a non-retriable error naming orders_note", err)
 	}
