@@ -74,8 +74,8 @@ var jsonToType = func() map[string]data.Type {
 // or, with decimal.format=NUMERIC, a JSON number.
 type JSON struct {
 	mu                     sync.Mutex
-	schemas                map[string]*data.Schema // parsed envelope schemas by JSON text
-	schemaJSON             map[*data.Schema][]byte // rendered envelope schemas
+	schemas                map[string]*data.Schema    // parsed envelope schemas by JSON text
+	schemaJSON             map[*data.Schema]*rendered // rendered envelope schemas and field names
 	last                   atomic.Pointer[lastSchema]
 	enc                    data.JSONEncoder
 	schemasEnable          bool
@@ -146,20 +146,29 @@ func (c *JSON) AppendConnectData(dst []byte, topic string, schema *data.Schema, 
 		return dst, true, nil
 	}
 	b := bytes.NewBuffer(dst) // stays on the stack: only appends to dst
+	var r *rendered
+	if schema != nil && (c.schemasEnable || schema.Type == data.TypeStruct) {
+		var err error
+		if r, err = c.render(schema); err != nil {
+			return dst, false, fmt.Errorf("converting schema for topic %q to JSON: %w", topic, err)
+		}
+	}
 	if c.schemasEnable {
 		b.WriteString(`{"schema":`)
-		if schema == nil {
+		if r == nil {
 			b.WriteString("null")
 		} else {
-			sj, err := c.schemaJSONFor(schema)
-			if err != nil {
-				return dst, false, fmt.Errorf("converting schema for topic %q to JSON: %w", topic, err)
-			}
-			b.Write(sj)
+			b.Write(r.schema)
 		}
 		b.WriteString(`,"payload":`)
 	}
-	if err := c.enc.Write(b, schema, value); err != nil {
+	var err error
+	if r != nil && r.fields != nil {
+		err = c.enc.WriteStruct(b, schema, value, r.fields)
+	} else {
+		err = c.enc.Write(b, schema, value)
+	}
+	if err != nil {
 		return dst, false, fmt.Errorf("converting value for topic %q to JSON: %w", topic, err)
 	}
 	if c.schemasEnable {
@@ -168,27 +177,37 @@ func (c *JSON) AppendConnectData(dst []byte, topic string, schema *data.Schema, 
 	return b.Bytes(), false, nil
 }
 
-// schemaJSONFor returns the envelope JSON of a schema, cached by pointer
-// (bounded): schemas are immutable once records use them.
-func (c *JSON) schemaJSONFor(s *data.Schema) ([]byte, error) {
+// rendered is what a converter keeps per schema: its envelope JSON and,
+// for a struct schema, its fields' name prefixes (data.JSONFieldPrefixes).
+type rendered struct {
+	schema []byte
+	fields []string
+}
+
+// render returns the rendering of a schema, cached by pointer (bounded):
+// schemas are immutable once records use them.
+func (c *JSON) render(s *data.Schema) (*rendered, error) {
 	c.mu.Lock()
-	sj, ok := c.schemaJSON[s]
+	r, ok := c.schemaJSON[s]
 	c.mu.Unlock()
 	if ok {
-		return sj, nil
+		return r, nil
 	}
 	var b bytes.Buffer
 	if err := c.writeSchema(&b, s); err != nil {
 		return nil, err
 	}
-	sj = b.Bytes()
+	r = &rendered{schema: b.Bytes()}
+	if s.Type == data.TypeStruct {
+		r.fields = data.JSONFieldPrefixes(s)
+	}
 	c.mu.Lock()
 	if c.schemaJSON == nil || len(c.schemaJSON) >= schemaCacheSize {
-		c.schemaJSON = make(map[*data.Schema][]byte)
+		c.schemaJSON = make(map[*data.Schema]*rendered)
 	}
-	c.schemaJSON[s] = sj
+	c.schemaJSON[s] = r
 	c.mu.Unlock()
-	return sj, nil
+	return r, nil
 }
 
 // writeSchema writes a schema as Kafka's JsonConverter.asJsonSchema does:

@@ -229,7 +229,7 @@ func (enc JSONEncoder) writeValue(b *bytes.Buffer, s *Schema, v any, path string
 		if !ok {
 			return typeErr(path, s, v)
 		}
-		WriteJSONString(b, base64.StdEncoding.EncodeToString(x))
+		writeBase64(b, x)
 	case TypeArray:
 		x, ok := v.([]any)
 		if !ok {
@@ -286,28 +286,75 @@ func (enc JSONEncoder) writeValue(b *bytes.Buffer, s *Schema, v any, path string
 		}
 		b.WriteByte(']')
 	case TypeStruct:
-		st, ok := v.(*Struct)
-		if !ok || st == nil {
-			return typeErr(path, s, v)
+		return enc.writeStruct(b, s, v, path, nil)
+	default:
+		return fmt.Errorf("%sunknown schema type %q", at(path), s.Type)
+	}
+	return nil
+}
+
+// JSONFieldPrefixes returns what [JSONEncoder.WriteStruct] writes before
+// each field of a struct schema: `{"name":` for the first field and
+// `,"name":` for the others.
+func JSONFieldPrefixes(s *Schema) []string {
+	out := make([]string, len(s.Fields))
+	var b bytes.Buffer
+	for i, f := range s.Fields {
+		b.Reset()
+		if i == 0 {
+			b.WriteByte('{')
+		} else {
+			b.WriteByte(',')
 		}
-		if st.Schema() != s && !st.Schema().Equal(s) {
-			return fmt.Errorf("%sstruct schema %s does not match %s", at(path), st.Schema(), s)
-		}
-		b.WriteByte('{')
-		for i, f := range s.Fields {
-			if i > 0 {
+		WriteJSONString(&b, f.Name)
+		b.WriteByte(':')
+		out[i] = b.String()
+	}
+	return out
+}
+
+// WriteStruct is Write for a struct schema with its field prefixes
+// (JSONFieldPrefixes(schema), computed once per schema by the caller).
+// Other schemas, and a nil value, are written as Write writes them.
+func (enc JSONEncoder) WriteStruct(b *bytes.Buffer, schema *Schema, value any, prefixes []string) error {
+	if schema == nil || schema.Type != TypeStruct || value == nil || len(prefixes) != len(schema.Fields) {
+		return enc.writeValue(b, schema, value, "")
+	}
+	return enc.writeStruct(b, schema, value, "", prefixes)
+}
+
+// writeStruct writes a struct value; prefixes, when not nil, are the
+// fields' JSONFieldPrefixes.
+func (enc JSONEncoder) writeStruct(b *bytes.Buffer, s *Schema, v any, path string, prefixes []string) error {
+	st, ok := v.(*Struct)
+	if !ok || st == nil {
+		return typeErr(path, s, v)
+	}
+	if st.Schema() != s && !st.Schema().Equal(s) {
+		return fmt.Errorf("%sstruct schema %s does not match %s", at(path), st.Schema(), s)
+	}
+	if len(s.Fields) == 0 {
+		b.WriteString("{}")
+		return nil
+	}
+	for i := range s.Fields {
+		f := &s.Fields[i]
+		if prefixes != nil {
+			b.WriteString(prefixes[i])
+		} else {
+			if i == 0 {
+				b.WriteByte('{')
+			} else {
 				b.WriteByte(',')
 			}
 			WriteJSONString(b, f.Name)
 			b.WriteByte(':')
-			if err := enc.writeValue(b, f.Schema, st.GetIndex(f.Index), join(path, f.Name)); err != nil {
-				return err
-			}
 		}
-		b.WriteByte('}')
-	default:
-		return fmt.Errorf("%sunknown schema type %q", at(path), s.Type)
+		if err := enc.writeValue(b, f.Schema, st.GetIndex(f.Index), join(path, f.Name)); err != nil {
+			return err
+		}
 	}
+	b.WriteByte('}')
 	return nil
 }
 
@@ -322,7 +369,8 @@ func (enc JSONEncoder) writeLogical(b *bytes.Buffer, s *Schema, v any, path stri
 			b.WriteString(d.String())
 			return nil
 		}
-		WriteJSONString(b, base64.StdEncoding.EncodeToString(DecimalToBytes(d)))
+		var raw [16]byte
+		writeBase64(b, AppendDecimalBytes(raw[:0], d))
 		return nil
 	}
 	t, ok := v.(time.Time)
@@ -331,21 +379,35 @@ func (enc JSONEncoder) writeLogical(b *bytes.Buffer, s *Schema, v any, path stri
 	}
 	switch s.Name {
 	case TimestampName:
-		b.WriteString(strconv.FormatInt(TimestampToMillis(t), 10))
+		writeInt(b, TimestampToMillis(t))
 	case DateName:
 		d, err := DateToDays(t)
 		if err != nil {
 			return fmt.Errorf("%s%w", at(path), err)
 		}
-		b.WriteString(strconv.Itoa(int(d)))
+		writeInt(b, int64(d))
 	case TimeName:
 		ms, err := TimeToMillis(t)
 		if err != nil {
 			return fmt.Errorf("%s%w", at(path), err)
 		}
-		b.WriteString(strconv.Itoa(int(ms)))
+		writeInt(b, int64(ms))
 	}
 	return nil
+}
+
+// writeBase64 writes raw as a JSON string of its standard base64 (whose
+// characters need no escaping), without allocating for short values.
+func writeBase64(b *bytes.Buffer, raw []byte) {
+	var enc [64]byte
+	b.WriteByte('"')
+	if n := base64.StdEncoding.EncodedLen(len(raw)); n <= len(enc) {
+		base64.StdEncoding.Encode(enc[:n], raw)
+		b.Write(enc[:n])
+	} else {
+		b.WriteString(base64.StdEncoding.EncodeToString(raw))
+	}
+	b.WriteByte('"')
 }
 
 type entry struct{ k, v any }

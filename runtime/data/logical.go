@@ -17,6 +17,7 @@ limitations under the License.
 package data
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/big"
@@ -166,10 +167,30 @@ func (d Decimal) Equal(o Decimal) bool {
 // DecimalToBytes encodes the unscaled value as Kafka does (big-endian
 // two's complement, minimal length).
 func DecimalToBytes(d Decimal) []byte {
+	return AppendDecimalBytes(nil, d)
+}
+
+// AppendDecimalBytes appends DecimalToBytes(d) to dst; unscaled values
+// that fit in an int64 take no allocation beyond dst's growth.
+func AppendDecimalBytes(dst []byte, d Decimal) []byte {
 	u := d.Unscaled
 	if u == nil {
-		u = new(big.Int)
+		return append(dst, 0)
 	}
+	if u.IsInt64() {
+		var b [8]byte
+		binary.BigEndian.PutUint64(b[:], uint64(u.Int64()))
+		i := 0
+		// Drop leading bytes that only repeat the sign of the next one.
+		for i < 7 && ((b[i] == 0 && b[i+1]&0x80 == 0) || (b[i] == 0xff && b[i+1]&0x80 != 0)) {
+			i++
+		}
+		return append(dst, b[i:]...)
+	}
+	return append(dst, bigDecimalBytes(u)...)
+}
+
+func bigDecimalBytes(u *big.Int) []byte {
 	switch u.Sign() {
 	case 0:
 		return []byte{0}

@@ -165,8 +165,17 @@ func (s *Struct) String() string {
 // value per field and is kept (no copy). It panics when schema is not a
 // struct schema or the count differs (programming errors).
 func NewStructTrusted(schema *Schema, values []any) *Struct {
+	s := new(Struct)
+	InitStructTrusted(s, schema, values)
+	return s
+}
+
+// InitStructTrusted sets *dst to what NewStructTrusted(schema, values)
+// returns, for producers that allocate many structs at once (a slice of
+// Structs instead of one allocation each).
+func InitStructTrusted(dst *Struct, schema *Schema, values []any) {
 	if schema == nil || schema.Type != TypeStruct || len(values) != len(schema.Fields) {
 		panic(fmt.Sprintf("data.NewStructTrusted: %d values for schema %s", len(values), schema))
 	}
-	return &Struct{schema: schema, values: values}
+	*dst = Struct{schema: schema, values: values}
 }

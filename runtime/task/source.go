@@ -25,6 +25,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,6 +50,45 @@ type SourceConfig struct {
 	MaxInFlight int
 	// MaxInFlightBytes bounds the producer's buffered bytes. Default 64 MiB.
 	MaxInFlightBytes int
+	// Producer holds producer settings by Kafka's names (the worker's
+	// producer.* keys without the prefix); see ProducerSettings.
+	Producer map[string]string
+}
+
+// ProducerSettings turns the Kafka producer settings a source runner
+// understands into producer options: compression.type (none, gzip,
+// snappy, lz4 or zstd; snappy unless set: unlike Kafka's producer, whose
+// default is none, since record batches of schema-carrying JSON shrink
+// several times and the broker then stores and copies less), linger.ms
+// and batch.size (the largest record batch in bytes). Other keys are left
+// to Kafka's clients and ignored here. A bad value is an error naming the
+// key.
+func ProducerSettings(m map[string]string) ([]kgo.Opt, error) {
+	opts := []kgo.Opt{kgo.ProducerBatchCompression(kgo.SnappyCompression())}
+	if v, ok := m["compression.type"]; ok {
+		codecs := map[string]kgo.CompressionCodec{"none": kgo.NoCompression(), "gzip": kgo.GzipCompression(),
+			"snappy": kgo.SnappyCompression(), "lz4": kgo.Lz4Compression(), "zstd": kgo.ZstdCompression()}
+		c, ok := codecs[strings.ToLower(strings.TrimSpace(v))]
+		if !ok {
+			return nil, fmt.Errorf("producer.compression.type=%q: use none, gzip, snappy, lz4 or zstd", v)
+		}
+		opts[0] = kgo.ProducerBatchCompression(c)
+	}
+	if v, ok := m["linger.ms"]; ok {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("producer.linger.ms=%q: want a number of milliseconds, 0 or more", v)
+		}
+		opts = append(opts, kgo.ProducerLinger(time.Duration(n)*time.Millisecond))
+	}
+	if v, ok := m["batch.size"]; ok {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 1024 || n > 1<<30 {
+			return nil, fmt.Errorf("producer.batch.size=%q: want a number of bytes from 1024 to 1073741824", v)
+		}
+		opts = append(opts, kgo.ProducerBatchMaxBytes(int32(n)))
+	}
+	return opts, nil
 }
 
 // SourceRunner runs one source task: Poll → convert → produce with the
@@ -90,6 +130,8 @@ type SourceRunner struct {
 	arenaHint        int
 	promise          func(*kgo.Record, error)
 	freeBufs         chan *sendBuffers // buffers of finished batches, for the next ones
+
+	producerOpts []kgo.Opt // from SourceConfig.Producer
 }
 
 // NewSourceRunner checks cfg and creates the runner; Start runs it.
@@ -109,6 +151,10 @@ func NewSourceRunner(cfg SourceConfig) (*SourceRunner, error) {
 	if cfg.MaxInFlightBytes <= 0 {
 		cfg.MaxInFlightBytes = 64 << 20
 	}
+	producer, err := ProducerSettings(cfg.Producer)
+	if err != nil {
+		return nil, fmt.Errorf("task %s: %w", cfg.ID, err)
+	}
 	r := &SourceRunner{cfg: cfg, subs: newSubmitted(), sendCh: make(chan []*plugin.SourceRecord, 1), senderDone: make(chan struct{})}
 	r.subs.skipAcked = plugin.SkipsRecordCommits(cfg.Task)
 	r.keyApp, _ = cfg.KeyConverter.(converter.Appender)
@@ -118,6 +164,7 @@ func NewSourceRunner(cfg SourceConfig) (*SourceRunner, error) {
 	// A few sets cover the batches in flight at MaxInFlight; more would
 	// only keep memory.
 	r.freeBufs = make(chan *sendBuffers, 4)
+	r.producerOpts = producer
 	r.lifecycle = newLifecycle(&r.cfg.Common)
 	return r, nil
 }
@@ -140,7 +187,7 @@ func ProducerOpts(maxRecords, maxBytes int) []kgo.Opt {
 // returns an error only for a runner that cannot start at all (bad Kafka
 // options); a failing plugin Start turns the task FAILED.
 func (r *SourceRunner) Start(ctx context.Context) error {
-	opts := r.cfg.clientOpts(ProducerOpts(r.cfg.MaxInFlight, r.cfg.MaxInFlightBytes))
+	opts := r.cfg.clientOpts(append(ProducerOpts(r.cfg.MaxInFlight, r.cfg.MaxInFlightBytes), r.producerOpts...))
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return fmt.Errorf("task %s: creating producer: %w", r.cfg.ID, err)
@@ -333,16 +380,23 @@ func (r *SourceRunner) sendBatch(ctx context.Context, recs []*plugin.SourceRecor
 	bufs := r.buffers(ctx, len(recs))
 	krs, pend, arena := bufs.krs[:0], bufs.pend[:0], bufs.arena[:0]
 	var convErr error
+	// Records without a timestamp get the batch's (kgo would read the
+	// clock for each).
+	now := time.Now()
 	for _, rec := range recs {
 		if rec == nil {
 			continue
 		}
 		krs = append(krs, kgo.Record{})
-		pkey, err := r.convert(rec, &krs[len(krs)-1], &arena)
+		kr := &krs[len(krs)-1]
+		pkey, err := r.convert(rec, kr, &arena)
 		if err != nil {
 			krs = krs[:len(krs)-1]
 			convErr = err
 			break
+		}
+		if kr.Timestamp.IsZero() {
+			kr.Timestamp = now
 		}
 		pend = append(pend, pendingRecord{key: pkey, rec: rec})
 	}

@@ -45,6 +45,9 @@ type taskRuntime struct {
 	flushTimeout  time.Duration
 	// consumer holds the worker's consumer.* settings (prefix removed).
 	consumer map[string]string
+	// producer holds the worker's producer.* settings (prefix removed),
+	// for source runners.
+	producer map[string]string
 	// topicUsed records that a connector's task wrote to a topic (the
 	// active topics of GET /connectors/{c}/topics); may be nil.
 	topicUsed func(ctx context.Context, connector, topic string, task int) error
@@ -103,7 +106,7 @@ func (t *taskRuntime) StartTask(ctx context.Context, spec herder.TaskSpec) (herd
 				return t.topicUsed(ctx, spec.ID.Connector, topic, spec.ID.Task)
 			}}
 		}
-		r, err = task.NewSourceRunner(task.SourceConfig{Common: common, Task: st, Offsets: store.TaskOffsets{Store: t.offsets}})
+		r, err = task.NewSourceRunner(task.SourceConfig{Common: common, Task: st, Offsets: store.TaskOffsets{Store: t.offsets}, Producer: t.producer})
 	default:
 		err = fmt.Errorf("plugin %s has unknown kind %q", spec.Plugin.Class, spec.Plugin.Kind)
 	}

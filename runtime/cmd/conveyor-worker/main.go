@@ -87,16 +87,9 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, workerconfig.HelpText())
 }
 
-// defaultGCPercent is the worker's GOGC unless the environment sets one.
-// Its live heap is small (configs, statuses, the records in flight) next
-// to what it allocates for every record it moves, so Go's default of 100
-// collects very often; 200 halves the collections for a few MB more heap
-// under load (idle memory stays the same).
-const defaultGCPercent = 200
-
 func main() {
 	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(defaultGCPercent)
+		debug.SetGCPercent(worker.DefaultGCPercent)
 	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -31,6 +31,13 @@ limitations under the License.
 //   - pg_sink_task_rows_per_s: the sink task alone (Put and Flush of
 //     converted records), and pg_sink_task_vs_copy_ratio.
 //
+// Every measurement, baselines and connectors alike, runs -tries times and
+// the best counts (the machine may be busy). A connector is timed from its
+// task's start (the runner reports RUNNING once the task opened its
+// database connection; the baselines' connection is open too) until the
+// last row is in Kafka or in the table. The runners run with the worker's
+// GOGC (worker.DefaultGCPercent) unless GOGC is set.
+//
 // PostgreSQL is a real server started by pgtest (hack/postgres.sh installs
 // it); Kafka is kfake inside this program. Run it with `make bench`.
 package main
@@ -43,8 +50,12 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"runtime/pprof"
+	"runtime/trace"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -62,13 +73,15 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/plugin/plugintest"
 	"github.com/conveyor-dev/conveyor/runtime/task"
+	"github.com/conveyor-dev/conveyor/runtime/worker"
 )
 
 var (
 	rows    = flag.Int("rows", 100_000, "rows per measurement")
-	tries   = flag.Int("tries", 3, "repetitions of the plain pgx baselines and the task-alone measurements; the best counts (the machine may be busy)")
+	tries   = flag.Int("tries", 3, "repetitions of every measurement; the best counts (the machine may be busy)")
 	verbose = flag.Bool("v", false, "log progress to stderr")
 	cpuProf = flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	traceTo = flag.String("trace", "", "write a Go execution trace of the source-into-Kafka and sink-from-Kafka measurements to this file (go tool trace)")
 	only    = flag.String("only", "", `measure only "source" or only "sink" (for profiling one of them)`)
 )
 
@@ -83,6 +96,49 @@ func cpuSeconds() float64 {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
+// pgPID is the PostgreSQL server's postmaster.
+var pgPID string
+
+// postgresCPUSeconds is the user+system CPU time the PostgreSQL server
+// used so far: the postmaster's own, its exited backends' (which it
+// waited for) and its running backends' (-v logs the change per
+// measurement: how busy the server was).
+func postgresCPUSeconds() float64 {
+	dirs, _ := os.ReadDir("/proc")
+	ticks := 0.0
+	for _, d := range dirs {
+		if d.Name()[0] < '0' || d.Name()[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + d.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		end := strings.LastIndexByte(string(b), ')')
+		if end < 0 {
+			continue
+		}
+		// After "(comm)": state ppid ... utime stime cutime cstime
+		// (fields 3, 4, ..., 14, 15, 16, 17).
+		f := strings.Fields(string(b[end+1:]))
+		if len(f) < 15 {
+			continue
+		}
+		n := 2 // utime, stime
+		switch {
+		case d.Name() == pgPID:
+			n = 4 // and the waited-for children's
+		case f[1] != pgPID:
+			continue
+		}
+		for _, v := range f[11 : 11+n] {
+			t, _ := strconv.ParseFloat(v, 64)
+			ticks += t
+		}
+	}
+	return ticks / 100 // USER_HZ
+}
+
 func logf(format string, args ...any) {
 	if *verbose {
 		fmt.Fprintf(os.Stderr, "bench-postgres: "+format+"\n", args...)
@@ -95,6 +151,10 @@ func figure(name string, v float64) {
 
 func main() {
 	flag.Parse()
+	if os.Getenv("GOGC") == "" {
+		// The runners here run as in a worker process.
+		debug.SetGCPercent(worker.DefaultGCPercent)
+	}
 	if *cpuProf != "" {
 		f, err := os.Create(*cpuProf)
 		if err == nil {
@@ -122,6 +182,7 @@ func run() error {
 		return err
 	}
 	defer pg.Stop()
+	pgPID = strconv.Itoa(pg.PID())
 	db, err := pg.NewDatabase(ctx, "bench")
 	if err != nil {
 		return err
@@ -159,17 +220,20 @@ func benchSource(ctx context.Context, conn *pgx.Conn, url string, n int) error {
 
 	// Baseline: a plain SELECT scanning every row (the first run also
 	// warms the cache).
+	pgCPU := postgresCPUSeconds()
 	selectRate, err := best(func() (float64, error) { return selectAll(ctx, conn) })
 	if err != nil {
 		return err
 	}
-	logf("plain SELECT: %.0f rows/s", selectRate)
+	logf("plain SELECT: %.0f rows/s (best of %d; PostgreSQL used %.2f CPU s for all)", selectRate, *tries, postgresCPUSeconds()-pgCPU)
 
 	taskRate, err := best(func() (float64, error) { return sourceTaskOnly(ctx, url, n) })
 	if err != nil {
 		return err
 	}
-	srcRate, err := sourceThroughKafka(ctx, url, n)
+	stopTrace := startTrace("source")
+	srcRate, err := best(func() (float64, error) { return sourceThroughKafka(ctx, url, n) })
+	stopTrace()
 	if err != nil {
 		return err
 	}
@@ -195,7 +259,9 @@ func benchSink(ctx context.Context, conn *pgx.Conn, url string) error {
 	if err != nil {
 		return err
 	}
-	sinkRate, err := sinkThroughKafka(ctx, conn, url, recs)
+	stopTrace := startTrace("sink")
+	sinkRate, err := best(func() (float64, error) { return sinkThroughKafka(ctx, conn, url, recs) })
+	stopTrace()
 	if err != nil {
 		return err
 	}
@@ -204,6 +270,26 @@ func benchSink(ctx context.Context, conn *pgx.Conn, url string) error {
 	figure("pg_sink_task_rows_per_s", sinkTaskRate)
 	figure("pg_sink_task_vs_copy_ratio", sinkTaskRate/copyRate)
 	return nil
+}
+
+// startTrace starts an execution trace into -trace with the suffix
+// ".what" (when -trace is set) and returns its stop.
+func startTrace(what string) func() {
+	if *traceTo == "" {
+		return func() {}
+	}
+	f, err := os.Create(*traceTo + "." + what)
+	if err == nil {
+		err = trace.Start(f)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench-postgres: trace: %v\n", err)
+		return func() {}
+	}
+	return func() {
+		trace.Stop()
+		f.Close()
+	}
 }
 
 // best runs f -tries times and returns the highest rate.
@@ -263,11 +349,16 @@ func sourceTaskOnly(ctx context.Context, url string, n int) (float64, error) {
 		return 0, err
 	}
 	defer t.Stop()
+	started := time.Since(start)
+	start = time.Now() // timed from here: the task's connection is open, as the SELECT's is
 	got := 0
 	for got < n {
 		recs, err := t.Poll(ctx)
 		if err != nil {
 			return 0, err
+		}
+		if got == 0 {
+			logf("source task alone: started in %s, first poll returned %d records %s later", started, len(recs), time.Since(start))
 		}
 		got += len(recs)
 		if len(recs) == 0 && time.Since(start) > 5*time.Minute {
@@ -286,6 +377,20 @@ type kafkaEnv struct {
 	common  task.Common
 	client  *kgo.Client
 	adm     *kadm.Client
+	// running is when the runner first reported RUNNING: its task started,
+	// with its database connection open (as the baselines' connection is).
+	running atomic.Pointer[time.Time]
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// since returns the time since the runner reported RUNNING (or since
+// start, when it did not yet).
+func (e *kafkaEnv) since(start time.Time) time.Duration {
+	if t := e.running.Load(); t != nil {
+		return time.Since(*t)
+	}
+	return time.Since(start)
 }
 
 func newKafkaEnv(topic, connector string, cfg map[string]string) (*kafkaEnv, error) {
@@ -300,8 +405,12 @@ func newKafkaEnv(topic, connector string, cfg map[string]string) (*kafkaEnv, err
 		if vc, err = converter.New(converter.JSONClass, nil, false); err == nil {
 			e.common = task.Common{
 				ID: task.ID{Connector: connector}, Config: cfg, KeyConverter: kc, ValueConverter: vc,
-				Kafka:  []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)},
-				Status: task.StatusFunc(func(task.ID, task.State, string) {}), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+				Kafka: []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)},
+				Status: task.StatusFunc(func(_ task.ID, st task.State, _ string) {
+					if st == task.StateRunning {
+						e.running.CompareAndSwap(nil, ptr(time.Now()))
+					}
+				}), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 				OffsetFlushInterval: time.Second,
 			}
 			e.client, err = kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.MetadataMinAge(10*time.Millisecond))
@@ -341,7 +450,7 @@ func sourceThroughKafka(ctx context.Context, url string, n int) (float64, error)
 	if err != nil {
 		return 0, err
 	}
-	start, cpu := time.Now(), cpuSeconds()
+	start, cpu, pgCPU := time.Now(), cpuSeconds(), postgresCPUSeconds()
 	if err := r.Start(ctx); err != nil {
 		return 0, err
 	}
@@ -350,6 +459,8 @@ func sourceThroughKafka(ctx context.Context, url string, n int) (float64, error)
 		defer cancel()
 		_ = r.Stop(sctx)
 	}()
+	var first time.Duration
+	var progress []int64 // rows in Kafka every 50ms, for -v
 	for {
 		ends, err := adm.ListEndOffsets(ctx, "pg.src")
 		if err != nil {
@@ -357,6 +468,12 @@ func sourceThroughKafka(ctx context.Context, url string, n int) (float64, error)
 		}
 		total := int64(0)
 		ends.Each(func(o kadm.ListedOffset) { total += o.Offset })
+		if *verbose && time.Since(start) > time.Duration(len(progress)+1)*50*time.Millisecond {
+			progress = append(progress, total)
+		}
+		if total > 0 && first == 0 {
+			first = time.Since(start)
+		}
 		if total >= int64(n) {
 			break
 		}
@@ -368,8 +485,9 @@ func sourceThroughKafka(ctx context.Context, url string, n int) (float64, error)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	rate := float64(n) / time.Since(start).Seconds()
-	logf("source into Kafka: %.0f rows/s, %.2f CPU s in this process", rate, cpuSeconds()-cpu)
+	rate := float64(n) / e.since(start).Seconds()
+	logf("source into Kafka: %.0f rows/s, %.2f CPU s in this process and %.2f in PostgreSQL, first records in Kafka after %s; rows in Kafka every 50ms: %v",
+		rate, cpuSeconds()-cpu, postgresCPUSeconds()-pgCPU, first.Round(time.Millisecond), progress)
 	return rate, nil
 }
 
@@ -459,6 +577,7 @@ func sinkTaskOnly(ctx context.Context, conn *pgx.Conn, url string, recs []*plugi
 		return 0, err
 	}
 	defer t.Stop()
+	start = time.Now() // timed from here: the task's connection is open, as the COPY's is
 	for i := 0; i < len(recs); i += 500 {
 		if err := t.Put(ctx, recs[i:min(i+500, len(recs))]); err != nil {
 			return 0, err
@@ -524,7 +643,7 @@ func sinkThroughKafka(ctx context.Context, conn *pgx.Conn, url string, recs []*p
 	if err != nil {
 		return 0, err
 	}
-	start, cpu := time.Now(), cpuSeconds()
+	start, cpu, pgCPU := time.Now(), cpuSeconds(), postgresCPUSeconds()
 	if err := r.Start(ctx); err != nil {
 		return 0, err
 	}
@@ -553,10 +672,10 @@ func sinkThroughKafka(ctx context.Context, conn *pgx.Conn, url string, recs []*p
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	rate := float64(len(recs)) / time.Since(start).Seconds()
+	rate := float64(len(recs)) / e.since(start).Seconds()
 	if err := checkCount(ctx, conn, "sink", len(recs)); err != nil {
 		return 0, err
 	}
-	logf("sink from Kafka: %.0f rows/s, %.2f CPU s in this process", rate, cpuSeconds()-cpu)
+	logf("sink from Kafka: %.0f rows/s, %.2f CPU s in this process and %.2f in PostgreSQL", rate, cpuSeconds()-cpu, postgresCPUSeconds()-pgCPU)
 	return rate, nil
 }

@@ -18,9 +18,11 @@ package pgcommon
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
 	"strconv"
 	"time"
@@ -220,6 +222,16 @@ func NewDecoder(tm *pgtype.Map, m Mapped, oid uint32, format int16) Decoder {
 			return string(raw), nil
 		}
 	}
+	if format == pgx.BinaryFormatCode {
+		if dec := binaryDecoder(m, oid); dec != nil {
+			return dec
+		}
+	}
+	return genericDecoder(tm, m, oid, format)
+}
+
+// genericDecoder decodes with pgx's scan plans (any format).
+func genericDecoder(tm *pgtype.Map, m Mapped, oid uint32, format int16) Decoder {
 	p := decodePlan{tm: tm, oid: oid, format: format, column: m.Name, typ: m.TypeName}
 	switch m.Kind {
 	case KindInt16:
@@ -248,7 +260,23 @@ func NewDecoder(tm *pgtype.Map, m Mapped, oid uint32, format int16) Decoder {
 		return decoder(p, same[[]byte])
 	case KindDecimal:
 		scale := m.Scale
-		return decoder(p, func(v pgtype.Numeric) (any, error) { return NumericToDecimal(v, scale) })
+		general := decoder(p, func(v pgtype.Numeric) (any, error) { return NumericToDecimal(v, scale) })
+		if oid != pgtype.NumericOID || format != pgx.BinaryFormatCode || strconv.IntSize < 64 {
+			return general
+		}
+		// Values whose unscaled integer fits in 64 bits (every numeric of
+		// precision 18 or less) are decoded straight from the wire into
+		// integers from a slab; the rest take the general path.
+		var slab decimalSlab
+		return func(raw []byte) (any, error) {
+			if raw == nil {
+				return nil, nil
+			}
+			if u, ok := numericBinaryToInt64(raw, scale); ok {
+				return data.Decimal{Unscaled: slab.int(u), Scale: scale}, nil
+			}
+			return general(raw)
+		}
 	case KindDate:
 		return decoder(p, func(v pgtype.Date) (any, error) {
 			if v.InfinityModifier != pgtype.Finite {
@@ -274,6 +302,67 @@ func NewDecoder(tm *pgtype.Map, m Mapped, oid uint32, format int16) Decoder {
 		})
 	}
 	return func([]byte) (any, error) { return nil, p.wrap(fmt.Errorf("no decoder for kind %d", m.Kind)) }
+}
+
+// pgEpochMicros is 2000-01-01 00:00:00 UTC, PostgreSQL's epoch, in
+// microseconds since the Unix epoch.
+const pgEpochMicros = 946684800 * 1_000_000
+
+// binaryDecoder returns a decoder that reads the binary wire format of the
+// fixed-size types directly (the generic scan plans cost several times
+// more per value), or nil when the kind and type are not such a pair.
+// Values the generic path rejects (infinite timestamps and dates) and
+// malformed lengths are errors here too.
+func binaryDecoder(m Mapped, oid uint32) Decoder {
+	p := decodePlan{column: m.Name, typ: m.TypeName}
+	fixed := func(size int, conv func(b []byte) (any, error)) Decoder {
+		return func(raw []byte) (any, error) {
+			if raw == nil {
+				return nil, nil
+			}
+			if len(raw) != size {
+				return nil, p.wrap(fmt.Errorf("binary value of %d bytes, want %d", len(raw), size))
+			}
+			v, err := conv(raw)
+			if err != nil {
+				return nil, p.wrap(err)
+			}
+			return v, nil
+		}
+	}
+	kind := m.Kind
+	be := binary.BigEndian
+	switch {
+	case kind == KindInt16 && oid == pgtype.Int2OID:
+		return fixed(2, func(b []byte) (any, error) { return int16(be.Uint16(b)), nil })
+	case kind == KindInt32 && oid == pgtype.Int4OID:
+		return fixed(4, func(b []byte) (any, error) { return int32(be.Uint32(b)), nil })
+	case kind == KindInt64 && oid == pgtype.Int8OID:
+		return fixed(8, func(b []byte) (any, error) { return int64(be.Uint64(b)), nil })
+	case kind == KindFloat32 && oid == pgtype.Float4OID:
+		return fixed(4, func(b []byte) (any, error) { return math.Float32frombits(be.Uint32(b)), nil })
+	case kind == KindFloat64 && oid == pgtype.Float8OID:
+		return fixed(8, func(b []byte) (any, error) { return math.Float64frombits(be.Uint64(b)), nil })
+	case kind == KindBool && oid == pgtype.BoolOID:
+		return fixed(1, func(b []byte) (any, error) { return b[0] != 0, nil })
+	case (kind == KindTimestamptz && oid == pgtype.TimestamptzOID) || (kind == KindTimestamp && oid == pgtype.TimestampOID):
+		return fixed(8, func(b []byte) (any, error) {
+			us := int64(be.Uint64(b))
+			if us == math.MaxInt64 || us == math.MinInt64 {
+				return nil, errors.New("infinite timestamps have no Timestamp value")
+			}
+			return time.UnixMicro(us + pgEpochMicros).UTC(), nil
+		})
+	case kind == KindDate && oid == pgtype.DateOID:
+		return fixed(4, func(b []byte) (any, error) {
+			days := int32(be.Uint32(b))
+			if days == math.MaxInt32 || days == math.MinInt32 {
+				return nil, errors.New("infinite dates have no Date value")
+			}
+			return time.Date(2000, 1, 1+int(days), 0, 0, 0, 0, time.UTC), nil
+		})
+	}
+	return nil
 }
 
 // decodePlan is what a column's decoder needs to scan its wire values.
@@ -311,6 +400,96 @@ func decoder[T any](p decodePlan, conv func(T) (any, error)) Decoder {
 }
 
 var bigTen = big.NewInt(10)
+
+// pow10 holds 10^0 .. 10^18, the powers of ten an int64 holds.
+var pow10 = func() (p [19]int64) {
+	p[0] = 1
+	for i := 1; i < len(p); i++ {
+		p[i] = p[i-1] * 10
+	}
+	return p
+}()
+
+// numericBinaryToInt64 decodes a numeric in PostgreSQL's binary format
+// (int16 digit count, int16 weight, uint16 sign, int16 display scale, then
+// base-10000 digits, the first worth 10000^weight) into its unscaled
+// integer at the given scale. ok is false when the value is NaN or
+// infinite, has more decimal places than scale, does not fit in an int64,
+// or is malformed: the general decoder then reports or handles it.
+func numericBinaryToInt64(raw []byte, scale int32) (int64, bool) {
+	if len(raw) < 8 || scale < 0 {
+		return 0, false
+	}
+	ndigits := int(int16(binary.BigEndian.Uint16(raw)))
+	weight := int(int16(binary.BigEndian.Uint16(raw[2:])))
+	sign := binary.BigEndian.Uint16(raw[4:])
+	if ndigits < 0 || len(raw) != 8+2*ndigits || (sign != 0 && sign != 0x4000) {
+		return 0, false
+	}
+	if ndigits == 0 {
+		return 0, true
+	}
+	// u accumulates the digits; the last one is worth 10000^(weight-ndigits+1).
+	var u uint64
+	const limit = uint64(math.MaxInt64)
+	for i := 0; i < ndigits; i++ {
+		d := uint64(binary.BigEndian.Uint16(raw[8+2*i:]))
+		if d >= 10000 || u > (limit-d)/10000 {
+			return 0, false
+		}
+		u = u*10000 + d
+	}
+	shift := 4*(weight-ndigits+1) + int(scale) // unscaled = u * 10^shift
+	switch {
+	case shift > 0:
+		if shift >= len(pow10) || u > limit/uint64(pow10[shift]) {
+			return 0, false
+		}
+		u *= uint64(pow10[shift])
+	case shift < 0:
+		if -shift >= len(pow10) {
+			// u < 10^18 here, so dividing by 10^19 or more leaves no
+			// integer part: only zero has no decimal places to lose.
+			return 0, u == 0
+		}
+		p := uint64(pow10[-shift])
+		if u%p != 0 {
+			return 0, false
+		}
+		u /= p
+	}
+	if sign == 0x4000 {
+		return -int64(u), true
+	}
+	return int64(u), true
+}
+
+// decimalSlab hands out big.Ints of one word each, allocated many at a
+// time: a decoded Decimal then costs no allocation of its own. The ints
+// are never changed after they were handed out; one that grows (in
+// arithmetic on a copy) gets fresh memory, since each has capacity one.
+type decimalSlab struct {
+	ints  []big.Int
+	words []big.Word
+}
+
+func (s *decimalSlab) int(v int64) *big.Int {
+	if len(s.ints) == 0 {
+		s.ints, s.words = make([]big.Int, 256), make([]big.Word, 256)
+	}
+	z := &s.ints[0]
+	abs := uint64(v)
+	if v < 0 {
+		abs = uint64(-v) // also right for math.MinInt64
+	}
+	s.words[0] = big.Word(abs)
+	z.SetBits(s.words[:1:1])
+	if v < 0 {
+		z.Neg(z)
+	}
+	s.ints, s.words = s.ints[1:], s.words[1:]
+	return z
+}
 
 // NumericToDecimal converts a numeric to a Decimal of the given scale.
 func NumericToDecimal(n pgtype.Numeric, scale int32) (data.Decimal, error) {

@@ -291,6 +291,15 @@ func (s *Server) launch(bin string, cred *syscall.Credential, settings map[strin
 	}
 }
 
+// PID returns the process id of the server's postmaster (the parent of its
+// backends), 0 when it is not running.
+func (s *Server) PID() int {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
 // Log returns the server's log so far.
 func (s *Server) Log() string {
 	b, _ := os.ReadFile(s.logFile)

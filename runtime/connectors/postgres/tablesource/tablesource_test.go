@@ -332,6 +332,51 @@ func TestIncrementingModeResumes(t *testing.T) {
 	}
 }
 
+// In incrementing mode the offsets advance per batch: the records before a
+// batch's last carry the position before the batch. Whichever record's
+// offset was stored last, a restarted task loses nothing and re-sends at
+// most the rows of that record's batch.
+func TestIncrementingOffsetsAdvancePerBatch(t *testing.T) {
+	url := pg.CreateDatabase(t)
+	pgtest.ExecURL(t, url, `CREATE TABLE items (id bigint PRIMARY KEY, name text NOT NULL)`,
+		`INSERT INTO items SELECT g, 'item-' || g FROM generate_series(1, 13) g`)
+	cfg := with(baseConfig(url), KeyTableWhitelist, "items", KeyBatchMaxRows, "5") // batches 1-5, 6-10, 11-13
+	ctx := context.Background()
+	for _, tc := range []struct {
+		stored    int   // index (0-12) of the record whose offset is stored
+		wantFirst int64 // the first id after a restart (0: none, all were sent)
+	}{{0, 1}, {2, 1}, {4, 6}, {5, 6}, {8, 6}, {9, 11}, {11, 11}, {12, 0}} {
+		store := plugintest.NewOffsetStore()
+		task := startTask(t, cfg, store)
+		var recs []*plugin.SourceRecord
+		for len(recs) < 13 {
+			batch, err := task.Poll(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs = append(recs, batch...)
+		}
+		task.Stop()
+		if got := ids(t, recs); !slices.Equal(got, seq(1, 13)) {
+			t.Fatalf("ids %v", got)
+		}
+		r := recs[tc.stored]
+		if err := store.Put(r.SourcePartition, r.SourceOffset); err != nil {
+			t.Fatal(err)
+		}
+		task = startTask(t, cfg, store)
+		batch, err := plugintest.Drain(ctx, task, store, 1, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		task.Stop()
+		got := ids(t, batch)
+		if (tc.wantFirst == 0 && len(got) > 0) || (tc.wantFirst != 0 && (len(got) == 0 || got[0] != tc.wantFirst)) {
+			t.Fatalf("offset of record %d (id %d) stored: restart began with ids %v, want %d first", tc.stored, tc.stored+1, got, tc.wantFirst)
+		}
+	}
+}
+
 // Timestamp mode never stores a position inside a group of equal
 // timestamps, so a restart re-sends at most the group it stopped in and
 // loses nothing; updated rows are sent again.

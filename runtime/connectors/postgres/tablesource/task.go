@@ -64,9 +64,12 @@ type stream struct {
 	rows   pgx.Rows
 	cancel context.CancelFunc
 	decs   []pgcommon.Decoder
-	// slab holds the field values of the next records: one allocation
-	// for many rows' structs instead of one per row.
-	slab []any
+	// slab holds the field (and key field) values of the next records,
+	// recs the next records and structs their values and keys: one
+	// allocation for many rows instead of several per row.
+	slab    []any
+	recs    []plugin.SourceRecord
+	structs []data.Struct
 	// timestamp mode only: the last record read, held back until the next
 	// row shows whether its timestamp group is complete.
 	pending   *plugin.SourceRecord
@@ -382,11 +385,26 @@ func (t *Task) open(st *tableState) error {
 
 // read returns up to batch.max.rows records from the open stream, closing
 // it at its end.
+//
+// In the incrementing modes the last record of the batch carries the
+// position after it; the records before it share one offset, the position
+// before the batch (one map per batch instead of one per row). Storing the
+// offset of any record therefore never skips a row, and a restart re-sends
+// at most the rows of the batch whose last record was not yet stored.
 func (t *Task) read() ([]*plugin.SourceRecord, error) {
 	cs := t.cur
 	st := cs.ts
 	out := make([]*plugin.SourceRecord, 0, min(t.s.batchMaxRows, 4096))
 	tsMode := t.s.mode == ModeTimestamp
+	var base map[string]any
+	if t.s.mode != ModeBulk && !tsMode {
+		base = offset(st.hasInc, st.lastInc, st.hasTs, st.lastTs)
+		defer func() {
+			if len(out) > 0 {
+				out[len(out)-1].SourceOffset = offset(st.hasInc, st.lastInc, st.hasTs, st.lastTs)
+			}
+		}()
+	}
 	for len(out) < t.s.batchMaxRows {
 		if !cs.rows.Next() {
 			err := cs.rows.Err()
@@ -441,7 +459,7 @@ func (t *Task) read() ([]*plugin.SourceRecord, error) {
 			if st.tsIdx >= 0 {
 				st.hasTs, st.lastTs = true, v.GetIndex(st.tsIdx).(time.Time)
 			}
-			rec.SourceOffset = offset(st.hasInc, st.lastInc, st.hasTs, st.lastTs)
+			rec.SourceOffset = base
 		}
 		out = append(out, rec)
 	}
@@ -455,35 +473,46 @@ func (t *Task) record(cs *stream, st *tableState) (*plugin.SourceRecord, error) 
 	if len(raw) != n {
 		return nil, fmt.Errorf("table %s: a row has %d columns, want %d", st.table, len(raw), n)
 	}
-	if len(cs.slab) < n {
-		cs.slab = make([]any, n*256)
+	nk := len(st.keyIdx)
+	if len(cs.slab) < n+nk {
+		cs.slab = make([]any, (n+nk)*256)
 	}
 	values := cs.slab[:n:n]
-	cs.slab = cs.slab[n:]
 	for i, b := range raw {
 		v, err := cs.decs[i](b)
 		if err != nil {
 			return nil, fmt.Errorf("table %s: %w", st.table, err)
 		}
+		if v == nil && !st.valSchema.Fields[i].Schema.Optional {
+			return nil, fmt.Errorf("table %s: column %s is NULL but was NOT NULL when the task started; restart the task to read the table's new definition",
+				st.table, st.valSchema.Fields[i].Name)
+		}
 		values[i] = v
 	}
-	val, err := data.NewStructValues(st.valSchema, values)
-	if err != nil {
-		return nil, fmt.Errorf("table %s: %w", st.table, err)
-	}
-	if (st.incIdx >= 0 && val.GetIndex(st.incIdx) == nil) || (st.tsIdx >= 0 && val.GetIndex(st.tsIdx) == nil) {
+	if (st.incIdx >= 0 && values[st.incIdx] == nil) || (st.tsIdx >= 0 && values[st.tsIdx] == nil) {
 		// NULLs sort last and cannot be a position: stop before them.
 		return nil, fmt.Errorf("table %s: a row has NULL in its %s column; make the column NOT NULL or fill it", st.table, t.modeColumnNames())
 	}
-	rec := &plugin.SourceRecord{SourcePartition: st.partition, Topic: st.topic, ValueSchema: st.valSchema, Value: val}
+	// Each column's decoder yields the Go type of the column's schema
+	// (pgcommon.MapColumn and NewDecoder agree by construction) and NULLs
+	// were checked above, so the struct needs no further validation.
+	if len(cs.recs) == 0 {
+		cs.recs, cs.structs = make([]plugin.SourceRecord, 256), make([]data.Struct, 2*256)
+	}
+	rec, val, key := &cs.recs[0], &cs.structs[0], &cs.structs[1]
+	cs.recs, cs.structs = cs.recs[1:], cs.structs[2:]
+	data.InitStructTrusted(val, st.valSchema, values)
+	*rec = plugin.SourceRecord{SourcePartition: st.partition, Topic: st.topic, ValueSchema: st.valSchema, Value: val}
 	if st.keySchema != nil {
-		// The key's fields are value fields of the same schemas, checked above.
-		kv := make([]any, len(st.keyIdx))
+		// The key's fields are value fields of the same schemas.
+		kv := cs.slab[n : n+nk : n+nk]
 		for j, i := range st.keyIdx {
 			kv[j] = values[i]
 		}
-		rec.KeySchema, rec.Key = st.keySchema, data.NewStructTrusted(st.keySchema, kv)
+		data.InitStructTrusted(key, st.keySchema, kv)
+		rec.KeySchema, rec.Key = st.keySchema, key
 	}
+	cs.slab = cs.slab[n+nk:]
 	return rec, nil
 }
 
