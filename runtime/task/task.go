@@ -116,6 +116,11 @@ type Common struct {
 	// source, after conversion for a sink. Nil or no "transforms" key
 	// applies none.
 	Transforms map[string]string
+	// TransformedTopic, when set and the connector has transforms, is
+	// called (source runners only, from one goroutine) with the topic of
+	// each record the transforms kept, before it is produced: the topic
+	// it goes to, which the task's own records may not name.
+	TransformedTopic func(topic string)
 	// KeyConverter and ValueConverter convert record keys and values;
 	// required (see converter.FromConfig).
 	KeyConverter   converter.Converter
@@ -164,6 +169,13 @@ func (c *Common) check() error {
 	chain, err := transforms.New(c.Transforms)
 	if err != nil {
 		return fmt.Errorf("task %s: %w", c.ID, err)
+	}
+	if chain != nil && c.TransformedTopic != nil {
+		note := c.TransformedTopic
+		chain = chain.Then("(topic tracking)", transforms.TransformFunc(func(r *transforms.Record) (*transforms.Record, error) {
+			note(r.Topic)
+			return r, nil
+		}))
 	}
 	c.chain = chain
 	if c.OffsetFlushInterval <= 0 {

@@ -18,6 +18,7 @@ package transforms
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -63,6 +64,17 @@ func (c *Chain) Len() int {
 		return 0
 	}
 	return len(c.steps)
+}
+
+// Then returns a chain that runs c's steps (c may be nil) and then t on
+// every record they keep; c is not changed. t's errors name alias.
+func (c *Chain) Then(alias string, t Transformation) *Chain {
+	out := &Chain{}
+	if c != nil {
+		out.steps = slices.Clone(c.steps)
+	}
+	out.steps = append(out.steps, step{alias: alias, t: t})
+	return out
 }
 
 // New builds the chain a connector configuration asks for; nil (and no

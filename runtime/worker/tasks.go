@@ -102,9 +102,16 @@ func (t *taskRuntime) StartTask(ctx context.Context, spec herder.TaskSpec) (herd
 		common.Kafka = append(append([]kgo.Opt{}, t.kafka...), kgo.AllowAutoTopicCreation())
 		var st plugin.SourceTask = spec.Plugin.NewSourceTask()
 		if t.topicUsed != nil {
-			st = &topicTracker{SourceTask: st, seen: map[string]bool{}, report: func(ctx context.Context, topic string) error {
+			tt := &topicTracker{SourceTask: st, seen: map[string]bool{}, report: func(ctx context.Context, topic string) error {
 				return t.topicUsed(ctx, spec.ID.Connector, topic, spec.ID.Task)
 			}}
+			if len(plugin.SplitList(spec.ConnectorConfig[plugin.KeyTransforms])) > 0 {
+				// Transforms may route records elsewhere: note the topics
+				// they leave the records with, not the polled ones.
+				common.TransformedTopic = func(topic string) { tt.note(context.Background(), topic) }
+			} else {
+				st = tt
+			}
 		}
 		r, err = task.NewSourceRunner(task.SourceConfig{Common: common, Task: st, Offsets: store.TaskOffsets{Store: t.offsets}, Producer: t.producer})
 	default:
@@ -184,7 +191,7 @@ func (e traceError) Unwrap() error { return e.err }
 // topicTracker notes the topics a source task writes to, once per topic.
 type topicTracker struct {
 	plugin.SourceTask
-	seen   map[string]bool // only touched from Poll, which is never concurrent
+	seen   map[string]bool // only touched from Poll or the transforms, never concurrently
 	report func(ctx context.Context, topic string) error
 }
 
@@ -195,14 +202,21 @@ func (t *topicTracker) SkipRecordCommits() bool { return plugin.SkipsRecordCommi
 func (t *topicTracker) Poll(ctx context.Context) ([]*plugin.SourceRecord, error) {
 	recs, err := t.SourceTask.Poll(ctx)
 	for _, r := range recs {
-		if r == nil || r.Topic == "" || t.seen[r.Topic] {
-			continue
+		if r != nil {
+			t.note(ctx, r.Topic)
 		}
-		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		if t.report(rctx, r.Topic) == nil {
-			t.seen[r.Topic] = true
-		}
-		cancel()
 	}
 	return recs, err
+}
+
+// note reports a topic the first time it is seen.
+func (t *topicTracker) note(ctx context.Context, topic string) {
+	if topic == "" || t.seen[topic] {
+		return
+	}
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	if t.report(rctx, topic) == nil {
+		t.seen[topic] = true
+	}
+	cancel()
 }

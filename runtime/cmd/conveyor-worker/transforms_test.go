@@ -32,7 +32,7 @@ import (
 // unknown transform type is refused (400, the key named) and the validate
 // endpoint puts the error on that key; a file source with HoistField,
 // InsertField and RegexRouter writes transformed records to the routed
-// topic.
+// topic, which GET /connectors/{c}/topics reports.
 func TestConnectorTransforms(t *testing.T) {
 	c := newCluster(t)
 	dir := t.TempDir()
@@ -126,5 +126,16 @@ func TestConnectorTransforms(t *testing.T) {
 		if !seen[l] {
 			t.Fatalf("%s missing from routed-lines (got %v)", l, got)
 		}
+	}
+	// The active topics are where the records went, after the routing.
+	var topics map[string]struct {
+		Topics []string `json:"topics"`
+	}
+	waitFor(t, "active topics", 10*time.Second, func() bool {
+		call(t, "GET", w.url+"/connectors/src/topics", "", nil, &topics)
+		return len(topics["src"].Topics) > 0
+	})
+	if got := topics["src"].Topics; len(got) != 1 || got[0] != "routed-lines" {
+		t.Fatalf("active topics = %v, want [routed-lines]", got)
 	}
 }
