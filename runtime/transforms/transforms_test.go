@@ -528,6 +528,7 @@ func TestRegistryNames(t *testing.T) {
 		"org.apache.kafka.connect.transforms.Flatten$Value", "org.apache.kafka.connect.transforms.SetSchemaMetadata$Key",
 		"org.apache.kafka.connect.transforms.HeaderFrom$Value", "org.apache.kafka.connect.transforms.InsertHeader",
 		"org.apache.kafka.connect.transforms.DropHeaders", "io.conveyor.transforms.ExtractNewRecordState", "unwrap",
+		"org.apache.kafka.connect.transforms.TimestampConverter$Value", "TimestampConverter$Key",
 	} {
 		if transformTypes[name] == nil {
 			t.Errorf("transform %s is not registered", name)
@@ -573,5 +574,80 @@ func TestCastPrimitive(t *testing.T) {
 		if _, err := castPrimitive(bad.in, bad.to); err == nil {
 			t.Errorf("cast %#v to %s should fail", bad.in, bad.to)
 		}
+	}
+}
+
+func TestTimestampConverter(t *testing.T) {
+	tsRow := data.StructOf("ev", data.F("id", data.Int32Schema), data.F("at", data.TimestampSchema().AsOptional()))
+	ev := data.NewStruct(tsRow).Put("id", int32(1)).Put("at", ts0)
+	cases := []struct {
+		name       string
+		typ        string
+		opts       map[string]string
+		schema     *data.Schema
+		in         any
+		want       any
+		wantSchema string // schema name or type of the converted data
+	}{
+		{"Timestamp field to string", "TimestampConverter$Value", map[string]string{"field": "at", "target.type": "string", "format": "yyyy-MM-dd HH:mm:ss.SSS"},
+			tsRow, ev, "2023-11-14 22:13:20.000", "string"},
+		{"Timestamp field to unix seconds", "TimestampConverter$Value", map[string]string{"field": "at", "target.type": "unix", "unix.precision": "seconds"},
+			tsRow, ev, int64(1_700_000_000), "int64"},
+		{"schemaless string field to Timestamp", "TimestampConverter$Value", map[string]string{"field": "at", "target.type": "Timestamp", "format": "yyyy-MM-dd'T'HH:mm:ss"},
+			nil, map[string]any{"at": "2023-11-14T22:13:20"}, ts0, ""},
+		{"whole unix value to Date", "TimestampConverter$Value", map[string]string{"target.type": "Date"},
+			data.Int64Schema, ts0.UnixMilli(), time.Date(2023, 11, 14, 0, 0, 0, 0, time.UTC), data.DateName},
+		{"whole key to Time", "TimestampConverter$Key", map[string]string{"target.type": "Time"},
+			data.TimestampSchema(), ts0, time.Date(1970, 1, 1, 22, 13, 20, 0, time.UTC), data.TimeName},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := sinkRec(tc.schema, tc.in)
+			if strings.HasSuffix(tc.typ, "$Key") {
+				r.KeySchema, r.Key = tc.schema, tc.in
+			}
+			out, err := one(t, tc.typ, tc.opts).Apply(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, v := out.ValueSchema, out.Value
+			if strings.HasSuffix(tc.typ, "$Key") {
+				s, v = out.KeySchema, out.Key
+			}
+			got := v
+			if f := tc.opts["field"]; f != "" {
+				got = fieldsOf(t, v)[f]
+				if s != nil {
+					s = s.Field(f).Schema
+				}
+			}
+			if g, ok := got.(time.Time); ok {
+				if !g.Equal(tc.want.(time.Time)) {
+					t.Fatalf("got %v, want %v", g, tc.want)
+				}
+			} else if got != tc.want {
+				t.Fatalf("got %#v, want %#v", got, tc.want)
+			}
+			if tc.wantSchema != "" && s.Name != tc.wantSchema && string(s.Type) != tc.wantSchema {
+				t.Fatalf("schema %v, want %s", s, tc.wantSchema)
+			}
+			if s != nil {
+				if err := s.Validate(got); err != nil {
+					t.Fatalf("converted value does not fit its schema: %v", err)
+				}
+			}
+		})
+	}
+	errs := Validate(map[string]string{"transforms": "c", "transforms.c.type": "TimestampConverter$Value", "transforms.c.target.type": "string"})
+	if len(errs) != 1 || errs[0].Name != "transforms.c.format" {
+		t.Fatalf("string target without format: %v", errs)
+	}
+	errs = Validate(map[string]string{"transforms": "c", "transforms.c.type": "TimestampConverter$Value"})
+	if len(errs) != 1 || errs[0].Name != "transforms.c.target.type" {
+		t.Fatalf("no target type: %v", errs)
+	}
+	_, err := one(t, "TimestampConverter$Value", map[string]string{"target.type": "unix"}).Apply(sinkRec(nil, "2023-01-01"))
+	if err == nil || strings.Contains(err.Error(), "2023-01-01") {
+		t.Fatalf("a string without format: err = %v", err)
 	}
 }
