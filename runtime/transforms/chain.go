@@ -128,6 +128,7 @@ func build(config map[string]string) (*Chain, []FieldError) {
 		}
 		o := NewOptions(sub(config, prefix, SuffixType))
 		p := pt.New(o)
+		o.checkKnown(pt.Options)
 		for _, e := range o.Errors() {
 			fail(prefix+e.Option, "predicate %q (%s): %s", alias, pt.Aliases[0], e.Message)
 		}
@@ -171,6 +172,7 @@ func build(config map[string]string) (*Chain, []FieldError) {
 		}
 		o := NewOptions(sub(config, prefix, SuffixType, SuffixPredicate, SuffixNegate))
 		st.t = tt.New(o)
+		o.checkKnown(tt.Options)
 		for _, e := range o.Errors() {
 			fail(prefix+e.Option, "transform %q (%s): %s", alias, shortName(tt), e.Message)
 		}

@@ -747,6 +747,8 @@ func init() {
 			{Name: "exclude", Doc: "Fields to drop (old name: blacklist)."},
 			{Name: "include", Doc: "Fields to keep; empty keeps all (old name: whitelist)."},
 			{Name: "renames", Doc: "Renames as old:new pairs, comma-separated."},
+			{Name: "blacklist", Doc: "Old name of exclude."},
+			{Name: "whitelist", Doc: "Old name of include."},
 		}, newReplaceField)
 	registerBoth("MaskField", "Replaces fields with the zero value of their type, or a replacement",
 		[]Option{

@@ -34,6 +34,7 @@ package transforms
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -319,6 +320,37 @@ func (o *Options) OneOf(name, def string, values ...string) string {
 	}
 	o.Fail(name, "%q is not one of %s", v, strings.Join(values, ", "))
 	return def
+}
+
+// checkKnown reports every option that is not in opts. Two options of
+// Kafka's newer transforms are accepted where they change nothing here:
+// replace.null.with.default=true (field defaults are always applied) and
+// field.syntax.version=V1 (field names are plain names).
+func (o *Options) checkKnown(opts []Option) {
+	var names []string
+	for _, x := range opts {
+		names = append(names, x.Name)
+	}
+	for _, k := range slices.Sorted(maps.Keys(o.values)) {
+		v := strings.TrimSpace(o.values[k])
+		switch {
+		case slices.Contains(names, k):
+		case k == "replace.null.with.default":
+			if !strings.EqualFold(v, "true") {
+				o.Fail(k, "only true is supported: null fields take their schema default")
+			}
+		case k == "field.syntax.version":
+			if !strings.EqualFold(v, "V1") {
+				o.Fail(k, "only V1 (plain field names) is supported; nested field paths (V2) are not")
+			}
+		default:
+			known := "none"
+			if len(names) > 0 {
+				known = strings.Join(names, ", ")
+			}
+			o.Fail(k, "unknown option %q (options: %s)", k, known)
+		}
+	}
 }
 
 func splitList(s string) []string {

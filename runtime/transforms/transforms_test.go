@@ -453,6 +453,12 @@ func TestValidate(t *testing.T) {
 		{"duplicate alias", map[string]string{"transforms": "f,f", "transforms.f.type": "Filter"}, "transforms", "twice"},
 		{"bad renames", map[string]string{"transforms": "r", "transforms.r.type": "ReplaceField$Key", "transforms.r.renames": "a"},
 			"transforms.r.renames", "old:new"},
+		{"unknown option", map[string]string{"transforms": "i", "transforms.i.type": "InsertField$Value", "transforms.i.static.feild": "x"},
+			"transforms.i.static.feild", "unknown option"},
+		{"unknown predicate option", map[string]string{"predicates": "p", "predicates.p.type": "RecordIsTombstone", "predicates.p.name": "x"},
+			"predicates.p.name", "options: none"},
+		{"null defaults off", map[string]string{"transforms": "m", "transforms.m.type": "MaskField$Value", "transforms.m.fields": "a",
+			"transforms.m.replace.null.with.default": "false"}, "transforms.m.replace.null.with.default", "only true"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -470,6 +476,10 @@ func TestValidate(t *testing.T) {
 				t.Fatal("New accepted the configuration")
 			}
 		})
+	}
+	if errs := Validate(map[string]string{"transforms": "m", "transforms.m.type": "MaskField$Value", "transforms.m.fields": "a",
+		"transforms.m.replace.null.with.default": "true", "transforms.m.field.syntax.version": "V1"}); len(errs) != 0 {
+		t.Fatalf("options of newer Kafka that change nothing here: %v", errs)
 	}
 	if errs := Validate(map[string]string{"name": "c"}); len(errs) != 0 {
 		t.Fatalf("no transforms: %v", errs)
