@@ -661,3 +661,24 @@ func TestTimestampConverter(t *testing.T) {
 		t.Fatalf("a string without format: err = %v", err)
 	}
 }
+
+func TestValueToKeySchemalessAndSchemaMetadata(t *testing.T) {
+	r, err := one(t, "ValueToKey", map[string]string{"fields": "id"}).Apply(sinkRec(nil, map[string]any{"id": int64(7), "x": "y"}))
+	if err != nil || !reflect.DeepEqual(r.Key, map[string]any{"id": int64(7)}) || r.KeySchema != nil {
+		t.Fatalf("schemaless ValueToKey: key %v (%v), %v", r.Key, r.KeySchema, err)
+	}
+	if _, err := one(t, "ValueToKey", map[string]string{"fields": "nope"}).Apply(sinkRec(rowSchema, row(1, "a", 1))); err == nil {
+		t.Fatal("ValueToKey of a field the schema lacks should fail")
+	}
+	r, err = one(t, "SetSchemaMetadata$Value", map[string]string{"schema.name": "renamed", "schema.version": "3"}).Apply(sinkRec(rowSchema, row(1, "a", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := r.Value.(*data.Struct)
+	if r.ValueSchema.Name != "renamed" || r.ValueSchema.Version != 3 || st.Schema() != r.ValueSchema || rowSchema.Name != "row" {
+		t.Fatalf("schema %v, struct schema %v, original %v", r.ValueSchema, st.Schema(), rowSchema)
+	}
+	if _, err := one(t, "SetSchemaMetadata$Value", map[string]string{"schema.name": "x"}).Apply(sinkRec(nil, map[string]any{})); err == nil {
+		t.Fatal("SetSchemaMetadata without a schema should fail")
+	}
+}
