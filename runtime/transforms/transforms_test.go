@@ -404,7 +404,7 @@ func TestExtractNewRecordState(t *testing.T) {
 				t.Fatalf("drop: delete kept")
 			}
 		case "", "tombstone":
-			if out == nil || out.Value != nil || out.Key != "k1" {
+			if out == nil || out.Value != nil || out.ValueSchema != nil || out.Key != "k1" {
 				t.Fatalf("tombstone: %+v", out)
 			}
 		case "rewrite":

@@ -90,10 +90,9 @@ func (t *extractNewRecordState) Apply(r *Record) (*Record, error) {
 		case DeleteDrop:
 			return nil, nil
 		case DeleteTombstone:
-			r.Value = nil
-			if rowSchema != nil {
-				r.ValueSchema = rowSchema
-			}
+			// No value schema either: converters then write a null Kafka
+			// value (a schema with a null payload is no tombstone).
+			r.ValueSchema, r.Value = nil, nil
 			return r, nil
 		}
 		return t.row(r, rowSchema, before, "true")
