@@ -279,3 +279,66 @@ func TestSinkUnwrapsChangeEvents(t *testing.T) {
 		}
 	}
 }
+
+// sliceSource returns its records at the first Poll, then nothing.
+type sliceSource struct {
+	plugin.NopCommitter
+	recs []*plugin.SourceRecord
+}
+
+func (s *sliceSource) Start(context.Context, plugin.SourceTaskContext, map[string]string) error {
+	return nil
+}
+
+func (s *sliceSource) Poll(ctx context.Context) ([]*plugin.SourceRecord, error) {
+	out := s.recs
+	s.recs = nil
+	if out == nil {
+		select {
+		case <-ctx.Done():
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return out, nil
+}
+
+func (s *sliceSource) Stop() error { return nil }
+
+// On the source side, unwrap turns a delete into a real tombstone (a null
+// Kafka value, not a JSON envelope with a null payload), so compaction
+// removes the key.
+func TestSourceUnwrapWritesTombstones(t *testing.T) {
+	c := cluster(t, map[string]int32{"cdc": 1})
+	js, err := converter.NewJSON(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rowS := data.StructOf("row", data.F("id", data.OptionalInt64Schema)).AsOptional()
+	keyS := data.StructOf("key", data.F("id", data.OptionalInt64Schema))
+	envS := data.StructOf("env", data.F("before", rowS), data.F("after", rowS), data.F("op", data.StringSchema))
+	part := map[string]any{"slot": "s"}
+	rec := func(op string, pos int, before, after *data.Struct) *plugin.SourceRecord {
+		env := data.NewStruct(envS).Put("op", op)
+		if before != nil {
+			env.Put("before", before)
+		}
+		if after != nil {
+			env.Put("after", after)
+		}
+		return &plugin.SourceRecord{SourcePartition: part, SourceOffset: map[string]any{"pos": pos}, Topic: "cdc",
+			KeySchema: keyS, Key: data.NewStruct(keyS).Put("id", int64(1)), ValueSchema: envS, Value: env}
+	}
+	row := data.NewStruct(rowS).Put("id", int64(1))
+	src := &sliceSource{recs: []*plugin.SourceRecord{rec("c", 1, nil, row), rec("d", 2, row, nil)}}
+	cfg := SourceConfig{Common: common(c, newStatuses(), ID{"u", 0}, nil), Task: src, Offsets: newMemOffsets()}
+	cfg.KeyConverter, cfg.ValueConverter = js, js
+	cfg.Transforms = map[string]string{"transforms": "unwrap", "transforms.unwrap.type": "unwrap"}
+	newSource(t, cfg)
+	recs := readAll(t, c, "cdc", 2)
+	if !strings.Contains(string(recs[0].Value), `"payload":{"id":1}`) {
+		t.Fatalf("insert became %s, want the row", recs[0].Value)
+	}
+	if recs[1].Value != nil || len(recs[1].Key) == 0 {
+		t.Fatalf("delete became key %s value %q, want the key and a null value", recs[1].Key, recs[1].Value)
+	}
+}
