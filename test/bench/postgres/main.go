@@ -659,15 +659,23 @@ func sinkThroughKafka(ctx context.Context, conn *pgx.Conn, url string, recs []*p
 		defer cancel()
 		_ = r.Stop(sctx)
 	}()
+	var progress []int64 // records committed every 50ms, for -v
 	for {
 		resp, err := adm.FetchOffsets(ctx, task.GroupID("bench-sink"))
 		done := err == nil
+		committed := int64(0)
 		ends.Each(func(o kadm.ListedOffset) {
 			c, ok := resp.Lookup(o.Topic, o.Partition)
 			if !ok || c.At < o.Offset {
 				done = false
 			}
+			if ok {
+				committed += c.At
+			}
 		})
+		if *verbose && e.since(start) > time.Duration(len(progress)+1)*50*time.Millisecond {
+			progress = append(progress, committed)
+		}
 		if done {
 			break
 		}
@@ -683,6 +691,7 @@ func sinkThroughKafka(ctx context.Context, conn *pgx.Conn, url string, recs []*p
 	if err := checkCount(ctx, conn, "sink", len(recs)); err != nil {
 		return 0, err
 	}
-	logf("sink from Kafka: %.0f rows/s, %.2f CPU s in this process and %.2f in PostgreSQL", rate, cpuSeconds()-cpu, postgresCPUSeconds()-pgCPU)
+	logf("sink from Kafka: %.0f rows/s, %.2f CPU s in this process and %.2f in PostgreSQL; records committed every 50ms after RUNNING: %v",
+		rate, cpuSeconds()-cpu, postgresCPUSeconds()-pgCPU, progress)
 	return rate, nil
 }
