@@ -208,3 +208,39 @@ func TestRetriableFailureOfAWriteNobodyWaitsFor(t *testing.T) {
 		t.Fatalf("rows %q, want %q (the failed batch written again before the later one)", got, want)
 	}
 }
+
+// A Close whose context ends while the write in flight is blocked cancels
+// that write and still waits for it; the cancelled batch goes back to the
+// buffer, where the closed partition's records are dropped with the
+// others: only the open partition's record is written afterwards.
+func TestCloseCancelsTheWriteInFlightWhenItsContextEnds(t *testing.T) {
+	other := order(3, 4, 40, "other partition")
+	other.Partition = 1
+	b := blockWrite(t, "3", []*plugin.SinkRecord{order(0, 1, 10, "a"), order(1, 2, 20, "b"), order(2, 3, 30, "c")}, []*plugin.SinkRecord{other})
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	closed := make(chan error, 1)
+	go func() { closed <- b.task.Close(ctx, []plugin.TopicPartition{{Topic: "orders", Partition: 0}}) }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Close did not return within 20s of its context's end")
+	}
+	busy, buffered, failure, _ := writerState(b.task)
+	if busy || buffered != 1 || !plugin.IsRetriable(failure) {
+		t.Fatalf("after Close: write in flight %v, %d records buffered, failure %v; want none, 1 and the cancelled write's", busy, buffered, failure)
+	}
+	b.release()
+	if err := b.task.Flush(context.Background(), nil); err == nil || !plugin.IsRetriable(err) {
+		t.Fatalf("first Flush after the cancelled write: %v, want its retriable failure", err)
+	}
+	if err := b.task.Flush(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ordersRows(t, b.url), "4:40:other partition"; got != want {
+		t.Fatalf("rows %q, want %q", got, want)
+	}
+}
