@@ -131,6 +131,10 @@ type Common struct {
 	// plugin.ErrRetriable. Default 1s (Kafka Connect's put retry backoff is
 	// longer; a second keeps tests quick without spinning).
 	RetryBackoff time.Duration
+	// Errors is the connector's error handling (errors.* keys, see
+	// ParseErrorConfig); the zero value fails the task on the first bad
+	// record, as Kafka Connect's defaults do.
+	Errors ErrorConfig
 }
 
 func (c *Common) check() error {
@@ -159,6 +163,7 @@ func (c *Common) check() error {
 	if c.RetryBackoff <= 0 {
 		c.RetryBackoff = time.Second
 	}
+	c.Errors.setDefaults()
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}

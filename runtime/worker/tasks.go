@@ -72,10 +72,16 @@ func (t *taskRuntime) StartTask(ctx context.Context, spec herder.TaskSpec) (herd
 	if err != nil {
 		return nil, err
 	}
+	// The errors.* keys are connector settings; task configs need not
+	// carry them.
+	errs, err := task.ParseErrorConfig(spec.Plugin.Kind, spec.ConnectorConfig)
+	if err != nil {
+		return nil, err
+	}
 	id := task.ID{Connector: spec.ID.Connector, Task: spec.ID.Task}
 	common := task.Common{
 		ID: id, Config: spec.TaskConfig, KeyConverter: keyConv, ValueConverter: valConv,
-		Kafka: t.kafka,
+		Kafka: t.kafka, Errors: errs,
 		// The herder writes statuses (RUNNING at start, FAILED with the
 		// trace when the runner ends); the runner's reports feed metrics.
 		Status:              task.StatusFunc(func(task.ID, task.State, string) {}),
