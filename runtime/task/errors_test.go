@@ -28,6 +28,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -53,6 +54,19 @@ func produceJSON(t *testing.T, c *kfake.Cluster, topic string, vals ...string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// committedAt is the group's committed offset of one partition, -1 when
+// there is none (yet).
+func committedAt(adm *kadm.Client, group, topic string, p int32) int64 {
+	resp, err := adm.FetchOffsets(context.Background(), group)
+	if err != nil {
+		return -1 // the group is not there yet
+	}
+	if o, ok := resp.Lookup(topic, p); ok && o.Err == nil {
+		return o.At
+	}
+	return -1
 }
 
 func jsonConverter(t *testing.T) converter.Converter {
@@ -150,7 +164,7 @@ func TestSinkToleranceAllDeadLetterQueue(t *testing.T) {
 
 	eventually(t, 10*time.Second, "the six good records put", func() bool { return sink.distinct() == 6 })
 	eventually(t, 10*time.Second, "offsets committed past the bad records", func() bool {
-		return committed(t, adm, GroupID("s"), "in")[0] == 8
+		return committedAt(adm, GroupID("s"), "in", 0) == 8
 	})
 	dlq := readAll(t, c, "in-dlq", 2)
 	if len(dlq) != 2 {
@@ -185,7 +199,7 @@ func TestSinkToleranceAllDeadLetterQueue(t *testing.T) {
 	// moves the committed offset past it.
 	produceJSON(t, c, "in", "secret-bad-8")
 	eventually(t, 10*time.Second, "offset committed past a lone bad record", func() bool {
-		return committed(t, adm, GroupID("s"), "in")[0] == 9
+		return committedAt(adm, GroupID("s"), "in", 0) == 9
 	})
 	if r.State() != StateRunning {
 		t.Fatalf("state %s, want RUNNING", r.State())
@@ -401,5 +415,103 @@ func TestParseErrorConfig(t *testing.T) {
 		if _, err := ParseErrorConfig(plugin.KindSink, map[string]string{key: bad}); err == nil || !strings.Contains(err.Error(), key) {
 			t.Errorf("%s=%s: err %v, want one naming the key", key, bad, err)
 		}
+	}
+}
+
+// On the sink side too, a retriable conversion failure is retried within
+// errors.retry.timeout; one that stays retriable past the timeout fails
+// the task under errors.tolerance=none.
+func TestSinkRetriesRetriableConversion(t *testing.T) {
+	c := cluster(t, map[string]int32{"in": 1, "in2": 1})
+	produceJSON(t, c, "in", "v-0", "v-1", "v-2", "v-3")
+	st := newStatuses()
+	m := metrics.New()
+	sink := newRecordingSink()
+	cfg := SinkConfig{Common: common(c, st, ID{"s", 0}, map[string]string{"topics": "in"}), Task: sink}
+	cfg.ValueConverter = &flakyConverter{failAt: "v-2", retriable: 2}
+	cfg.Metrics = m.Task("s", 0)
+	cfg.Errors = ErrorConfig{RetryTimeout: 10 * time.Second, RetryMinDelay: 10 * time.Millisecond}
+	r := newSink(t, cfg)
+	eventually(t, 10*time.Second, "all four records put", func() bool { return sink.distinct() == 4 })
+	if r.State() != StateRunning {
+		t.Fatalf("state %s", r.State())
+	}
+	l := map[string]string{"connector": "s", "task": "0"}
+	for name, want := range map[string]float64{
+		"kafka_connect_total_record_failures": 2, "kafka_connect_total_retries": 2, "kafka_connect_total_record_errors": 0,
+	} {
+		if v := metricValue(t, m.Registry(), name, l); v != want {
+			t.Errorf("%s = %v, want %v", name, v, want)
+		}
+	}
+	stop(t, r, 5*time.Second)
+
+	produceJSON(t, c, "in2", "v-0", "v-1")
+	st2 := newStatuses()
+	cfg2 := SinkConfig{Common: common(c, st2, ID{"s2", 0}, map[string]string{"topics": "in2"}), Task: newRecordingSink()}
+	cfg2.ValueConverter = &flakyConverter{failAt: "v-1", retriable: 1 << 30}
+	cfg2.Errors = ErrorConfig{RetryTimeout: 150 * time.Millisecond, RetryMinDelay: 10 * time.Millisecond}
+	start := time.Now()
+	r2 := newSink(t, cfg2)
+	select {
+	case <-r2.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("task did not fail after the retry timeout")
+	}
+	if took := time.Since(start); took < 150*time.Millisecond {
+		t.Errorf("failed after %v, before errors.retry.timeout", took)
+	}
+	if tr := st2.trace(ID{"s2", 0}); !strings.Contains(tr, "errors.retry.timeout") || !strings.Contains(tr, "in2-0@1") {
+		t.Errorf("trace: %s", tr)
+	}
+}
+
+// A dead letter queue topic that cannot be created fails the task at
+// start with an error naming the setting to fix.
+func TestSinkDeadLetterTopicCreationFailure(t *testing.T) {
+	c := cluster(t, map[string]int32{"in": 1})
+	st := newStatuses()
+	cfg := SinkConfig{Common: common(c, st, ID{"s", 0}, map[string]string{"topics": "in"}), Task: newRecordingSink()}
+	cfg.Errors = ErrorConfig{ToleranceAll: true, DLQTopic: "dlq", DLQReplication: 3} // one broker
+	r := newSink(t, cfg)
+	select {
+	case <-r.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("task did not fail")
+	}
+	if tr := st.trace(ID{"s", 0}); !strings.Contains(tr, plugin.KeyDLQReplication) {
+		t.Fatalf("trace does not name %s: %s", plugin.KeyDLQReplication, tr)
+	}
+}
+
+// When a dead letter cannot be written, the task fails and the skipped
+// record's offset is not committed: nothing is lost.
+func TestSinkDeadLetterWriteFailureCommitsNothing(t *testing.T) {
+	c := cluster(t, map[string]int32{"in": 1})
+	adm := admin(t, c)
+	produceJSON(t, c, "in", `{"a":0}`, `{"a":1}`)
+	st := newStatuses()
+	sink := newRecordingSink()
+	cfg := SinkConfig{Common: common(c, st, ID{"s", 0}, map[string]string{"topics": "in"}), Task: sink}
+	cfg.ValueConverter = jsonConverter(t)
+	cfg.OffsetFlushInterval = 50 * time.Millisecond
+	cfg.Errors = ErrorConfig{ToleranceAll: true, DLQTopic: "dlq", DLQReplication: 1}
+	r := newSink(t, cfg)
+	eventually(t, 10*time.Second, "good records committed", func() bool { return committedAt(adm, GroupID("s"), "in", 0) == 2 })
+	// The dead letter queue topic disappears; the producer cannot write.
+	if _, err := adm.DeleteTopics(context.Background(), "dlq"); err != nil {
+		t.Fatal(err)
+	}
+	produceJSON(t, c, "in", "bad")
+	select {
+	case <-r.Done():
+	case <-time.After(20 * time.Second):
+		t.Fatal("task did not fail when the dead letter could not be written")
+	}
+	if tr := st.trace(ID{"s", 0}); !strings.Contains(tr, "dead letter queue") {
+		t.Fatalf("trace: %s", tr)
+	}
+	if got := committed(t, adm, GroupID("s"), "in")[0]; got != 2 {
+		t.Fatalf("committed offset %d, want 2 (not past the record whose dead letter failed)", got)
 	}
 }
