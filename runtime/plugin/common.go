@@ -200,11 +200,11 @@ func ValidateConfig(ctx context.Context, p Plugin, config map[string]string) Val
 		}
 		if dlq := strings.TrimSpace(config[KeyDLQTopicName]); dlq != "" {
 			if slices.Contains(SplitList(config[KeyTopics]), dlq) {
-				addErr(KeyDLQTopicName, fmt.Sprintf("the dead-letter queue topic %q must not be one of the consumed topics", dlq))
+				addErr(KeyDLQTopicName, fmt.Sprintf("%s=%q is one of the consumed topics: the dead-letter queue must be another topic", KeyDLQTopicName, dlq))
 			}
 			if expr := strings.TrimSpace(config[KeyTopicsRegex]); expr != "" {
 				if re, err := regexp.Compile("^(?:" + expr + ")$"); err == nil && re.MatchString(dlq) {
-					addErr(KeyDLQTopicName, fmt.Sprintf("the dead-letter queue topic %q must not match %s, the consumed topics", dlq, KeyTopicsRegex))
+					addErr(KeyDLQTopicName, fmt.Sprintf("%s=%q matches %s, the consumed topics: the dead-letter queue must be another topic", KeyDLQTopicName, dlq, KeyTopicsRegex))
 				}
 			}
 		}
