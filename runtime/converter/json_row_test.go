@@ -135,11 +135,18 @@ func TestJSONFastPathAgrees(t *testing.T) {
 		"{\"id\":1,\"name\":\"tab\there\",\"qty\":2," + at + `}`,            // control character
 		`{"id":1,"name":"n","qty":2,"price":"not base64!",` + at + `}`,      // bad base64
 		`{"id":1,"name":"n","qty":2,"price":12.5,` + at + `}`,               // numeric decimal
-		`{"id":1,"name":"n","qty":2,` + at + `,}`,                           // trailing comma
-		`{"id":1,"name":"n","qty":2,` + at + ``,                             // unterminated
-		` { "id" : 1 , "name" : "n" , "qty" : 2 , ` + at + ` } `,            // whitespace
-		`{"id":true,"name":"n","qty":2,` + at + `}`,                         // wrong type
-		`{"id":1,"name":5,"qty":2,` + at + `}`,                              // wrong type
+		`{"id":1,"name":"n","qty":2,"price":"/////w==",` + at + `}`,         // negative decimal
+		`{"id":1,"name":"n","qty":2,"price":"gAAAAAAAAAA=",` + at + `}`,     // int64 min
+		`{"id":1,"name":"n","qty":2,"price":"AQIDBAUGBwgJ",` + at + `}`,     // 9 bytes: big.Int
+		`{"id":1,"name":"n","qty":2,"price":"",` + at + `}`,                 // empty: zero
+		`{"id":1,"name":"n","qty":2,"price":"AeJA",` + at + `}`,             // escaped base64
+		`{"id":1,"name":"n","qty":2,"price":"AeJ",` + at + `}`,              // truncated base64
+		`{"id":1,"name":"a long plain ASCII name over eight bytes","qty":2,` + at + `}`,
+		`{"id":1,"name":"n","qty":2,` + at + `,}`,                // trailing comma
+		`{"id":1,"name":"n","qty":2,` + at + ``,                  // unterminated
+		` { "id" : 1 , "name" : "n" , "qty" : 2 , ` + at + ` } `, // whitespace
+		`{"id":true,"name":"n","qty":2,` + at + `}`,              // wrong type
+		`{"id":1,"name":5,"qty":2,` + at + `}`,                   // wrong type
 		`[1,2]`, `null`, `"x"`, `{}`, ``,
 	} {
 		inputs = append(inputs, env(p))

@@ -150,7 +150,7 @@ func (p *fastParser) rawString() ([]byte, bool) {
 	}
 	start := p.i + 1
 	ascii := true
-	for j := start; j < len(p.b); j++ {
+	for j := start + data.PlainJSONPrefix(p.b[start:]); j < len(p.b); j++ {
 		switch c := p.b[j]; {
 		case c == '"':
 			s := p.b[start:j]
@@ -392,13 +392,30 @@ func (p *fastParser) logical(s *data.Schema) (any, bool) {
 		if err != nil || p.b[p.i] != '"' {
 			return nil, false // numeric decimals: the general path
 		}
-		str, ok := p.str()
+		start := p.i
+		text, ok := p.rawString()
 		if !ok {
-			return nil, false
+			p.i = start
+			str, ok := p.str()
+			if !ok {
+				return nil, false
+			}
+			text = []byte(str)
 		}
-		raw, err := base64.StdEncoding.DecodeString(str)
-		if err != nil {
-			return nil, false
+		// Decimals of up to 18 digits take at most 8 bytes, 12 in base64.
+		var buf [48]byte
+		var raw []byte
+		if n := base64.StdEncoding.DecodedLen(len(text)); n <= len(buf) {
+			m, err := base64.StdEncoding.Decode(buf[:n], text)
+			if err != nil {
+				return nil, false
+			}
+			raw = buf[:m]
+		} else {
+			var err error
+			if raw, err = base64.StdEncoding.DecodeString(string(text)); err != nil {
+				return nil, false
+			}
 		}
 		return data.DecimalFromBytes(raw, scale), true
 	case data.TimestampName:
@@ -445,7 +462,7 @@ func (p *fastParser) structValue(s *data.Schema) (any, bool) {
 	if len(s.Fields) > 64 || !p.lit("{") {
 		return nil, false
 	}
-	values := make([]any, len(s.Fields))
+	values, st := structValues(len(s.Fields))
 	var seen uint64
 	p.ws()
 	if !p.lit("}") {
@@ -496,5 +513,32 @@ func (p *fastParser) structValue(s *data.Schema) (any, bool) {
 			values[j] = v
 		}
 	}
-	return data.NewStructTrusted(s, values), true
+	data.InitStructTrusted(st, s, values)
+	return st, true
+}
+
+// structValues returns a struct and a values slice of n entries for it,
+// from one allocation when n is small (most rows).
+func structValues(n int) ([]any, *data.Struct) {
+	switch {
+	case n <= 4:
+		b := new(struct {
+			st   data.Struct
+			vals [4]any
+		})
+		return b.vals[:n:n], &b.st
+	case n <= 8:
+		b := new(struct {
+			st   data.Struct
+			vals [8]any
+		})
+		return b.vals[:n:n], &b.st
+	case n <= 16:
+		b := new(struct {
+			st   data.Struct
+			vals [16]any
+		})
+		return b.vals[:n:n], &b.st
+	}
+	return make([]any, n), new(data.Struct)
 }

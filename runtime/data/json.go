@@ -71,10 +71,7 @@ func WriteJSONString(b *bytes.Buffer, s string) {
 	start := 0
 	for i := 0; i < len(s); {
 		// Skip plain ASCII eight bytes at a time.
-		for i+8 <= len(s) && plain8(uint64(s[i])|uint64(s[i+1])<<8|uint64(s[i+2])<<16|uint64(s[i+3])<<24|
-			uint64(s[i+4])<<32|uint64(s[i+5])<<40|uint64(s[i+6])<<48|uint64(s[i+7])<<56) {
-			i += 8
-		}
+		i += PlainJSONPrefix(s[i:])
 		if i >= len(s) {
 			break
 		}
@@ -128,6 +125,22 @@ var jsonPlain = func() (t [256]bool) {
 	}
 	return t
 }()
+
+// PlainJSONPrefix returns the length of the longest prefix of s made of
+// bytes a JSON string holds as they are and that need no UTF-8 check:
+// ASCII from 0x20 up, except '"' and '\\'. Scanners of JSON strings use
+// it to skip the common case eight bytes at a time.
+func PlainJSONPrefix[T ~string | ~[]byte](s T) int {
+	i := 0
+	for i+8 <= len(s) && plain8(uint64(s[i])|uint64(s[i+1])<<8|uint64(s[i+2])<<16|uint64(s[i+3])<<24|
+		uint64(s[i+4])<<32|uint64(s[i+5])<<40|uint64(s[i+6])<<48|uint64(s[i+7])<<56) {
+		i += 8
+	}
+	for i < len(s) && jsonPlain[s[i]] {
+		i++
+	}
+	return i
+}
 
 // plain8 reports whether all eight bytes of x are plain ASCII (jsonPlain):
 // none has the high bit set, none is below 0x20, none is '"' or '\\'.

@@ -217,6 +217,14 @@ func bigDecimalBytes(u *big.Int) []byte {
 
 // DecimalFromBytes decodes Kafka's Decimal encoding with the given scale.
 func DecimalFromBytes(b []byte, scale int32) Decimal {
+	if len(b) > 0 && len(b) <= 8 {
+		// Sign-extend the big-endian two's complement into an int64.
+		v := int64(int8(b[0]))
+		for _, c := range b[1:] {
+			v = v<<8 | int64(c)
+		}
+		return Decimal{Unscaled: big.NewInt(v), Scale: scale}
+	}
 	u := new(big.Int).SetBytes(b)
 	if len(b) > 0 && b[0]&0x80 != 0 {
 		u.Sub(u, new(big.Int).Lsh(big.NewInt(1), uint(len(b)*8)))

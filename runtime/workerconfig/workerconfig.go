@@ -910,5 +910,20 @@ func HelpText() string {
 		}
 		fmt.Fprintf(&b, "  %s (default %s)\n      %s\n", f.Key, def, f.Doc)
 	}
+	b.WriteString(prefixedHelp)
 	return b.String()
 }
+
+// prefixedHelp documents the client settings the worker reads from the
+// producer.* and consumer.* passthrough keys.
+const prefixedHelp = `  producer.compression.type (default snappy)
+      Compression of the record batches source tasks produce: none, gzip, snappy, lz4 or zstd.
+  producer.linger.ms (default 10)
+      How long source tasks' producers wait for more records before sending a batch.
+  producer.batch.size (default 1000012)
+      Largest record batch in bytes source tasks' producers send (1024 to 1073741824).
+  consumer.max.poll.records (default 500)
+      Most records a sink task receives in one put.
+  consumer.session.timeout.ms, consumer.rebalance.timeout.ms
+      Session and rebalance timeouts of sink tasks' consumer groups.
+`

@@ -45,16 +45,20 @@ const Class = "dev.conveyor.connect.postgres.PostgresCDCSourceConnector"
 // Configuration keys of the CDC source (the connection.* keys are shared
 // with the other PostgreSQL connectors).
 const (
-	KeyPublicationName       = "publication.name"
-	KeyPublicationAutocreate = "publication.autocreate"
-	KeySlotName              = "slot.name"
-	KeyTableIncludeList      = "table.include.list"
-	KeyTopicPrefix           = "topic.prefix"
-	KeySnapshotMode          = "snapshot.mode"
-	KeyBatchSize             = "batch.size"
-	KeyPollIntervalMs        = "poll.interval.ms"
-	KeyStatusIntervalMs      = "status.interval.ms"
+	KeyPublicationName        = "publication.name"
+	KeyPublicationAutocreate  = "publication.autocreate"
+	KeySlotName               = "slot.name"
+	KeyTableIncludeList       = "table.include.list"
+	KeyTopicPrefix            = "topic.prefix"
+	KeySnapshotMode           = "snapshot.mode"
+	KeyBatchSize              = "batch.size"
+	KeyPollIntervalMs         = "poll.interval.ms"
+	KeyStatusIntervalMs       = "status.interval.ms"
+	KeyUnavailablePlaceholder = "unavailable.value.placeholder"
 )
+
+// DefaultUnavailablePlaceholder marks a value the server did not send.
+const DefaultUnavailablePlaceholder = "__conveyor_unavailable_value"
 
 // Snapshot modes.
 const (
@@ -133,6 +137,10 @@ func Spec() plugin.ConfigSpec {
 		plugin.ConfigField{Name: KeyStatusIntervalMs, Type: plugin.TypeLong, Default: "10000", Group: group, Importance: plugin.ImportanceLow, Width: plugin.WidthShort,
 			Validator: plugin.Between(100, 3600000),
 			Doc:       "How often the task sends its confirmed position to the server even when nothing changed (keep it well below the server's wal_sender_timeout), in ms."},
+		plugin.ConfigField{Name: KeyUnavailablePlaceholder, Type: plugin.TypeString, Default: DefaultUnavailablePlaceholder, Group: group, Importance: plugin.ImportanceLow, Width: plugin.WidthMedium,
+			Doc: "Stands for a large (TOASTed) value that an UPDATE left unchanged and the server therefore did not send, on a table without REPLICA IDENTITY FULL: " +
+				"text-like columns get this text and bytea columns its bytes in the after image, so that a consumer can tell \"unchanged, not sent\" from NULL; " +
+				"columns of other types stay NULL. With REPLICA IDENTITY FULL the value is taken from the before image instead."},
 	)
 	return plugin.ConfigSpec{Fields: fields}
 }
@@ -163,6 +171,7 @@ type settings struct {
 	batchSize      int
 	pollInterval   time.Duration
 	statusInterval time.Duration
+	unavailable    string // unavailable.value.placeholder
 }
 
 func parseSettings(config map[string]string) (settings, error) {
@@ -180,6 +189,7 @@ func parseSettings(config map[string]string) (settings, error) {
 		batchSize:      cfg.Int(KeyBatchSize),
 		pollInterval:   time.Duration(cfg.Long(KeyPollIntervalMs)) * time.Millisecond,
 		statusInterval: time.Duration(cfg.Long(KeyStatusIntervalMs)) * time.Millisecond,
+		unavailable:    cfg.String(KeyUnavailablePlaceholder),
 	}
 	for _, item := range cfg.List(KeyTableIncludeList) {
 		t, err := parseTable(item)

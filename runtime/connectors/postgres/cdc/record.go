@@ -91,12 +91,13 @@ type relation struct {
 	keySchema     *data.Schema // nil when the table has no primary key
 	envSchema     *data.Schema
 	topic         string
+	unavailable   string // unavailable.value.placeholder
 }
 
 // newRelation builds the record schemas of a table. keyNames lists the
 // primary key columns in key order (none for a table without one).
 func newRelation(s settings, oid uint32, schema, table string, cols []column, keyNames []string) (*relation, error) {
-	r := &relation{oid: oid, schema: schema, table: table, columns: cols, topic: s.topic(schema, table)}
+	r := &relation{oid: oid, schema: schema, table: table, columns: cols, topic: s.topic(schema, table), unavailable: s.unavailable}
 	base := r.topic // record schemas are named after the topic
 	fields := make([]data.Field, len(cols))
 	index := map[string]int{}
@@ -151,7 +152,8 @@ func (r *relation) rowFromText(vals [][]byte) (*data.Struct, error) {
 
 // rowFromTuple builds a row from a pgoutput tuple. An unchanged TOAST
 // value ('u') is taken from old when that tuple carries it (REPLICA
-// IDENTITY FULL), else left NULL.
+// IDENTITY FULL), else it is the unavailable.value.placeholder for
+// text-like and bytea columns and NULL for the others.
 func (r *relation) rowFromTuple(t, old *pglogrepl.TupleData) (*data.Struct, error) {
 	if t == nil {
 		return nil, nil
@@ -172,6 +174,19 @@ func (r *relation) rowFromTuple(t, old *pglogrepl.TupleData) (*data.Struct, erro
 				if err := r.set(st, i, old.Columns[i].Data); err != nil {
 					return nil, err
 				}
+				continue
+			}
+			var v any
+			switch r.columns[i].mapped.Kind {
+			case pgcommon.KindString, pgcommon.KindText:
+				v = r.unavailable
+			case pgcommon.KindBytes:
+				v = []byte(r.unavailable)
+			default:
+				continue
+			}
+			if err := st.Set(r.columns[i].name, v); err != nil {
+				return nil, fmt.Errorf("table %s.%s: %w", r.schema, r.table, err)
 			}
 		case pglogrepl.TupleDataTypeBinary:
 			return nil, fmt.Errorf("table %s.%s column %s: binary tuple data (the task asks for text)", r.schema, r.table, r.columns[i].name)

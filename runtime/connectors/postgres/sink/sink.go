@@ -78,7 +78,7 @@ func Plugin() plugin.Plugin {
 	fields = append(fields, []plugin.ConfigField{
 		{Name: KeyInsertMode, Type: plugin.TypeString, Default: InsertModeInsert, Group: group, Importance: plugin.ImportanceHigh, Width: plugin.WidthShort,
 			DisplayName: "Insert mode", Validator: plugin.OneOf(InsertModeInsert, InsertModeUpsert), Recommended: []string{InsertModeInsert, InsertModeUpsert},
-			Doc: "insert: plain INSERTs (a redelivered record fails on a primary key or adds a row); upsert: INSERT ... ON CONFLICT (primary key) DO UPDATE, so redelivery leaves exactly one row per key."},
+			Doc: "insert: plain INSERTs (a redelivered record fails on a primary key or adds a row); upsert: INSERT ... ON CONFLICT (primary key) DO UPDATE (a batch whose keys are all new is copied in with COPY), so redelivery leaves exactly one row per key."},
 		{Name: KeyPKMode, Type: plugin.TypeString, Default: PKModeNone, Group: group, Importance: plugin.ImportanceHigh, Width: plugin.WidthShort,
 			DisplayName: "Primary key mode", Validator: plugin.OneOf(PKModeNone, PKModeKafka, PKModeRecordKey, PKModeRecordValue),
 			Recommended: []string{PKModeNone, PKModeKafka, PKModeRecordKey, PKModeRecordValue}, Dependents: []string{KeyPKFields},
@@ -95,7 +95,7 @@ func Plugin() plugin.Plugin {
 			DisplayName: "Delete on tombstones", Doc: "Delete the row of a record with a null value (a tombstone); needs pk.mode=record_key. When false, tombstones are skipped."},
 		{Name: KeyBatchSize, Type: plugin.TypeInt, Default: "3000", Group: group, Importance: plugin.ImportanceMedium, Width: plugin.WidthShort,
 			DisplayName: "Batch size", Validator: plugin.Between(1, 1_000_000),
-			Doc: "Records written per transaction at most; buffered records are also written on every offset commit."},
+			Doc: "Records buffered before one transaction writes them, in the background while the next batch fills (the last put's records may go over it); buffered records are also written on every offset commit."},
 	}...)
 	return plugin.Plugin{
 		Class:        Class,

@@ -125,13 +125,18 @@ func startTask(t *testing.T, cfg map[string]string) *Task {
 
 func putFlush(t *testing.T, task *Task, recs ...*plugin.SinkRecord) {
 	t.Helper()
-	ctx := context.Background()
-	if err := task.Put(ctx, recs); err != nil {
+	if err := putErr(task, recs...); err != nil {
 		t.Fatal(err)
 	}
-	if err := task.Flush(ctx, nil); err != nil {
-		t.Fatal(err)
+}
+
+// putErr puts the records and flushes, and returns the first error.
+func putErr(task *Task, recs ...*plugin.SinkRecord) error {
+	err := task.Put(context.Background(), recs)
+	if err == nil {
+		err = task.Flush(context.Background(), nil)
 	}
+	return err
 }
 
 // Upsert with auto.create: the table comes from the record schemas, a
@@ -162,10 +167,7 @@ func TestInsertModeAndKafkaKeys(t *testing.T) {
 	if got := pgtest.QueryString(t, url, `SELECT string_agg(format('%s/%s/%s:%s', __connect_topic, __connect_partition, __connect_offset, qty), ' ' ORDER BY __connect_offset) FROM orders`); got != "orders/0/7:1 orders/0/8:2" {
 		t.Fatalf("rows %q", got)
 	}
-	err := task.Put(context.Background(), []*plugin.SinkRecord{order(7, 1, 1, "x")})
-	if err == nil {
-		err = task.Flush(context.Background(), nil)
-	}
+	err := putErr(task, order(7, 1, 1, "x"))
 	if err == nil || plugin.IsRetriable(err) || !strings.Contains(err.Error(), "duplicate key") {
 		t.Fatalf("redelivery in insert mode: %v, want a non-retriable duplicate key error", err)
 	}
@@ -185,10 +187,7 @@ func TestSchemalessValuesAndRecordValueKeys(t *testing.T) {
 	if got := pgtest.QueryString(t, url, `SELECT string_agg(format('%s=%s/%s', code, n, coalesce(flag::text, 'NULL')), ' ' ORDER BY code) FROM shop."Events"`); got != "a=3/false b=2/NULL" {
 		t.Fatalf("rows %q", got)
 	}
-	err := task.Put(context.Background(), []*plugin.SinkRecord{rec(3, map[string]any{"code": "c", "extra": "x"})})
-	if err == nil {
-		err = task.Flush(context.Background(), nil)
-	}
+	err := putErr(task, rec(3, map[string]any{"code": "c", "extra": "x"}))
 	if err == nil || !strings.Contains(err.Error(), `has field "extra" but table shop.Events has no such column`) {
 		t.Fatalf("unknown field: %v", err)
 	}
