@@ -423,7 +423,7 @@ func (d *deadLetterQueue) write(ctx context.Context, kr *kgo.Record, se *StageEr
 		add(HeaderErrorClass, se.Class)
 		add(HeaderErrorType, errorType(se.Err))
 		add(HeaderErrorMessage, err.Error())
-		add(HeaderErrorStacktrace, Trace(err))
+		add(HeaderErrorStacktrace, errorChain(err))
 	}
 	d.client.Produce(ctx, out, func(_ *kgo.Record, err error) {
 		d.metrics.DeadLetterProduced(err)
@@ -455,6 +455,22 @@ func (d *deadLetterQueue) flush(ctx context.Context) error {
 }
 
 func (d *deadLetterQueue) close() { d.client.Close() }
+
+// errorChain is what Go has for a stack trace (the
+// __connect.errors.exception.stacktrace header): the chain of wrapped
+// errors, one "type: message" line each, outermost first, and the
+// goroutine stack after a panic.
+func errorChain(err error) string {
+	var b strings.Builder
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		fmt.Fprintf(&b, "%T: %s\n", e, e.Error())
+	}
+	var pe *panicError
+	if errors.As(err, &pe) {
+		b.WriteString("\n" + string(pe.stack))
+	}
+	return b.String()
+}
 
 // errorType names the type of the innermost error of err's chain (the
 // __connect.errors.exception.class.name header): the most specific cause.

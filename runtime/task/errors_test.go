@@ -193,6 +193,12 @@ func TestSinkToleranceAllDeadLetterQueue(t *testing.T) {
 		if msg, _ := header(d, HeaderErrorMessage); !strings.Contains(msg, fmt.Sprintf("in-0@%d", off)) {
 			t.Errorf("dead letter %d: message %q does not name the record", i, msg)
 		}
+		if st, _ := header(d, HeaderErrorStacktrace); !strings.Contains(st, "*task.StageError: ") || !strings.Contains(st, "*json.SyntaxError: ") {
+			t.Errorf("dead letter %d: stack trace header %q lacks the error chain", i, st)
+		}
+		if ty, _ := header(d, HeaderErrorType); ty != "*json.SyntaxError" {
+			t.Errorf("dead letter %d: exception class %q, want the innermost error's type", i, ty)
+		}
 	}
 
 	// A poll holding only a bad record (the batch to put is empty) still
