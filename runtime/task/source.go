@@ -421,16 +421,16 @@ func (r *SourceRunner) sendBatch(ctx context.Context, recs []*plugin.SourceRecor
 	subs := r.subs.submitInto(bufs.subs, pend, bufs)
 	clear(pend) // the tracker holds what it needs; let the polled records go
 	for i := range krs {
-		// The record's Context carries its tracker entry to the promise,
-		// so one promise function serves every record.
-		bufs.rctxs[i].sub = &subs[i]
-		krs[i].Context = &bufs.rctxs[i]
 		if krs[i].Topic == "" {
 			// Skipped after an error: nothing to produce; acknowledged
 			// at once, so its source offset becomes committable.
 			r.subs.ack(&subs[i], nil)
 			continue
 		}
+		// The record's Context carries its tracker entry to the promise,
+		// so one promise function serves every record.
+		bufs.rctxs[i].sub = &subs[i]
+		krs[i].Context = &bufs.rctxs[i]
 		r.client.Produce(ctx, &krs[i], r.promise)
 	}
 	return convErr

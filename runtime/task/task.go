@@ -121,6 +121,10 @@ type Common struct {
 	Metrics *metrics.Task
 	// Logger logs the runner's events; nil discards.
 	Logger *slog.Logger
+	// Errors is the connector's error handling (errors.* keys, see
+	// ParseErrorConfig); the zero value fails the task on the first bad
+	// record, as Kafka Connect's defaults do.
+	Errors ErrorConfig
 	// OffsetFlushInterval is Kafka Connect's offset.flush.interval.ms: how
 	// often offsets are flushed and committed. Default 60s.
 	OffsetFlushInterval time.Duration
@@ -131,10 +135,6 @@ type Common struct {
 	// plugin.ErrRetriable. Default 1s (Kafka Connect's put retry backoff is
 	// longer; a second keeps tests quick without spinning).
 	RetryBackoff time.Duration
-	// Errors is the connector's error handling (errors.* keys, see
-	// ParseErrorConfig); the zero value fails the task on the first bad
-	// record, as Kafka Connect's defaults do.
-	Errors ErrorConfig
 }
 
 func (c *Common) check() error {

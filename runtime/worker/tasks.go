@@ -81,7 +81,7 @@ func (t *taskRuntime) StartTask(ctx context.Context, spec herder.TaskSpec) (herd
 	id := task.ID{Connector: spec.ID.Connector, Task: spec.ID.Task}
 	common := task.Common{
 		ID: id, Config: spec.TaskConfig, KeyConverter: keyConv, ValueConverter: valConv,
-		Kafka: t.kafka, Errors: errs,
+		Kafka: t.kafka,
 		// The herder writes statuses (RUNNING at start, FAILED with the
 		// trace when the runner ends); the runner's reports feed metrics.
 		Status:              task.StatusFunc(func(task.ID, task.State, string) {}),
@@ -89,6 +89,7 @@ func (t *taskRuntime) StartTask(ctx context.Context, spec herder.TaskSpec) (herd
 		Logger:              t.log,
 		OffsetFlushInterval: t.flushInterval,
 		OffsetFlushTimeout:  t.flushTimeout,
+		Errors:              errs,
 	}
 	var r runner
 	switch spec.Plugin.Kind {
