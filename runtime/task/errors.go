@@ -252,6 +252,9 @@ func (h *errorHandler) handle(ctx context.Context, err error, retry func() error
 		return err
 	}
 	h.metrics.RecordErrors(1)
+	if !errors.As(err, &se) { // a retry failed otherwise
+		return err
+	}
 	if h.cfg.Log {
 		h.logFailure(se, err, rec)
 	}
@@ -372,6 +375,10 @@ func openDeadLetterQueue(ctx context.Context, c *Common, fail func(error)) (*dea
 	if err != nil {
 		return nil, fmt.Errorf("creating the dead letter queue producer: %w", err)
 	}
+	// Bounded like Kafka's admin calls (default.api.timeout.ms), so an
+	// unreachable cluster fails the task instead of hanging its start.
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
 	adm := kadm.NewClient(cl)
 	details, err := adm.ListTopics(ctx, topic)
 	if err == nil && details[topic].Err != nil && !errors.Is(details[topic].Err, kerr.UnknownTopicOrPartition) {
