@@ -21,6 +21,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -290,5 +291,39 @@ func TestUnchangedToastedValues(t *testing.T) {
 	}
 	if updFull.Op != OpUpdate || updFull.After["v"] != 1.0 || updFull.After["doc"] != insFull.After["doc"] {
 		t.Fatalf("update with REPLICA IDENTITY FULL: v=%v doc=%.40v; want v=1 and the inserted doc", updFull.After["v"], updFull.After["doc"])
+	}
+}
+
+// An UPDATE that changes the primary key arrives as a delete of the old
+// key and a create of the new one (a consumer keyed by the primary key
+// would otherwise keep the old row), whatever the replica identity; an
+// update that keeps the key stays one update. The delete carries the
+// position before the change, the create the change's own.
+func TestKeyChangeIsDeleteThenCreate(t *testing.T) {
+	e := newEnv(t, map[string]string{"snapshot.mode": "never", "table.include.list": "k,kfull"})
+	e.exec("CREATE TABLE k (id int PRIMARY KEY, v text)", "CREATE TABLE kfull (id int PRIMARY KEY, v text)", "ALTER TABLE kfull REPLICA IDENTITY FULL")
+	cfgs, _ := taskConfigs(t, e.config, 1)
+	e.run(cfgs[0])
+	e.waitSlotActive("cdc_slot")
+	e.exec("INSERT INTO k VALUES (1, 'a')", "INSERT INTO kfull VALUES (1, 'a')",
+		"UPDATE k SET id = 2 WHERE id = 1", "UPDATE kfull SET id = 2, v = 'b' WHERE id = 1",
+		"UPDATE kfull SET id = id, v = 'c' WHERE id = 2")
+	evs := e.consume([]string{"pg.public.k", "pg.public.kfull"}, 7, 300*time.Millisecond)
+	byCommit(evs)
+	var got []string
+	for _, ev := range evs {
+		got = append(got, fmt.Sprintf("%s %s key=%v before=%v after=%v", strings.TrimPrefix(ev.Topic, "pg.public."), ev.Op, ev.Key["id"], ev.Before, ev.After))
+	}
+	want := []string{
+		"k c key=1 before=map[] after=map[id:1 v:a]",
+		"kfull c key=1 before=map[] after=map[id:1 v:a]",
+		"k d key=1 before=map[id:1 v:<nil>] after=map[]",
+		"k c key=2 before=map[] after=map[id:2 v:a]",
+		"kfull d key=1 before=map[id:1 v:a] after=map[]",
+		"kfull c key=2 before=map[] after=map[id:2 v:b]",
+		"kfull u key=2 before=map[id:2 v:b] after=map[id:2 v:c]",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("records:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -280,7 +280,8 @@ func list(evs []event) string {
 }
 
 // byCommit orders events of several topics by commit LSN and position in
-// their transaction (the offsets carry neither, the source does).
+// their transaction (the offsets carry neither, the source does), the
+// delete of a key change before its create.
 func byCommit(evs []event) {
 	sort.SliceStable(evs, func(i, j int) bool {
 		a, _ := pglogrepl.ParseLSN(fmt.Sprint(evs[i].Source["commit_lsn"]))
@@ -290,6 +291,12 @@ func byCommit(evs []event) {
 		}
 		la, _ := evs[i].Source["lsn"].(float64)
 		lb, _ := evs[j].Source["lsn"].(float64)
-		return la < lb
+		if la != lb {
+			return la < lb
+		}
+		// The two records of a key change share their change's position;
+		// they may sit in different partitions (other keys), so the
+		// consumed order says nothing: the delete was emitted first.
+		return evs[i].Op == OpDelete && evs[j].Op != OpDelete
 	})
 }

@@ -17,10 +17,14 @@ limitations under the License.
 package cdc
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 
 	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
 
 // A position survives the offset store's JSON round trip (numbers come
@@ -60,5 +64,43 @@ func TestPositionRoundTripAndCovers(t *testing.T) {
 	}
 	if _, err := parsePosition(map[string]any{"lsn": 12.0}); err == nil {
 		t.Error("a numeric lsn was accepted")
+	}
+}
+
+// A key-changing update emits two records for one change: the delete
+// carries the position before the change (a restart after storing it
+// emits the whole change again), the create the change's own (storing it
+// covers the change).
+func TestKeyChangeRecordsPositions(t *testing.T) {
+	tm := pgtype.NewMap()
+	s := settings{topicPrefix: "pg."}
+	r, err := newRelation(s, 42, "public", "k", []column{newColumn(tm, "id", pgtype.Int4OID, -1), newColumn(tm, "v", pgtype.TextOID, -1)}, []string{"id"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &streamer{s: s, out: make(chan *plugin.SourceRecord, 4), rels: &relations{byOID: map[uint32]*relation{42: r}},
+		inTx: true, commitLSN: pglogrepl.LSN(0x5000), seq: 2, partition: map[string]any{PartitionSlot: "s"}}
+	before, _ := r.rowFromText([][]byte{[]byte("1"), []byte("a")})
+	after, _ := r.rowFromText([][]byte{[]byte("2"), []byte("a")})
+	if !r.keyChanged(before, after) || r.keyChanged(after, after) {
+		t.Fatal("keyChanged does not tell 1 -> 2 from 2 -> 2")
+	}
+	err = st.change(context.Background(), 42, pglogrepl.LSN(0x4000), func(*relation) ([]change, error) {
+		return []change{{op: OpDelete, before: before}, {op: OpCreate, after: after}}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	del, cre := <-st.out, <-st.out
+	pd, err := parsePosition(del.SourceOffset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := parsePosition(cre.SourceOffset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pd.covers(0x5000, 3) || !pc.covers(0x5000, 3) || !pd.covers(0x5000, 2) {
+		t.Fatalf("delete at %+v, create at %+v: want the delete before change 3 of the transaction, the create covering it", pd, pc)
 	}
 }

@@ -235,6 +235,30 @@ func (r *relation) key(row *data.Struct) (*data.Schema, any) {
 	return r.keySchema, k
 }
 
+// keyChanged reports whether an update moved its row to another primary
+// key. The before image has the key columns when the server sent the old
+// key ('K', only sent when the replica identity changed) or the old row
+// ('O', REPLICA IDENTITY FULL); primary key columns are never NULL, so a
+// missing one (another replica identity index) means "cannot tell" and
+// the update stays one.
+func (r *relation) keyChanged(before, after *data.Struct) bool {
+	if r.keySchema == nil || before == nil || after == nil {
+		return false
+	}
+	changed := false
+	for _, i := range r.keyIdx {
+		name := r.columns[i].name
+		b := before.Get(name)
+		if b == nil {
+			return false
+		}
+		if !data.ValuesEqual(b, after.Get(name)) {
+			changed = true
+		}
+	}
+	return changed
+}
+
 // change is one event to turn into a record.
 type change struct {
 	op         string

@@ -185,36 +185,45 @@ func (st *streamer) handle(ctx context.Context, xld pglogrepl.XLogData) error {
 		st.inTx = false
 		st.lastTxEnd = max(st.lastTxEnd, m.TransactionEndLSN)
 	case *pglogrepl.InsertMessage:
-		return st.change(ctx, m.RelationID, xld.WALStart, func(r *relation) (change, error) {
+		return st.change(ctx, m.RelationID, xld.WALStart, func(r *relation) ([]change, error) {
 			after, err := r.rowFromTuple(m.Tuple, nil)
-			return change{op: OpCreate, after: after}, err
+			return []change{{op: OpCreate, after: after}}, err
 		})
 	case *pglogrepl.UpdateMessage:
-		return st.change(ctx, m.RelationID, xld.WALStart, func(r *relation) (change, error) {
+		return st.change(ctx, m.RelationID, xld.WALStart, func(r *relation) ([]change, error) {
 			var old *pglogrepl.TupleData
 			if m.OldTupleType != pglogrepl.UpdateMessageTupleTypeNone {
 				old = m.OldTuple
 			}
 			before, err := r.rowFromTuple(old, nil)
 			if err != nil {
-				return change{}, err
+				return nil, err
 			}
 			var full *pglogrepl.TupleData
 			if m.OldTupleType == pglogrepl.UpdateMessageTupleTypeOld {
 				full = m.OldTuple
 			}
 			after, err := r.rowFromTuple(m.NewTuple, full)
-			return change{op: OpUpdate, before: before, after: after}, err
+			if err != nil {
+				return nil, err
+			}
+			if r.keyChanged(before, after) {
+				// The row moved to another key: a delete of the old key and
+				// a create of the new one, so that consumers keyed by the
+				// primary key (compaction, upserting sinks) drop the old row.
+				return []change{{op: OpDelete, before: before}, {op: OpCreate, after: after}}, nil
+			}
+			return []change{{op: OpUpdate, before: before, after: after}}, nil
 		})
 	case *pglogrepl.DeleteMessage:
-		return st.change(ctx, m.RelationID, xld.WALStart, func(r *relation) (change, error) {
+		return st.change(ctx, m.RelationID, xld.WALStart, func(r *relation) ([]change, error) {
 			before, err := r.rowFromTuple(m.OldTuple, nil)
-			return change{op: OpDelete, before: before}, err
+			return []change{{op: OpDelete, before: before}}, err
 		})
 	case *pglogrepl.TruncateMessage:
 		for _, id := range m.RelationIDs {
-			if err := st.change(ctx, id, xld.WALStart, func(*relation) (change, error) {
-				return change{op: OpTruncate}, nil
+			if err := st.change(ctx, id, xld.WALStart, func(*relation) ([]change, error) {
+				return []change{{op: OpTruncate}}, nil
 			}); err != nil {
 				return err
 			}
@@ -225,8 +234,11 @@ func (st *streamer) handle(ctx context.Context, xld pglogrepl.XLogData) error {
 }
 
 // change counts a change of the current transaction and, unless it was
-// delivered before or its table is not captured, emits its record.
-func (st *streamer) change(ctx context.Context, relID uint32, lsn pglogrepl.LSN, build func(*relation) (change, error)) error {
+// delivered before or its table is not captured, emits its records (a
+// key-changing update gives two: every record but the last carries the
+// position before the change, so a restart between them emits the change
+// again rather than lose its second half).
+func (st *streamer) change(ctx context.Context, relID uint32, lsn pglogrepl.LSN, build func(*relation) ([]change, error)) error {
 	if !st.inTx {
 		return fmt.Errorf("replication slot %s: change at %s outside a transaction", st.s.slot, lsn)
 	}
@@ -241,14 +253,19 @@ func (st *streamer) change(ctx context.Context, relID uint32, lsn pglogrepl.LSN,
 	if r == nil { // not captured
 		return nil
 	}
-	ch, err := build(r)
+	chs, err := build(r)
 	if err != nil {
 		return fmt.Errorf("change at %s: %w", lsn, err)
 	}
-	ch.xid, ch.lsn, ch.commitLSN, ch.commitTime = st.xid, lsn, st.commitLSN, st.commitTime
-	rec := r.record(st.s, st.db, st.partition, ch, position{lsn: st.commitLSN, seq: st.seq}.offset())
-	if err := st.emit(ctx, rec); err != nil {
-		return err
+	for i, ch := range chs {
+		ch.xid, ch.lsn, ch.commitLSN, ch.commitTime = st.xid, lsn, st.commitLSN, st.commitTime
+		pos := position{lsn: st.commitLSN, seq: st.seq}
+		if i < len(chs)-1 {
+			pos.seq--
+		}
+		if err := st.emit(ctx, r.record(st.s, st.db, st.partition, ch, pos.offset())); err != nil {
+			return err
+		}
 	}
 	st.emitted = true
 	return nil
