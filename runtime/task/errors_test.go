@@ -69,6 +69,18 @@ func committedAt(adm *kadm.Client, group, topic string, p int32) int64 {
 	return -1
 }
 
+// wantTaskMetrics checks exact values of task metrics (names without the
+// kafka_connect_ prefix) of connector task 0.
+func wantTaskMetrics(t *testing.T, m *metrics.Metrics, connector string, want map[string]float64) {
+	t.Helper()
+	l := map[string]string{"connector": connector, "task": "0"}
+	for name, w := range want {
+		if v := metricValue(t, m.Registry(), "kafka_connect_"+name, l); v != w {
+			t.Errorf("%s = %v, want %v", name, v, w)
+		}
+	}
+}
+
 func jsonConverter(t *testing.T) converter.Converter {
 	t.Helper()
 	c, err := converter.New("JsonConverter", map[string]string{"schemas.enable": "false"}, false)
@@ -132,13 +144,7 @@ func TestSinkToleranceNoneFailsOnBadRecord(t *testing.T) {
 	if sink.distinct() > 2 {
 		t.Fatalf("records after the bad one were put: %d", sink.distinct())
 	}
-	l := map[string]string{"connector": "s", "task": "0"}
-	if v := metricValue(t, m.Registry(), "kafka_connect_total_record_errors", l); v != 1 {
-		t.Errorf("total_record_errors = %v, want 1", v)
-	}
-	if v := metricValue(t, m.Registry(), "kafka_connect_total_records_skipped", l); v != 0 {
-		t.Errorf("total_records_skipped = %v, want 0", v)
-	}
+	wantTaskMetrics(t, m, "s", map[string]float64{"total_record_errors": 1, "total_records_skipped": 0})
 }
 
 // errors.tolerance=all with a dead letter queue: the good records reach
@@ -212,17 +218,12 @@ func TestSinkToleranceAllDeadLetterQueue(t *testing.T) {
 	}
 	stop(t, r, 5*time.Second)
 
-	l := map[string]string{"connector": "s", "task": "0"}
-	for name, want := range map[string]float64{
-		"kafka_connect_total_record_errors": 3, "kafka_connect_total_record_failures": 3, "kafka_connect_total_records_skipped": 3,
-		"kafka_connect_total_errors_logged": 3, "kafka_connect_deadletterqueue_produce_requests": 3,
-		"kafka_connect_deadletterqueue_produce_failures": 0, "kafka_connect_total_retries": 0,
-	} {
-		if v := metricValue(t, m.Registry(), name, l); v != want {
-			t.Errorf("%s = %v, want %v", name, v, want)
-		}
-	}
-	if v := metricValue(t, m.Registry(), "kafka_connect_last_error_timestamp", l); v < float64(time.Now().Add(-time.Minute).UnixMilli()) {
+	wantTaskMetrics(t, m, "s", map[string]float64{
+		"total_record_errors": 3, "total_record_failures": 3, "total_records_skipped": 3,
+		"total_errors_logged": 3, "deadletterqueue_produce_requests": 3,
+		"deadletterqueue_produce_failures": 0, "total_retries": 0,
+	})
+	if v := metricValue(t, m.Registry(), "kafka_connect_last_error_timestamp", map[string]string{"connector": "s"}); v < float64(time.Now().Add(-time.Minute).UnixMilli()) {
 		t.Errorf("last_error_timestamp = %v, want a recent time", v)
 	}
 	out := logs.String()
@@ -319,15 +320,10 @@ func TestSourceRetriesRetriableConversion(t *testing.T) {
 	if r.Err() != nil {
 		t.Fatal(r.Err())
 	}
-	l := map[string]string{"connector": "src", "task": "0"}
-	for name, want := range map[string]float64{
-		"kafka_connect_total_record_failures": 2, "kafka_connect_total_retries": 2,
-		"kafka_connect_total_record_errors": 0, "kafka_connect_total_records_skipped": 0,
-	} {
-		if v := metricValue(t, m.Registry(), name, l); v != want {
-			t.Errorf("%s = %v, want %v", name, v, want)
-		}
-	}
+	wantTaskMetrics(t, m, "src", map[string]float64{
+		"total_record_failures": 2, "total_retries": 2,
+		"total_record_errors": 0, "total_records_skipped": 0,
+	})
 }
 
 // errors.tolerance=all on a source: records whose conversion fails are
@@ -360,14 +356,8 @@ func TestSourceToleranceAllSkipsBadRecords(t *testing.T) {
 	if stored[0] == nil || stored[0]["pos"] != float64(9) {
 		t.Fatalf("stored offset %v, want pos 9 (the skipped last record)", stored[0])
 	}
-	l := map[string]string{"connector": "src", "task": "0"}
-	if v := metricValue(t, m.Registry(), "kafka_connect_total_records_skipped", l); v != 2 {
-		t.Errorf("total_records_skipped = %v, want 2", v)
-	}
-	if v := metricValue(t, m.Registry(), "kafka_connect_total_record_errors", l); v != 2 {
-		t.Errorf("total_record_errors = %v, want 2", v)
-	}
-	if v := metricValue(t, m.Registry(), "kafka_connect_total_retries", l); v < 2 {
+	wantTaskMetrics(t, m, "src", map[string]float64{"total_records_skipped": 2, "total_record_errors": 2})
+	if v := metricValue(t, m.Registry(), "kafka_connect_total_retries", map[string]string{"connector": "src"}); v < 2 {
 		t.Errorf("total_retries = %v, want at least 2 (v-9 was retried until the timeout)", v)
 	}
 }
@@ -442,14 +432,9 @@ func TestSinkRetriesRetriableConversion(t *testing.T) {
 	if r.State() != StateRunning {
 		t.Fatalf("state %s", r.State())
 	}
-	l := map[string]string{"connector": "s", "task": "0"}
-	for name, want := range map[string]float64{
-		"kafka_connect_total_record_failures": 2, "kafka_connect_total_retries": 2, "kafka_connect_total_record_errors": 0,
-	} {
-		if v := metricValue(t, m.Registry(), name, l); v != want {
-			t.Errorf("%s = %v, want %v", name, v, want)
-		}
-	}
+	wantTaskMetrics(t, m, "s", map[string]float64{
+		"total_record_failures": 2, "total_retries": 2, "total_record_errors": 0,
+	})
 	stop(t, r, 5*time.Second)
 
 	produceJSON(t, c, "in2", "v-0", "v-1")
