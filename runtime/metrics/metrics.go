@@ -100,6 +100,11 @@ type Metrics struct {
 	recordErrors    *prometheus.CounterVec
 	taskStatusGauge *prometheus.GaugeVec
 
+	// task-error-metrics (Kafka Connect's KIP-298 group)
+	recordFailures, recordsSkipped, retries, errorsLogged *prometheus.CounterVec
+	dlqRequests, dlqFailures                              *prometheus.CounterVec
+	lastErrorTime                                         *prometheus.GaugeVec
+
 	mu       sync.Mutex
 	restarts map[taskKey]int
 	starts   map[taskKey]int
@@ -184,7 +189,21 @@ func New() *Metrics {
 		Name: "batch_size", Help: "Records per poll (source) or put (sink) batch.",
 		Buckets: []float64{1, 10, 50, 100, 250, 500, 1000, 2500, 5000, 10000}}, taskLabels)
 	m.recordErrors = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace,
-		Name: "total_record_errors", Help: "Records of a task that failed conversion or delivery."}, taskLabels)
+		Name: "total_record_errors", Help: "Records of a task that failed (after any retries) in conversion, transformation or delivery."}, taskLabels)
+	m.recordFailures = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace,
+		Name: "total_record_failures", Help: "Failed attempts to process a record in a task, retried ones included."}, taskLabels)
+	m.recordsSkipped = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace,
+		Name: "total_records_skipped", Help: "Records a task skipped after an error (errors.tolerance=all)."}, taskLabels)
+	m.retries = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace,
+		Name: "total_retries", Help: "Retries of failed record operations in a task (errors.retry.timeout)."}, taskLabels)
+	m.errorsLogged = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace,
+		Name: "total_errors_logged", Help: "Record errors a task wrote to the log (errors.log.enable)."}, taskLabels)
+	m.dlqRequests = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace,
+		Name: "deadletterqueue_produce_requests", Help: "Records a sink task wrote to its dead letter queue."}, taskLabels)
+	m.dlqFailures = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace,
+		Name: "deadletterqueue_produce_failures", Help: "Records a sink task failed to write to its dead letter queue."}, taskLabels)
+	m.lastErrorTime = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace,
+		Name: "last_error_timestamp", Help: "When a task last met a record error, in milliseconds since the Unix epoch; 0 before the first."}, taskLabels)
 	m.taskStatusGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace,
 		Name: "task_status", Help: "1 for the current state of a task, else 0."}, []string{"connector", "task", "state"})
 
@@ -194,6 +213,7 @@ func New() *Metrics {
 		m.leaderName, m.epoch, m.taskRestarts, m.taskStarts, m.sourcePoll, m.sourceWrite, m.sourceActive,
 		m.pollBatchTime, m.sinkRead, m.sinkSend, m.putBatchTime, m.sinkLag, m.partitionCount,
 		m.commitSuccess, m.commitFailure, m.commitTime, m.batchSize, m.recordErrors, m.taskStatusGauge,
+		m.recordFailures, m.recordsSkipped, m.retries, m.errorsLogged, m.dlqRequests, m.dlqFailures, m.lastErrorTime,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	} {
@@ -333,6 +353,10 @@ func (m *Metrics) Task(connector string, task int) *Task {
 		partitionCount: m.partitionCount.WithLabelValues(l...), commitSuccess: m.commitSuccess.WithLabelValues(l...),
 		commitFailure: m.commitFailure.WithLabelValues(l...), commitTime: m.commitTime.WithLabelValues(l...),
 		batchSize: m.batchSize.WithLabelValues(l...), recordErrors: m.recordErrors.WithLabelValues(l...),
+		recordFailures: m.recordFailures.WithLabelValues(l...), recordsSkipped: m.recordsSkipped.WithLabelValues(l...),
+		retries: m.retries.WithLabelValues(l...), errorsLogged: m.errorsLogged.WithLabelValues(l...),
+		dlqRequests: m.dlqRequests.WithLabelValues(l...), dlqFailures: m.dlqFailures.WithLabelValues(l...),
+		lastErrorTime: m.lastErrorTime.WithLabelValues(l...),
 	}
 }
 
@@ -348,6 +372,8 @@ func (m *Metrics) RemoveTask(connector string, task int) {
 		m.putBatchTime.MetricVec, m.sinkLag.MetricVec, m.partitionCount.MetricVec,
 		m.commitSuccess.MetricVec, m.commitFailure.MetricVec, m.commitTime.MetricVec,
 		m.batchSize.MetricVec, m.recordErrors.MetricVec, m.taskStatusGauge.MetricVec,
+		m.recordFailures.MetricVec, m.recordsSkipped.MetricVec, m.retries.MetricVec, m.errorsLogged.MetricVec,
+		m.dlqRequests.MetricVec, m.dlqFailures.MetricVec, m.lastErrorTime.MetricVec,
 	} {
 		v.DeletePartialMatch(l)
 	}
@@ -364,6 +390,9 @@ type Task struct {
 	commitSuccess, commitFailure, recordErrors         prometheus.Counter
 	sourceActive, sinkLag, partitionCount              prometheus.Gauge
 	pollBatchTime, putBatchTime, commitTime, batchSize prometheus.Observer
+
+	recordFailures, recordsSkipped, retries, errorsLogged, dlqRequests, dlqFailures prometheus.Counter
+	lastErrorTime                                                                   prometheus.Gauge
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -460,10 +489,57 @@ func (t *Task) OffsetCommit(d time.Duration, err error) {
 	t.commitTime.Observe(ms(d))
 }
 
-// RecordErrors counts n records that failed conversion or delivery.
+// RecordErrors counts n records that failed (after any retries) in
+// conversion, transformation or delivery, and stamps the last error time.
 func (t *Task) RecordErrors(n int) {
 	if t == nil {
 		return
 	}
 	t.recordErrors.Add(float64(n))
+	t.lastErrorTime.Set(float64(time.Now().UnixMilli()))
+}
+
+// RecordFailure counts one failed attempt to process a record (a retried
+// attempt counts too, as Kafka's total-record-failures).
+func (t *Task) RecordFailure() {
+	if t == nil {
+		return
+	}
+	t.recordFailures.Inc()
+}
+
+// RecordRetry counts one retry of a failed record operation.
+func (t *Task) RecordRetry() {
+	if t == nil {
+		return
+	}
+	t.retries.Inc()
+}
+
+// RecordSkipped counts one record skipped after an error.
+func (t *Task) RecordSkipped() {
+	if t == nil {
+		return
+	}
+	t.recordsSkipped.Inc()
+}
+
+// ErrorLogged counts one record error written to the log.
+func (t *Task) ErrorLogged() {
+	if t == nil {
+		return
+	}
+	t.errorsLogged.Inc()
+}
+
+// DeadLetterProduced counts one dead letter queue write: a request, and a
+// failure when err is not nil.
+func (t *Task) DeadLetterProduced(err error) {
+	if t == nil {
+		return
+	}
+	t.dlqRequests.Inc()
+	if err != nil {
+		t.dlqFailures.Inc()
+	}
 }

@@ -38,6 +38,14 @@ func TestTaskMetricsExposition(t *testing.T) {
 	tm.OffsetCommit(time.Millisecond, nil)
 	tm.OffsetCommit(time.Millisecond, errors.New("flush failed"))
 	tm.SetState(StateRunning)
+	tm.RecordFailure()
+	tm.RecordFailure()
+	tm.RecordRetry()
+	tm.RecordErrors(1)
+	tm.RecordSkipped()
+	tm.ErrorLogged()
+	tm.DeadLetterProduced(nil)
+	tm.DeadLetterProduced(errors.New("broker gone"))
 	m.SetConnectorCount(3)
 	m.SetTaskCounts(map[string]int{StateRunning: 4, StateFailed: 1})
 	m.TaskRestarted("files", 2)
@@ -73,6 +81,14 @@ func TestTaskMetricsExposition(t *testing.T) {
 		`kafka_connect_task_restarts_total{connector="files",task="2"} 2`,
 		`kafka_connect_task_status{connector="files",state="RUNNING",task="2"} 1`,
 		`kafka_connect_completed_rebalances_total 1`,
+		`kafka_connect_total_record_failures{connector="files",task="2"} 2`,
+		`kafka_connect_total_retries{connector="files",task="2"} 1`,
+		`kafka_connect_total_record_errors{connector="files",task="2"} 1`,
+		`kafka_connect_total_records_skipped{connector="files",task="2"} 1`,
+		`kafka_connect_total_errors_logged{connector="files",task="2"} 1`,
+		`kafka_connect_deadletterqueue_produce_requests{connector="files",task="2"} 2`,
+		`kafka_connect_deadletterqueue_produce_failures{connector="files",task="2"} 1`,
+		`kafka_connect_last_error_timestamp{connector="files",task="2"} `,
 		`go_goroutines`,
 	} {
 		if !strings.Contains(text, want) {
@@ -84,8 +100,10 @@ func TestTaskMetricsExposition(t *testing.T) {
 	rec = httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	body, _ = io.ReadAll(rec.Body)
-	if strings.Contains(string(body), `kafka_connect_sink_lag{connector="files"`) {
-		t.Errorf("sink_lag of a removed task is still exposed")
+	for _, gone := range []string{`kafka_connect_sink_lag{connector="files"`, `kafka_connect_total_records_skipped{connector="files"`, `kafka_connect_last_error_timestamp{connector="files"`} {
+		if strings.Contains(string(body), gone) {
+			t.Errorf("%s of a removed task is still exposed", gone)
+		}
 	}
 }
 
@@ -96,6 +114,11 @@ func TestNilTaskIsNoop(t *testing.T) {
 	tm.SetSinkLag(1)
 	tm.OffsetCommit(time.Second, nil)
 	tm.SetState(StateFailed)
+	tm.RecordFailure()
+	tm.RecordRetry()
+	tm.RecordSkipped()
+	tm.ErrorLogged()
+	tm.DeadLetterProduced(nil)
 	var m *Metrics
 	if m.Task("x", 0) != nil {
 		t.Fatal("nil Metrics must give a nil Task")

@@ -116,7 +116,7 @@ func CommonSpec(kind Kind) ConfigSpec {
 				DisplayName: "Dead Letter Queue Topic Name",
 				Doc:         "Topic to which failed records are written; empty disables the dead-letter queue."},
 			ConfigField{Name: KeyDLQReplication, Type: TypeInt, Default: "3", Group: GroupErrorHandling, Importance: ImportanceMedium, Width: WidthMedium,
-				DisplayName: "Dead Letter Queue Topic Replication Factor", Validator: AtLeast(-1),
+				DisplayName: "Dead Letter Queue Topic Replication Factor", Validator: replicationFactor(),
 				Doc: "Replication factor of the dead-letter queue topic when it is created."},
 			ConfigField{Name: KeyDLQHeaders, Type: TypeBoolean, Default: "false", Group: GroupErrorHandling, Importance: ImportanceMedium, Width: WidthMedium,
 				DisplayName: "Enable Error Context Headers",
@@ -200,8 +200,15 @@ func ValidateConfig(ctx context.Context, p Plugin, config map[string]string) Val
 			addErr(KeyTopics, msg)
 			addErr(KeyTopicsRegex, msg)
 		}
-		if dlq := strings.TrimSpace(config[KeyDLQTopicName]); dlq != "" && slices.Contains(SplitList(config[KeyTopics]), dlq) {
-			addErr(KeyDLQTopicName, fmt.Sprintf("the dead-letter queue topic %q must not be one of the consumed topics", dlq))
+		if dlq := strings.TrimSpace(config[KeyDLQTopicName]); dlq != "" {
+			if slices.Contains(SplitList(config[KeyTopics]), dlq) {
+				addErr(KeyDLQTopicName, fmt.Sprintf("%s=%q is one of the consumed topics: the dead-letter queue must be another topic", KeyDLQTopicName, dlq))
+			}
+			if expr := strings.TrimSpace(config[KeyTopicsRegex]); expr != "" {
+				if re, err := regexp.Compile("^(?:" + expr + ")$"); err == nil && re.MatchString(dlq) {
+					addErr(KeyDLQTopicName, fmt.Sprintf("%s=%q matches %s, the consumed topics: the dead-letter queue must be another topic", KeyDLQTopicName, dlq, KeyTopicsRegex))
+				}
+			}
 		}
 	}
 	// Transforms and predicates are checked here, so a connector with a
@@ -282,4 +289,16 @@ func SinkNaturalLimit(ctx context.Context, cc ConnectorContext, config map[strin
 		total += int(parts[t])
 	}
 	return total, TopicPartitions, nil
+}
+
+// replicationFactor accepts -1 (the broker's default) or a positive
+// replication factor, like Kafka's check of
+// errors.deadletterqueue.topic.replication.factor.
+func replicationFactor() Validator {
+	return func(v any) error {
+		if n, ok := toFloat(v); ok && (n == 0 || n < -1 || n > 32767) {
+			return fmt.Errorf("Value must be -1 (the broker's default) or a positive replication factor")
+		}
+		return nil
+	}
 }

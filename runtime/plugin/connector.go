@@ -102,7 +102,8 @@ type SourceTask interface {
 
 	// CommitRecord is called once per record after Kafka acknowledged it
 	// (metadata says where it landed), or with nil metadata when a transform
-	// dropped the record. Records arrive in acknowledgement order.
+	// dropped the record or errors.tolerance=all skipped it after an error.
+	// Records arrive in acknowledgement order.
 	CommitRecord(record *SourceRecord, metadata *RecordMetadata) error
 
 	// Commit is called after the source offsets of all records acknowledged

@@ -88,6 +88,7 @@ type SinkRunner struct {
 	cfg    SinkConfig
 	client *kgo.Client
 	tc     *sinkTaskContext
+	errs   *errorHandler // errors.* handling of failed records (errors.go)
 
 	// mu serialises every call into the plugin task and guards the
 	// partition state below; the rebalance callbacks take it too.
@@ -141,6 +142,9 @@ func NewSinkRunner(cfg SinkConfig) (*SinkRunner, error) {
 			return nil, fmt.Errorf("task %s: %s %q: %w", cfg.ID, plugin.KeyTopicsRegex, cfg.TopicsRegex, err)
 		}
 	}
+	if err := cfg.Errors.checkDLQTopic(cfg.Topics, cfg.TopicsRegex); err != nil {
+		return nil, fmt.Errorf("task %s: %w", cfg.ID, err)
+	}
 	if cfg.MaxPollRecords <= 0 {
 		cfg.MaxPollRecords = 500
 	}
@@ -162,6 +166,7 @@ func NewSinkRunner(cfg SinkConfig) (*SinkRunner, error) {
 	}
 	r.lifecycle = newLifecycle(&r.cfg.Common)
 	r.tc = &sinkTaskContext{r: r, log: r.cfg.Logger}
+	r.errs = newErrorHandler(&r.cfg.Common, r.sleep)
 	return r, nil
 }
 
@@ -200,6 +205,15 @@ func (r *SinkRunner) ConsumerOpts() []kgo.Opt {
 func (r *SinkRunner) Start(ctx context.Context) error {
 	return r.start(ctx, func(ctx context.Context) {
 		r.runCtx = ctx
+		if r.cfg.Errors.DLQTopic != "" {
+			dlq, err := openDeadLetterQueue(ctx, &r.cfg.Common, func(err error) { r.fail(err); r.signal() })
+			if err != nil {
+				r.fail(err)
+				return
+			}
+			r.errs.dlq = dlq
+			defer dlq.close()
+		}
 		if err := safe("starting sink task", func() error { return r.cfg.Task.Start(ctx, r.tc, r.cfg.Config) }); err != nil {
 			r.fail(err)
 			r.stopTask()
@@ -438,7 +452,8 @@ func (r *SinkRunner) deliverLocked(ctx context.Context, fetches kgo.Fetches, bat
 	b := (*batch)[:0]
 	put := func() error {
 		if len(b) == 0 {
-			// Only records a transform dropped: consumed all the same.
+			// Only records skipped (errors.tolerance=all) or dropped by a
+			// transform: they count as consumed.
 			for tp, eo := range last {
 				r.current[tp] = eo
 			}
@@ -488,18 +503,24 @@ func (r *SinkRunner) deliverLocked(ctx context.Context, fetches kgo.Fetches, bat
 		rec := &slab[0]
 		slab = slab[1:]
 		if err := r.convert(kr, rec); err != nil {
-			r.cfg.Metrics.RecordErrors(1)
-			first = err
-			return
-		}
-		if r.cfg.chain != nil {
-			keep, err := r.cfg.chain.ApplySink(rec)
-			if err != nil {
-				r.cfg.Metrics.RecordErrors(1)
+			// Retried, skipped or fatal, by the errors.* settings.
+			if err = r.recordFailed(ctx, kr, rec, err); err == errSkipped {
+				// Consumed: its offset is committed with the next ones,
+				// after the dead letter queue acknowledged it.
+				last[tp] = kgo.EpochOffset{Epoch: kr.LeaderEpoch, Offset: kr.Offset + 1}
+				return
+			} else if err != nil {
 				first = err
 				return
 			}
-			if !keep { // dropped: its offset counts as consumed all the same
+		}
+		if r.cfg.chain != nil {
+			keep, err := r.transform(ctx, kr, rec)
+			if err != nil {
+				first = err
+				return
+			}
+			if !keep { // dropped or skipped: its offset counts as consumed all the same
 				last[tp] = kgo.EpochOffset{Epoch: kr.LeaderEpoch, Offset: kr.Offset + 1}
 				return
 			}
@@ -543,11 +564,11 @@ func (r *SinkRunner) putLocked(ctx context.Context, b []*plugin.SinkRecord) erro
 func (r *SinkRunner) convert(kr *kgo.Record, rec *plugin.SinkRecord) error {
 	ks, k, err := r.cfg.KeyConverter.ToConnectData(kr.Topic, kr.Key)
 	if err != nil {
-		return fmt.Errorf("converting key of %s-%d@%d: %w", kr.Topic, kr.Partition, kr.Offset, err)
+		return stageErr(StageKeyConverter, r.cfg.KeyConverter, fmt.Errorf("converting key of %s-%d@%d: %w", kr.Topic, kr.Partition, kr.Offset, err))
 	}
 	vs, v, err := r.cfg.ValueConverter.ToConnectData(kr.Topic, kr.Value)
 	if err != nil {
-		return fmt.Errorf("converting value of %s-%d@%d: %w", kr.Topic, kr.Partition, kr.Offset, err)
+		return stageErr(StageValueConverter, r.cfg.ValueConverter, fmt.Errorf("converting value of %s-%d@%d: %w", kr.Topic, kr.Partition, kr.Offset, err))
 	}
 	*rec = plugin.SinkRecord{Topic: kr.Topic, Partition: kr.Partition, Offset: kr.Offset,
 		KeySchema: ks, Key: k, ValueSchema: vs, Value: v, Timestamp: kr.Timestamp}
@@ -593,6 +614,12 @@ func (r *SinkRunner) flushAndCommitLocked(ctx context.Context, tps []data.TopicP
 	cctx, cancel := context.WithTimeout(ctx, r.cfg.OffsetFlushTimeout)
 	defer cancel()
 	defer context.AfterFunc(r.runCtx, cancel)()
+	// Skipped records' offsets are among these: commit them only once
+	// their dead letters were acknowledged.
+	if err := r.flushDeadLetters(cctx); err != nil {
+		r.cfg.Metrics.OffsetCommit(time.Since(start), err)
+		return err
+	}
 	if err := safe("flushing the sink task", func() error { return r.cfg.Task.Flush(cctx, offsets) }); err != nil {
 		r.cfg.Metrics.OffsetCommit(time.Since(start), err)
 		if rewind {

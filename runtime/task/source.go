@@ -102,6 +102,7 @@ type SourceRunner struct {
 
 	client *kgo.Client
 	subs   *submitted
+	errs   *errorHandler // errors.* handling of failed records (errors.go)
 
 	produceMu  sync.Mutex
 	produceErr error // first produce failure
@@ -166,6 +167,7 @@ func NewSourceRunner(cfg SourceConfig) (*SourceRunner, error) {
 	r.freeBufs = make(chan *sendBuffers, 4)
 	r.producerOpts = producer
 	r.lifecycle = newLifecycle(&r.cfg.Common)
+	r.errs = newErrorHandler(&r.cfg.Common, r.sleep)
 	return r, nil
 }
 
@@ -234,6 +236,9 @@ func (r *SourceRunner) run(ctx context.Context) {
 	<-r.senderDone
 	if err == nil {
 		err = r.producerErr()
+	}
+	if errors.Is(err, errStopped) { // stopped while retrying a record
+		err = nil
 	}
 	if err != nil {
 		r.fail(err)
@@ -390,8 +395,7 @@ func (r *SourceRunner) sendBatch(ctx context.Context, recs []*plugin.SourceRecor
 		out := rec
 		if r.cfg.chain != nil {
 			var err error
-			if out, err = r.cfg.chain.ApplySource(rec, now); err != nil {
-				r.cfg.Metrics.RecordErrors(1)
+			if out, err = r.transform(ctx, rec, now); err != nil {
 				convErr = err
 				break
 			}
@@ -409,9 +413,17 @@ func (r *SourceRunner) sendBatch(ctx context.Context, recs []*plugin.SourceRecor
 			pkey, err = r.partitionKey(rec.SourcePartition)
 		}
 		if err != nil {
-			krs = krs[:len(krs)-1]
-			convErr = err
-			break
+			// Retried, skipped (kr left without a topic) or fatal, by the
+			// errors.* settings.
+			failed := rec
+			if out != nil {
+				failed = out // the transformed record is the one converted
+			}
+			if pkey, err = r.convertFailed(ctx, failed, kr, &arena, err); err != nil {
+				krs = krs[:len(krs)-1]
+				convErr = err
+				break
+			}
 		}
 		if kr.Timestamp.IsZero() {
 			kr.Timestamp = now
@@ -430,7 +442,10 @@ func (r *SourceRunner) sendBatch(ctx context.Context, recs []*plugin.SourceRecor
 	subs := r.subs.submitInto(bufs.subs, pend, bufs)
 	clear(pend) // the tracker holds what it needs; let the polled records go
 	for i := range krs {
-		if krs[i].Topic == "" { // dropped by a transform: nothing to produce
+		if krs[i].Topic == "" {
+			// Skipped after an error or dropped by a transform: nothing
+			// to produce; acknowledged at once, so its source offset
+			// becomes committable.
 			r.subs.ack(&subs[i], nil)
 			continue
 		}
@@ -523,18 +538,15 @@ func (r *SourceRunner) produced(kr *kgo.Record, err error) {
 // Converters that implement converter.Appender serialise into *arena.
 func (r *SourceRunner) convert(rec *plugin.SourceRecord, kr *kgo.Record, arena *[]byte) (string, error) {
 	if rec.Topic == "" {
-		r.cfg.Metrics.RecordErrors(1)
 		return "", errors.New("source task returned a record without a topic")
 	}
 	key, err := serialize(r.cfg.KeyConverter, r.keyApp, arena, rec.Topic, rec.KeySchema, rec.Key)
 	if err != nil {
-		r.cfg.Metrics.RecordErrors(1)
-		return "", fmt.Errorf("converting key of a record for topic %s: %w", rec.Topic, err)
+		return "", stageErr(StageKeyConverter, r.cfg.KeyConverter, fmt.Errorf("converting key of a record for topic %s: %w", rec.Topic, err))
 	}
 	value, err := serialize(r.cfg.ValueConverter, r.valueApp, arena, rec.Topic, rec.ValueSchema, rec.Value)
 	if err != nil {
-		r.cfg.Metrics.RecordErrors(1)
-		return "", fmt.Errorf("converting value of a record for topic %s: %w", rec.Topic, err)
+		return "", stageErr(StageValueConverter, r.cfg.ValueConverter, fmt.Errorf("converting value of a record for topic %s: %w", rec.Topic, err))
 	}
 	*kr = kgo.Record{Topic: rec.Topic, Key: key, Value: value, Partition: -1, Timestamp: rec.Timestamp}
 	if rec.Partition != nil {
@@ -543,8 +555,7 @@ func (r *SourceRunner) convert(rec *plugin.SourceRecord, kr *kgo.Record, arena *
 	for _, h := range rec.Headers {
 		b, err := headerBytes(rec.Topic, h.Schema, h.Value)
 		if err != nil {
-			r.cfg.Metrics.RecordErrors(1)
-			return "", fmt.Errorf("converting header %q of a record for topic %s: %w", h.Key, rec.Topic, err)
+			return "", stageErr(StageHeaderConverter, converter.StringConverter{}, fmt.Errorf("converting header %q of a record for topic %s: %w", h.Key, rec.Topic, err))
 		}
 		kr.Headers = append(kr.Headers, kgo.RecordHeader{Key: h.Key, Value: b})
 	}

@@ -134,6 +134,10 @@ type Common struct {
 	Metrics *metrics.Task
 	// Logger logs the runner's events; nil discards.
 	Logger *slog.Logger
+	// Errors is the connector's error handling (errors.* keys, see
+	// ParseErrorConfig); the zero value fails the task on the first bad
+	// record, as Kafka Connect's defaults do.
+	Errors ErrorConfig
 	// OffsetFlushInterval is Kafka Connect's offset.flush.interval.ms: how
 	// often offsets are flushed and committed. Default 60s.
 	OffsetFlushInterval time.Duration
@@ -187,6 +191,7 @@ func (c *Common) check() error {
 	if c.RetryBackoff <= 0 {
 		c.RetryBackoff = time.Second
 	}
+	c.Errors.setDefaults()
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -342,3 +342,75 @@ func TestSourceUnwrapWritesTombstones(t *testing.T) {
 		t.Fatalf("delete became key %s value %q, want the key and a null value", recs[1].Key, recs[1].Value)
 	}
 }
+
+// errors.tolerance=all covers the transformation stage: a sink record a
+// transform fails on goes to the dead letter queue (stage TRANSFORMATION,
+// the transform's class), the others to the task, and the offsets move
+// past it.
+func TestSinkTransformFailureTolerated(t *testing.T) {
+	c := cluster(t, map[string]int32{"in": 1})
+	adm := admin(t, c)
+	produceJSON(t, c, "in", `{"n":"1"}`, `{"n":"secret-x"}`, `{"n":"3"}`)
+	sink := newRecordingSink()
+	cfg := SinkConfig{Common: common(c, newStatuses(), ID{"s", 0}, map[string]string{"topics": "in"}), Task: sink}
+	cfg.ValueConverter = jsonConverter(t)
+	cfg.OffsetFlushInterval = 50 * time.Millisecond
+	cfg.Errors = ErrorConfig{ToleranceAll: true, DLQTopic: "in-dlq", DLQReplication: 1, DLQContextHeaders: true}
+	cfg.Transforms = map[string]string{"transforms": "num", "transforms.num.type": "Cast$Value", "transforms.num.spec": "n:int32"}
+	newSink(t, cfg)
+	eventually(t, 10*time.Second, "2 records put and offset 3 committed", func() bool {
+		return sink.total() == 2 && committedAt(adm, GroupID("s"), "in", 0) == 3
+	})
+	sink.mu.Lock()
+	for _, r := range sink.puts {
+		if n := r.Value.(map[string]any)["n"]; n != int32(1) && n != int32(3) {
+			t.Errorf("put value %v, want n cast to int32", r.Value)
+		}
+	}
+	sink.mu.Unlock()
+	d := readAll(t, c, "in-dlq", 1)[0]
+	if string(d.Value) != `{"n":"secret-x"}` {
+		t.Fatalf("dead letter %q, want the original record", d.Value)
+	}
+	if s, _ := header(d, HeaderErrorStage); s != string(StageTransformation) {
+		t.Errorf("stage header %q", s)
+	}
+	if cl, _ := header(d, HeaderErrorClass); cl != "org.apache.kafka.connect.transforms.Cast$Value" {
+		t.Errorf("class header %q", cl)
+	}
+	if msg, _ := header(d, HeaderErrorMessage); !strings.Contains(msg, `transform "num"`) || strings.Contains(msg, "secret") {
+		t.Errorf("message header %q: want the alias, not the value", msg)
+	}
+}
+
+// On the source side a skipped record is acknowledged at once: its offset
+// is committed, nothing is produced.
+func TestSourceTransformFailureTolerated(t *testing.T) {
+	c := cluster(t, map[string]int32{"in": 1})
+	store := newMemOffsets()
+	src := &mapSource{limit: 20, batch: 6}
+	cfg := SourceConfig{Common: common(c, newStatuses(), ID{"src", 0}, nil), Task: src, Offsets: store}
+	cfg.ValueConverter = schemalessJSON(t)
+	cfg.Errors = ErrorConfig{ToleranceAll: true}
+	// Records with the skip header fail: SetSchemaMetadata needs a schema.
+	cfg.Transforms = map[string]string{"transforms": "bad", "transforms.bad.type": "SetSchemaMetadata$Value", "transforms.bad.schema.name": "x",
+		"transforms.bad.predicate": "skipped", "predicates": "skipped", "predicates.skipped.type": "HasHeaderKey", "predicates.skipped.name": "skip"}
+	r := newSource(t, cfg)
+	recs := readAll(t, c, "in", 10)
+	eventually(t, 10*time.Second, "CommitRecord for all 20 records", func() bool {
+		src.mu.Lock()
+		defer src.mu.Unlock()
+		return len(src.committed) == 20
+	})
+	stop(t, r, 5*time.Second)
+	for _, kr := range recs {
+		var v map[string]any
+		if err := json.Unmarshal(kr.Value, &v); err != nil || int(v["n"].(float64))%2 != 0 {
+			t.Fatalf("produced %s: only the even records should pass", kr.Value)
+		}
+	}
+	got, _ := store.Read(context.Background(), "src", []map[string]any{{"source": "maps"}})
+	if posOf(got[0]) != 19 {
+		t.Fatalf("stored offset %v, want pos 19 (a skipped record)", got[0])
+	}
+}

@@ -53,6 +53,7 @@ type Chain struct {
 
 type step struct {
 	alias  string
+	class  string // the transformation's type ("" for one added with Then)
 	t      Transformation
 	pred   Predicate
 	negate bool
@@ -171,6 +172,7 @@ func build(config map[string]string) (*Chain, []FieldError) {
 			continue
 		}
 		o := NewOptions(sub(config, prefix, SuffixType, SuffixPredicate, SuffixNegate))
+		st.class = tt.Class
 		st.t = tt.New(o)
 		o.checkKnown(tt.Options)
 		for _, e := range o.Errors() {
@@ -241,6 +243,9 @@ func sub(config map[string]string, prefix string, reserved ...string) map[string
 // alias and where the record is, never the record's values.
 type Error struct {
 	Alias string
+	// Type is the transformation's class, for example
+	// org.apache.kafka.connect.transforms.Cast$Value.
+	Type string
 	// Where locates the record: "topic-partition@offset" for a sink
 	// record, "a record for topic T" for a source record.
 	Where string
@@ -253,29 +258,29 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// apply runs the steps on r; a panic in a step is an error of that step.
-func (c *Chain) apply(r *Record) (out *Record, alias string, err error) {
+// apply runs the steps on r; a panic in a step is an error of that step,
+// the failing one.
+func (c *Chain) apply(r *Record) (out *Record, failed *step, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			out, err = nil, fmt.Errorf("panic: %v", v)
 		}
 	}()
 	for i := range c.steps {
-		s := &c.steps[i]
-		alias = s.alias
-		if s.pred != nil && s.pred.Test(r) == s.negate {
+		failed = &c.steps[i]
+		if failed.pred != nil && failed.pred.Test(r) == failed.negate {
 			continue
 		}
-		next, err := s.t.Apply(r)
+		next, err := failed.t.Apply(r)
 		if err != nil {
-			return nil, alias, err
+			return nil, failed, err
 		}
 		if next == nil {
-			return nil, alias, nil
+			return nil, nil, nil
 		}
 		r = next
 	}
-	return r, "", nil
+	return r, nil, nil
 }
 
 // ApplySource transforms a source record: it returns a new record (rec is
@@ -289,13 +294,13 @@ func (c *Chain) ApplySource(rec *data.SourceRecord, now time.Time) (*data.Source
 	if r.Timestamp.IsZero() {
 		r.Timestamp = now
 	}
-	out, alias, err := c.apply(r)
+	out, failed, err := c.apply(r)
 	if err != nil {
 		where := "a record for topic " + rec.Topic
 		if rec.Partition != nil {
 			where = fmt.Sprintf("a record for topic %s partition %d", rec.Topic, *rec.Partition)
 		}
-		return nil, &Error{Alias: alias, Where: where, Err: err}
+		return nil, &Error{Alias: failed.alias, Type: failed.class, Where: where, Err: err}
 	}
 	if out == nil {
 		return nil, nil
@@ -315,9 +320,9 @@ func (c *Chain) ApplySink(rec *data.SinkRecord) (bool, error) {
 	r := &Record{Topic: rec.Topic, Partition: &part, Offset: rec.Offset, Sink: true,
 		KeySchema: rec.KeySchema, Key: rec.Key, ValueSchema: rec.ValueSchema, Value: rec.Value,
 		Timestamp: rec.Timestamp, Headers: rec.Headers}
-	out, alias, err := c.apply(r)
+	out, failed, err := c.apply(r)
 	if err != nil {
-		return false, &Error{Alias: alias, Where: fmt.Sprintf("the record at %s-%d@%d", rec.Topic, rec.Partition, rec.Offset), Err: err}
+		return false, &Error{Alias: failed.alias, Type: failed.class, Where: fmt.Sprintf("the record at %s-%d@%d", rec.Topic, rec.Partition, rec.Offset), Err: err}
 	}
 	if out == nil {
 		return false, nil

@@ -72,6 +72,12 @@ func (t *taskRuntime) StartTask(ctx context.Context, spec herder.TaskSpec) (herd
 	if err != nil {
 		return nil, err
 	}
+	// The errors.* keys are connector settings; task configs need not
+	// carry them.
+	errs, err := task.ParseErrorConfig(spec.Plugin.Kind, spec.ConnectorConfig)
+	if err != nil {
+		return nil, err
+	}
 	id := task.ID{Connector: spec.ID.Connector, Task: spec.ID.Task}
 	common := task.Common{
 		ID: id, Config: spec.TaskConfig, Transforms: spec.ConnectorConfig, KeyConverter: keyConv, ValueConverter: valConv,
@@ -83,6 +89,7 @@ func (t *taskRuntime) StartTask(ctx context.Context, spec herder.TaskSpec) (herd
 		Logger:              t.log,
 		OffsetFlushInterval: t.flushInterval,
 		OffsetFlushTimeout:  t.flushTimeout,
+		Errors:              errs,
 	}
 	var r runner
 	switch spec.Plugin.Kind {

@@ -95,7 +95,7 @@ func Plugin() plugin.Plugin {
 			DisplayName: "Delete on tombstones", Doc: "Delete the row of a record with a null value (a tombstone); needs pk.mode=record_key. When false, tombstones are skipped."},
 		{Name: KeyBatchSize, Type: plugin.TypeInt, Default: "3000", Group: group, Importance: plugin.ImportanceMedium, Width: plugin.WidthShort,
 			DisplayName: "Batch size", Validator: plugin.Between(1, 1_000_000),
-			Doc: "Records buffered before one transaction writes them, in the background while the next batch fills (the last put's records may go over it); buffered records are also written on every offset commit."},
+			Doc: "Most records one transaction writes. Records are written in the background as they come, one transaction at a time: while one commits, the next records are buffered, and the next transaction takes them all (up to batch.size), so batches grow with the load and a trickle of records is committed within about one transaction's time. Put waits while batch.size records are buffered."},
 	}...)
 	return plugin.Plugin{
 		Class:        Class,

@@ -25,6 +25,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -34,60 +35,72 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
 
-// Task buffers records and writes them in transactions on a background
+// Task buffers records and writes them in transactions on its own writer
 // goroutine, so that the runtime fetches and converts the next records
-// while the database works on the previous batch.
+// while the database works on the previous ones.
+//
+// Batching adapts to the load, as a group commit does: the writer never
+// idles while records are buffered. When no write is in flight, a Put's
+// records are written at once (even a single record); while a write is in
+// flight, Puts keep appending, and when it ends the next write takes
+// everything buffered, up to batch.size records (more stays for the write
+// after). Under load batches grow to batch.size by themselves; under a
+// trickle each record is committed within about one transaction's time,
+// without waiting for the next offset commit.
 //
 // The contract (Kafka Connect's SinkTask one, for a sink that writes
 // asynchronously):
-//   - Put buffers records. Once batch.size records are buffered it waits
-//     for the write in flight (at most one: a pgx.Conn serves one
-//     statement at a time), hands the buffer to a new background write and
-//     returns. Memory holds at most one batch in flight, one filling and
-//     one failed batch kept for a retry.
-//   - Writes commit in the order their records were put: a batch never
+//   - Put appends to the buffer and returns. It blocks only while the
+//     buffer already holds batch.size records, until the writer takes
+//     them: memory holds at most the batch in flight, a full buffer and
+//     the last Put's records.
+//   - At most one write is in flight (a pgx.Conn serves one statement at
+//     a time), and writes take records in put order: a batch never
 //     commits after a later one, which upserts' last-write-wins relies on.
-//   - A background write's failure is never lost: the next Put or Flush
-//     returns it. A retriable failure keeps its batch, written again
-//     before anything newer; the Put that returns it drops its own records
-//     from the buffer, since the runtime puts them again. A non-retriable
-//     failure is returned by every later Put and Flush (the task fails).
+//   - A write's failure is never lost: the next Put or Flush returns it,
+//     and the writer starts nothing until one has. A retriable failure
+//     puts its batch back at the head of the buffer, so it is written
+//     again before anything newer (the writer resumes once the failure is
+//     reported); the Put that returns it leaves its own records out, since
+//     the runtime puts them again. A non-retriable failure stops the
+//     writer and is returned by every later Put and Flush (the task fails).
 //   - Flush returns nil only once every record put so far is committed:
 //     the runtime commits offsets after it, so upserts stay exactly-once
-//     under redelivery. A failed Flush keeps the unwritten records (the
-//     runtime may not deliver all of them again); records delivered again
-//     are written again, which upserts absorb.
-//   - Close and Stop wait for the write in flight first; Stop cancels it.
+//     under redelivery. It writes nothing itself; with nothing buffered
+//     and nothing in flight it returns at once. A failed Flush keeps the
+//     unwritten records (the runtime may not deliver all of them again);
+//     records delivered again are written again, which upserts absorb.
+//   - Close holds the writer, waits for the write in flight and only then
+//     drops the closed partitions' buffered records. Stop cancels the
+//     write in flight and waits for the writer goroutine to end.
 //
-// The runtime serialises Put, Flush, Close and Stop, so the fields marked
-// "caller" need no lock; the write in flight alone uses conn, writers and
-// stages until its done channel is closed.
+// The runtime serialises Put, Flush, Close and Stop; they and the writer
+// goroutine share the fields under mu. The writer alone uses conn, writers
+// and stages, except before it starts and after it ended.
 type Task struct {
 	s   *settings
 	log *slog.Logger
 
-	// write state: the write in flight, or the caller when none is
+	// writer state: the writer goroutine's own
 	conn    *pgx.Conn
 	writers map[string]*writer // by topic; valid for the current connection
 	stages  int
 
-	// caller state
-	buf      []*plugin.SinkRecord // put, not handed to a write yet
-	spare    []*plugin.SinkRecord // a written batch's emptied slice, reused for buf
-	inflight *batchWrite          // nil when no write is in flight
-	retry    []*plugin.SinkRecord // a batch whose write failed retriably; written before buf
-	failure  error                // that write's error, until Put or Flush returned it
-	fatal    error                // a non-retriable failure, returned by every Put and Flush
-	ctx      context.Context      // the writes' context, cancelled by Stop
-	cancel   context.CancelFunc
-}
-
-// batchWrite is one write on the background goroutine.
-type batchWrite struct {
-	recs   []*plugin.SinkRecord
+	ctx    context.Context // the writes' context, cancelled by Stop
 	cancel context.CancelFunc
-	done   chan struct{} // closed when the write returned; err is set then
-	err    error
+	done   chan struct{} // closed when the writer goroutine ended; nil before Start
+
+	mu   sync.Mutex
+	cond *sync.Cond // signalled on every change of the fields below
+	// under mu
+	buf         []*plugin.SinkRecord // put and not taken by a write, in put order
+	spare       []*plugin.SinkRecord // a written batch's emptied slice, reused for buf
+	busy        bool                 // a write is in flight
+	cancelWrite context.CancelFunc   // cancels the write in flight
+	held        bool                 // Close holds the writer: no new write starts
+	stopped     bool                 // Stop was called: the writer ends
+	failure     error                // a retriable failure not yet returned by Put or Flush
+	fatal       error                // a non-retriable failure, returned by every Put and Flush
 }
 
 // writer writes the records of one topic into its table.
@@ -143,7 +156,8 @@ type row struct {
 	key  string // encoded primary key values, for deduplication
 }
 
-// Start parses the configuration and opens the connection.
+// Start parses the configuration, opens the connection and starts the
+// writer goroutine.
 func (t *Task) Start(ctx context.Context, tc plugin.SinkTaskContext, config map[string]string) error {
 	s, err := parse(config)
 	if err != nil {
@@ -157,106 +171,96 @@ func (t *Task) Start(ctx context.Context, tc plugin.SinkTaskContext, config map[
 	}
 	t.conn = conn
 	t.ctx, t.cancel = context.WithCancel(context.Background())
+	t.cond = sync.NewCond(&t.mu)
+	t.done = make(chan struct{})
+	go t.run()
 	return nil
 }
 
 // Open does nothing: tables are found on their first record.
 func (t *Task) Open(context.Context, []plugin.TopicPartition) error { return nil }
 
-// Put buffers the records and, once batch.size records are buffered,
-// hands them to a background write after the previous write finished. It
-// returns a failure of an earlier write; a retriable one leaves this
-// call's records out of the buffer, since the runtime puts them again.
+// Put appends the records to the buffer, for the writer to take as soon
+// as no write is in flight. It waits only while the buffer already holds
+// batch.size records. It returns a failure of an earlier write instead of
+// taking the records (a retriable one: the runtime puts them again).
 func (t *Task) Put(ctx context.Context, records []*plugin.SinkRecord) error {
-	if t.inflight != nil {
-		select {
-		case <-t.inflight.done:
-			t.settle()
-		default:
-		}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	full := func() bool { return len(t.buf) >= t.s.batchSize }
+	if err := t.waitWhile(ctx, full); err != nil {
+		return plugin.Retriable(fmt.Errorf("waiting for the write in flight to make room for %d records (%d buffered): %w", len(records), len(t.buf), err))
 	}
 	if err := t.takeFailure(); err != nil {
 		return err
 	}
-	if t.retry != nil && t.inflight == nil {
-		t.start(t.retry)
-		t.retry = nil
-	}
-	if t.buf == nil {
-		t.buf, t.spare = t.spare, nil
-	}
-	before := len(t.buf)
 	t.buf = append(t.buf, records...)
-	if len(t.buf) < t.s.batchSize {
-		return nil
-	}
-	err := t.wait(ctx)
-	if err == nil {
-		err = t.takeFailure()
-	}
-	if err != nil {
-		if plugin.IsRetriable(err) {
-			clear(t.buf[before:])
-			t.buf = t.buf[:before]
-		}
-		return err
-	}
-	t.start(t.buf)
-	t.buf = nil
+	t.cond.Broadcast()
 	return nil
 }
 
-// Flush returns once every record put so far is written: it waits for the
-// write in flight, then writes the batch kept for a retry and the buffer.
-// It returns the first failure; unwritten records stay for the next try.
+// Flush returns once every record put so far is committed: it waits for
+// the writer to empty the buffer and finish its write. It returns the
+// first failure; unwritten records stay for the writer to try again.
 func (t *Task) Flush(ctx context.Context, _ map[plugin.TopicPartition]int64) error {
-	for {
-		if err := t.wait(ctx); err != nil {
-			return err
-		}
-		if err := t.takeFailure(); err != nil {
-			return err
-		}
-		switch {
-		case t.retry != nil:
-			t.start(t.retry)
-			t.retry = nil
-		case len(t.buf) > 0:
-			t.start(t.buf)
-			t.buf = nil
-		default:
-			return nil
-		}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	pending := func() bool { return t.busy || len(t.buf) > 0 }
+	if err := t.waitWhile(ctx, pending); err != nil {
+		return plugin.Retriable(fmt.Errorf("waiting for %d buffered records and the write in flight: %w", len(t.buf), err))
 	}
+	return t.takeFailure()
 }
 
 // Close drops buffered records of revoked partitions (they were flushed
-// unless the flush failed, and another task now owns them). It waits for
-// the write in flight first, so that no write of this task lands after the
-// next owner's.
+// unless the flush failed, and another task now owns them). It holds the
+// writer and waits for the write in flight first, so that no write of
+// this task lands after the next owner's; when ctx ends first it cancels
+// that write and still waits for it.
 func (t *Task) Close(ctx context.Context, partitions []plugin.TopicPartition) error {
-	t.drain(ctx)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.held = true
+	defer func() {
+		t.held = false
+		t.cond.Broadcast()
+	}()
+	if t.busy {
+		stop := context.AfterFunc(ctx, func() {
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			if t.cancelWrite != nil {
+				t.cancelWrite()
+			}
+		})
+		defer stop()
+		for t.busy {
+			t.cond.Wait()
+		}
+	}
 	gone := map[plugin.TopicPartition]bool{}
 	for _, tp := range partitions {
 		gone[tp] = true
 	}
-	drop := func(r *plugin.SinkRecord) bool { return gone[r.TopicPartition()] }
-	t.buf = slices.DeleteFunc(t.buf, drop)
-	if t.retry = slices.DeleteFunc(t.retry, drop); len(t.retry) == 0 {
-		t.retry, t.failure = nil, nil // nothing left to retry or to report
+	t.buf = slices.DeleteFunc(t.buf, func(r *plugin.SinkRecord) bool { return gone[r.TopicPartition()] })
+	if len(t.buf) == 0 {
+		t.failure = nil // nothing left to retry or to report
 	}
 	return nil
 }
 
-// Stop cancels the write in flight, waits for it and closes the
-// connection; unflushed records are delivered again.
+// Stop cancels the write in flight, waits for the writer goroutine and
+// closes the connection; unflushed records are delivered again.
 func (t *Task) Stop() error {
 	if t.cancel != nil {
 		t.cancel()
 	}
-	if t.inflight != nil {
-		<-t.inflight.done
-		t.inflight = nil
+	if t.done != nil {
+		t.mu.Lock()
+		t.stopped = true
+		t.cond.Broadcast()
+		t.mu.Unlock()
+		<-t.done
 	}
 	if t.conn != nil {
 		err := t.conn.Close(context.Background())
@@ -266,73 +270,98 @@ func (t *Task) Stop() error {
 	return nil
 }
 
-// start hands recs to a background write; no write may be in flight.
-func (t *Task) start(recs []*plugin.SinkRecord) {
-	ctx, cancel := context.WithCancel(t.ctx)
-	w := &batchWrite{recs: recs, cancel: cancel, done: make(chan struct{})}
-	t.inflight = w
-	go func() {
-		defer close(w.done)
-		defer cancel()
-		w.err = t.write(ctx, recs)
-	}()
+// run is the writer goroutine: it writes buffered records, batch.size at
+// most at a time, whenever there are some and nothing holds it back.
+func (t *Task) run() {
+	defer close(t.done)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for {
+		for !t.stopped && (len(t.buf) == 0 || t.held || t.failure != nil || t.fatal != nil) {
+			t.cond.Wait()
+		}
+		if t.stopped {
+			return
+		}
+		batch := t.take()
+		ctx, cancel := context.WithCancel(t.ctx)
+		t.busy, t.cancelWrite = true, cancel
+		t.cond.Broadcast() // room in the buffer
+		t.mu.Unlock()
+		err := t.write(ctx, batch)
+		cancel()
+		t.mu.Lock()
+		t.busy, t.cancelWrite = false, nil
+		t.settle(batch, err)
+		t.cond.Broadcast()
+	}
 }
 
-// wait waits for the write in flight and takes its result. When ctx ends
-// first it returns a retriable error and the write stays in flight.
-func (t *Task) wait(ctx context.Context) error {
-	if t.inflight == nil {
-		return nil
+// take removes the next batch from the head of the buffer.
+func (t *Task) take() []*plugin.SinkRecord {
+	batch := t.buf
+	if n := t.s.batchSize; len(batch) > n {
+		t.buf = append(t.spare, batch[n:]...)
+		batch = batch[:n]
+	} else {
+		t.buf = t.spare
 	}
-	select {
-	case <-t.inflight.done:
-		t.settle()
-		return nil
-	case <-ctx.Done():
-		return plugin.Retriable(fmt.Errorf("waiting for the write of %d records in flight: %w", len(t.inflight.recs), context.Cause(ctx)))
-	}
+	t.spare = nil
+	return batch
 }
 
-// drain waits for the write in flight; when ctx ends first it cancels the
-// write and still waits for it.
-func (t *Task) drain(ctx context.Context) {
-	if t.inflight == nil {
-		return
-	}
-	select {
-	case <-t.inflight.done:
-	case <-ctx.Done():
-		t.inflight.cancel()
-		<-t.inflight.done
-	}
-	t.settle()
-}
-
-// settle takes the result of the write in flight, which has returned: a
-// retriable failure keeps the batch for a retry, a non-retriable one
-// fails the task.
-func (t *Task) settle() {
-	w := t.inflight
-	t.inflight = nil
+// settle takes the result of a write: success frees the batch's slice for
+// reuse, a retriable failure puts the batch back at the head of the buffer
+// and a non-retriable one fails the task.
+func (t *Task) settle(batch []*plugin.SinkRecord, err error) {
 	switch {
-	case w.err == nil:
-		clear(w.recs)
-		t.spare = w.recs[:0]
-	case plugin.IsRetriable(w.err):
-		t.retry, t.failure = w.recs, w.err
+	case err == nil:
+		clear(batch[:cap(batch)])
+		t.spare = batch[:0]
+	case plugin.IsRetriable(err):
+		t.buf, t.failure = append(batch, t.buf...), err
 	default:
-		t.fatal = w.err
+		t.fatal = err
 	}
+}
+
+// waitWhile waits, with mu held, while pending holds and no failure is
+// to be reported. It returns ctx's cause when ctx ends first, and an error
+// once the task is stopped.
+func (t *Task) waitWhile(ctx context.Context, pending func() bool) error {
+	blocked := func() bool { return pending() && t.failure == nil && t.fatal == nil && !t.stopped }
+	if blocked() {
+		stop := context.AfterFunc(ctx, func() {
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			t.cond.Broadcast()
+		})
+		defer stop()
+		for blocked() {
+			if ctx.Err() != nil {
+				return context.Cause(ctx)
+			}
+			t.cond.Wait()
+		}
+	}
+	if t.stopped && t.fatal == nil && t.failure == nil {
+		return errors.New("the task is stopped")
+	}
+	return nil
 }
 
 // takeFailure returns the failure Put or Flush must report: a
-// non-retriable one every time, a retriable one once.
+// non-retriable one every time, a retriable one once (the writer then
+// resumes).
 func (t *Task) takeFailure() error {
 	if t.fatal != nil {
 		return t.fatal
 	}
 	err := t.failure
-	t.failure = nil
+	if err != nil {
+		t.failure = nil
+		t.cond.Broadcast()
+	}
 	return err
 }
 
