@@ -372,9 +372,10 @@ func (r *SourceRunner) sender(ctx context.Context) {
 
 // sendBatch transforms and converts a polled batch, registers the
 // converted records with the tracker under one lock, and produces them in
-// order. When transforming or converting a record fails, the records before it are still produced and the error
-// is returned. Produce blocks while the producer's buffer is full, which is
-// the backpressure on Poll.
+// order. When transforming or converting a record fails (and the errors.*
+// settings do not skip it), the records before it are still produced and
+// the error is returned. Produce blocks while the producer's buffer is
+// full, which is the backpressure on Poll.
 //
 // A batch allocates nothing per record: the kgo records, the tracker
 // entries and the record contexts are one slice each, converters that
