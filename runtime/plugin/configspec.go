@@ -25,6 +25,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/conveyor-dev/conveyor/runtime/properties"
 )
 
 // FieldType is the type of a configuration field. The string values are
@@ -276,15 +278,7 @@ func ParseValue(t FieldType, raw string) (any, error) {
 
 // SplitList splits a comma-separated list, trimming blanks and dropping
 // empty items.
-func SplitList(s string) []string {
-	out := []string{}
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
+func SplitList(s string) []string { return properties.SplitList(s) }
 
 // ConfigValue is the validation result of one field, shaped like Kafka's
 // ConfigValueInfo so the REST validate endpoint can render it directly.

@@ -267,3 +267,16 @@ func Write(w io.Writer, entries []Entry) error {
 	_, err := w.Write(b.Bytes())
 	return err
 }
+
+// SplitList splits a list-typed value, Kafka's LIST config type:
+// comma-separated items with the blanks around them trimmed and empty
+// items dropped. It never returns nil.
+func SplitList(s string) []string {
+	out := []string{}
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

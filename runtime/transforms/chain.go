@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/conveyor-dev/conveyor/runtime/data"
+	"github.com/conveyor-dev/conveyor/runtime/properties"
 )
 
 // Configuration keys of the chain (Kafka Connect's, KIP-585 for predicates).
@@ -193,7 +194,7 @@ func shortName(t *TransformType) string {
 // listed reports whether the predicates list names alias (its type may
 // still be bad; that error is reported on the type key).
 func listed(config map[string]string, alias string) bool {
-	for _, a := range splitList(config[KeyPredicates]) {
+	for _, a := range properties.SplitList(config[KeyPredicates]) {
 		if a == alias {
 			return true
 		}
@@ -203,7 +204,7 @@ func listed(config map[string]string, alias string) bool {
 
 // aliases returns the aliases listed under key, reporting duplicates.
 func aliases(config map[string]string, key string, fail func(key, format string, args ...any)) []string {
-	list := splitList(config[key])
+	list := properties.SplitList(config[key])
 	seen := map[string]bool{}
 	out := list[:0:0]
 	for _, a := range list {

@@ -42,6 +42,7 @@ import (
 	"time"
 
 	"github.com/conveyor-dev/conveyor/runtime/data"
+	"github.com/conveyor-dev/conveyor/runtime/properties"
 )
 
 // Record is the view of a record that transformations read and change. The
@@ -262,7 +263,7 @@ func (o *Options) Required(name string) string {
 func (o *Options) List(names ...string) []string {
 	for _, n := range names {
 		if v, ok := o.raw(n); ok {
-			return splitList(v)
+			return properties.SplitList(v)
 		}
 	}
 	return nil
@@ -351,14 +352,4 @@ func (o *Options) checkKnown(opts []Option) {
 			o.Fail(k, "unknown option %q (options: %s)", k, known)
 		}
 	}
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }
