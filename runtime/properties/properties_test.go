@@ -18,6 +18,7 @@ package properties
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -128,4 +129,18 @@ func FuzzRoundTrip(f *testing.F) {
 			t.Fatalf("%q=%q came back as %+v from %q", key, value, got, b.String())
 		}
 	})
+}
+
+func TestSplitList(t *testing.T) {
+	for in, want := range map[string][]string{
+		"":              {},
+		" , ,":          {},
+		"a":             {"a"},
+		" a ,b,, c d ,": {"a", "b", "c d"},
+	} {
+		got := SplitList(in)
+		if got == nil || !slices.Equal(got, want) {
+			t.Errorf("SplitList(%q) = %#v, want %#v", in, got, want)
+		}
+	}
 }
