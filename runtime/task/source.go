@@ -208,6 +208,19 @@ func (r *SourceRunner) Client() *kgo.Client { return r.client }
 func (r *SourceRunner) run(ctx context.Context) {
 	defer r.client.Close()
 	log := r.cfg.Logger
+	// The producer gets its producer id while the task starts, as Kafka's
+	// idempotent producer does as soon as it is created: the first records
+	// then do not wait for it behind the task's polling, and a broker that
+	// refuses idempotent writes shows in the log at once.
+	// A failure here changes nothing: producing fetches the id again and
+	// fails the task if it cannot.
+	go func() {
+		ictx, cancel := context.WithTimeout(ctx, r.cfg.OffsetFlushTimeout)
+		defer cancel()
+		if _, _, err := r.client.ProducerID(ictx); err != nil && ictx.Err() == nil && !r.isStopping() {
+			log.Warn("initializing the idempotent producer failed; producing will retry", "error", err)
+		}
+	}()
 	tc := &sourceTaskContext{log: log, reader: &offsetReader{store: r.cfg.Offsets, connector: r.cfg.ID.Connector}}
 	if err := safe("starting source task", func() error { return r.cfg.Task.Start(ctx, tc, r.cfg.Config) }); err != nil {
 		r.fail(err)

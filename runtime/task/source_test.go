@@ -299,3 +299,39 @@ func (s *flakySource) Poll(ctx context.Context) ([]*plugin.SourceRecord, error) 
 	}
 	return s.counterSource.Poll(ctx)
 }
+
+// slowStartSource is a counterSource whose Start waits for release.
+type slowStartSource struct {
+	*counterSource
+	release chan struct{}
+}
+
+func (s *slowStartSource) Start(ctx context.Context, tc plugin.SourceTaskContext, cfg map[string]string) error {
+	select {
+	case <-s.release:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return s.counterSource.Start(ctx, tc, cfg)
+}
+
+// The producer gets its producer id while the task starts, before the
+// task returned a record, and keeps it for the records.
+func TestSourceInitializesProducerWhileTaskStarts(t *testing.T) {
+	c := cluster(t, map[string]int32{"out": 1})
+	adm := admin(t, c)
+	var inits atomic.Int32
+	c.ControlKey(int16(kmsg.InitProducerID), func(kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		inits.Add(1)
+		return nil, nil, false
+	})
+	src := &slowStartSource{counterSource: &counterSource{topic: "out", limit: 10, batch: 10}, release: make(chan struct{})}
+	newSource(t, SourceConfig{Common: common(c, newStatuses(), ID{"init", 0}, nil), Task: src, Offsets: newMemOffsets()})
+	eventually(t, 10*time.Second, "the producer id requested while the task starts", func() bool { return inits.Load() > 0 })
+	close(src.release)
+	eventually(t, 10*time.Second, "the task's records in Kafka", func() bool { return endOffset(t, adm, "out") == 10 })
+	if n := inits.Load(); n != 1 {
+		t.Fatalf("%d InitProducerID requests, want 1 (the records use the id got at start)", n)
+	}
+}

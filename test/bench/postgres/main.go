@@ -83,7 +83,7 @@ var (
 	rows    = flag.Int("rows", 100_000, "rows per measurement")
 	tries   = flag.Int("tries", 3, "repetitions of every measurement; the best counts (the machine may be busy)")
 	verbose = flag.Bool("v", false, "log progress to stderr")
-	cpuProf = flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	cpuProf = flag.String("cpuprofile", "", "write CPU profiles of the source-into-Kafka and sink-from-Kafka measurements to this file with the suffixes .source and .sink")
 	traceTo = flag.String("trace", "", "write a Go execution trace of the source-into-Kafka and sink-from-Kafka measurements to this file (go tool trace)")
 	only    = flag.String("only", "", `measure only "source" or only "sink" (for profiling one of them)`)
 )
@@ -158,19 +158,7 @@ func main() {
 		// The runners here run as in a worker process.
 		debug.SetGCPercent(worker.DefaultGCPercent)
 	}
-	if *cpuProf != "" {
-		f, err := os.Create(*cpuProf)
-		if err == nil {
-			err = pprof.StartCPUProfile(f)
-		}
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "bench-postgres: cpu profile: %v\n", err)
-			os.Exit(1)
-		}
-		defer pprof.StopCPUProfile()
-	}
 	if err := run(); err != nil {
-		pprof.StopCPUProfile()
 		fmt.Fprintf(os.Stderr, "bench-postgres: %v\n", err)
 		os.Exit(1)
 	}
@@ -234,7 +222,7 @@ func benchSource(ctx context.Context, conn *pgx.Conn, url string, n int) error {
 	if err != nil {
 		return err
 	}
-	stopTrace := startTrace("source")
+	stopTrace := startProfiles("source")
 	srcRate, err := best(func() (float64, error) { return sourceThroughKafka(ctx, url, n) })
 	stopTrace()
 	if err != nil {
@@ -273,7 +261,7 @@ func benchSink(ctx context.Context, conn *pgx.Conn, url string) error {
 	}
 	recs = nil
 	runtime.GC()
-	stopTrace := startTrace("sink")
+	stopTrace := startProfiles("sink")
 	sinkRate, err := best(func() (float64, error) { return sinkThroughKafka(ctx, conn, url, encoded) })
 	stopTrace()
 	if err != nil {
@@ -286,23 +274,33 @@ func benchSink(ctx context.Context, conn *pgx.Conn, url string) error {
 	return nil
 }
 
-// startTrace starts an execution trace into -trace with the suffix
-// ".what" (when -trace is set) and returns its stop.
-func startTrace(what string) func() {
-	if *traceTo == "" {
-		return func() {}
-	}
-	f, err := os.Create(*traceTo + "." + what)
-	if err == nil {
-		err = trace.Start(f)
-	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "bench-postgres: trace: %v\n", err)
-		return func() {}
+// startProfiles starts an execution trace into -trace and a CPU profile into
+// -cpuprofile, each with the suffix ".what" (when set), and returns their
+// stop.
+func startProfiles(what string) func() {
+	var stops []func()
+	for _, o := range []struct {
+		file  string
+		start func(io.Writer) error
+		stop  func()
+	}{{*traceTo, trace.Start, trace.Stop}, {*cpuProf, pprof.StartCPUProfile, pprof.StopCPUProfile}} {
+		if o.file == "" {
+			continue
+		}
+		f, err := os.Create(o.file + "." + what)
+		if err == nil {
+			err = o.start(f)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench-postgres: %s: %v\n", o.file, err)
+			continue
+		}
+		stops = append(stops, func() { o.stop(); f.Close() })
 	}
 	return func() {
-		trace.Stop()
-		f.Close()
+		for _, stop := range stops {
+			stop()
+		}
 	}
 }
 
