@@ -210,3 +210,27 @@ func TestNaturalLimitIsTopicPartitions(t *testing.T) {
 		t.Fatalf("%d task configs, limits %+v; want 6 and TopicPartitions", len(cfgs), lim)
 	}
 }
+
+// A value pgx cannot encode for its column (a text field for an integer
+// column) fails the write for good, with pgx's reason, in both COPY paths:
+// it must not read as PostgreSQL's "COPY cancelled", which is retriable
+// and would be retried forever. Records of a planned shape (the second
+// batch) are filled as COPY streams them and fail the same way.
+func TestValueThatDoesNotFitItsColumnIsNotRetried(t *testing.T) {
+	for _, mode := range []string{InsertModeInsert, InsertModeUpsert} {
+		t.Run(mode, func(t *testing.T) {
+			url := pg.CreateDatabase(t)
+			pgtest.ExecURL(t, url, "CREATE TABLE orders (id bigint PRIMARY KEY, qty integer, note integer, price numeric, at timestamptz)")
+			task := startTask(t, with(baseConfig(url), KeyInsertMode, mode, KeyPKMode, "record_key"))
+			putFlush(t, task, order(0, 1, 10, nil)) // plans the shape; a NULL fits
+			err := putErr(task, order(1, 2, 20, nil), order(2, 3, 30, "not a number"))
+			if err == nil || plugin.IsRetriable(err) || !strings.Contains(err.Error(), "not a number") ||
+				!strings.Contains(err.Error(), "record orders-0/2") {
+				t.Fatalf("got %v, want a non-retriable error naming the record and the value", err)
+			}
+			if got := pgtest.QueryString(t, url, "SELECT string_agg(id::text, ',' ORDER BY id) FROM orders"); got != "1" {
+				t.Fatalf("rows %q, want only the first batch's", got)
+			}
+		})
+	}
+}

@@ -150,10 +150,78 @@ const (
 
 // row is one operation on a table.
 type row struct {
-	del  bool
-	lay  *layout
+	del bool
+	lay *layout
+	// vals are the row's SQL values; nil for a record that lay's plan
+	// fills only as COPY streams it (see rowSource), so that PostgreSQL
+	// already works on the first rows while the later ones are filled.
 	vals []any
-	key  string // encoded primary key values, for deduplication
+	rec  *plugin.SinkRecord // the record the row comes from
+	key  string             // encoded primary key values, for deduplication
+}
+
+// rowSource streams rows to COPY, filling each row's values by its
+// layout's plan when they were left for later (and keeping them, for a
+// second COPY of the same rows after a conflict).
+type rowSource struct {
+	rows []row
+	cols int // the leading values streamed (0: all)
+	next int
+	err  error
+}
+
+func (s *rowSource) Next() bool {
+	if s.err != nil || s.next >= len(s.rows) {
+		return false
+	}
+	rw := &s.rows[s.next]
+	s.next++
+	if rw.vals == nil {
+		vals, ok, err := rw.lay.plan.fill(rw.rec)
+		if err == nil && !ok {
+			err = fmt.Errorf("record %s/%d no longer has the shape its row was planned for", rw.rec.TopicPartition(), rw.rec.Offset)
+		}
+		if err != nil {
+			s.err = err
+			return false
+		}
+		rw.vals = vals
+	}
+	return true
+}
+
+func (s *rowSource) Values() ([]any, error) {
+	v := s.rows[s.next-1].vals
+	if s.cols > 0 {
+		v = v[:s.cols]
+	}
+	return v, nil
+}
+
+func (s *rowSource) Err() error { return s.err }
+
+// copyIn copies src's rows into table. It returns the failure that ended
+// the stream itself (a record that could not be filled, a value pgx cannot
+// encode for its column) as such, and non-retriable: PostgreSQL reports a
+// COPY ended by its client as cancelled, which would read as retriable
+// and be retried forever.
+func copyIn(ctx context.Context, tx pgx.Tx, table pgx.Identifier, cols []string, src *rowSource) (int64, error) {
+	n, err := tx.CopyFrom(ctx, table, cols, src)
+	if serr := src.Err(); serr != nil {
+		return n, serr
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "57014" && strings.HasPrefix(pgErr.Message, "COPY from stdin failed") {
+		// pgx stopped at the row it was encoding: the last one handed out.
+		at := ""
+		if src.next > 0 {
+			if r := src.rows[src.next-1].rec; r != nil {
+				at = fmt.Sprintf("record %s/%d: ", r.TopicPartition(), r.Offset)
+			}
+		}
+		return n, fatalf("%s%s", at, pgErr.Message)
+	}
+	return n, err
 }
 
 // Start parses the configuration, opens the connection and starts the
@@ -498,33 +566,29 @@ func (t *Task) writeTopic(ctx context.Context, tx pgx.Tx, topic string, recs []*
 		run := rows[start:end]
 		start = end
 		lay := run[0].lay
-		src := make([][]any, len(run))
-		for i := range run {
-			src[i] = run[i].vals
-		}
 		switch {
 		case run[0].del:
-			if err := t.stageRows(ctx, tx, w, &staged, lay.cols[:lay.npk], src); err != nil {
+			if err := t.stageRows(ctx, tx, w, &staged, lay.cols[:lay.npk], &rowSource{rows: run, cols: lay.npk}); err != nil {
 				return err
 			}
 			if _, err := tx.Exec(ctx, deleteSQL(w, lay)); err != nil {
 				return fmt.Errorf("deleting %d rows from %s: %w", len(run), w.table, err)
 			}
 		case upsert:
-			if done, err := w.insertNew(ctx, tx, lay, src); done || err != nil {
+			if done, err := w.insertNew(ctx, tx, lay, &rowSource{rows: run}); done || err != nil {
 				if err != nil {
 					return fmt.Errorf("inserting %d rows into %s: %w", len(run), w.table, err)
 				}
 				continue
 			}
-			if err := t.stageRows(ctx, tx, w, &staged, lay.cols, src); err != nil {
+			if err := t.stageRows(ctx, tx, w, &staged, lay.cols, &rowSource{rows: run}); err != nil {
 				return err
 			}
 			if _, err := tx.Exec(ctx, upsertSQL(w, lay)); err != nil {
 				return fmt.Errorf("upserting %d rows into %s: %w", len(run), w.table, err)
 			}
 		default:
-			if _, err := tx.CopyFrom(ctx, identifier(w.table), lay.cols, pgx.CopyFromRows(src)); err != nil {
+			if _, err := copyIn(ctx, tx, identifier(w.table), lay.cols, &rowSource{rows: run}); err != nil {
 				return fmt.Errorf("inserting %d rows into %s: %w", len(run), w.table, err)
 			}
 		}
@@ -541,7 +605,7 @@ func (t *Task) writeTopic(ctx context.Context, tx pgx.Tx, topic string, recs []*
 // the attempt, 1, 2, 4 ... up to 64 of them while conflicts go on.
 // Triggers and constraints apply as for the upsert's inserts (COPY does
 // not apply rules).
-func (w *writer) insertNew(ctx context.Context, tx pgx.Tx, lay *layout, src [][]any) (done bool, err error) {
+func (w *writer) insertNew(ctx context.Context, tx pgx.Tx, lay *layout, src *rowSource) (done bool, err error) {
 	if w.copySkip > 0 {
 		w.copySkip--
 		return false, nil
@@ -550,7 +614,7 @@ func (w *writer) insertNew(ctx context.Context, tx pgx.Tx, lay *layout, src [][]
 	if err != nil {
 		return false, err
 	}
-	if _, err := sp.CopyFrom(ctx, identifier(w.table), lay.cols, pgx.CopyFromRows(src)); err != nil {
+	if _, err := copyIn(ctx, sp, identifier(w.table), lay.cols, src); err != nil {
 		var pgErr *pgconn.PgError
 		if !errors.As(err, &pgErr) || pgErr.Code != "23505" { // unique_violation
 			return false, err
@@ -568,7 +632,7 @@ func (w *writer) insertNew(ctx context.Context, tx pgx.Tx, lay *layout, src [][]
 
 // stageRows copies rows into the writer's staging table, emptying it first
 // when an earlier run of this transaction used it.
-func (t *Task) stageRows(ctx context.Context, tx pgx.Tx, w *writer, staged *bool, cols []string, src [][]any) error {
+func (t *Task) stageRows(ctx context.Context, tx pgx.Tx, w *writer, staged *bool, cols []string, src *rowSource) error {
 	if w.stage == "" {
 		t.stages++
 		name := fmt.Sprintf("conveyor_stage_%d", t.stages)
@@ -585,8 +649,8 @@ func (t *Task) stageRows(ctx context.Context, tx pgx.Tx, w *writer, staged *bool
 		}
 	}
 	*staged = true
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{w.stage}, cols, pgx.CopyFromRows(src)); err != nil {
-		return fmt.Errorf("staging %d rows for %s: %w", len(src), w.table, err)
+	if _, err := copyIn(ctx, tx, pgx.Identifier{w.stage}, cols, src); err != nil {
+		return fmt.Errorf("staging %d rows for %s: %w", len(src.rows), w.table, err)
 	}
 	return nil
 }
@@ -771,13 +835,23 @@ func (t *Task) row(w *writer, r *plugin.SinkRecord) (row, bool, error) {
 		if err != nil {
 			return row{}, false, err
 		}
-		return row{del: true, lay: lay, vals: vals, key: encodeKey(vals)}, true, nil
+		return row{del: true, lay: lay, vals: vals, rec: r, key: encodeKey(vals)}, true, nil
+	}
+	if lay := w.layouts[[2]*data.Schema{r.KeySchema, r.ValueSchema}]; lay != nil && lay.plan != nil {
+		// A planned record: its key now (for deduplication), the other
+		// values as COPY streams it (rowSource).
+		if key, ok, err := lay.plan.values(r, lay.npk); ok || err != nil {
+			if err != nil {
+				return row{}, false, err
+			}
+			return row{lay: lay, rec: r, key: encodeKey(key)}, true, nil
+		}
 	}
 	lay, vals, err := t.layoutAndValues(w, r)
 	if err != nil {
 		return row{}, false, err
 	}
-	return row{lay: lay, vals: vals, key: encodeKey(vals[:lay.npk])}, true, nil
+	return row{lay: lay, vals: vals, rec: r, key: encodeKey(vals[:lay.npk])}, true, nil
 }
 
 // fields lists a struct's or a map's field names, values and schemas.
@@ -996,6 +1070,12 @@ func (t *Task) planRow(r *plugin.SinkRecord, lay *layout, schemas []*data.Schema
 // the record does not have the planned shape (the general path then
 // handles it).
 func (p *rowPlan) fill(r *plugin.SinkRecord) ([]any, bool, error) {
+	return p.values(r, len(p.cols))
+}
+
+// values returns the SQL values of the first n columns of a record by the
+// plan, or ok false (see fill).
+func (p *rowPlan) values(r *plugin.SinkRecord, n int) ([]any, bool, error) {
 	v, ok := r.Value.(*data.Struct)
 	if !ok || v.Schema() != p.value {
 		return nil, false, nil
@@ -1012,8 +1092,8 @@ func (p *rowPlan) fill(r *plugin.SinkRecord) ([]any, bool, error) {
 			return nil, false, nil
 		}
 	}
-	out := make([]any, len(p.cols))
-	for i, c := range p.cols {
+	out := make([]any, n)
+	for i, c := range p.cols[:n] {
 		var x any
 		switch c.src {
 		case srcValue:
