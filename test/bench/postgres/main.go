@@ -31,7 +31,13 @@ limitations under the License.
 //     pg_sink_vs_copy_ratio divides it by the rows/s of a plain pgx COPY of
 //     the same rows into an empty table;
 //   - pg_sink_task_rows_per_s: the sink task alone (Put and Flush of
-//     converted records), and pg_sink_task_vs_copy_ratio.
+//     converted records), and pg_sink_task_vs_copy_ratio;
+//   - pg_select_cpu_us_per_row, pg_source_cpu_us_per_row,
+//     pg_copy_cpu_us_per_row and pg_sink_cpu_us_per_row: the CPU time per
+//     row that the counted run of SELECT, the source, COPY and the sink
+//     used, this process's (the clients, the runners and the Kafka broker)
+//     and PostgreSQL's together. On a machine with few cores the rates
+//     follow these: all of it shares the same cores.
 //
 // Every measurement, baselines and connectors alike, runs -tries times and
 // the best counts (the machine may be busy). A connector is timed from its
@@ -212,18 +218,18 @@ func benchSource(ctx context.Context, conn *pgx.Conn, url string, n int) error {
 	// Baseline: a plain SELECT scanning every row (the first run also
 	// warms the cache).
 	pgCPU := postgresCPUSeconds()
-	selectRate, err := best(func() (float64, error) { return selectAll(ctx, conn) })
+	selectRate, selectCPU, err := best(func() (float64, error) { return selectAll(ctx, conn) })
 	if err != nil {
 		return err
 	}
 	logf("plain SELECT: %.0f rows/s (best of %d; PostgreSQL used %.2f CPU s for all)", selectRate, *tries, postgresCPUSeconds()-pgCPU)
 
-	taskRate, err := best(func() (float64, error) { return sourceTaskOnly(ctx, url, n) })
+	taskRate, _, err := best(func() (float64, error) { return sourceTaskOnly(ctx, url, n) })
 	if err != nil {
 		return err
 	}
 	stopTrace := startProfiles("source")
-	srcRate, err := best(func() (float64, error) { return sourceThroughKafka(ctx, url, n) })
+	srcRate, srcCPU, err := best(func() (float64, error) { return sourceThroughKafka(ctx, url, n) })
 	stopTrace()
 	if err != nil {
 		return err
@@ -231,6 +237,8 @@ func benchSource(ctx context.Context, conn *pgx.Conn, url string, n int) error {
 	figure("pg_source_rows_per_s", srcRate)
 	figure("pg_source_vs_select_ratio", srcRate/selectRate)
 	figure("pg_source_task_rows_per_s", taskRate)
+	figure("pg_select_cpu_us_per_row", selectCPU)
+	figure("pg_source_cpu_us_per_row", srcCPU)
 	return nil
 }
 
@@ -242,12 +250,12 @@ func benchSink(ctx context.Context, conn *pgx.Conn, url string) error {
 		return err
 	}
 	pgCPU := postgresCPUSeconds()
-	copyRate, err := best(func() (float64, error) { return plainCopy(ctx, conn, recs) })
+	copyRate, copyCPU, err := best(func() (float64, error) { return plainCopy(ctx, conn, recs) })
 	if err != nil {
 		return err
 	}
 	logf("plain COPY: %.0f rows/s (best of %d; PostgreSQL used %.2f CPU s for all)", copyRate, *tries, postgresCPUSeconds()-pgCPU)
-	sinkTaskRate, err := best(func() (float64, error) { return sinkTaskOnly(ctx, conn, url, recs) })
+	sinkTaskRate, _, err := best(func() (float64, error) { return sinkTaskOnly(ctx, conn, url, recs) })
 	if err != nil {
 		return err
 	}
@@ -262,7 +270,7 @@ func benchSink(ctx context.Context, conn *pgx.Conn, url string) error {
 	recs = nil
 	runtime.GC()
 	stopTrace := startProfiles("sink")
-	sinkRate, err := best(func() (float64, error) { return sinkThroughKafka(ctx, conn, url, encoded) })
+	sinkRate, sinkCPU, err := best(func() (float64, error) { return sinkThroughKafka(ctx, conn, url, encoded) })
 	stopTrace()
 	if err != nil {
 		return err
@@ -271,6 +279,8 @@ func benchSink(ctx context.Context, conn *pgx.Conn, url string) error {
 	figure("pg_sink_vs_copy_ratio", sinkRate/copyRate)
 	figure("pg_sink_task_rows_per_s", sinkTaskRate)
 	figure("pg_sink_task_vs_copy_ratio", sinkTaskRate/copyRate)
+	figure("pg_copy_cpu_us_per_row", copyCPU)
+	figure("pg_sink_cpu_us_per_row", sinkCPU)
 	return nil
 }
 
@@ -304,20 +314,39 @@ func startProfiles(what string) func() {
 	}
 }
 
-// best runs f -tries times and returns the highest rate.
-func best(f func() (float64, error)) (float64, error) {
-	top := 0.0
+// cpuWindow is the CPU used so far by this process and by PostgreSQL,
+// at the start of a measurement.
+type cpuWindow struct{ self, pg float64 }
+
+func startCPU() cpuWindow { return cpuWindow{cpuSeconds(), postgresCPUSeconds()} }
+
+// lastCPUPerRow is the CPU per row, in µs, of the last measurement (this
+// process's, which holds the Kafka broker, and PostgreSQL's): set by
+// endCPU, read by best.
+var lastCPUPerRow float64
+
+func (w cpuWindow) endCPU(rows int) {
+	lastCPUPerRow = (cpuSeconds() - w.self + postgresCPUSeconds() - w.pg) / float64(rows) * 1e6
+}
+
+// best runs f -tries times and returns the highest rate and the CPU per
+// row of that run (lastCPUPerRow).
+func best(f func() (float64, error)) (rate, cpuPerRow float64, err error) {
 	for i := 0; i < max(*tries, 1); i++ {
+		lastCPUPerRow = 0
 		r, err := f()
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
-		top = max(top, r)
+		if r > rate {
+			rate, cpuPerRow = r, lastCPUPerRow
+		}
 	}
-	return top, nil
+	return rate, cpuPerRow, nil
 }
 
 func selectAll(ctx context.Context, conn *pgx.Conn) (float64, error) {
+	cpu := startCPU()
 	start := time.Now()
 	rs, err := conn.Query(ctx, `SELECT id, name, qty, price, at, note FROM src ORDER BY id`)
 	if err != nil {
@@ -341,7 +370,9 @@ func selectAll(ctx context.Context, conn *pgx.Conn) (float64, error) {
 	if err := rs.Err(); err != nil {
 		return 0, err
 	}
-	return float64(count) / time.Since(start).Seconds(), nil
+	rate := float64(count) / time.Since(start).Seconds()
+	cpu.endCPU(count)
+	return rate, nil
 }
 
 func sourceConfig(url string) map[string]string {
@@ -499,6 +530,7 @@ func sourceThroughKafka(ctx context.Context, url string, n int) (float64, error)
 		time.Sleep(5 * time.Millisecond)
 	}
 	rate := float64(n) / e.since(start).Seconds()
+	cpuWindow{cpu, pgCPU}.endCPU(n)
 	logf("source into Kafka: %.0f rows/s, %.2f CPU s in this process and %.2f in PostgreSQL, first records in Kafka after %s; rows in Kafka every 50ms: %v",
 		rate, cpuSeconds()-cpu, postgresCPUSeconds()-pgCPU, first.Round(time.Millisecond), progress)
 	return rate, nil
@@ -567,12 +599,15 @@ func plainCopy(ctx context.Context, conn *pgx.Conn, recs []*plugin.SinkRecord) (
 		}
 		rowsIn[i] = []any{v.Get("id"), v.Get("name"), v.Get("qty"), price, v.Get("at"), v.Get("note")}
 	}
+	cpu := startCPU()
 	start := time.Now()
 	n, err := conn.CopyFrom(ctx, pgx.Identifier{"copied"}, []string{"id", "name", "qty", "price", "at", "note"}, pgx.CopyFromRows(rowsIn))
 	if err != nil {
 		return 0, err
 	}
-	return float64(n) / time.Since(start).Seconds(), nil
+	rate := float64(n) / time.Since(start).Seconds()
+	cpu.endCPU(int(n))
+	return rate, nil
 }
 
 func sinkConfig(url string) map[string]string {
@@ -735,6 +770,7 @@ func sinkThroughKafka(ctx context.Context, conn *pgx.Conn, url string, recs [][2
 		time.Sleep(5 * time.Millisecond)
 	}
 	rate := float64(len(recs)) / e.since(start).Seconds()
+	cpuWindow{cpu, pgCPU}.endCPU(len(recs))
 	logf("sink from Kafka: %.0f rows/s, %.2f CPU s in this process and %.2f in PostgreSQL; rows in the table every 50ms after RUNNING: %v",
 		rate, cpuSeconds()-cpu, postgresCPUSeconds()-pgCPU, progress)
 	return rate, nil
