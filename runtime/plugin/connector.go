@@ -188,6 +188,26 @@ type SinkTaskContext interface {
 	// sinks that keep their own offsets in the destination). Call it from
 	// Open or Put.
 	ResetOffsets(offsets map[TopicPartition]int64)
+	// ErrantRecordReporter returns the reporter of records the task cannot
+	// write, or nil when the connector has neither a dead letter queue
+	// (errors.deadletterqueue.topic.name) nor errors.log.enable=true, as
+	// Kafka Connect's SinkTaskContext.errantRecordReporter (KIP-610).
+	ErrantRecordReporter() ErrantRecordReporter
+}
+
+// ErrantRecordReporter takes the records a sink task could not write,
+// one at a time, so that one bad record need not fail the task.
+type ErrantRecordReporter interface {
+	// Report hands a record that failed with err to the connector's
+	// errors.* handling, in the stage TASK_PUT. Under errors.tolerance=all
+	// the record is counted, logged with errors.log.enable and written to
+	// the dead letter queue when there is one, and Report returns nil: the
+	// task drops the record and goes on (the runtime commits its offset
+	// only after the dead letter queue acknowledged it). Under
+	// errors.tolerance=none it returns the error the task should fail with.
+	// A task calls it from Put or Flush, or from its own goroutine before
+	// the Flush that covers the record returns.
+	Report(ctx context.Context, record *SinkRecord, err error) error
 }
 
 // ErrRetriable marks an error after which the runtime retries the same

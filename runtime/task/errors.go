@@ -67,6 +67,9 @@ const (
 	StageValueConverter  Stage = "VALUE_CONVERTER"
 	StageHeaderConverter Stage = "HEADER_CONVERTER"
 	StageTransformation  Stage = "TRANSFORMATION"
+	// StageTaskPut is a sink task's write of a record, reported through
+	// its errant record reporter.
+	StageTaskPut Stage = "TASK_PUT"
 )
 
 // StageError is the failure of one record in one stage. Only StageErrors
@@ -215,6 +218,7 @@ var errSkipped = errors.New("record skipped (errors.tolerance=all)")
 type failedRecord struct {
 	kafka  *kgo.Record
 	source *plugin.SourceRecord
+	sink   *plugin.SinkRecord // a record a sink task reported, when kafka is nil
 }
 
 // errorHandler applies a task's ErrorConfig. It is used from one goroutine
@@ -310,6 +314,12 @@ func (h *errorHandler) logFailure(se *StageError, err error, rec failedRecord) {
 		attrs = append(attrs, "topic", kr.Topic, "partition", kr.Partition, "offset", kr.Offset)
 		if h.cfg.LogMessages {
 			attrs = append(attrs, "key", string(kr.Key), "value", string(kr.Value), "headers", kgoHeaders(kr.Headers))
+		}
+	case rec.sink != nil:
+		sr := rec.sink
+		attrs = append(attrs, "topic", sr.Topic, "partition", sr.Partition, "offset", sr.Offset)
+		if h.cfg.LogMessages {
+			attrs = append(attrs, "key", fmt.Sprint(sr.Key), "value", fmt.Sprint(sr.Value), "headers", fmt.Sprint(sr.Headers))
 		}
 	case rec.source != nil:
 		sr := rec.source
@@ -494,6 +504,56 @@ func errorType(err error) string {
 // is skipped, else the error that ends the loop.
 func (r *SinkRunner) recordFailed(ctx context.Context, kr *kgo.Record, rec *plugin.SinkRecord, err error) error {
 	return r.errs.handle(ctx, err, func() error { return r.convert(kr, rec) }, failedRecord{kafka: kr})
+}
+
+// errantReporter is a sink task's plugin.ErrantRecordReporter: a record
+// the task could not write goes through the same errors.* handling as a
+// record that failed conversion, in the stage TASK_PUT. The task may call
+// it from its own goroutine: handle keeps no state of its own between
+// calls (the metrics are atomic, the dead letter queue locks).
+type errantReporter struct{ r *SinkRunner }
+
+func (e errantReporter) Report(ctx context.Context, rec *plugin.SinkRecord, err error) error {
+	if rec == nil || err == nil {
+		return errors.New("errant record reporter: Report needs the record and its error")
+	}
+	r := e.r
+	se := &StageError{Stage: StageTaskPut, Class: fmt.Sprintf("%T", r.cfg.Task), Err: err}
+	// The record as Kafka would hold it, for the dead letter queue (as
+	// Kafka Connect does, through the task's converters; a record the
+	// converters cannot take back goes to the log only).
+	kr, cerr := r.kafkaRecord(rec)
+	if cerr != nil {
+		r.cfg.Logger.Warn("a record reported by the sink task cannot be converted back for the dead letter queue",
+			"topic", rec.Topic, "partition", rec.Partition, "offset", rec.Offset, "error", cerr)
+		kr = nil
+	}
+	herr := r.errs.handle(ctx, se, func() error { return se }, failedRecord{kafka: kr, sink: rec})
+	if herr == errSkipped {
+		return nil
+	}
+	return herr
+}
+
+// kafkaRecord serialises a sink record with the task's converters.
+func (r *SinkRunner) kafkaRecord(rec *plugin.SinkRecord) (*kgo.Record, error) {
+	key, err := r.cfg.KeyConverter.FromConnectData(rec.Topic, rec.KeySchema, rec.Key)
+	if err != nil {
+		return nil, fmt.Errorf("key: %w", err)
+	}
+	value, err := r.cfg.ValueConverter.FromConnectData(rec.Topic, rec.ValueSchema, rec.Value)
+	if err != nil {
+		return nil, fmt.Errorf("value: %w", err)
+	}
+	kr := &kgo.Record{Topic: rec.Topic, Partition: rec.Partition, Offset: rec.Offset, Key: key, Value: value, Timestamp: rec.Timestamp}
+	for _, h := range rec.Headers {
+		b, err := headerBytes(rec.Topic, h.Schema, h.Value)
+		if err != nil {
+			return nil, fmt.Errorf("header %s: %w", h.Key, err)
+		}
+		kr.Headers = append(kr.Headers, kgo.RecordHeader{Key: h.Key, Value: b})
+	}
+	return kr, nil
 }
 
 // flushDeadLetters waits for the dead letter queue (when there is one)

@@ -506,3 +506,107 @@ func TestSinkDeadLetterWriteFailureCommitsNothing(t *testing.T) {
 		t.Fatalf("committed offset %d, want 2 (not past the record whose dead letter failed)", got)
 	}
 }
+
+// errantSink reports records whose value has the field "bad" through the
+// errant record reporter (failing Put when the reporter refuses them) and
+// records the others.
+type errantSink struct {
+	*recordingSink
+	reporter plugin.ErrantRecordReporter
+	started  chan struct{}
+}
+
+func (s *errantSink) Start(_ context.Context, tc plugin.SinkTaskContext, _ map[string]string) error {
+	s.reporter = tc.ErrantRecordReporter()
+	close(s.started)
+	return nil
+}
+
+func (s *errantSink) Put(ctx context.Context, recs []*plugin.SinkRecord) error {
+	var good []*plugin.SinkRecord
+	for _, r := range recs {
+		if v, ok := r.Value.(map[string]any); ok && v["bad"] != nil {
+			if s.reporter == nil {
+				return errors.New("a bad record and no reporter")
+			}
+			if err := s.reporter.Report(ctx, r, fmt.Errorf("row %v does not fit", v["bad"])); err != nil {
+				return err
+			}
+			continue
+		}
+		good = append(good, r)
+	}
+	return s.recordingSink.Put(ctx, good)
+}
+
+// KIP-610: with errors.tolerance=all and a dead letter queue, a record the
+// task reports goes to the dead letter queue (converted back, in stage
+// TASK_PUT), the task goes on and the offsets move past it; with
+// errors.tolerance=none a report fails the task; without a dead letter
+// queue or an error log the task gets no reporter, as in Kafka Connect.
+func TestSinkErrantRecordReporter(t *testing.T) {
+	vals := []string{`{"a":0}`, `{"bad":1}`, `{"a":2}`}
+	t.Run("tolerance all", func(t *testing.T) {
+		c := cluster(t, map[string]int32{"in": 1})
+		adm := admin(t, c)
+		produceJSON(t, c, "in", vals...)
+		m := metrics.New()
+		sink := &errantSink{recordingSink: newRecordingSink(), started: make(chan struct{})}
+		cfg := SinkConfig{Common: common(c, newStatuses(), ID{"s", 0}, map[string]string{"topics": "in"}), Task: sink}
+		cfg.ValueConverter = jsonConverter(t)
+		cfg.Metrics = m.Task("s", 0)
+		cfg.OffsetFlushInterval = 50 * time.Millisecond
+		cfg.Errors = ErrorConfig{ToleranceAll: true, DLQTopic: "in-dlq", DLQReplication: 1, DLQContextHeaders: true}
+		r := newSink(t, cfg)
+		eventually(t, 10*time.Second, "offsets committed past the reported record", func() bool {
+			return committedAt(adm, GroupID("s"), "in", 0) == 3
+		})
+		if sink.distinct() != 2 || r.State() != StateRunning {
+			t.Fatalf("%d records written, state %s; want 2 and RUNNING", sink.distinct(), r.State())
+		}
+		d := readAll(t, c, "in-dlq", 1)[0]
+		if string(d.Value) != `{"bad":1}` || string(d.Key) != "k1" {
+			t.Errorf("dead letter key %q value %q, want the reported record", d.Key, d.Value)
+		}
+		for k, v := range map[string]string{HeaderErrorStage: string(StageTaskPut), HeaderErrorOffset: "1", HeaderErrorClass: "*task.errantSink",
+			HeaderErrorMessage: "row 1 does not fit", "src": "orig"} {
+			if got, ok := header(d, k); !ok || got != v {
+				t.Errorf("dead letter header %s = %q (present %v), want %q", k, got, ok, v)
+			}
+		}
+		wantTaskMetrics(t, m, "s", map[string]float64{"total_record_errors": 1, "total_records_skipped": 1, "deadletterqueue_produce_requests": 1})
+	})
+	t.Run("tolerance none", func(t *testing.T) {
+		c := cluster(t, map[string]int32{"in": 1})
+		produceJSON(t, c, "in", vals...)
+		st := newStatuses()
+		sink := &errantSink{recordingSink: newRecordingSink(), started: make(chan struct{})}
+		cfg := SinkConfig{Common: common(c, st, ID{"s", 0}, map[string]string{"topics": "in"}), Task: sink}
+		cfg.ValueConverter = jsonConverter(t)
+		cfg.Errors = ErrorConfig{Log: true}
+		r := newSink(t, cfg)
+		select {
+		case <-r.Done():
+		case <-time.After(10 * time.Second):
+			t.Fatal("task did not fail")
+		}
+		if tr := st.trace(ID{"s", 0}); st.last(ID{"s", 0}) != StateFailed || !strings.Contains(tr, "row 1 does not fit") || !strings.Contains(tr, "errors.tolerance") {
+			t.Fatalf("state %s, trace %q; want FAILED with the reported error", st.last(ID{"s", 0}), tr)
+		}
+	})
+	t.Run("no reporter", func(t *testing.T) {
+		c := cluster(t, map[string]int32{"in": 1})
+		sink := &errantSink{recordingSink: newRecordingSink(), started: make(chan struct{})}
+		cfg := SinkConfig{Common: common(c, newStatuses(), ID{"s", 0}, map[string]string{"topics": "in"}), Task: sink}
+		cfg.Errors = ErrorConfig{ToleranceAll: true}
+		newSink(t, cfg)
+		select {
+		case <-sink.started:
+		case <-time.After(10 * time.Second):
+			t.Fatal("task did not start")
+		}
+		if sink.reporter != nil {
+			t.Fatal("a reporter without a dead letter queue or an error log")
+		}
+	})
+}

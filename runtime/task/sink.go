@@ -614,17 +614,18 @@ func (r *SinkRunner) flushAndCommitLocked(ctx context.Context, tps []data.TopicP
 	cctx, cancel := context.WithTimeout(ctx, r.cfg.OffsetFlushTimeout)
 	defer cancel()
 	defer context.AfterFunc(r.runCtx, cancel)()
-	// Skipped records' offsets are among these: commit them only once
-	// their dead letters were acknowledged.
-	if err := r.flushDeadLetters(cctx); err != nil {
-		r.cfg.Metrics.OffsetCommit(time.Since(start), err)
-		return err
-	}
 	if err := safe("flushing the sink task", func() error { return r.cfg.Task.Flush(cctx, offsets) }); err != nil {
 		r.cfg.Metrics.OffsetCommit(time.Since(start), err)
 		if rewind {
 			r.rewindLocked(offsets)
 		}
+		return err
+	}
+	// Skipped records' offsets are among these, and those of records the
+	// task reported as errant up to its Flush: commit them only once their
+	// dead letters were acknowledged.
+	if err := r.flushDeadLetters(cctx); err != nil {
+		r.cfg.Metrics.OffsetCommit(time.Since(start), err)
 		return err
 	}
 	var cerr error
@@ -862,6 +863,15 @@ func (c *sinkTaskContext) ResetOffsets(offsets map[data.TopicPartition]int64) {
 	for tp, o := range offsets {
 		c.resets[tp] = o
 	}
+}
+
+// ErrantRecordReporter is there when the connector has a dead letter
+// queue or errors.log.enable=true, as in Kafka Connect.
+func (c *sinkTaskContext) ErrantRecordReporter() plugin.ErrantRecordReporter {
+	if c.r.cfg.Errors.DLQTopic == "" && !c.r.cfg.Errors.Log {
+		return nil
+	}
+	return errantReporter{c.r}
 }
 
 func (c *sinkTaskContext) takeResets() map[data.TopicPartition]int64 {

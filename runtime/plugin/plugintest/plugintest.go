@@ -223,6 +223,46 @@ type SinkTaskContext struct {
 	commits    int
 	resets     map[plugin.TopicPartition]int64
 	Log        *slog.Logger
+	// Errant, when set, is the context's errant record reporter (nil: the
+	// context has none, as without a dead letter queue or error log).
+	Errant *ErrantRecords
+}
+
+// ErrantRecords is an errant record reporter that keeps what it was
+// given. With Tolerate false it refuses every record, as under
+// errors.tolerance=none.
+type ErrantRecords struct {
+	Tolerate bool
+	mu       sync.Mutex
+	records  []*plugin.SinkRecord
+	errs     []error
+}
+
+// Report implements plugin.ErrantRecordReporter.
+func (e *ErrantRecords) Report(_ context.Context, rec *plugin.SinkRecord, err error) error {
+	if !e.Tolerate {
+		return fmt.Errorf("not tolerated: %w", err)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.records = append(e.records, rec)
+	e.errs = append(e.errs, err)
+	return nil
+}
+
+// Reported returns the records reported so far and their errors.
+func (e *ErrantRecords) Reported() ([]*plugin.SinkRecord, []error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]*plugin.SinkRecord(nil), e.records...), append([]error(nil), e.errs...)
+}
+
+// ErrantRecordReporter implements plugin.SinkTaskContext.
+func (c *SinkTaskContext) ErrantRecordReporter() plugin.ErrantRecordReporter {
+	if c.Errant == nil {
+		return nil
+	}
+	return c.Errant
 }
 
 // NewSinkTaskContext returns a context with the given assignment.
