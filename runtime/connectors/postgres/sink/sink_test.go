@@ -18,6 +18,7 @@ package sink
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -230,6 +231,61 @@ func TestValueThatDoesNotFitItsColumnIsNotRetried(t *testing.T) {
 			}
 			if got := pgtest.QueryString(t, url, "SELECT string_agg(id::text, ',' ORDER BY id) FROM orders"); got != "1" {
 				t.Fatalf("rows %q, want only the first batch's", got)
+			}
+		})
+	}
+}
+
+// With an errant record reporter (a dead letter queue or an error log), a
+// batch that fails for good is written again one record at a time: the
+// records the table takes are written, in order, and only the ones it
+// refuses (here one pgx cannot encode and one PostgreSQL refuses) go to
+// the reporter. A reporter that does not tolerate them (errors.tolerance
+// =none) fails the write.
+func TestBadRecordsGoToTheErrantRecordReporter(t *testing.T) {
+	for _, tolerate := range []bool{true, false} {
+		t.Run(fmt.Sprintf("tolerate=%v", tolerate), func(t *testing.T) {
+			url := pg.CreateDatabase(t)
+			pgtest.ExecURL(t, url, "CREATE TABLE orders (id bigint PRIMARY KEY, qty integer CHECK (qty < 100), note text, price numeric, at timestamptz)")
+			tc := plugintest.NewSinkTaskContext()
+			tc.Errant = &plugintest.ErrantRecords{Tolerate: tolerate}
+			task := &Task{}
+			if err := task.Start(context.Background(), tc, with(baseConfig(url), KeyInsertMode, InsertModeUpsert, KeyPKMode, "record_key")); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = task.Stop() })
+			bad := order(2, 3, 300, "breaks the check")
+			err := putErr(task, order(0, 1, 10, "a"), order(1, 2, 20, "b"), bad, order(3, 4, 40, "d"), order(4, 2, 21, "b2"))
+			rows := pgtest.QueryString(t, url, "SELECT string_agg(format('%s:%s', id, qty), ' ' ORDER BY id) FROM orders")
+			reported, errs := tc.Errant.Reported()
+			if !tolerate {
+				if err == nil || plugin.IsRetriable(err) || !strings.Contains(err.Error(), "orders_qty_check") {
+					t.Fatalf("got %v, want the check violation, not retriable", err)
+				}
+				if rows != "1:10 2:20" {
+					t.Fatalf("rows %q, want those before the bad record", rows)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rows != "1:10 2:21 4:40" {
+				t.Fatalf("rows %q, want every record but the bad one, the last version of key 2", rows)
+			}
+			if len(reported) != 1 || reported[0] != bad || !strings.Contains(errs[0].Error(), "orders_qty_check") {
+				t.Fatalf("reported %v (%v), want the bad record with the check violation", reported, errs)
+			}
+			// A value pgx cannot encode is reported the same way.
+			pgtest.ExecURL(t, url, "ALTER TABLE orders ALTER COLUMN note TYPE integer USING NULL")
+			if err := putErr(task, order(5, 5, 50, nil), order(6, 6, 60, "not a number")); err != nil {
+				t.Fatal(err)
+			}
+			if reported, _ := tc.Errant.Reported(); len(reported) != 2 || reported[1].Offset != 6 {
+				t.Fatalf("reported %v, want the record at offset 6 too", reported)
+			}
+			if got := pgtest.QueryString(t, url, "SELECT count(*) FROM orders WHERE id = 5"); got != "1" {
+				t.Fatalf("record 5 not written (%s)", got)
 			}
 		})
 	}

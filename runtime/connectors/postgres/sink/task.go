@@ -78,8 +78,9 @@ import (
 // goroutine share the fields under mu. The writer alone uses conn, writers
 // and stages, except before it starts and after it ended.
 type Task struct {
-	s   *settings
-	log *slog.Logger
+	s      *settings
+	log    *slog.Logger
+	errant plugin.ErrantRecordReporter // nil without a dead letter queue or error log
 
 	// writer state: the writer goroutine's own
 	conn    *pgx.Conn
@@ -231,7 +232,7 @@ func (t *Task) Start(ctx context.Context, tc plugin.SinkTaskContext, config map[
 	if err != nil {
 		return err
 	}
-	t.s, t.log = s, tc.Logger()
+	t.s, t.log, t.errant = s, tc.Logger(), tc.ErrantRecordReporter()
 	t.writers = map[string]*writer{}
 	conn, err := connect(ctx, config)
 	if err != nil {
@@ -357,12 +358,40 @@ func (t *Task) run() {
 		t.cond.Broadcast() // room in the buffer
 		t.mu.Unlock()
 		err := t.write(ctx, batch)
+		done := 0
+		if err != nil && !plugin.IsRetriable(err) && t.errant != nil {
+			done, err = t.writeEach(ctx, batch)
+		}
 		cancel()
 		t.mu.Lock()
 		t.busy, t.cancelWrite = false, nil
-		t.settle(batch, err)
+		t.settle(batch, done, err)
 		t.cond.Broadcast()
 	}
+}
+
+// writeEach writes the records of a batch that failed for good one at a
+// time, in order, each in its own transaction, and hands those that fail
+// for good themselves to the errant record reporter (errors.tolerance, the
+// dead letter queue), as Kafka Connect's JDBC sink does: one bad record
+// then costs one record, not the task. It returns how many records are
+// done (written or reported) and the error that stopped it: a retriable
+// one (the rest is written again) or one the reporter did not take.
+func (t *Task) writeEach(ctx context.Context, batch []*plugin.SinkRecord) (int, error) {
+	for i, r := range batch {
+		err := t.write(ctx, batch[i:i+1])
+		if err == nil {
+			continue
+		}
+		if plugin.IsRetriable(err) {
+			return i, err
+		}
+		if rerr := t.errant.Report(ctx, r, err); rerr != nil {
+			return i, rerr
+		}
+		t.log.Warn("skipped a record the table does not take", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "error", err)
+	}
+	return len(batch), nil
 }
 
 // take removes the next batch from the head of the buffer.
@@ -378,16 +407,17 @@ func (t *Task) take() []*plugin.SinkRecord {
 	return batch
 }
 
-// settle takes the result of a write: success frees the batch's slice for
-// reuse, a retriable failure puts the batch back at the head of the buffer
-// and a non-retriable one fails the task.
-func (t *Task) settle(batch []*plugin.SinkRecord, err error) {
+// settle takes the result of a write whose first done records are
+// written or reported: success frees the batch's slice for reuse, a
+// retriable failure puts the rest of the batch back at the head of the
+// buffer and a non-retriable one fails the task.
+func (t *Task) settle(batch []*plugin.SinkRecord, done int, err error) {
 	switch {
 	case err == nil:
 		clear(batch[:cap(batch)])
 		t.spare = batch[:0]
 	case plugin.IsRetriable(err):
-		t.buf, t.failure = append(batch, t.buf...), err
+		t.buf, t.failure = append(batch[done:], t.buf...), err
 	default:
 		t.fatal = err
 	}
