@@ -218,18 +218,18 @@ func benchSource(ctx context.Context, conn *pgx.Conn, url string, n int) error {
 	// Baseline: a plain SELECT scanning every row (the first run also
 	// warms the cache).
 	pgCPU := postgresCPUSeconds()
-	selectRate, selectCPU, err := best(func() (float64, error) { return selectAll(ctx, conn) })
+	selectRate, selectCPU, err := best("SELECT", func() (float64, error) { return selectAll(ctx, conn) })
 	if err != nil {
 		return err
 	}
 	logf("plain SELECT: %.0f rows/s (best of %d; PostgreSQL used %.2f CPU s for all)", selectRate, *tries, postgresCPUSeconds()-pgCPU)
 
-	taskRate, _, err := best(func() (float64, error) { return sourceTaskOnly(ctx, url, n) })
+	taskRate, _, err := best("source task alone", func() (float64, error) { return sourceTaskOnly(ctx, url, n) })
 	if err != nil {
 		return err
 	}
 	stopTrace := startProfiles("source")
-	srcRate, srcCPU, err := best(func() (float64, error) { return sourceThroughKafka(ctx, url, n) })
+	srcRate, srcCPU, err := best("source into Kafka", func() (float64, error) { return sourceThroughKafka(ctx, url, n) })
 	stopTrace()
 	if err != nil {
 		return err
@@ -250,12 +250,12 @@ func benchSink(ctx context.Context, conn *pgx.Conn, url string) error {
 		return err
 	}
 	pgCPU := postgresCPUSeconds()
-	copyRate, copyCPU, err := best(func() (float64, error) { return plainCopy(ctx, conn, recs) })
+	copyRate, copyCPU, err := best("COPY", func() (float64, error) { return plainCopy(ctx, conn, recs) })
 	if err != nil {
 		return err
 	}
 	logf("plain COPY: %.0f rows/s (best of %d; PostgreSQL used %.2f CPU s for all)", copyRate, *tries, postgresCPUSeconds()-pgCPU)
-	sinkTaskRate, _, err := best(func() (float64, error) { return sinkTaskOnly(ctx, conn, url, recs) })
+	sinkTaskRate, _, err := best("sink task alone", func() (float64, error) { return sinkTaskOnly(ctx, conn, url, recs) })
 	if err != nil {
 		return err
 	}
@@ -270,7 +270,7 @@ func benchSink(ctx context.Context, conn *pgx.Conn, url string) error {
 	recs = nil
 	runtime.GC()
 	stopTrace := startProfiles("sink")
-	sinkRate, sinkCPU, err := best(func() (float64, error) { return sinkThroughKafka(ctx, conn, url, encoded) })
+	sinkRate, sinkCPU, err := best("sink from Kafka", func() (float64, error) { return sinkThroughKafka(ctx, conn, url, encoded) })
 	stopTrace()
 	if err != nil {
 		return err
@@ -331,13 +331,16 @@ func (w cpuWindow) endCPU(rows int) {
 
 // best runs f -tries times and returns the highest rate and the CPU per
 // row of that run (lastCPUPerRow).
-func best(f func() (float64, error)) (rate, cpuPerRow float64, err error) {
+func best(what string, f func() (float64, error)) (rate, cpuPerRow float64, err error) {
+	var all []string
+	defer func() { logf("%s: %s rows/s", what, strings.Join(all, ", ")) }()
 	for i := 0; i < max(*tries, 1); i++ {
 		lastCPUPerRow = 0
 		r, err := f()
 		if err != nil {
 			return 0, 0, err
 		}
+		all = append(all, fmt.Sprintf("%.0f (%.2f µs CPU/row)", r, lastCPUPerRow))
 		if r > rate {
 			rate, cpuPerRow = r, lastCPUPerRow
 		}
