@@ -34,13 +34,16 @@ limitations under the License.
 //     converted records), and pg_sink_task_vs_copy_ratio;
 //   - pg_select_cpu_us_per_row, pg_source_cpu_us_per_row,
 //     pg_copy_cpu_us_per_row and pg_sink_cpu_us_per_row: the CPU time per
-//     row that the counted run of SELECT, the source, COPY and the sink
+//     row that the counted runs of SELECT, the source, COPY and the sink
 //     used, this process's (the clients, the runners and the Kafka broker)
 //     and PostgreSQL's together. On a machine with few cores the rates
 //     follow these: all of it shares the same cores.
 //
-// Every measurement, baselines and connectors alike, runs -tries times and
-// the best counts (the machine may be busy). A connector is timed from its
+// A baseline and its connector run in turn, -tries times, and the figures
+// come from the try whose ratio is the median: the machine's speed drifts
+// (other virtual machines share it), and it moves both runs of a try
+// alike. The task-alone figures are the best of -tries. A connector is
+// timed from its
 // task's start (the runner reports RUNNING once the task opened its
 // database connection; the baselines' connection is open too) until the
 // last row is in Kafka or in the table. The runners run with the worker's
@@ -62,6 +65,7 @@ import (
 	"runtime/debug"
 	"runtime/pprof"
 	"runtime/trace"
+	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -87,10 +91,10 @@ import (
 
 var (
 	rows    = flag.Int("rows", 100_000, "rows per measurement")
-	tries   = flag.Int("tries", 3, "repetitions of every measurement; the best counts (the machine may be busy)")
+	tries   = flag.Int("tries", 5, "tries of every measurement: the try with the median ratio counts (the best for the task-alone figures)")
 	verbose = flag.Bool("v", false, "log progress to stderr")
-	cpuProf = flag.String("cpuprofile", "", "write CPU profiles of the source-into-Kafka and sink-from-Kafka measurements to this file with the suffixes .source and .sink")
-	traceTo = flag.String("trace", "", "write a Go execution trace of the source-into-Kafka and sink-from-Kafka measurements to this file (go tool trace)")
+	cpuProf = flag.String("cpuprofile", "", "write CPU profiles of the source-into-Kafka and sink-from-Kafka runs to this file with the suffixes .source.N and .sink.N (try N)")
+	traceTo = flag.String("trace", "", "write Go execution traces of the source-into-Kafka and sink-from-Kafka runs to this file with the suffixes .source.N and .sink.N (go tool trace)")
 	only    = flag.String("only", "", `measure only "source" or only "sink" (for profiling one of them)`)
 )
 
@@ -214,47 +218,33 @@ func run() error {
 }
 
 func benchSource(ctx context.Context, conn *pgx.Conn, url string, n int) error {
-
-	// Baseline: a plain SELECT scanning every row (the first run also
-	// warms the cache).
-	pgCPU := postgresCPUSeconds()
-	selectRate, selectCPU, err := best("SELECT", func() (float64, error) { return selectAll(ctx, conn) })
-	if err != nil {
+	// The first SELECT warms the cache for all that follow.
+	if _, err := selectAll(ctx, conn); err != nil {
 		return err
 	}
-	logf("plain SELECT: %.0f rows/s (best of %d; PostgreSQL used %.2f CPU s for all)", selectRate, *tries, postgresCPUSeconds()-pgCPU)
-
 	taskRate, _, err := best("source task alone", func() (float64, error) { return sourceTaskOnly(ctx, url, n) })
 	if err != nil {
 		return err
 	}
-	stopTrace := startProfiles("source")
-	srcRate, srcCPU, err := best("source into Kafka", func() (float64, error) { return sourceThroughKafka(ctx, url, n) })
-	stopTrace()
+	p, err := paired("source", "SELECT", func() (float64, error) { return selectAll(ctx, conn) },
+		"source into Kafka", func() (float64, error) { return sourceThroughKafka(ctx, url, n) })
 	if err != nil {
 		return err
 	}
-	figure("pg_source_rows_per_s", srcRate)
-	figure("pg_source_vs_select_ratio", srcRate/selectRate)
+	figure("pg_source_rows_per_s", p.conn)
+	figure("pg_source_vs_select_ratio", p.ratio())
 	figure("pg_source_task_rows_per_s", taskRate)
-	figure("pg_select_cpu_us_per_row", selectCPU)
-	figure("pg_source_cpu_us_per_row", srcCPU)
+	figure("pg_select_cpu_us_per_row", p.baseCPU)
+	figure("pg_source_cpu_us_per_row", p.connCPU)
 	return nil
 }
 
 func benchSink(ctx context.Context, conn *pgx.Conn, url string) error {
-
 	// Sink: the same rows as records.
 	recs, err := records(ctx, conn)
 	if err != nil {
 		return err
 	}
-	pgCPU := postgresCPUSeconds()
-	copyRate, copyCPU, err := best("COPY", func() (float64, error) { return plainCopy(ctx, conn, recs) })
-	if err != nil {
-		return err
-	}
-	logf("plain COPY: %.0f rows/s (best of %d; PostgreSQL used %.2f CPU s for all)", copyRate, *tries, postgresCPUSeconds()-pgCPU)
 	sinkTaskRate, _, err := best("sink task alone", func() (float64, error) { return sinkTaskOnly(ctx, conn, url, recs) })
 	if err != nil {
 		return err
@@ -262,26 +252,65 @@ func benchSink(ctx context.Context, conn *pgx.Conn, url string) error {
 	// The records as Kafka holds them (JSON with schemas). The records
 	// themselves go: they are a live heap of pointers the garbage
 	// collector would mark again and again while the sink runs, which a
-	// worker does not carry.
+	// worker does not carry. COPY gets its rows from these bytes before
+	// each of its runs.
 	encoded, err := encode(recs)
 	if err != nil {
 		return err
 	}
 	recs = nil
-	runtime.GC()
-	stopTrace := startProfiles("sink")
-	sinkRate, sinkCPU, err := best("sink from Kafka", func() (float64, error) { return sinkThroughKafka(ctx, conn, url, encoded) })
-	stopTrace()
+	p, err := paired("sink", "COPY", func() (float64, error) { return plainCopy(ctx, conn, encoded) },
+		"sink from Kafka", func() (float64, error) {
+			runtime.GC() // COPY's rows are garbage now
+			return sinkThroughKafka(ctx, conn, url, encoded)
+		})
 	if err != nil {
 		return err
 	}
-	figure("pg_sink_rows_per_s", sinkRate)
-	figure("pg_sink_vs_copy_ratio", sinkRate/copyRate)
+	figure("pg_sink_rows_per_s", p.conn)
+	figure("pg_sink_vs_copy_ratio", p.ratio())
 	figure("pg_sink_task_rows_per_s", sinkTaskRate)
-	figure("pg_sink_task_vs_copy_ratio", sinkTaskRate/copyRate)
-	figure("pg_copy_cpu_us_per_row", copyCPU)
-	figure("pg_sink_cpu_us_per_row", sinkCPU)
+	figure("pg_sink_task_vs_copy_ratio", sinkTaskRate/p.base)
+	figure("pg_copy_cpu_us_per_row", p.baseCPU)
+	figure("pg_sink_cpu_us_per_row", p.connCPU)
 	return nil
+}
+
+// pair is one try of a baseline and a connector: their rates and CPU per
+// row.
+type pair struct{ base, conn, baseCPU, connCPU float64 }
+
+func (p pair) ratio() float64 { return p.conn / p.base }
+
+// paired runs the baseline and right after it the connector, -tries times,
+// and returns the try whose ratio is the median: the machine's speed
+// drifts (other virtual machines, other processes), and it moves both
+// runs of a try alike. The connector's runs are profiled into -cpuprofile
+// and -trace, one file per try (suffix .what.N).
+func paired(what, baseName string, base func() (float64, error), connName string, conn func() (float64, error)) (pair, error) {
+	var all []pair
+	for i := 0; i < max(*tries, 1); i++ {
+		var p pair
+		lastCPUPerRow = 0
+		r, err := base()
+		if err != nil {
+			return pair{}, err
+		}
+		p.base, p.baseCPU = r, lastCPUPerRow
+		lastCPUPerRow = 0
+		stop := startProfiles(fmt.Sprintf("%s.%d", what, i+1))
+		r, err = conn()
+		stop()
+		if err != nil {
+			return pair{}, err
+		}
+		p.conn, p.connCPU = r, lastCPUPerRow
+		logf("try %d: %s %.0f rows/s (%.2f µs CPU/row), %s %.0f rows/s (%.2f µs CPU/row), ratio %.2f",
+			i+1, baseName, p.base, p.baseCPU, connName, p.conn, p.connCPU, p.ratio())
+		all = append(all, p)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].ratio() < all[j].ratio() })
+	return all[len(all)/2], nil
 }
 
 // startProfiles starts an execution trace into -trace and a CPU profile into
@@ -587,13 +616,21 @@ func resetTable(ctx context.Context, conn *pgx.Conn, name string) error {
 }
 
 // plainCopy copies the records' rows into an empty table with COPY.
-func plainCopy(ctx context.Context, conn *pgx.Conn, recs []*plugin.SinkRecord) (float64, error) {
+func plainCopy(ctx context.Context, conn *pgx.Conn, encoded [][2][]byte) (float64, error) {
 	if err := resetTable(ctx, conn, "copied"); err != nil {
 		return 0, err
 	}
-	rowsIn := make([][]any, len(recs))
-	for i, r := range recs {
-		v := r.Value.(*data.Struct)
+	vc, err := converter.New(converter.JSONClass, nil, false)
+	if err != nil {
+		return 0, err
+	}
+	rowsIn := make([][]any, len(encoded))
+	for i, kv := range encoded {
+		_, value, err := vc.ToConnectData("sink", kv[1])
+		if err != nil {
+			return 0, err
+		}
+		v := value.(*data.Struct)
 		// Prices as pgx's own numeric type, pgx's natural input for a
 		// numeric column (a string would add parsing to the baseline).
 		var price any
