@@ -136,18 +136,20 @@ func TestStreamInCommitOrder(t *testing.T) {
 }
 
 // Stopping the task and starting it again from the stored offsets resumes
-// after the last delivered change: what happened while it was stopped
-// arrives (a delete with its tombstone), nothing is lost and nothing is
-// sent twice.
+// after the last delivered change (a delete's tombstone included): what
+// happened while it was stopped arrives (a delete with its tombstone),
+// nothing is lost and nothing is sent twice.
 func TestRestartResumesFromStoredPosition(t *testing.T) {
 	e := newEnv(t, map[string]string{"snapshot.mode": "never", "table.include.list": "t"})
 	e.exec("CREATE TABLE t (id int PRIMARY KEY, v int)")
 	cfgs, _ := taskConfigs(t, e.config, 1)
 	r1 := e.run(cfgs[0])
 	e.waitSlotActive("cdc_slot")
-	e.exec("INSERT INTO t SELECT g, 0 FROM generate_series(1, 3) g", "UPDATE t SET v = 1 WHERE id = 2")
-	if evs := e.consume([]string{"pg.public.t"}, 4, 0); len(evs) != 4 {
-		t.Fatalf("before the restart: %d records, want 4", len(evs))
+	e.exec("INSERT INTO t SELECT g, 0 FROM generate_series(1, 3) g", "UPDATE t SET v = 1 WHERE id = 2", "DELETE FROM t WHERE id = 3")
+	evs := e.consume([]string{"pg.public.t"}, 6, 0)
+	byCommit(evs)
+	if len(evs) != 6 || !evs[5].Tombstone {
+		t.Fatalf("before the restart: %d records, want 6 ending with a tombstone:\n%s", len(evs), list(evs))
 	}
 	e.stop(r1)
 	stored := e.offsets.Offset("cdc", map[string]any{PartitionSlot: "cdc_slot"})
@@ -159,9 +161,9 @@ func TestRestartResumesFromStoredPosition(t *testing.T) {
 		"BEGIN", "INSERT INTO t SELECT g, 0 FROM generate_series(6, 55) g", "COMMIT",
 		"DELETE FROM t WHERE id = 1")
 	e.run(cfgs[0])
-	evs := e.consume([]string{"pg.public.t"}, 4+2+50+2, 500*time.Millisecond)
-	if len(evs) != 58 {
-		t.Fatalf("after the restart: %d records in the topic, want 58 (no loss, no duplicate):\n%s", len(evs), list(evs))
+	evs = e.consume([]string{"pg.public.t"}, 6+2+50+2, 500*time.Millisecond)
+	if len(evs) != 60 {
+		t.Fatalf("after the restart: %d records in the topic, want 60 (no loss, no duplicate):\n%s", len(evs), list(evs))
 	}
 	seen := map[string]bool{}
 	for _, ev := range evs {
@@ -176,8 +178,10 @@ func TestRestartResumesFromStoredPosition(t *testing.T) {
 			t.Errorf("insert of row %d is missing", i)
 		}
 	}
-	if !seen["d/1/<nil>"] || !seen["tombstone/1/<nil>"] {
-		t.Errorf("the delete of row 1 or its tombstone is missing:\n%s", list(evs))
+	for _, k := range []string{"d/1/<nil>", "tombstone/1/<nil>", "d/3/<nil>", "tombstone/3/<nil>"} {
+		if !seen[k] {
+			t.Errorf("record %s is missing:\n%s", k, list(evs))
+		}
 	}
 }
 
@@ -330,4 +334,42 @@ func TestKeyChangeIsDeleteThenCreate(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("records:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// With tombstones.on.delete=false a delete (also the delete half of a key
+// change) is its event alone. With the default, a table without a primary
+// key gets no tombstones: its records have no key for one to delete.
+func TestNoTombstones(t *testing.T) {
+	run := func(t *testing.T, config map[string]string, sql []string, topics []string, want []string) {
+		t.Helper()
+		e := newEnv(t, config)
+		e.exec(sql[0])
+		cfgs, _ := taskConfigs(t, e.config, 1)
+		e.run(cfgs[0])
+		e.waitSlotActive("cdc_slot")
+		e.exec(sql[1:]...)
+		evs := e.consume(topics, len(want), 500*time.Millisecond)
+		byCommit(evs)
+		var got []string
+		for _, ev := range evs {
+			got = append(got, fmt.Sprintf("%s %s %d", strings.TrimPrefix(ev.Topic, "pg.public."), ev.op(), ev.id()))
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("records:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+	t.Run("off", func(t *testing.T) {
+		run(t, map[string]string{"snapshot.mode": "never", "table.include.list": "k", KeyTombstonesOnDelete: "FALSE"},
+			[]string{"CREATE TABLE k (id int PRIMARY KEY, v text)",
+				"INSERT INTO k VALUES (1, 'a'), (2, 'b')", "DELETE FROM k WHERE id = 1", "UPDATE k SET id = 3 WHERE id = 2", "INSERT INTO k VALUES (4, 'd')"},
+			[]string{"pg.public.k"},
+			[]string{"k c 1", "k c 2", "k d 1", "k d 2", "k c 3", "k c 4"})
+	})
+	t.Run("no primary key", func(t *testing.T) {
+		run(t, map[string]string{"snapshot.mode": "never", "table.include.list": "nokey,k"},
+			[]string{"CREATE TABLE nokey (id int, v text); ALTER TABLE nokey REPLICA IDENTITY FULL; CREATE TABLE k (id int PRIMARY KEY)",
+				"INSERT INTO nokey VALUES (1, 'a')", "DELETE FROM nokey WHERE id = 1", "INSERT INTO k VALUES (5)", "DELETE FROM k WHERE id = 5"},
+			[]string{"pg.public.nokey", "pg.public.k"},
+			[]string{"nokey c 1", "nokey d 1", "k c 5", "k d 5", "k tombstone 5"})
+	})
 }
