@@ -205,10 +205,10 @@ type event struct {
 	Offset    int64
 	Key       map[string]any
 	Tombstone bool
-	Op     string         `json:"op"`
-	Before map[string]any `json:"before"`
-	After  map[string]any `json:"after"`
-	Source map[string]any `json:"source"`
+	Op        string         `json:"op"`
+	Before    map[string]any `json:"before"`
+	After     map[string]any `json:"after"`
+	Source    map[string]any `json:"source"`
 }
 
 // tombstoneOp stands for a tombstone in the tests' lists of operations.
