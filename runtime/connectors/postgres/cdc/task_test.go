@@ -312,3 +312,55 @@ func TestTombstoneSurvivesRestart(t *testing.T) {
 		t.Fatalf("after a restart with everything stored: got %s, want %s", got, want)
 	}
 }
+
+// Kafka may acknowledge records out of order (they sit in different
+// partitions): here the create of a key change before the change's delete
+// and tombstone. The runner stores only the offset of the last record
+// acknowledged together with all before it, so the server must not be
+// told more either: after a restart from the stored offset the delete,
+// its tombstone and the create arrive again.
+func TestOutOfOrderAcksConfirmNoFurther(t *testing.T) {
+	e := newEnv(t, map[string]string{"snapshot.mode": "never", "table.include.list": "t"})
+	e.exec("CREATE TABLE t (id int PRIMARY KEY, v text)")
+	offsets := plugintest.NewOffsetStore()
+	tk := startTask(t, e.config, offsets)
+	if _, err := tk.Poll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	e.waitSlotActive("cdc_slot")
+	e.exec("INSERT INTO t VALUES (1, 'a')", "UPDATE t SET id = 2 WHERE id = 1")
+	recs := pollN(t, tk, 4) // c 1; d 1, tombstone 1, c 2
+	if recs[2].Value != nil || recs[3].Key.(*data.Struct).Get("id") != int32(2) {
+		t.Fatalf("records %v", recs)
+	}
+	ins, keyChange := recs[0], recs[1:]
+	for _, r := range []*plugin.SourceRecord{ins, keyChange[2]} {
+		if err := tk.CommitRecord(r, &plugin.RecordMetadata{Topic: r.Topic}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// What the runner stores: the insert's offset, the only one whose
+	// record and all earlier ones were acknowledged.
+	if err := offsets.Put(ins.SourcePartition, ins.SourceOffset); err != nil {
+		t.Fatal(err)
+	}
+	if err := tk.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := tk.Stop(); err != nil { // sends the confirmed position
+		t.Fatal(err)
+	}
+	insPos, _ := parsePosition(ins.SourceOffset)
+	keyPos, _ := parsePosition(keyChange[0].SourceOffset)
+	if got := e.confirmedFlush("cdc_slot"); got > keyPos.lsn {
+		t.Errorf("confirmed_flush_lsn %s is past the key change's commit %s (the insert committed at %s)", got, keyPos.lsn, insPos.lsn)
+	}
+	tk2 := startTask(t, e.config, offsets)
+	again := pollN(t, tk2, 3)
+	for i, r := range again {
+		if !reflect.DeepEqual(r.Key, keyChange[i].Key) || (r.Value == nil) != (keyChange[i].Value == nil) ||
+			!reflect.DeepEqual(r.SourceOffset, keyChange[i].SourceOffset) {
+			t.Fatalf("after the restart, record %d is %+v, want %+v", i, r, keyChange[i])
+		}
+	}
+}
