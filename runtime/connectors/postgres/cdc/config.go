@@ -19,7 +19,8 @@ limitations under the License.
 // the changes of the tables of a publication from a replication slot, with
 // an optional initial snapshot taken consistently with the slot, and turns
 // every insert, update, delete and truncate into a record with before and
-// after images. The WAL position is the source offset; the server learns
+// after images (a delete is followed by a tombstone, unless
+// tombstones.on.delete=false). The WAL position is the source offset; the server learns
 // that it may recycle WAL (the slot's confirmed_flush_lsn) only after Kafka
 // acknowledged the records and their offsets were stored. A replication
 // slot has one reader, so the connector always runs exactly one task.
