@@ -225,14 +225,10 @@ func TestColumnAddedWhileStreaming(t *testing.T) {
 	}
 }
 
-// A delete is its event and then its tombstone; the event carries the
-// position before the change and the tombstone the change's own, so a
-// restart after the event was stored but before the tombstone was emits
-// both again instead of losing the tombstone. The same holds for the
-// delete half of a key-changing update (event, tombstone, then the create
-// carries the change's position). A restart after everything was stored
-// repeats nothing.
-func TestTombstoneSurvivesRestart(t *testing.T) {
+// streamingTask starts a task on table t (id int PRIMARY KEY, v text)
+// without a snapshot and waits until it reads the slot.
+func streamingTask(t *testing.T) (*env, *plugintest.OffsetStore, *Task) {
+	t.Helper()
 	e := newEnv(t, map[string]string{"snapshot.mode": "never", "table.include.list": "t"})
 	e.exec("CREATE TABLE t (id int PRIMARY KEY, v text)")
 	offsets := plugintest.NewOffsetStore()
@@ -241,6 +237,18 @@ func TestTombstoneSurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.waitSlotActive("cdc_slot")
+	return e, offsets, tk
+}
+
+// A delete is its event and then its tombstone; the event carries the
+// position before the change and the tombstone the change's own, so a
+// restart after the event was stored but before the tombstone was emits
+// both again instead of losing the tombstone. The same holds for the
+// delete half of a key-changing update (event, tombstone, then the create
+// carries the change's position). A restart after everything was stored
+// repeats nothing.
+func TestTombstoneSurvivesRestart(t *testing.T) {
+	e, offsets, tk := streamingTask(t)
 	e.exec("INSERT INTO t VALUES (1, 'a'), (2, 'b')", "DELETE FROM t WHERE id = 1", "UPDATE t SET id = 3 WHERE id = 2")
 
 	describe := func(recs []*plugin.SourceRecord) string {
@@ -320,14 +328,7 @@ func TestTombstoneSurvivesRestart(t *testing.T) {
 // told more either: after a restart from the stored offset the delete,
 // its tombstone and the create arrive again.
 func TestOutOfOrderAcksConfirmNoFurther(t *testing.T) {
-	e := newEnv(t, map[string]string{"snapshot.mode": "never", "table.include.list": "t"})
-	e.exec("CREATE TABLE t (id int PRIMARY KEY, v text)")
-	offsets := plugintest.NewOffsetStore()
-	tk := startTask(t, e.config, offsets)
-	if _, err := tk.Poll(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	e.waitSlotActive("cdc_slot")
+	e, offsets, tk := streamingTask(t)
 	e.exec("INSERT INTO t VALUES (1, 'a')", "UPDATE t SET id = 2 WHERE id = 1")
 	recs := pollN(t, tk, 4) // c 1; d 1, tombstone 1, c 2
 	if recs[2].Value != nil || recs[3].Key.(*data.Struct).Get("id") != int32(2) {
