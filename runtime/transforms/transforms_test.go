@@ -426,6 +426,65 @@ func TestExtractNewRecordState(t *testing.T) {
 	}
 }
 
+// A delete from the CDC source is a delete event and then a tombstone.
+// drop.tombstones (default true) drops the source's tombstone, so each
+// delete.handling.mode gives one record per delete by default: one
+// tombstone in tombstone mode, never two. With false the source's
+// tombstone passes too.
+func TestExtractNewRecordStateTombstones(t *testing.T) {
+	optRow := rowSchema.AsOptional()
+	env := data.StructOf("env", data.F("before", optRow), data.F("after", optRow), data.F("op", data.StringSchema))
+	del := func() *Record {
+		return sinkRec(env, data.NewStruct(env).Put("op", "d").Put("before", data.NewStructTrusted(optRow, structValues(row(1, "old", 1)))))
+	}
+	tomb := func() *Record { return sinkRec(nil, nil) }
+	cases := []struct {
+		mode, drop string
+		want       string // what the delete event, then the tombstone, become
+	}{
+		{"", "", "tombstone"},
+		{"tombstone", "true", "tombstone"},
+		{"tombstone", "false", "tombstone tombstone"},
+		{"drop", "", ""},
+		{"drop", "FALSE", "tombstone"},
+		{"rewrite", "", "row"},
+		{"rewrite", "false", "row tombstone"},
+	}
+	for _, tc := range cases {
+		opts := map[string]string{}
+		if tc.mode != "" {
+			opts["delete.handling.mode"] = tc.mode
+		}
+		if tc.drop != "" {
+			opts["drop.tombstones"] = tc.drop
+		}
+		tr := one(t, "unwrap", opts)
+		var got []string
+		for _, in := range []*Record{del(), tomb()} {
+			out, err := tr.Apply(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case out == nil:
+			case out.Value == nil:
+				if out.ValueSchema != nil || out.Key != "k1" || out.KeySchema != data.StringSchema || out.Topic != "orders" {
+					t.Fatalf("%+v: tombstone %+v lost its key or kept a value schema", tc, out)
+				}
+				got = append(got, "tombstone")
+			default:
+				if f := fieldsOf(t, out.Value); f["name"] != "old" || f[DeletedField] != "true" {
+					t.Fatalf("%+v: row %v", tc, f)
+				}
+				got = append(got, "row")
+			}
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("delete.handling.mode=%q drop.tombstones=%q: a delete gave %q, want %q", tc.mode, tc.drop, strings.Join(got, " "), tc.want)
+		}
+	}
+}
+
 func TestValidate(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -450,6 +509,8 @@ func TestValidate(t *testing.T) {
 			"transforms.f.negate", "without a predicate"},
 		{"bad mode", map[string]string{"transforms": "u", "transforms.u.type": "unwrap", "transforms.u.delete.handling.mode": "keep"},
 			"transforms.u.delete.handling.mode", "drop, tombstone, rewrite"},
+		{"bad drop.tombstones", map[string]string{"transforms": "u", "transforms.u.type": "unwrap", "transforms.u.drop.tombstones": "yes"},
+			"transforms.u.drop.tombstones", "use true or false"},
 		{"duplicate alias", map[string]string{"transforms": "f,f", "transforms.f.type": "Filter"}, "transforms", "twice"},
 		{"bad renames", map[string]string{"transforms": "r", "transforms.r.type": "ReplaceField$Key", "transforms.r.renames": "a"},
 			"transforms.r.renames", "old:new"},

@@ -50,15 +50,21 @@ const (
 
 // extractNewRecordState turns change events into plain rows: inserts,
 // updates and snapshot reads become their new row, deletes what the mode
-// says, truncates are dropped. Records that are not change events (no op
-// field, tombstones) pass unchanged.
+// says, truncates are dropped. Tombstones (null values, which the CDC
+// source sends after each delete event) are dropped unless
+// drop.tombstones=false. Other records that are not change events (no op
+// field) pass unchanged.
 type extractNewRecordState struct {
-	mode  string
-	cache schemaCache
+	mode           string
+	dropTombstones bool
+	cache          schemaCache
 }
 
 func (t *extractNewRecordState) Apply(r *Record) (*Record, error) {
 	if r.Value == nil {
+		if t.dropTombstones {
+			return nil, nil
+		}
 		return r, nil
 	}
 	var op string
@@ -129,13 +135,20 @@ func init() {
 		Aliases: []string{"ExtractNewRecordState", "unwrap"},
 		Doc: "Turns the change events of the PostgreSQL CDC source into plain rows, so they can go straight into " +
 			"a table: inserts, updates and snapshot rows become the new row, truncates are dropped, deletes " +
-			"follow delete.handling.mode.",
+			"follow delete.handling.mode, tombstones follow drop.tombstones.",
 		Options: []Option{{Name: "delete.handling.mode", Default: DeleteTombstone,
-			Doc: "What a delete becomes: tombstone (a record with the key and a null value, which the PostgreSQL sink " +
+			Doc: "What a delete event becomes: tombstone (a record with the key and a null value, which the PostgreSQL sink " +
 				"turns into a DELETE when delete.enabled=true), drop (nothing), or rewrite (the old row with " +
-				DeletedField + "=\"true\"; every other row then carries " + DeletedField + "=\"false\")."}},
+				DeletedField + "=\"true\"; every other row then carries " + DeletedField + "=\"false\")."},
+			{Name: "drop.tombstones", Default: "true",
+				Doc: "Drop tombstones (records with a null value), such as the one the PostgreSQL CDC source sends after every " +
+					"delete event (tombstones.on.delete=true). With the default delete.handling.mode=tombstone the delete event " +
+					"itself becomes the tombstone, so true gives exactly one tombstone per delete, and false two (the same key " +
+					"deleted twice). false suits delete.handling.mode=drop (the source's tombstone is then the only record of a " +
+					"delete) or rewrite (the row with " + DeletedField + "=\"true\", then the tombstone)."}},
 		New: func(o *Options) Transformation {
 			return &extractNewRecordState{mode: o.OneOf("delete.handling.mode", DeleteTombstone, DeleteDrop, DeleteTombstone, DeleteRewrite),
-				cache: schemaCache{}}
+				dropTombstones: o.Bool("drop.tombstones", true),
+				cache:          schemaCache{}}
 		}})
 }

@@ -95,7 +95,7 @@ func TestStreamInCommitOrder(t *testing.T) {
 	}
 	e.exec("DELETE FROM plain WHERE id = 100", "INSERT INTO items VALUES (3, 'fig', NULL, NULL)", "TRUNCATE plain")
 
-	evs := e.consume([]string{"pg.public.items", "pg.public.plain"}, 11, 300*time.Millisecond)
+	evs := e.consume([]string{"pg.public.items", "pg.public.plain"}, 13, 300*time.Millisecond)
 	byCommit(evs)
 	type row = map[string]any
 	want := []struct {
@@ -113,8 +113,10 @@ func TestStreamInCommitOrder(t *testing.T) {
 		// A.
 		{"pg.public.items", "u", row{"id": 1.0}, row{"id": 1.0, "name": "apple", "qty": 10.0, "price": 1.5}, row{"id": 1.0, "name": "apple", "qty": 11.0, "price": 1.5}},
 		{"pg.public.items", "d", row{"id": 2.0}, row{"id": 2.0, "name": "pear2", "qty": 5.0, "price": 3.0}, nil},
+		{"pg.public.items", tombstoneOp, row{"id": 2.0}, nil, nil},
 		// Default identity: the delete's before image holds the key only.
 		{"pg.public.plain", "d", row{"id": 100.0}, row{"id": 100.0, "note": nil}, nil},
+		{"pg.public.plain", tombstoneOp, row{"id": 100.0}, nil, nil},
 		{"pg.public.items", "c", row{"id": 3.0}, nil, row{"id": 3.0, "name": "fig", "qty": nil, "price": nil}},
 		{"pg.public.plain", "t", nil, nil, nil},
 	}
@@ -123,7 +125,7 @@ func TestStreamInCommitOrder(t *testing.T) {
 	}
 	for i, w := range want {
 		ev := evs[i]
-		if ev.Topic != w.topic || ev.Op != w.op || !reflect.DeepEqual(ev.Key, w.key) ||
+		if ev.Topic != w.topic || ev.op() != w.op || !reflect.DeepEqual(ev.Key, w.key) ||
 			!reflect.DeepEqual(ev.Before, w.before) || !reflect.DeepEqual(ev.After, w.after) {
 			t.Errorf("record %d:\n got %v\nwant %s %s key=%v before=%v after=%v", i, ev, w.topic, w.op, w.key, w.before, w.after)
 		}
@@ -134,17 +136,20 @@ func TestStreamInCommitOrder(t *testing.T) {
 }
 
 // Stopping the task and starting it again from the stored offsets resumes
-// after the last delivered change: what happened while it was stopped
-// arrives, nothing is lost and nothing is sent twice.
+// after the last delivered change (a delete's tombstone included): what
+// happened while it was stopped arrives (a delete with its tombstone),
+// nothing is lost and nothing is sent twice.
 func TestRestartResumesFromStoredPosition(t *testing.T) {
 	e := newEnv(t, map[string]string{"snapshot.mode": "never", "table.include.list": "t"})
 	e.exec("CREATE TABLE t (id int PRIMARY KEY, v int)")
 	cfgs, _ := taskConfigs(t, e.config, 1)
 	r1 := e.run(cfgs[0])
 	e.waitSlotActive("cdc_slot")
-	e.exec("INSERT INTO t SELECT g, 0 FROM generate_series(1, 3) g", "UPDATE t SET v = 1 WHERE id = 2")
-	if evs := e.consume([]string{"pg.public.t"}, 4, 0); len(evs) != 4 {
-		t.Fatalf("before the restart: %d records, want 4", len(evs))
+	e.exec("INSERT INTO t SELECT g, 0 FROM generate_series(1, 3) g", "UPDATE t SET v = 1 WHERE id = 2", "DELETE FROM t WHERE id = 3")
+	evs := e.consume([]string{"pg.public.t"}, 6, 0)
+	byCommit(evs)
+	if len(evs) != 6 || !evs[5].Tombstone {
+		t.Fatalf("before the restart: %d records, want 6 ending with a tombstone:\n%s", len(evs), list(evs))
 	}
 	e.stop(r1)
 	stored := e.offsets.Offset("cdc", map[string]any{PartitionSlot: "cdc_slot"})
@@ -156,13 +161,13 @@ func TestRestartResumesFromStoredPosition(t *testing.T) {
 		"BEGIN", "INSERT INTO t SELECT g, 0 FROM generate_series(6, 55) g", "COMMIT",
 		"DELETE FROM t WHERE id = 1")
 	e.run(cfgs[0])
-	evs := e.consume([]string{"pg.public.t"}, 4+2+50+1, 500*time.Millisecond)
-	if len(evs) != 57 {
-		t.Fatalf("after the restart: %d records in the topic, want 57 (no loss, no duplicate):\n%s", len(evs), list(evs))
+	evs = e.consume([]string{"pg.public.t"}, 6+2+50+2, 500*time.Millisecond)
+	if len(evs) != 60 {
+		t.Fatalf("after the restart: %d records in the topic, want 60 (no loss, no duplicate):\n%s", len(evs), list(evs))
 	}
 	seen := map[string]bool{}
 	for _, ev := range evs {
-		k := fmt.Sprintf("%s/%d/%v", ev.Op, ev.id(), ev.After["v"])
+		k := fmt.Sprintf("%s/%d/%v", ev.op(), ev.id(), ev.After["v"])
 		if seen[k] {
 			t.Errorf("duplicate record %v", ev)
 		}
@@ -173,8 +178,10 @@ func TestRestartResumesFromStoredPosition(t *testing.T) {
 			t.Errorf("insert of row %d is missing", i)
 		}
 	}
-	if !seen["d/1/<nil>"] {
-		t.Errorf("the delete of row 1 is missing:\n%s", list(evs))
+	for _, k := range []string{"d/1/<nil>", "tombstone/1/<nil>", "d/3/<nil>", "tombstone/3/<nil>"} {
+		if !seen[k] {
+			t.Errorf("record %s is missing:\n%s", k, list(evs))
+		}
 	}
 }
 
@@ -198,13 +205,13 @@ func TestSnapshotThenStream(t *testing.T) {
 		"INSERT INTO t SELECT g, 2, NULL FROM generate_series(1001, 1020) g",
 		"DELETE FROM t WHERE id BETWEEN 990 AND 999",
 		"UPDATE t SET v = 3 WHERE id = 1001")
-	evs := e.consume([]string{"pg.public.t"}, 1000+10+20+10+1, 500*time.Millisecond)
-	if len(evs) != 1041 {
-		t.Fatalf("%d records, want 1000 snapshot rows and 41 changes", len(evs))
+	evs := e.consume([]string{"pg.public.t"}, 1000+10+20+10+10+1, 500*time.Millisecond)
+	if len(evs) != 1051 {
+		t.Fatalf("%d records, want 1000 snapshot rows, 41 changes and 10 tombstones", len(evs))
 	}
 	var snap, stream []event
 	for _, ev := range evs {
-		if ev.Op == "r" {
+		if ev.op() == "r" {
 			snap = append(snap, ev)
 		} else {
 			stream = append(stream, ev)
@@ -295,10 +302,9 @@ func TestUnchangedToastedValues(t *testing.T) {
 }
 
 // An UPDATE that changes the primary key arrives as a delete of the old
-// key and a create of the new one (a consumer keyed by the primary key
-// would otherwise keep the old row), whatever the replica identity; an
-// update that keeps the key stays one update. The delete carries the
-// position before the change, the create the change's own.
+// key (with its tombstone) and a create of the new one (a consumer keyed by
+// the primary key would otherwise keep the old row), whatever the replica
+// identity; an update that keeps the key stays one update.
 func TestKeyChangeIsDeleteThenCreate(t *testing.T) {
 	e := newEnv(t, map[string]string{"snapshot.mode": "never", "table.include.list": "k,kfull"})
 	e.exec("CREATE TABLE k (id int PRIMARY KEY, v text)", "CREATE TABLE kfull (id int PRIMARY KEY, v text)", "ALTER TABLE kfull REPLICA IDENTITY FULL")
@@ -308,22 +314,62 @@ func TestKeyChangeIsDeleteThenCreate(t *testing.T) {
 	e.exec("INSERT INTO k VALUES (1, 'a')", "INSERT INTO kfull VALUES (1, 'a')",
 		"UPDATE k SET id = 2 WHERE id = 1", "UPDATE kfull SET id = 2, v = 'b' WHERE id = 1",
 		"UPDATE kfull SET id = id, v = 'c' WHERE id = 2")
-	evs := e.consume([]string{"pg.public.k", "pg.public.kfull"}, 7, 300*time.Millisecond)
+	evs := e.consume([]string{"pg.public.k", "pg.public.kfull"}, 9, 300*time.Millisecond)
 	byCommit(evs)
 	var got []string
 	for _, ev := range evs {
-		got = append(got, fmt.Sprintf("%s %s key=%v before=%v after=%v", strings.TrimPrefix(ev.Topic, "pg.public."), ev.Op, ev.Key["id"], ev.Before, ev.After))
+		got = append(got, fmt.Sprintf("%s %s key=%v before=%v after=%v", strings.TrimPrefix(ev.Topic, "pg.public."), ev.op(), ev.Key["id"], ev.Before, ev.After))
 	}
 	want := []string{
 		"k c key=1 before=map[] after=map[id:1 v:a]",
 		"kfull c key=1 before=map[] after=map[id:1 v:a]",
 		"k d key=1 before=map[id:1 v:<nil>] after=map[]",
+		"k tombstone key=1 before=map[] after=map[]",
 		"k c key=2 before=map[] after=map[id:2 v:a]",
 		"kfull d key=1 before=map[id:1 v:a] after=map[]",
+		"kfull tombstone key=1 before=map[] after=map[]",
 		"kfull c key=2 before=map[] after=map[id:2 v:b]",
 		"kfull u key=2 before=map[id:2 v:b] after=map[id:2 v:c]",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("records:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// With tombstones.on.delete=false a delete (also the delete half of a key
+// change) is its event alone. With the default, a table without a primary
+// key gets no tombstones: its records have no key for one to delete.
+func TestNoTombstones(t *testing.T) {
+	run := func(t *testing.T, config map[string]string, sql []string, topics []string, want []string) {
+		t.Helper()
+		e := newEnv(t, config)
+		e.exec(sql[0])
+		cfgs, _ := taskConfigs(t, e.config, 1)
+		e.run(cfgs[0])
+		e.waitSlotActive("cdc_slot")
+		e.exec(sql[1:]...)
+		evs := e.consume(topics, len(want), 500*time.Millisecond)
+		byCommit(evs)
+		var got []string
+		for _, ev := range evs {
+			got = append(got, fmt.Sprintf("%s %s %d", strings.TrimPrefix(ev.Topic, "pg.public."), ev.op(), ev.id()))
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("records:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+	t.Run("off", func(t *testing.T) {
+		run(t, map[string]string{"snapshot.mode": "never", "table.include.list": "k", KeyTombstonesOnDelete: "FALSE"},
+			[]string{"CREATE TABLE k (id int PRIMARY KEY, v text)",
+				"INSERT INTO k VALUES (1, 'a'), (2, 'b')", "DELETE FROM k WHERE id = 1", "UPDATE k SET id = 3 WHERE id = 2", "INSERT INTO k VALUES (4, 'd')"},
+			[]string{"pg.public.k"},
+			[]string{"k c 1", "k c 2", "k d 1", "k d 2", "k c 3", "k c 4"})
+	})
+	t.Run("no primary key", func(t *testing.T) {
+		run(t, map[string]string{"snapshot.mode": "never", "table.include.list": "nokey,k"},
+			[]string{"CREATE TABLE nokey (id int, v text); ALTER TABLE nokey REPLICA IDENTITY FULL; CREATE TABLE k (id int PRIMARY KEY)",
+				"INSERT INTO nokey VALUES (1, 'a')", "DELETE FROM nokey WHERE id = 1", "INSERT INTO k VALUES (5)", "DELETE FROM k WHERE id = 5"},
+			[]string{"pg.public.nokey", "pg.public.k"},
+			[]string{"nokey c 1", "nokey d 1", "k c 5", "k d 5", "k tombstone 5"})
+	})
 }

@@ -19,7 +19,8 @@ limitations under the License.
 // the changes of the tables of a publication from a replication slot, with
 // an optional initial snapshot taken consistently with the slot, and turns
 // every insert, update, delete and truncate into a record with before and
-// after images. The WAL position is the source offset; the server learns
+// after images (a delete is followed by a tombstone, unless
+// tombstones.on.delete=false). The WAL position is the source offset; the server learns
 // that it may recycle WAL (the slot's confirmed_flush_lsn) only after Kafka
 // acknowledged the records and their offsets were stored. A replication
 // slot has one reader, so the connector always runs exactly one task.
@@ -55,6 +56,7 @@ const (
 	KeyPollIntervalMs         = "poll.interval.ms"
 	KeyStatusIntervalMs       = "status.interval.ms"
 	KeyUnavailablePlaceholder = "unavailable.value.placeholder"
+	KeyTombstonesOnDelete     = "tombstones.on.delete"
 )
 
 // DefaultUnavailablePlaceholder marks a value the server did not send.
@@ -141,6 +143,12 @@ func Spec() plugin.ConfigSpec {
 			Doc: "Stands for a large (TOASTed) value that an UPDATE left unchanged and the server therefore did not send, on a table without REPLICA IDENTITY FULL: " +
 				"text-like columns get this text and bytea columns its bytes in the after image, so that a consumer can tell \"unchanged, not sent\" from NULL; " +
 				"columns of other types stay NULL. With REPLICA IDENTITY FULL the value is taken from the before image instead."},
+		plugin.ConfigField{Name: KeyTombstonesOnDelete, Type: plugin.TypeBoolean, Default: "true", Group: group, Importance: plugin.ImportanceMedium, Width: plugin.WidthShort,
+			Doc: "Follow every delete event (op d, also the delete half of an UPDATE that changes the primary key) with a tombstone: " +
+				"a record with the same key and a null value, so that Kafka log compaction can drop the key and keyed sinks " +
+				"(the PostgreSQL sink with delete.enabled=true) delete the row. Rows of a table without a primary key have no key, " +
+				"so their deletes get no tombstone (it would delete nothing, and a compacted topic refuses records without a key). " +
+				"false: deletes are the d event only."},
 	)
 	return plugin.ConfigSpec{Fields: fields}
 }
@@ -172,6 +180,7 @@ type settings struct {
 	pollInterval   time.Duration
 	statusInterval time.Duration
 	unavailable    string // unavailable.value.placeholder
+	tombstones     bool   // tombstones.on.delete
 }
 
 func parseSettings(config map[string]string) (settings, error) {
@@ -190,6 +199,7 @@ func parseSettings(config map[string]string) (settings, error) {
 		pollInterval:   time.Duration(cfg.Long(KeyPollIntervalMs)) * time.Millisecond,
 		statusInterval: time.Duration(cfg.Long(KeyStatusIntervalMs)) * time.Millisecond,
 		unavailable:    cfg.String(KeyUnavailablePlaceholder),
+		tombstones:     cfg.Bool(KeyTombstonesOnDelete),
 	}
 	for _, item := range cfg.List(KeyTableIncludeList) {
 		t, err := parseTable(item)

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -197,33 +198,55 @@ func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 	}
 }
 
-// event is a consumed change record.
+// event is a consumed change record, or a tombstone (no value).
 type event struct {
-	Topic  string
-	Offset int64
-	Key    map[string]any
-	Op     string         `json:"op"`
-	Before map[string]any `json:"before"`
-	After  map[string]any `json:"after"`
-	Source map[string]any `json:"source"`
+	Topic     string
+	Partition int32
+	Offset    int64
+	Key       map[string]any
+	Tombstone bool
+	Op        string         `json:"op"`
+	Before    map[string]any `json:"before"`
+	After     map[string]any `json:"after"`
+	Source    map[string]any `json:"source"`
+}
+
+// tombstoneOp stands for a tombstone in the tests' lists of operations.
+const tombstoneOp = "tombstone"
+
+// op returns the event's operation, or tombstoneOp.
+func (ev event) op() string {
+	if ev.Tombstone {
+		return tombstoneOp
+	}
+	return ev.Op
 }
 
 func (ev event) String() string {
+	if ev.Tombstone {
+		return fmt.Sprintf("%s %s key=%v", ev.Topic, tombstoneOp, ev.Key)
+	}
 	return fmt.Sprintf("%s %s key=%v before=%v after=%v", ev.Topic, ev.Op, ev.Key, ev.Before, ev.After)
 }
 
-// id returns the "id" column of the row the event is about.
+// id returns the "id" column of the row the event is about (of the key,
+// for a tombstone).
 func (ev event) id() int64 {
 	row := ev.After
 	if row == nil {
 		row = ev.Before
+	}
+	if ev.Tombstone {
+		row = ev.Key
 	}
 	n, _ := row["id"].(float64)
 	return int64(n)
 }
 
 // consume reads topics from the start until want records arrived, then
-// keeps reading for settle to catch records beyond want (duplicates).
+// keeps reading for settle to catch records beyond want (duplicates). A
+// tombstone must come right after the delete event of its key in its
+// Kafka partition; it gets that event's source, so byCommit can place it.
 func (e *env) consume(topics []string, want int, settle time.Duration) []event {
 	e.t.Helper()
 	cl, err := kgo.NewClient(append(append([]kgo.Opt{}, e.opts...), kgo.ConsumeTopics(topics...),
@@ -255,7 +278,9 @@ func (e *env) consume(topics []string, want int, settle time.Duration) []event {
 		cancel()
 		fs.EachRecord(func(r *kgo.Record) {
 			var ev event
-			if err := json.Unmarshal(r.Value, &ev); err != nil {
+			if r.Value == nil {
+				ev.Tombstone = true
+			} else if err := json.Unmarshal(r.Value, &ev); err != nil {
 				e.t.Fatalf("record value %s: %v", r.Value, err)
 			}
 			if len(r.Key) > 0 && string(r.Key) != "null" {
@@ -263,7 +288,20 @@ func (e *env) consume(topics []string, want int, settle time.Duration) []event {
 					e.t.Fatalf("record key %s: %v", r.Key, err)
 				}
 			}
-			ev.Topic, ev.Offset = r.Topic, r.Offset
+			ev.Topic, ev.Partition, ev.Offset = r.Topic, r.Partition, r.Offset
+			if ev.Tombstone {
+				prev := -1
+				for i := len(out) - 1; i >= 0 && prev < 0; i-- {
+					if out[i].Topic == ev.Topic && out[i].Partition == ev.Partition {
+						prev = i
+					}
+				}
+				if prev < 0 || out[prev].Tombstone || out[prev].Op != OpDelete || !reflect.DeepEqual(out[prev].Key, ev.Key) || ev.Key == nil {
+					e.t.Fatalf("a tombstone with key %v at %s/%d/%d does not follow the delete event of its key; records so far:\n%s",
+						ev.Key, r.Topic, r.Partition, r.Offset, list(out))
+				}
+				ev.Source = out[prev].Source
+			}
 			out = append(out, ev)
 		})
 	}
@@ -294,9 +332,21 @@ func byCommit(evs []event) {
 		if la != lb {
 			return la < lb
 		}
-		// The two records of a key change share their change's position;
-		// they may sit in different partitions (other keys), so the
-		// consumed order says nothing: the delete was emitted first.
-		return evs[i].Op == OpDelete && evs[j].Op != OpDelete
+		// The records of a delete or a key change share their change's
+		// position; they may sit in different partitions (other keys), so
+		// the consumed order says nothing: the delete was emitted first,
+		// then its tombstone, then the create.
+		return emitRank(evs[i]) < emitRank(evs[j])
 	})
+}
+
+// emitRank orders the records of one change as the task emits them.
+func emitRank(ev event) int {
+	switch {
+	case ev.Tombstone:
+		return 1
+	case ev.Op == OpDelete:
+		return 0
+	}
+	return 2
 }

@@ -271,8 +271,9 @@ type change struct {
 	commitTime time.Time
 }
 
-// record builds the source record of a change.
-func (r *relation) record(s settings, db string, partition map[string]any, ch change, offset map[string]any) *plugin.SourceRecord {
+// record builds the source record of a change, without its source
+// offset (the caller sets it).
+func (r *relation) record(s settings, db string, partition map[string]any, ch change) *plugin.SourceRecord {
 	src := data.NewStruct(SourceSchema).
 		Put("connector", "postgresql").
 		Put("name", s.topicPrefix).
@@ -313,7 +314,6 @@ func (r *relation) record(s settings, db string, partition map[string]any, ch ch
 	}
 	rec := &plugin.SourceRecord{
 		SourcePartition: partition,
-		SourceOffset:    offset,
 		Topic:           r.topic,
 		KeySchema:       ks,
 		Key:             k,
@@ -322,4 +322,20 @@ func (r *relation) record(s settings, db string, partition map[string]any, ch ch
 		Timestamp:       ch.commitTime,
 	}
 	return rec
+}
+
+// tombstone returns the tombstone that follows a delete event: the same
+// topic, source partition, key and timestamp, and a null value without a
+// schema (converters write a null Kafka value only when both are nil). The
+// caller sets its source offset.
+func tombstone(del *plugin.SourceRecord) *plugin.SourceRecord {
+	return &plugin.SourceRecord{
+		SourcePartition: del.SourcePartition,
+		Topic:           del.Topic,
+		Partition:       del.Partition,
+		KeySchema:       del.KeySchema,
+		Key:             del.Key,
+		Timestamp:       del.Timestamp,
+		Headers:         del.Headers,
+	}
 }

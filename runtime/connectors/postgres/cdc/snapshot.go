@@ -141,8 +141,8 @@ func (sn *snapshot) next(ctx context.Context, n int) (recs []*plugin.SourceRecor
 		if err != nil {
 			return nil, false, err
 		}
-		rec := sn.cur.record(sn.s, sn.db, sn.partition, change{op: OpRead, after: row, snapshot: true, lsn: sn.cp},
-			position{lsn: sn.cp, snapshot: true}.offset())
+		rec := sn.cur.record(sn.s, sn.db, sn.partition, change{op: OpRead, after: row, snapshot: true, lsn: sn.cp})
+		rec.SourceOffset = position{lsn: sn.cp, snapshot: true}.offset()
 		sn.rows++
 		if sn.held != nil {
 			recs = append(recs, sn.held)

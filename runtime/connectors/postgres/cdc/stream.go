@@ -234,10 +234,12 @@ func (st *streamer) handle(ctx context.Context, xld pglogrepl.XLogData) error {
 }
 
 // change counts a change of the current transaction and, unless it was
-// delivered before or its table is not captured, emits its records (a
-// key-changing update gives two: every record but the last carries the
-// position before the change, so a restart between them emits the change
-// again rather than lose its second half).
+// delivered before or its table is not captured, emits its records. A
+// change may give several: a delete is followed by its tombstone (with
+// tombstones.on.delete), a key-changing update gives a delete (and its
+// tombstone) and a create. Every record but the last carries the position
+// before the change, so a restart between them emits the whole change
+// again (a duplicate delete event at worst) rather than lose the rest.
 func (st *streamer) change(ctx context.Context, relID uint32, lsn pglogrepl.LSN, build func(*relation) ([]change, error)) error {
 	if !st.inTx {
 		return fmt.Errorf("replication slot %s: change at %s outside a transaction", st.s.slot, lsn)
@@ -257,13 +259,22 @@ func (st *streamer) change(ctx context.Context, relID uint32, lsn pglogrepl.LSN,
 	if err != nil {
 		return fmt.Errorf("change at %s: %w", lsn, err)
 	}
-	for i, ch := range chs {
+	recs := make([]*plugin.SourceRecord, 0, 2*len(chs))
+	for _, ch := range chs {
 		ch.xid, ch.lsn, ch.commitLSN, ch.commitTime = st.xid, lsn, st.commitLSN, st.commitTime
+		rec := r.record(st.s, st.db, st.partition, ch)
+		recs = append(recs, rec)
+		if ch.op == OpDelete && st.s.tombstones && rec.Key != nil {
+			recs = append(recs, tombstone(rec))
+		}
+	}
+	for i, rec := range recs {
 		pos := position{lsn: st.commitLSN, seq: st.seq}
-		if i < len(chs)-1 {
+		if i < len(recs)-1 {
 			pos.seq--
 		}
-		if err := st.emit(ctx, r.record(st.s, st.db, st.partition, ch, pos.offset())); err != nil {
+		rec.SourceOffset = pos.offset()
+		if err := st.emit(ctx, rec); err != nil {
 			return err
 		}
 	}

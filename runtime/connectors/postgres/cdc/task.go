@@ -48,8 +48,7 @@ type Task struct {
 	hasPoll bool
 	npolled int64 // records handed out
 
-	acked     position // position of the last record Kafka acknowledged
-	hasAcked  bool
+	prefix    ackedPrefix // records handed out, as Kafka acknowledges them
 	nacked    int64
 	acks      acks
 	db        string
@@ -132,6 +131,7 @@ func (t *Task) handedOut(recs []*plugin.SourceRecord) {
 		t.polled, t.hasPoll = p, true
 	}
 	t.npolled += int64(len(recs))
+	t.prefix.handedOut(recs)
 }
 
 func (t *Task) pollStream(ctx context.Context) ([]*plugin.SourceRecord, error) {
@@ -328,23 +328,27 @@ func (t *Task) teardown() {
 	t.out, t.done, t.streamErr = nil, nil, nil
 }
 
-// CommitRecord notes the position of a record Kafka acknowledged.
+// CommitRecord notes a record Kafka acknowledged.
 func (t *Task) CommitRecord(rec *plugin.SourceRecord, _ *plugin.RecordMetadata) error {
 	t.nacked++
-	p, err := parsePosition(rec.SourceOffset)
-	if err != nil {
-		return fmt.Errorf("postgres cdc: acknowledged record: %w", err)
-	}
-	t.acked, t.hasAcked = p, true
+	t.prefix.acked(rec)
 	return nil
 }
 
-// Commit runs after the offsets of the acknowledged records are stored:
-// the stream goroutine may now confirm their position to the server.
+// Commit runs after the runner stored the offset of the last record
+// acknowledged together with every record before it (the connector has one
+// source partition): the stream goroutine may now confirm that record's
+// position to the server, and no further, even when later records were
+// acknowledged already (they may sit in other Kafka partitions).
 func (t *Task) Commit(context.Context) error {
-	if t.hasAcked {
-		t.acks.set(t.acked, t.nacked)
+	if t.prefix.last == nil {
+		return nil
 	}
+	p, err := parsePosition(t.prefix.last)
+	if err != nil {
+		return fmt.Errorf("postgres cdc: acknowledged record: %w", err)
+	}
+	t.acks.set(p, t.nacked)
 	return nil
 }
 

@@ -18,6 +18,9 @@ package cdc
 
 import (
 	"context"
+	"fmt"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -219,5 +222,146 @@ func TestColumnAddedWhileStreaming(t *testing.T) {
 	}
 	if k := recs[1].Key.(*data.Struct); k.Get("id") != int32(2) {
 		t.Fatalf("key %v", k)
+	}
+}
+
+// streamingTask starts a task on table t (id int PRIMARY KEY, v text)
+// without a snapshot and waits until it reads the slot.
+func streamingTask(t *testing.T) (*env, *plugintest.OffsetStore, *Task) {
+	t.Helper()
+	e := newEnv(t, map[string]string{"snapshot.mode": "never", "table.include.list": "t"})
+	e.exec("CREATE TABLE t (id int PRIMARY KEY, v text)")
+	offsets := plugintest.NewOffsetStore()
+	tk := startTask(t, e.config, offsets)
+	if _, err := tk.Poll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	e.waitSlotActive("cdc_slot")
+	return e, offsets, tk
+}
+
+// A delete is its event and then its tombstone; the event carries the
+// position before the change and the tombstone the change's own, so a
+// restart after the event was stored but before the tombstone was emits
+// both again instead of losing the tombstone. The same holds for the
+// delete half of a key-changing update (event, tombstone, then the create
+// carries the change's position). A restart after everything was stored
+// repeats nothing.
+func TestTombstoneSurvivesRestart(t *testing.T) {
+	e, offsets, tk := streamingTask(t)
+	e.exec("INSERT INTO t VALUES (1, 'a'), (2, 'b')", "DELETE FROM t WHERE id = 1", "UPDATE t SET id = 3 WHERE id = 2")
+
+	describe := func(recs []*plugin.SourceRecord) string {
+		var b strings.Builder
+		for _, r := range recs {
+			k, _ := r.Key.(*data.Struct)
+			op := "tombstone"
+			if r.Value != nil {
+				op, _ = r.Value.(*data.Struct).Get(FieldOp).(string)
+			}
+			p, err := parsePosition(r.SourceOffset)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&b, "%s %v seq=%d; ", op, k.Get("id"), p.seq)
+		}
+		return b.String()
+	}
+	store := func(tk *Task, recs []*plugin.SourceRecord) {
+		t.Helper()
+		for _, r := range recs {
+			if err := tk.CommitRecord(r, &plugin.RecordMetadata{Topic: r.Topic}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := offsets.Put(recs[0].SourcePartition, recs[len(recs)-1].SourceOffset); err != nil {
+			t.Fatal(err)
+		}
+		if err := tk.Commit(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if err := tk.Stop(); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	recs := pollN(t, tk, 7)
+	// Positions count the changes of each transaction.
+	if got, want := describe(recs), "c 1 seq=1; c 2 seq=2; d 1 seq=0; tombstone 1 seq=1; d 2 seq=0; tombstone 2 seq=0; c 3 seq=1; "; got != want {
+		t.Fatalf("records:\n got %s\nwant %s", got, want)
+	}
+	del, tomb := recs[2], recs[3]
+	if tomb.Value != nil || tomb.ValueSchema != nil || tomb.Topic != del.Topic || tomb.KeySchema != del.KeySchema ||
+		!reflect.DeepEqual(tomb.Key, del.Key) || !reflect.DeepEqual(tomb.SourcePartition, del.SourcePartition) || !tomb.Timestamp.Equal(del.Timestamp) {
+		t.Fatalf("tombstone %+v does not match its delete %+v", tomb, del)
+	}
+
+	// Stored through the first delete event, not its tombstone.
+	store(tk, recs[:3])
+	tk2 := startTask(t, e.config, offsets)
+	again := pollN(t, tk2, 5)
+	if got, want := describe(again), "d 1 seq=0; tombstone 1 seq=1; d 2 seq=0; tombstone 2 seq=0; c 3 seq=1; "; got != want {
+		t.Fatalf("after a restart between a delete and its tombstone:\n got %s\nwant %s", got, want)
+	}
+
+	// Stored through the key change's tombstone, not its create.
+	store(tk2, again[:4])
+	tk3 := startTask(t, e.config, offsets)
+	again = pollN(t, tk3, 3)
+	if got, want := describe(again), "d 2 seq=0; tombstone 2 seq=0; c 3 seq=1; "; got != want {
+		t.Fatalf("after a restart inside a key change:\n got %s\nwant %s", got, want)
+	}
+
+	// Everything stored: the next run starts with the next change.
+	store(tk3, again)
+	tk4 := startTask(t, e.config, offsets)
+	e.exec("INSERT INTO t VALUES (4, 'd')")
+	if got, want := describe(pollN(t, tk4, 1)), "c 4 seq=1; "; got != want {
+		t.Fatalf("after a restart with everything stored: got %s, want %s", got, want)
+	}
+}
+
+// Kafka may acknowledge records out of order (they sit in different
+// partitions): here the create of a key change before the change's delete
+// and tombstone. The runner stores only the offset of the last record
+// acknowledged together with all before it, so the server must not be
+// told more either: after a restart from the stored offset the delete,
+// its tombstone and the create arrive again.
+func TestOutOfOrderAcksConfirmNoFurther(t *testing.T) {
+	e, offsets, tk := streamingTask(t)
+	e.exec("INSERT INTO t VALUES (1, 'a')", "UPDATE t SET id = 2 WHERE id = 1")
+	recs := pollN(t, tk, 4) // c 1; d 1, tombstone 1, c 2
+	if recs[2].Value != nil || recs[3].Key.(*data.Struct).Get("id") != int32(2) {
+		t.Fatalf("records %v", recs)
+	}
+	ins, keyChange := recs[0], recs[1:]
+	for _, r := range []*plugin.SourceRecord{ins, keyChange[2]} {
+		if err := tk.CommitRecord(r, &plugin.RecordMetadata{Topic: r.Topic}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// What the runner stores: the insert's offset, the only one whose
+	// record and all earlier ones were acknowledged.
+	if err := offsets.Put(ins.SourcePartition, ins.SourceOffset); err != nil {
+		t.Fatal(err)
+	}
+	if err := tk.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := tk.Stop(); err != nil { // sends the confirmed position
+		t.Fatal(err)
+	}
+	insPos, _ := parsePosition(ins.SourceOffset)
+	keyPos, _ := parsePosition(keyChange[0].SourceOffset)
+	if got := e.confirmedFlush("cdc_slot"); got > keyPos.lsn {
+		t.Errorf("confirmed_flush_lsn %s is past the key change's commit %s (the insert committed at %s)", got, keyPos.lsn, insPos.lsn)
+	}
+	tk2 := startTask(t, e.config, offsets)
+	again := pollN(t, tk2, 3)
+	for i, r := range again {
+		if !reflect.DeepEqual(r.Key, keyChange[i].Key) || (r.Value == nil) != (keyChange[i].Value == nil) ||
+			!reflect.DeepEqual(r.SourceOffset, keyChange[i].SourceOffset) {
+			t.Fatalf("after the restart, record %d is %+v, want %+v", i, r, keyChange[i])
+		}
 	}
 }

@@ -122,3 +122,38 @@ func TestValidateProblems(t *testing.T) {
 		t.Errorf("an invalid slot name passed: %v", errs)
 	}
 }
+
+// tombstones.on.delete is in the config definition (default true) and a
+// value other than true or false is refused on its key.
+func TestValidateTombstonesOnDelete(t *testing.T) {
+	cfg := map[string]string{"name": "cdc", "connector.class": Class, "topic.prefix": "pg.", "connection.url": "postgres://u@127.0.0.1:1/db"}
+	res := plugin.ValidateConfig(context.Background(), Plugin(), cfg)
+	found := false
+	for _, c := range res.Configs {
+		if c.Definition.Name == KeyTombstonesOnDelete {
+			found = true
+			if c.Definition.Type != plugin.TypeBoolean || c.Value.Value == nil || *c.Value.Value != "true" {
+				t.Fatalf("%s: type %s, value %v; want a BOOLEAN defaulting to true", KeyTombstonesOnDelete, c.Definition.Type, c.Value.Value)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("%s is not in the config definition", KeyTombstonesOnDelete)
+	}
+	if s, err := parseSettings(cfg); err != nil || !s.tombstones {
+		t.Fatalf("default: tombstones %v, %v; want true", s.tombstones, err)
+	}
+	cfg[KeyTombstonesOnDelete] = "False"
+	if s, err := parseSettings(cfg); err != nil || s.tombstones {
+		t.Fatalf("False: tombstones %v, %v; want false", s.tombstones, err)
+	}
+	cfg[KeyTombstonesOnDelete] = "yes"
+	errs := map[string]string{}
+	for _, fe := range plugin.ValidateConfig(context.Background(), Plugin(), cfg).Errors() {
+		errs[fe.Name] += fe.Message
+	}
+	wantError(t, errs, KeyTombstonesOnDelete, "yes", KeyTombstonesOnDelete, "true or false")
+	if _, err := parseSettings(cfg); err == nil || !strings.Contains(err.Error(), KeyTombstonesOnDelete) {
+		t.Fatalf("parseSettings accepted %s=yes: %v", KeyTombstonesOnDelete, err)
+	}
+}
