@@ -106,10 +106,13 @@ type SourceTask interface {
 	// Records arrive in acknowledgement order.
 	CommitRecord(record *SourceRecord, metadata *RecordMetadata) error
 
-	// Commit is called after the source offsets of all records acknowledged
-	// so far have been stored in the offset store: the task may now
-	// acknowledge them in the source system (for example delete processed
-	// files or advance a replication slot).
+	// Commit is called after source offsets have been stored in the offset
+	// store: per source partition, the offset of the last record that Kafka
+	// acknowledged together with every record returned before it (Kafka
+	// acknowledges topic partitions independently, so a later record may be
+	// acknowledged before an earlier one; CommitRecord tells which). The
+	// task may now acknowledge up to there in the source system (for
+	// example delete processed files or advance a replication slot).
 	Commit(ctx context.Context) error
 
 	// Stop releases the task's resources. It is called after the last Poll
