@@ -221,9 +221,12 @@ type failedRecord struct {
 	sink   *plugin.SinkRecord // a record a sink task reported, when kafka is nil
 }
 
-// errorHandler applies a task's ErrorConfig. It is used from one goroutine
-// at a time (the sink's loop, the source's sender); the dead letter queue's
-// promise runs on the producer's goroutines and only touches dlq.
+// errorHandler applies a task's ErrorConfig: from the sink's loop or the
+// source's sender, and from a sink task's own goroutines through its
+// errant record reporter. Its fields do not change after start, the
+// metrics are atomic and the dead letter queue locks, so calls may
+// overlap; the dead letter queue's promise runs on the producer's
+// goroutines and only touches dlq.
 type errorHandler struct {
 	cfg     ErrorConfig
 	id      ID

@@ -386,10 +386,10 @@ func (t *Task) writeEach(ctx context.Context, batch []*plugin.SinkRecord) (int, 
 		if plugin.IsRetriable(err) {
 			return i, err
 		}
+		// The reporter logs it when errors.log.enable asks for it.
 		if rerr := t.errant.Report(ctx, r, err); rerr != nil {
 			return i, rerr
 		}
-		t.log.Warn("skipped a record the table does not take", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "error", err)
 	}
 	return len(batch), nil
 }
