@@ -116,6 +116,32 @@ func Resolve(class string) (string, error) {
 	return "", fmt.Errorf("unknown converter class %q; use one of %s", class, strings.Join(Classes(), ", "))
 }
 
+// ConfigKey documents one configuration key of a converter (without the
+// key.converter. or value.converter. prefix); Type is named as in Kafka's
+// ConfigDef.
+type ConfigKey struct{ Name, Type, Default, Doc string }
+
+// configKeys are the keys each converter class reads.
+var configKeys = map[string][]ConfigKey{
+	JSONClass: {
+		{KeySchemasEnable, "BOOLEAN", "true", "Whether the JSON carries the schema next to the payload ({\"schema\":...,\"payload\":...})."},
+		{KeyDecimalFormat, "STRING", "BASE64", "How decimals are written: BASE64 (the unscaled value's bytes, Kafka's default) or NUMERIC (a JSON number)."},
+		{KeyReplaceNullWithDefault, "BOOLEAN", "true", "Whether a null payload of a field with a default reads as the default."},
+	},
+	StringClass:    {{KeyEncoding, "STRING", "UTF-8", "Character encoding of the strings; only UTF-8 is supported."}},
+	ByteArrayClass: {},
+}
+
+// ConfigKeys returns the configuration keys of a converter class (or
+// alias).
+func ConfigKeys(class string) ([]ConfigKey, error) {
+	full, err := Resolve(class)
+	if err != nil {
+		return nil, err
+	}
+	return configKeys[full], nil
+}
+
 // Classes lists the full class names of the built-in converters, sorted.
 func Classes() []string {
 	out := make([]string, 0, len(classes))

@@ -477,6 +477,11 @@ func keyInfo(f plugin.ConfigField, order int) connectapi.ConfigKeyInfo {
 func (h *Herder) PluginConfig(_ context.Context, name string) ([]connectapi.ConfigKeyInfo, error) {
 	p, err := h.lookupPlugin(name)
 	if err != nil {
+		// Transformations, predicates and converters have their keys
+		// listed too (KIP-769).
+		if keys, ok := otherPluginConfig(name); ok {
+			return keys, nil
+		}
 		return nil, err
 	}
 	out := []connectapi.ConfigKeyInfo{}
@@ -515,4 +520,36 @@ func (h *Herder) Limits(_ context.Context, name string) (connectapi.Limits, erro
 	}
 	// Not computed yet (the connector has not started): what is known.
 	return connectapi.Limits{TasksMax: tasksMax(cfg), EffectiveTasks: len(h.opts.Configs.TaskConfigs(name))}, nil
+}
+
+// otherPluginConfig lists the configuration keys of a transformation,
+// predicate or converter named by class or alias.
+func otherPluginConfig(name string) ([]connectapi.ConfigKeyInfo, bool) {
+	type key struct {
+		name, typ, def, doc string
+		required            bool
+	}
+	var keys []key
+	if opts, ok := transforms.OptionsOf(name); ok {
+		for _, o := range opts {
+			keys = append(keys, key{o.Name, o.OptionType(), o.Default, o.Doc, o.Required})
+		}
+	} else if cks, err := converter.ConfigKeys(name); err == nil {
+		for _, c := range cks {
+			keys = append(keys, key{c.Name, c.Type, c.Default, c.Doc, false})
+		}
+	} else {
+		return nil, false
+	}
+	out := make([]connectapi.ConfigKeyInfo, 0, len(keys))
+	for i, k := range keys {
+		info := connectapi.ConfigKeyInfo{Name: k.name, Type: k.typ, Required: k.required, Importance: "MEDIUM",
+			Documentation: k.doc, Width: "NONE", DisplayName: k.name, Dependents: []string{}, Order: i + 1}
+		if !k.required {
+			d := k.def
+			info.DefaultValue = &d
+		}
+		out = append(out, info)
+	}
+	return out, true
 }

@@ -63,3 +63,46 @@ func TestConnectorTransformsValidatedAtCreation(t *testing.T) {
 		t.Fatalf("plugins list lacks the transformations or predicates: %v", found)
 	}
 }
+
+// GET /connector-plugins/{plugin}/config answers for transformations,
+// predicates and converters too (KIP-769), by class or alias, with each
+// key's type, default and whether it is required.
+func TestPluginConfigOfTransformsPredicatesAndConverters(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	find := func(plugin, key string) connectapi.ConfigKeyInfo {
+		t.Helper()
+		keys, err := e.h.PluginConfig(ctx, plugin)
+		if err != nil {
+			t.Fatalf("config of %s: %v", plugin, err)
+		}
+		for _, k := range keys {
+			if k.Name == key {
+				return k
+			}
+		}
+		t.Fatalf("config of %s lacks %s: %+v", plugin, key, keys)
+		return connectapi.ConfigKeyInfo{}
+	}
+	if k := find("ReplaceField$Value", "exclude"); k.Type != "LIST" || k.Required || k.Documentation == "" {
+		t.Errorf("ReplaceField exclude: %+v", k)
+	}
+	if k := find("org.apache.kafka.connect.transforms.RegexRouter", "regex"); k.Type != "STRING" || !k.Required || k.DefaultValue != nil {
+		t.Errorf("RegexRouter regex: %+v", k)
+	}
+	if k := find("unwrap", "drop.tombstones"); k.Type != "BOOLEAN" || k.DefaultValue == nil || *k.DefaultValue != "true" {
+		t.Errorf("unwrap drop.tombstones: %+v", k)
+	}
+	if k := find("TopicNameMatches", "pattern"); !k.Required {
+		t.Errorf("TopicNameMatches pattern: %+v", k)
+	}
+	if k := find("org.apache.kafka.connect.json.JsonConverter", "schemas.enable"); k.Type != "BOOLEAN" || k.DefaultValue == nil || *k.DefaultValue != "true" {
+		t.Errorf("JsonConverter schemas.enable: %+v", k)
+	}
+	if keys, err := e.h.PluginConfig(ctx, "ByteArrayConverter"); err != nil || len(keys) != 0 {
+		t.Errorf("ByteArrayConverter: %v, %v; want no keys", keys, err)
+	}
+	if _, err := e.h.PluginConfig(ctx, "org.example.Nothing"); err == nil {
+		t.Error("an unknown plugin has a config")
+	}
+}

@@ -280,7 +280,7 @@ func (t *cast) Apply(r *Record) (*Record, error) {
 
 func init() {
 	registerBoth("Cast", "Casts fields, or the whole key or value, to another primitive type",
-		[]Option{{Name: "spec", Required: true,
+		[]Option{{Name: "spec", Type: "LIST", Required: true,
 			Doc: "field:type pairs, comma-separated, or a single type to cast the whole data; types int8, int16, int32, int64, float32, float64, boolean, string."}},
 		newCast)
 }

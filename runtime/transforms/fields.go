@@ -744,15 +744,15 @@ func init() {
 		newInsertField)
 	registerBoth("ReplaceField", "Keeps, drops and renames fields",
 		[]Option{
-			{Name: "exclude", Doc: "Fields to drop (old name: blacklist)."},
-			{Name: "include", Doc: "Fields to keep; empty keeps all (old name: whitelist)."},
-			{Name: "renames", Doc: "Renames as old:new pairs, comma-separated."},
-			{Name: "blacklist", Doc: "Old name of exclude."},
-			{Name: "whitelist", Doc: "Old name of include."},
+			{Name: "exclude", Type: "LIST", Doc: "Fields to drop (old name: blacklist)."},
+			{Name: "include", Type: "LIST", Doc: "Fields to keep; empty keeps all (old name: whitelist)."},
+			{Name: "renames", Type: "LIST", Doc: "Renames as old:new pairs, comma-separated."},
+			{Name: "blacklist", Type: "LIST", Doc: "Old name of exclude."},
+			{Name: "whitelist", Type: "LIST", Doc: "Old name of include."},
 		}, newReplaceField)
 	registerBoth("MaskField", "Replaces fields with the zero value of their type, or a replacement",
 		[]Option{
-			{Name: "fields", Required: true, Doc: "Fields to mask."},
+			{Name: "fields", Type: "LIST", Required: true, Doc: "Fields to mask."},
 			{Name: "replacement", Doc: "Replacement for numeric and string fields; empty masks with the type's zero value."},
 		},
 		func(o *Options, s side) Transformation {
@@ -765,7 +765,7 @@ func init() {
 		})
 	registerTransform(&TransformType{Class: kafkaPrefix + "ValueToKey", Aliases: []string{"ValueToKey"},
 		Doc:     "Replaces the record key with a struct (or map) of fields of the value.",
-		Options: []Option{{Name: "fields", Required: true, Doc: "Fields of the value to put in the key."}},
+		Options: []Option{{Name: "fields", Type: "LIST", Required: true, Doc: "Fields of the value to put in the key."}},
 		New: func(o *Options) Transformation {
 			return &valueToKey{fields: o.RequiredList("fields"), cache: schemaCache{}}
 		}})
@@ -787,7 +787,7 @@ func init() {
 			return &flatten{side: s, delim: d, cache: schemaCache{}}
 		})
 	registerBoth("SetSchemaMetadata", "Sets the name and/or version of the schema",
-		[]Option{{Name: "schema.name", Doc: "Schema name to set."}, {Name: "schema.version", Doc: "Schema version to set."}},
+		[]Option{{Name: "schema.name", Doc: "Schema name to set."}, {Name: "schema.version", Type: "INT", Doc: "Schema version to set."}},
 		func(o *Options, s side) Transformation {
 			t := &setSchemaMetadata{side: s, name: o.String("schema.name", ""), version: o.Int("schema.version", 0), cache: schemaCache{}}
 			if t.name == "" && t.version == 0 && len(o.Errors()) == 0 {

@@ -396,7 +396,7 @@ func init() {
 		}})
 	registerTransform(&TransformType{Class: kafkaPrefix + "DropHeaders", Aliases: []string{"DropHeaders"},
 		Doc:     "Removes every header with one of the keys.",
-		Options: []Option{{Name: "headers", Required: true, Doc: "Header keys to remove."}},
+		Options: []Option{{Name: "headers", Type: "LIST", Required: true, Doc: "Header keys to remove."}},
 		New: func(o *Options) Transformation {
 			t := &dropHeaders{headers: map[string]bool{}}
 			for _, h := range o.RequiredList("headers") {
@@ -406,8 +406,8 @@ func init() {
 		}})
 	registerBoth("HeaderFrom", "Copies or moves fields into headers",
 		[]Option{
-			{Name: "fields", Required: true, Doc: "Fields to copy or move."},
-			{Name: "headers", Required: true, Doc: "Header keys, one per field, in the same order."},
+			{Name: "fields", Type: "LIST", Required: true, Doc: "Fields to copy or move."},
+			{Name: "headers", Type: "LIST", Required: true, Doc: "Header keys, one per field, in the same order."},
 			{Name: "operation", Required: true, Doc: "move (remove the fields) or copy."},
 		},
 		func(o *Options, s side) Transformation {

@@ -105,10 +105,21 @@ func (f PredicateFunc) Test(r *Record) bool { return f(r) }
 // Option describes one configuration option of a transformation or
 // predicate, for documentation.
 type Option struct {
-	Name     string
+	Name string
+	// Type is the option's type as Kafka's ConfigDef names it (STRING,
+	// LIST, BOOLEAN, INT); empty means STRING.
+	Type     string
 	Default  string
 	Required bool
 	Doc      string
+}
+
+// OptionType is the option's type, STRING unless set.
+func (o Option) OptionType() string {
+	if o.Type == "" {
+		return "STRING"
+	}
+	return o.Type
 }
 
 // TransformType is a registered transformation: its class name, short
@@ -164,6 +175,18 @@ func registerPredicate(p *PredicateType) {
 		predicateTypes[n] = p
 	}
 	predicateList = append(predicateList, p)
+}
+
+// OptionsOf returns the options of the transformation or predicate with
+// the class or alias name; ok is false when there is none.
+func OptionsOf(name string) (opts []Option, ok bool) {
+	if t, found := transformTypes[name]; found {
+		return t.Options, true
+	}
+	if p, found := predicateTypes[name]; found {
+		return p.Options, true
+	}
+	return nil, false
 }
 
 // Transforms returns the registered transformation types, sorted by class.

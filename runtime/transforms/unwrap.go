@@ -140,7 +140,7 @@ func init() {
 			Doc: "What a delete event becomes: tombstone (a record with the key and a null value, which the PostgreSQL sink " +
 				"turns into a DELETE when delete.enabled=true), drop (nothing), or rewrite (the old row with " +
 				DeletedField + "=\"true\"; every other row then carries " + DeletedField + "=\"false\")."},
-			{Name: "drop.tombstones", Default: "true",
+			{Name: "drop.tombstones", Type: "BOOLEAN", Default: "true",
 				Doc: "Drop tombstones (records with a null value), such as the one the PostgreSQL CDC source sends after every " +
 					"delete event (tombstones.on.delete=true). With the default delete.handling.mode=tombstone the delete event " +
 					"itself becomes the tombstone, so true gives exactly one tombstone per delete, and false two (the same key " +
