@@ -53,6 +53,24 @@ func BenchmarkJSONTableRowFrom(b *testing.B) {
 	}
 }
 
+// BenchmarkAppendConnectData serialises a table row's key and value into
+// one reused buffer, as the source runner does with its arena.
+func BenchmarkAppendConnectData(b *testing.B) {
+	c, _ := NewJSON(nil)
+	ks, k, vs, v := tableRow(42)
+	buf := make([]byte, 0, 4096)
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if buf, _, err = c.AppendConnectData(buf[:0], "t", ks, k); err != nil {
+			b.Fatal(err)
+		}
+		if buf, _, err = c.AppendConnectData(buf, "t", vs, v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func BenchmarkJSONTableRowTo(b *testing.B) {
 	c, _ := NewJSON(nil)
 	_, _, vs, v := tableRow(42)

@@ -181,7 +181,7 @@ func ProducerOpts(maxRecords, maxBytes int) []kgo.Opt {
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.MaxBufferedRecords(maxRecords),
 		kgo.MaxBufferedBytes(maxBytes),
-		kgo.RecordPartitioner(explicitPartitioner{kgo.StickyKeyPartitioner(nil)}),
+		kgo.RecordPartitioner(newSourcePartitioner()),
 	}
 }
 
@@ -763,6 +763,13 @@ func (o *offsetReader) Offsets(ctx context.Context, partitions []map[string]any)
 		return nil, fmt.Errorf("offset store returned %d offsets for %d partitions", len(out), len(partitions))
 	}
 	return out, nil
+}
+
+// newSourcePartitioner returns the source producer's partitioner: a
+// record's explicit partition, else Kafka's default (murmur2 of the key,
+// sticky for records without a key).
+func newSourcePartitioner() kgo.Partitioner {
+	return explicitPartitioner{kgo.StickyKeyPartitioner(nil)}
 }
 
 // explicitPartitioner sends a record with a non-negative Partition there

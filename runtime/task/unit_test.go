@@ -88,7 +88,7 @@ func TestSubmittedCommittableOffsets(t *testing.T) {
 
 // Records with an explicit partition go there; the others are hashed by key.
 func TestExplicitPartitioner(t *testing.T) {
-	tp := explicitPartitioner{kgo.StickyKeyPartitioner(nil)}.ForTopic("t")
+	tp := newSourcePartitioner().ForTopic("t")
 	if p := tp.Partition(&kgo.Record{Partition: 5}, 8); p != 5 {
 		t.Fatalf("explicit partition 5 → %d", p)
 	}
