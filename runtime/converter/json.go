@@ -77,6 +77,7 @@ type JSON struct {
 	schemas                map[string]*data.Schema    // parsed envelope schemas by JSON text
 	schemaJSON             map[*data.Schema]*rendered // rendered envelope schemas and field names
 	last                   atomic.Pointer[lastSchema]
+	lastRendered           atomic.Pointer[rendered] // the rendering render returned last
 	enc                    data.JSONEncoder
 	schemasEnable          bool
 	replaceNullWithDefault bool
@@ -154,13 +155,11 @@ func (c *JSON) AppendConnectData(dst []byte, topic string, schema *data.Schema, 
 		}
 	}
 	if c.schemasEnable {
-		b.WriteString(`{"schema":`)
 		if r == nil {
-			b.WriteString("null")
+			b.WriteString(`{"schema":null,"payload":`)
 		} else {
-			b.Write(r.schema)
+			b.Write(r.prefix)
 		}
-		b.WriteString(`,"payload":`)
 	}
 	var err error
 	if r != nil && r.fields != nil {
@@ -177,27 +176,40 @@ func (c *JSON) AppendConnectData(dst []byte, topic string, schema *data.Schema, 
 	return b.Bytes(), false, nil
 }
 
-// rendered is what a converter keeps per schema: its envelope JSON and,
+// rendered is what a converter keeps per schema: with schemas enabled, the
+// envelope up to the payload (`{"schema":<schema JSON>,"payload":`) and,
 // for a struct schema, its fields' name prefixes (data.JSONFieldPrefixes).
 type rendered struct {
-	schema []byte
+	schema *data.Schema
+	prefix []byte
 	fields []string
 }
 
 // render returns the rendering of a schema, cached by pointer (bounded):
-// schemas are immutable once records use them.
+// schemas are immutable once records use them. The rendering returned
+// last is checked first, without the lock: a task's records mostly share
+// one schema.
 func (c *JSON) render(s *data.Schema) (*rendered, error) {
+	if r := c.lastRendered.Load(); r != nil && r.schema == s {
+		return r, nil
+	}
 	c.mu.Lock()
 	r, ok := c.schemaJSON[s]
 	c.mu.Unlock()
 	if ok {
+		c.lastRendered.Store(r)
 		return r, nil
 	}
-	var b bytes.Buffer
-	if err := c.writeSchema(&b, s); err != nil {
-		return nil, err
+	r = &rendered{schema: s}
+	if c.schemasEnable {
+		var b bytes.Buffer
+		b.WriteString(`{"schema":`)
+		if err := c.writeSchema(&b, s); err != nil {
+			return nil, err
+		}
+		b.WriteString(`,"payload":`)
+		r.prefix = b.Bytes()
 	}
-	r = &rendered{schema: b.Bytes()}
 	if s.Type == data.TypeStruct {
 		r.fields = data.JSONFieldPrefixes(s)
 	}
@@ -207,6 +219,7 @@ func (c *JSON) render(s *data.Schema) (*rendered, error) {
 	}
 	c.schemaJSON[s] = r
 	c.mu.Unlock()
+	c.lastRendered.Store(r)
 	return r, nil
 }
 
