@@ -264,3 +264,45 @@ func TestJSONFastPathConcurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// One converter serialising records of alternating schemas (so the last
+// rendering misses every time, and the bounded cache is cycled through)
+// writes what fresh converters write.
+func TestJSONRenderCacheAlternating(t *testing.T) {
+	c := mustJSON(t, nil)
+	ks, k, vs, v := tableRow(3)
+	other := make([]*data.Schema, schemaCacheSize+2)
+	for i := range other {
+		other[i] = data.StructOf(fmt.Sprintf("s%d", i), data.F("n", data.Int32Schema))
+	}
+	for round := range 3 {
+		for i, s := range []*data.Schema{ks, vs, ks, other[round], vs} {
+			val := any(k)
+			switch s {
+			case vs:
+				val = v
+			case other[round]:
+				val = data.NewStruct(s).Put("n", int32(i))
+			}
+			got, err := c.FromConnectData("t", s, val)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := mustJSON(t, nil).FromConnectData("t", s, val)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("round %d record %d: %s, want %s", round, i, got, want)
+			}
+		}
+	}
+	for _, s := range other {
+		if _, err := c.FromConnectData("t", s, data.NewStruct(s).Put("n", int32(1))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(c.schemaJSON); n > schemaCacheSize {
+		t.Fatalf("rendering cache holds %d schemas, bound %d", n, schemaCacheSize)
+	}
+}
