@@ -765,13 +765,6 @@ func (o *offsetReader) Offsets(ctx context.Context, partitions []map[string]any)
 	return out, nil
 }
 
-// newSourcePartitioner returns the source producer's partitioner: a
-// record's explicit partition, else Kafka's default (murmur2 of the key,
-// sticky for records without a key).
-func newSourcePartitioner() kgo.Partitioner {
-	return explicitPartitioner{kgo.StickyKeyPartitioner(nil)}
-}
-
 // explicitPartitioner sends a record with a non-negative Partition there
 // and delegates the others (Partition -1) to the key partitioner.
 type explicitPartitioner struct{ next kgo.Partitioner }
