@@ -146,7 +146,6 @@ func (c *JSON) AppendConnectData(dst []byte, topic string, schema *data.Schema, 
 	if schema == nil && value == nil {
 		return dst, true, nil
 	}
-	b := bytes.NewBuffer(dst) // stays on the stack: only appends to dst
 	var r *rendered
 	if schema != nil && (c.schemasEnable || schema.Type == data.TypeStruct) {
 		var err error
@@ -154,26 +153,27 @@ func (c *JSON) AppendConnectData(dst []byte, topic string, schema *data.Schema, 
 			return dst, false, fmt.Errorf("converting schema for topic %q to JSON: %w", topic, err)
 		}
 	}
+	b := dst
 	if c.schemasEnable {
 		if r == nil {
-			b.WriteString(`{"schema":null,"payload":`)
+			b = append(b, `{"schema":null,"payload":`...)
 		} else {
-			b.Write(r.prefix)
+			b = append(b, r.prefix...)
 		}
 	}
 	var err error
 	if r != nil && r.fields != nil {
-		err = c.enc.WriteStruct(b, schema, value, r.fields)
+		b, err = c.enc.AppendStruct(b, schema, value, r.fields)
 	} else {
-		err = c.enc.Write(b, schema, value)
+		b, err = c.enc.Append(b, schema, value)
 	}
 	if err != nil {
 		return dst, false, fmt.Errorf("converting value for topic %q to JSON: %w", topic, err)
 	}
 	if c.schemasEnable {
-		b.WriteByte('}')
+		b = append(b, '}')
 	}
-	return b.Bytes(), false, nil
+	return b, false, nil
 }
 
 // rendered is what a converter keeps per schema: with schemas enabled, the

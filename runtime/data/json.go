@@ -43,16 +43,25 @@ type JSONEncoder struct {
 
 // Write appends the JSON of value (following schema; nil = schemaless) to b.
 func (enc JSONEncoder) Write(b *bytes.Buffer, schema *Schema, value any) error {
-	return enc.writeValue(b, schema, value, "")
+	out, err := enc.Append(b.AvailableBuffer(), schema, value)
+	b.Write(out)
+	return err
+}
+
+// Append appends the JSON of value (following schema; nil = schemaless) to
+// dst and returns the extended slice. On an error, what it appended so far
+// is undefined.
+func (enc JSONEncoder) Append(dst []byte, schema *Schema, value any) ([]byte, error) {
+	return enc.appendValue(dst, schema, value, "")
 }
 
 // Marshal returns the JSON of value following schema (nil = schemaless).
 func (enc JSONEncoder) Marshal(schema *Schema, value any) ([]byte, error) {
-	var b bytes.Buffer
-	if err := enc.writeValue(&b, schema, value, ""); err != nil {
+	b, err := enc.appendValue(nil, schema, value, "")
+	if err != nil {
 		return nil, err
 	}
-	return b.Bytes(), nil
+	return b, nil
 }
 
 // MarshalJSON renders the struct with [JSONEncoder], so encoding/json and
@@ -64,10 +73,15 @@ func (s *Struct) MarshalJSON() ([]byte, error) {
 // MarshalJSON renders the decimal as a JSON number.
 func (d Decimal) MarshalJSON() ([]byte, error) { return []byte(d.String()), nil }
 
-// WriteJSONString writes s as a JSON string. Like Jackson it leaves '<', '>'
-// and '&' unescaped; invalid UTF-8 becomes U+FFFD.
+// WriteJSONString writes s as a JSON string (see [AppendJSONString]).
 func WriteJSONString(b *bytes.Buffer, s string) {
-	b.WriteByte('"')
+	b.Write(AppendJSONString(b.AvailableBuffer(), s))
+}
+
+// AppendJSONString appends s as a JSON string to b. Like Jackson it leaves
+// '<', '>' and '&' unescaped; invalid UTF-8 becomes U+FFFD.
+func AppendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		// Skip plain ASCII eight bytes at a time.
@@ -81,22 +95,21 @@ func WriteJSONString(b *bytes.Buffer, s string) {
 			continue
 		}
 		if c < utf8.RuneSelf {
-			b.WriteString(s[start:i])
+			b = append(b, s[start:i]...)
 			switch c {
 			case '"':
-				b.WriteString(`\"`)
+				b = append(b, `\"`...)
 			case '\\':
-				b.WriteString(`\\`)
+				b = append(b, `\\`...)
 			case '\n':
-				b.WriteString(`\n`)
+				b = append(b, `\n`...)
 			case '\r':
-				b.WriteString(`\r`)
+				b = append(b, `\r`...)
 			case '\t':
-				b.WriteString(`\t`)
+				b = append(b, `\t`...)
 			default:
-				b.WriteString(`\u00`)
-				b.WriteByte(hexDigits[c>>4])
-				b.WriteByte(hexDigits[c&0xf])
+				b = append(b, `\u00`...)
+				b = append(b, hexDigits[c>>4], hexDigits[c&0xf])
 			}
 			i++
 			start = i
@@ -104,16 +117,16 @@ func WriteJSONString(b *bytes.Buffer, s string) {
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
-			b.WriteString(s[start:i])
-			b.WriteString(`\ufffd`)
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
 			i += size
 			start = i
 			continue
 		}
 		i += size
 	}
-	b.WriteString(s[start:])
-	b.WriteByte('"')
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }
 
 const hexDigits = "0123456789abcdef"
@@ -152,275 +165,260 @@ func plain8(x uint64) bool {
 	return (x&hi)|below|((q-lo) & ^q & hi)|((bs-lo) & ^bs & hi) == 0
 }
 
-// writeInt writes x in decimal without allocating.
-func writeInt(b *bytes.Buffer, x int64) {
-	var num [20]byte
-	b.Write(strconv.AppendInt(num[:0], x, 10))
-}
-
 func typeErr(path string, s *Schema, v any) error {
 	return fmt.Errorf("%sinvalid Go type %T for schema %s", at(path), v, s)
 }
 
-func writeFloat(b *bytes.Buffer, f float64, bits int) error {
+func appendFloat(b []byte, f float64, bits int) ([]byte, error) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return fmt.Errorf("cannot encode %v as JSON", f)
+		return b, fmt.Errorf("cannot encode %v as JSON", f)
 	}
-	b.WriteString(strconv.FormatFloat(f, 'g', -1, bits))
-	return nil
+	return strconv.AppendFloat(b, f, 'g', -1, bits), nil
 }
 
-// writeValue writes value following schema; a nil schema writes schemaless.
-func (enc JSONEncoder) writeValue(b *bytes.Buffer, s *Schema, v any, path string) error {
+// appendValue appends value following schema; a nil schema writes schemaless.
+func (enc JSONEncoder) appendValue(b []byte, s *Schema, v any, path string) ([]byte, error) {
 	if s == nil {
-		return enc.writeSchemaless(b, v, path)
+		return enc.appendSchemaless(b, v, path)
 	}
 	if v == nil {
 		if s.Default != nil {
-			return enc.writeValue(b, s, s.Default, path)
+			return enc.appendValue(b, s, s.Default, path)
 		}
 		if !s.Optional {
-			return fmt.Errorf("%snull value for required %s schema", at(path), s.Type)
+			return b, fmt.Errorf("%snull value for required %s schema", at(path), s.Type)
 		}
-		b.WriteString("null")
-		return nil
+		return append(b, "null"...), nil
 	}
 	if s.IsLogical() {
-		return enc.writeLogical(b, s, v, path)
+		return enc.appendLogical(b, s, v, path)
 	}
 	switch s.Type {
 	case TypeInt8:
 		x, ok := v.(int8)
 		if !ok {
-			return typeErr(path, s, v)
+			return b, typeErr(path, s, v)
 		}
-		writeInt(b, int64(x))
+		return strconv.AppendInt(b, int64(x), 10), nil
 	case TypeInt16:
 		x, ok := v.(int16)
 		if !ok {
-			return typeErr(path, s, v)
+			return b, typeErr(path, s, v)
 		}
-		writeInt(b, int64(x))
+		return strconv.AppendInt(b, int64(x), 10), nil
 	case TypeInt32:
 		x, ok := v.(int32)
 		if !ok {
-			return typeErr(path, s, v)
+			return b, typeErr(path, s, v)
 		}
-		writeInt(b, int64(x))
+		return strconv.AppendInt(b, int64(x), 10), nil
 	case TypeInt64:
 		x, ok := v.(int64)
 		if !ok {
-			return typeErr(path, s, v)
+			return b, typeErr(path, s, v)
 		}
-		writeInt(b, x)
+		return strconv.AppendInt(b, x, 10), nil
 	case TypeFloat32:
 		x, ok := v.(float32)
 		if !ok {
-			return typeErr(path, s, v)
+			return b, typeErr(path, s, v)
 		}
-		return writeFloat(b, float64(x), 32)
+		return appendFloat(b, float64(x), 32)
 	case TypeFloat64:
 		x, ok := v.(float64)
 		if !ok {
-			return typeErr(path, s, v)
+			return b, typeErr(path, s, v)
 		}
-		return writeFloat(b, x, 64)
+		return appendFloat(b, x, 64)
 	case TypeBoolean:
 		x, ok := v.(bool)
 		if !ok {
-			return typeErr(path, s, v)
+			return b, typeErr(path, s, v)
 		}
-		b.WriteString(strconv.FormatBool(x))
+		return strconv.AppendBool(b, x), nil
 	case TypeString:
 		x, ok := v.(string)
 		if !ok {
-			return typeErr(path, s, v)
+			return b, typeErr(path, s, v)
 		}
-		WriteJSONString(b, x)
+		return AppendJSONString(b, x), nil
 	case TypeBytes:
 		x, ok := v.([]byte)
 		if !ok {
-			return typeErr(path, s, v)
+			return b, typeErr(path, s, v)
 		}
-		writeBase64(b, x)
+		return appendBase64(b, x), nil
 	case TypeArray:
 		x, ok := v.([]any)
 		if !ok {
-			return typeErr(path, s, v)
+			return b, typeErr(path, s, v)
 		}
-		b.WriteByte('[')
+		b = append(b, '[')
 		for i, e := range x {
 			if i > 0 {
-				b.WriteByte(',')
+				b = append(b, ',')
 			}
-			if err := enc.writeValue(b, s.Elem, e, path+"["+strconv.Itoa(i)+"]"); err != nil {
-				return err
+			var err error
+			if b, err = enc.appendValue(b, s.Elem, e, path+"["+strconv.Itoa(i)+"]"); err != nil {
+				return b, err
 			}
 		}
-		b.WriteByte(']')
+		return append(b, ']'), nil
 	case TypeMap:
 		entries, err := mapEntries(v)
 		if err != nil {
-			return fmt.Errorf("%s%w", at(path), err)
+			return b, fmt.Errorf("%s%w", at(path), err)
 		}
 		if s.Key != nil && s.Key.Type == TypeString {
-			b.WriteByte('{')
+			b = append(b, '{')
 			for i, e := range entries {
 				k, ok := e.k.(string)
 				if !ok {
-					return fmt.Errorf("%smap key %v is %T, schema wants string", at(path), e.k, e.k)
+					return b, fmt.Errorf("%smap key %v is %T, schema wants string", at(path), e.k, e.k)
 				}
 				if i > 0 {
-					b.WriteByte(',')
+					b = append(b, ',')
 				}
-				WriteJSONString(b, k)
-				b.WriteByte(':')
-				if err := enc.writeValue(b, s.Elem, e.v, path+"["+k+"]"); err != nil {
-					return err
+				b = AppendJSONString(b, k)
+				b = append(b, ':')
+				if b, err = enc.appendValue(b, s.Elem, e.v, path+"["+k+"]"); err != nil {
+					return b, err
 				}
 			}
-			b.WriteByte('}')
-			return nil
+			return append(b, '}'), nil
 		}
-		b.WriteByte('[')
+		b = append(b, '[')
 		for i, e := range entries {
 			if i > 0 {
-				b.WriteByte(',')
+				b = append(b, ',')
 			}
-			b.WriteByte('[')
-			if err := enc.writeValue(b, s.Key, e.k, path+"<key>"); err != nil {
-				return err
+			b = append(b, '[')
+			if b, err = enc.appendValue(b, s.Key, e.k, path+"<key>"); err != nil {
+				return b, err
 			}
-			b.WriteByte(',')
-			if err := enc.writeValue(b, s.Elem, e.v, path+"["+fmt.Sprint(e.k)+"]"); err != nil {
-				return err
+			b = append(b, ',')
+			if b, err = enc.appendValue(b, s.Elem, e.v, path+"["+fmt.Sprint(e.k)+"]"); err != nil {
+				return b, err
 			}
-			b.WriteByte(']')
+			b = append(b, ']')
 		}
-		b.WriteByte(']')
+		return append(b, ']'), nil
 	case TypeStruct:
-		return enc.writeStruct(b, s, v, path, nil)
-	default:
-		return fmt.Errorf("%sunknown schema type %q", at(path), s.Type)
+		return enc.appendStruct(b, s, v, path, nil)
 	}
-	return nil
+	return b, fmt.Errorf("%sunknown schema type %q", at(path), s.Type)
 }
 
-// JSONFieldPrefixes returns what [JSONEncoder.WriteStruct] writes before
+// JSONFieldPrefixes returns what [JSONEncoder.AppendStruct] writes before
 // each field of a struct schema: `{"name":` for the first field and
 // `,"name":` for the others.
 func JSONFieldPrefixes(s *Schema) []string {
 	out := make([]string, len(s.Fields))
-	var b bytes.Buffer
+	var b []byte
 	for i, f := range s.Fields {
-		b.Reset()
+		sep := byte(',')
 		if i == 0 {
-			b.WriteByte('{')
-		} else {
-			b.WriteByte(',')
+			sep = '{'
 		}
-		WriteJSONString(&b, f.Name)
-		b.WriteByte(':')
-		out[i] = b.String()
+		b = append(AppendJSONString(append(b[:0], sep), f.Name), ':')
+		out[i] = string(b)
 	}
 	return out
 }
 
-// WriteStruct is Write for a struct schema with its field prefixes
-// (JSONFieldPrefixes(schema), computed once per schema by the caller).
-// Other schemas, and a nil value, are written as Write writes them.
+// WriteStruct is [JSONEncoder.AppendStruct] into b.
 func (enc JSONEncoder) WriteStruct(b *bytes.Buffer, schema *Schema, value any, prefixes []string) error {
-	if schema == nil || schema.Type != TypeStruct || value == nil || len(prefixes) != len(schema.Fields) {
-		return enc.writeValue(b, schema, value, "")
-	}
-	return enc.writeStruct(b, schema, value, "", prefixes)
+	out, err := enc.AppendStruct(b.AvailableBuffer(), schema, value, prefixes)
+	b.Write(out)
+	return err
 }
 
-// writeStruct writes a struct value; prefixes, when not nil, are the
+// AppendStruct is Append for a struct schema with its field prefixes
+// (JSONFieldPrefixes(schema), computed once per schema by the caller).
+// Other schemas, and a nil value, are written as Append writes them.
+func (enc JSONEncoder) AppendStruct(dst []byte, schema *Schema, value any, prefixes []string) ([]byte, error) {
+	if schema == nil || schema.Type != TypeStruct || value == nil || len(prefixes) != len(schema.Fields) {
+		return enc.appendValue(dst, schema, value, "")
+	}
+	return enc.appendStruct(dst, schema, value, "", prefixes)
+}
+
+// appendStruct appends a struct value; prefixes, when not nil, are the
 // fields' JSONFieldPrefixes.
-func (enc JSONEncoder) writeStruct(b *bytes.Buffer, s *Schema, v any, path string, prefixes []string) error {
+func (enc JSONEncoder) appendStruct(b []byte, s *Schema, v any, path string, prefixes []string) ([]byte, error) {
 	st, ok := v.(*Struct)
 	if !ok || st == nil {
-		return typeErr(path, s, v)
+		return b, typeErr(path, s, v)
 	}
 	if st.Schema() != s && !st.Schema().Equal(s) {
-		return fmt.Errorf("%sstruct schema %s does not match %s", at(path), st.Schema(), s)
+		return b, fmt.Errorf("%sstruct schema %s does not match %s", at(path), st.Schema(), s)
 	}
 	if len(s.Fields) == 0 {
-		b.WriteString("{}")
-		return nil
+		return append(b, "{}"...), nil
 	}
 	for i := range s.Fields {
 		f := &s.Fields[i]
 		if prefixes != nil {
-			b.WriteString(prefixes[i])
+			b = append(b, prefixes[i]...)
 		} else {
 			if i == 0 {
-				b.WriteByte('{')
+				b = append(b, '{')
 			} else {
-				b.WriteByte(',')
+				b = append(b, ',')
 			}
-			WriteJSONString(b, f.Name)
-			b.WriteByte(':')
+			b = AppendJSONString(b, f.Name)
+			b = append(b, ':')
 		}
-		if err := enc.writeValue(b, f.Schema, st.GetIndex(f.Index), join(path, f.Name)); err != nil {
-			return err
+		var err error
+		if b, err = enc.appendValue(b, f.Schema, st.GetIndex(f.Index), join(path, f.Name)); err != nil {
+			return b, err
 		}
 	}
-	b.WriteByte('}')
-	return nil
+	return append(b, '}'), nil
 }
 
-func (enc JSONEncoder) writeLogical(b *bytes.Buffer, s *Schema, v any, path string) error {
+func (enc JSONEncoder) appendLogical(b []byte, s *Schema, v any, path string) ([]byte, error) {
 	switch s.Name {
 	case DecimalName:
 		d, ok := v.(Decimal)
 		if !ok {
-			return typeErr(path, s, v)
+			return b, typeErr(path, s, v)
 		}
 		if enc.NumericDecimal {
-			b.WriteString(d.String())
-			return nil
+			return append(b, d.String()...), nil
 		}
 		var raw [16]byte
-		writeBase64(b, AppendDecimalBytes(raw[:0], d))
-		return nil
+		return appendBase64(b, AppendDecimalBytes(raw[:0], d)), nil
 	}
 	t, ok := v.(time.Time)
 	if !ok {
-		return typeErr(path, s, v)
+		return b, typeErr(path, s, v)
 	}
 	switch s.Name {
 	case TimestampName:
-		writeInt(b, TimestampToMillis(t))
+		b = strconv.AppendInt(b, TimestampToMillis(t), 10)
 	case DateName:
 		d, err := DateToDays(t)
 		if err != nil {
-			return fmt.Errorf("%s%w", at(path), err)
+			return b, fmt.Errorf("%s%w", at(path), err)
 		}
-		writeInt(b, int64(d))
+		b = strconv.AppendInt(b, int64(d), 10)
 	case TimeName:
 		ms, err := TimeToMillis(t)
 		if err != nil {
-			return fmt.Errorf("%s%w", at(path), err)
+			return b, fmt.Errorf("%s%w", at(path), err)
 		}
-		writeInt(b, int64(ms))
+		b = strconv.AppendInt(b, int64(ms), 10)
 	}
-	return nil
+	return b, nil
 }
 
-// writeBase64 writes raw as a JSON string of its standard base64 (whose
-// characters need no escaping), without allocating for short values.
-func writeBase64(b *bytes.Buffer, raw []byte) {
-	var enc [64]byte
-	b.WriteByte('"')
-	if n := base64.StdEncoding.EncodedLen(len(raw)); n <= len(enc) {
-		base64.StdEncoding.Encode(enc[:n], raw)
-		b.Write(enc[:n])
-	} else {
-		b.WriteString(base64.StdEncoding.EncodeToString(raw))
-	}
-	b.WriteByte('"')
+// appendBase64 appends raw as a JSON string of its standard base64 (whose
+// characters need no escaping).
+func appendBase64(b, raw []byte) []byte {
+	b = append(b, '"')
+	b = base64.StdEncoding.AppendEncode(b, raw)
+	return append(b, '"')
 }
 
 type entry struct{ k, v any }
@@ -469,122 +467,119 @@ func lessKey(a, b any) bool {
 	return fmt.Sprint(a) < fmt.Sprint(b)
 }
 
-// writeSchemaless writes a Go value without a schema.
-func (enc JSONEncoder) writeSchemaless(b *bytes.Buffer, v any, path string) error {
+// appendSchemaless appends a Go value without a schema.
+func (enc JSONEncoder) appendSchemaless(b []byte, v any, path string) ([]byte, error) {
 	switch x := v.(type) {
 	case nil:
-		b.WriteString("null")
+		return append(b, "null"...), nil
 	case bool:
-		b.WriteString(strconv.FormatBool(x))
+		return strconv.AppendBool(b, x), nil
 	case string:
-		WriteJSONString(b, x)
+		return AppendJSONString(b, x), nil
 	case []byte:
-		WriteJSONString(b, base64.StdEncoding.EncodeToString(x))
+		return appendBase64(b, x), nil
 	case int:
-		writeInt(b, int64(x))
+		return strconv.AppendInt(b, int64(x), 10), nil
 	case int8:
-		writeInt(b, int64(x))
+		return strconv.AppendInt(b, int64(x), 10), nil
 	case int16:
-		writeInt(b, int64(x))
+		return strconv.AppendInt(b, int64(x), 10), nil
 	case int32:
-		writeInt(b, int64(x))
+		return strconv.AppendInt(b, int64(x), 10), nil
 	case int64:
-		writeInt(b, x)
+		return strconv.AppendInt(b, x, 10), nil
 	case uint:
-		b.WriteString(strconv.FormatUint(uint64(x), 10))
+		return strconv.AppendUint(b, uint64(x), 10), nil
 	case uint8:
-		b.WriteString(strconv.FormatUint(uint64(x), 10))
+		return strconv.AppendUint(b, uint64(x), 10), nil
 	case uint16:
-		b.WriteString(strconv.FormatUint(uint64(x), 10))
+		return strconv.AppendUint(b, uint64(x), 10), nil
 	case uint32:
-		b.WriteString(strconv.FormatUint(uint64(x), 10))
+		return strconv.AppendUint(b, uint64(x), 10), nil
 	case uint64:
-		b.WriteString(strconv.FormatUint(x, 10))
+		return strconv.AppendUint(b, x, 10), nil
 	case float32:
-		return writeFloat(b, float64(x), 32)
+		return appendFloat(b, float64(x), 32)
 	case float64:
-		return writeFloat(b, x, 64)
+		return appendFloat(b, x, 64)
 	case json.Number:
-		b.WriteString(x.String())
+		return append(b, x.String()...), nil
 	case time.Time:
-		b.WriteString(strconv.FormatInt(TimestampToMillis(x), 10))
+		return strconv.AppendInt(b, TimestampToMillis(x), 10), nil
 	case Decimal:
-		b.WriteString(x.String())
+		return append(b, x.String()...), nil
 	case *big.Int:
-		b.WriteString(x.String())
+		return x.Append(b, 10), nil
 	case *Struct:
 		if x == nil {
-			b.WriteString("null")
-			return nil
+			return append(b, "null"...), nil
 		}
-		return enc.writeValue(b, x.Schema(), x, path)
+		return enc.appendValue(b, x.Schema(), x, path)
 	case []any:
-		b.WriteByte('[')
+		b = append(b, '[')
 		for i, e := range x {
 			if i > 0 {
-				b.WriteByte(',')
+				b = append(b, ',')
 			}
-			if err := enc.writeSchemaless(b, e, path+"["+strconv.Itoa(i)+"]"); err != nil {
-				return err
+			var err error
+			if b, err = enc.appendSchemaless(b, e, path+"["+strconv.Itoa(i)+"]"); err != nil {
+				return b, err
 			}
 		}
-		b.WriteByte(']')
+		return append(b, ']'), nil
 	case []string:
-		b.WriteByte('[')
+		b = append(b, '[')
 		for i, e := range x {
 			if i > 0 {
-				b.WriteByte(',')
+				b = append(b, ',')
 			}
-			WriteJSONString(b, e)
+			b = AppendJSONString(b, e)
 		}
-		b.WriteByte(']')
-	default:
-		rv := reflect.ValueOf(v)
-		if rv.Kind() != reflect.Map {
-			return fmt.Errorf("%sschemaless JSON cannot encode Go type %T", at(path), v)
+		return append(b, ']'), nil
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Map {
+		return b, fmt.Errorf("%sschemaless JSON cannot encode Go type %T", at(path), v)
+	}
+	entries, err := mapEntries(v)
+	if err != nil {
+		return b, fmt.Errorf("%s%w", at(path), err)
+	}
+	allStrings := true
+	for _, e := range entries {
+		if _, ok := e.k.(string); !ok {
+			allStrings = false
+			break
 		}
-		entries, err := mapEntries(v)
-		if err != nil {
-			return fmt.Errorf("%s%w", at(path), err)
-		}
-		allStrings := true
-		for _, e := range entries {
-			if _, ok := e.k.(string); !ok {
-				allStrings = false
-				break
-			}
-		}
-		if allStrings {
-			b.WriteByte('{')
-			for i, e := range entries {
-				if i > 0 {
-					b.WriteByte(',')
-				}
-				WriteJSONString(b, e.k.(string))
-				b.WriteByte(':')
-				if err := enc.writeSchemaless(b, e.v, path+"["+e.k.(string)+"]"); err != nil {
-					return err
-				}
-			}
-			b.WriteByte('}')
-			return nil
-		}
-		b.WriteByte('[')
+	}
+	if allStrings {
+		b = append(b, '{')
 		for i, e := range entries {
 			if i > 0 {
-				b.WriteByte(',')
+				b = append(b, ',')
 			}
-			b.WriteByte('[')
-			if err := enc.writeSchemaless(b, e.k, path+"<key>"); err != nil {
-				return err
+			b = AppendJSONString(b, e.k.(string))
+			b = append(b, ':')
+			if b, err = enc.appendSchemaless(b, e.v, path+"["+e.k.(string)+"]"); err != nil {
+				return b, err
 			}
-			b.WriteByte(',')
-			if err := enc.writeSchemaless(b, e.v, path+"["+fmt.Sprint(e.k)+"]"); err != nil {
-				return err
-			}
-			b.WriteByte(']')
 		}
-		b.WriteByte(']')
+		return append(b, '}'), nil
 	}
-	return nil
+	b = append(b, '[')
+	for i, e := range entries {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '[')
+		if b, err = enc.appendSchemaless(b, e.k, path+"<key>"); err != nil {
+			return b, err
+		}
+		b = append(b, ',')
+		if b, err = enc.appendSchemaless(b, e.v, path+"["+fmt.Sprint(e.k)+"]"); err != nil {
+			return b, err
+		}
+		b = append(b, ']')
+	}
+	return append(b, ']'), nil
 }
