@@ -145,8 +145,12 @@ var jsonPlain = func() (t [256]bool) {
 // it to skip the common case eight bytes at a time.
 func PlainJSONPrefix[T ~string | ~[]byte](s T) int {
 	i := 0
-	for i+8 <= len(s) && plain8(uint64(s[i])|uint64(s[i+1])<<8|uint64(s[i+2])<<16|uint64(s[i+3])<<24|
-		uint64(s[i+4])<<32|uint64(s[i+5])<<40|uint64(s[i+6])<<48|uint64(s[i+7])<<56) {
+	for i+8 <= len(s) {
+		w := s[i : i+8] // one bounds check for the eight loads (one load)
+		if !plain8(uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56) {
+			break
+		}
 		i += 8
 	}
 	for i < len(s) && jsonPlain[s[i]] {
