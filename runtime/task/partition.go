@@ -32,7 +32,13 @@ func newSourcePartitioner() kgo.Partitioner {
 // kafkaKeyHasher is Kafka's default partitioner for a keyed record:
 // Utils.toPositive(Utils.murmur2(key)) % n, as kgo.KafkaHasher computes it.
 func kafkaKeyHasher(key []byte, n int) int {
-	return int(murmur2(key)&0x7fffffff) % n
+	return partitionOf(murmur2(key), n)
+}
+
+// partitionOf is the partition of n that Kafka's default partitioner picks
+// for a key of murmur2 hash h.
+func partitionOf(h uint32, n int) int {
+	return int(h&0x7fffffff) % n
 }
 
 // murmur2 is Kafka's Utils.murmur2 (MurmurHash2, seed 0x9747b28c, the

@@ -17,8 +17,10 @@ limitations under the License.
 package task
 
 import (
+	"context"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -79,5 +81,45 @@ func TestSourcePartitionerNilKeySticky(t *testing.T) {
 	}
 	if len(seen) < 2 {
 		t.Fatalf("200 batches without keys all went to partitions %v", seen)
+	}
+}
+
+// A record whose context carries its key's hash (taken by sendBatch) is
+// partitioned by that hash; without one, by hashing its key.
+func TestSourcePartitionerUsesRecordHash(t *testing.T) {
+	tp := newSourcePartitioner().ForTopic("t")
+	key := []byte("user-42")
+	rc := &recordContext{Context: context.Background(), keyHash: 0x80000003, hashed: true}
+	if p := tp.Partition(&kgo.Record{Partition: -1, Key: key, Context: rc}, 8); p != 3 {
+		t.Fatalf("record with hash 0x80000003 over 8 partitions: %d, want 3", p)
+	}
+	want := kgo.StickyKeyPartitioner(nil).ForTopic("t").Partition(&kgo.Record{Partition: -1, Key: key}, 1000)
+	rc.hashed = false
+	if p := tp.Partition(&kgo.Record{Partition: -1, Key: key, Context: rc}, 1000); p != want {
+		t.Fatalf("record without a hash: partition %d, kgo's partitioner gives %d", p, want)
+	}
+}
+
+// End to end: the source runner puts every record on the partition kgo's
+// default partitioner picks for its (converted) key.
+func TestSourceRecordsOnKafkaKeyPartitions(t *testing.T) {
+	const parts = 7
+	c := cluster(t, map[string]int32{"out": parts})
+	src := &counterSource{topic: "out", limit: 300, batch: 40}
+	newSource(t, SourceConfig{Common: common(c, newStatuses(), ID{"src", 0}, nil), Task: src, Offsets: newMemOffsets()})
+	eventually(t, 10*time.Second, "every record acknowledged", func() bool { return src.committedCount() >= 300 })
+	kafka := kgo.StickyKeyPartitioner(nil).ForTopic("out")
+	used := map[int32]bool{}
+	for _, r := range readAll(t, c, "out", 300) {
+		if r.Key == nil {
+			t.Fatalf("record %s without a key", r.Value)
+		}
+		if want := kafka.Partition(&kgo.Record{Key: r.Key}, parts); int(r.Partition) != want {
+			t.Fatalf("record with key %s on partition %d, kgo's partitioner picks %d", r.Key, r.Partition, want)
+		}
+		used[r.Partition] = true
+	}
+	if len(used) < 2 {
+		t.Fatalf("300 keys all on partitions %v", used)
 	}
 }

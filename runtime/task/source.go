@@ -442,6 +442,13 @@ func (r *SourceRunner) sendBatch(ctx context.Context, recs []*plugin.SourceRecor
 		if kr.Timestamp.IsZero() {
 			kr.Timestamp = now
 		}
+		// Hash the key for the partitioner now, while the converter's
+		// output is still in the CPU's cache (kgo partitions much later).
+		rc := &bufs.rctxs[len(krs)-1]
+		rc.hashed = kr.Key != nil && kr.Partition < 0
+		if rc.hashed {
+			rc.keyHash = murmur2(kr.Key)
+		}
 		pend = append(pend, pendingRecord{key: pkey, rec: rec})
 	}
 	bufs.arena = arena // keep the grown buffer, if it grew
@@ -531,10 +538,13 @@ func (r *SourceRunner) putBuffers(b *sendBuffers) {
 }
 
 // recordContext is the Context of a produced record: the runner's context
-// (the same for every record of a runner) plus the record's tracker entry.
+// (the same for every record of a runner) plus the record's tracker entry
+// and, when hashed, the murmur2 hash of its key for the partitioner.
 type recordContext struct {
 	context.Context
-	sub *submittedRecord
+	sub     *submittedRecord
+	keyHash uint32
+	hashed  bool
 }
 
 // produced is the promise of every produced record.
@@ -782,6 +792,9 @@ func (p explicitTopicPartitioner) RequiresConsistency(r *kgo.Record) bool {
 func (p explicitTopicPartitioner) Partition(r *kgo.Record, n int) int {
 	if r.Partition >= 0 {
 		return int(r.Partition) // kgo fails the record when out of range
+	}
+	if rc, ok := r.Context.(*recordContext); ok && rc.hashed {
+		return partitionOf(rc.keyHash, n) // the key's hash, taken by sendBatch
 	}
 	return p.next.Partition(r, n)
 }
