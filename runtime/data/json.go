@@ -273,40 +273,9 @@ func (enc JSONEncoder) appendValue(b []byte, s *Schema, v any, path string) ([]b
 		if err != nil {
 			return b, fmt.Errorf("%s%w", at(path), err)
 		}
-		if s.Key != nil && s.Key.Type == TypeString {
-			b = append(b, '{')
-			for i, e := range entries {
-				k, ok := e.k.(string)
-				if !ok {
-					return b, fmt.Errorf("%smap key %v is %T, schema wants string", at(path), e.k, e.k)
-				}
-				if i > 0 {
-					b = append(b, ',')
-				}
-				b = AppendJSONString(b, k)
-				b = append(b, ':')
-				if b, err = enc.appendValue(b, s.Elem, e.v, path+"["+k+"]"); err != nil {
-					return b, err
-				}
-			}
-			return append(b, '}'), nil
-		}
-		b = append(b, '[')
-		for i, e := range entries {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, '[')
-			if b, err = enc.appendValue(b, s.Key, e.k, path+"<key>"); err != nil {
-				return b, err
-			}
-			b = append(b, ',')
-			if b, err = enc.appendValue(b, s.Elem, e.v, path+"["+fmt.Sprint(e.k)+"]"); err != nil {
-				return b, err
-			}
-			b = append(b, ']')
-		}
-		return append(b, ']'), nil
+		return appendEntries(b, entries, path, s.Key != nil && s.Key.Type == TypeString,
+			func(b []byte, k any, path string) ([]byte, error) { return enc.appendValue(b, s.Key, k, path) },
+			func(b []byte, v any, path string) ([]byte, error) { return enc.appendValue(b, s.Elem, v, path) })
 	case TypeStruct:
 		return enc.appendStruct(b, s, v, path, nil)
 	}
@@ -423,6 +392,47 @@ func appendBase64(b, raw []byte) []byte {
 	b = append(b, '"')
 	b = base64.StdEncoding.AppendEncode(b, raw)
 	return append(b, '"')
+}
+
+// appendEntries appends a map's entries: as a JSON object when object (the
+// keys must be strings), else as an array of [key, value] pairs; key and
+// val append one key or value at the given path.
+func appendEntries(b []byte, entries []entry, path string, object bool, key, val func([]byte, any, string) ([]byte, error)) ([]byte, error) {
+	var err error
+	if object {
+		b = append(b, '{')
+		for i, e := range entries {
+			k, ok := e.k.(string)
+			if !ok {
+				return b, fmt.Errorf("%smap key %v is %T, schema wants string", at(path), e.k, e.k)
+			}
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = AppendJSONString(b, k)
+			b = append(b, ':')
+			if b, err = val(b, e.v, path+"["+k+"]"); err != nil {
+				return b, err
+			}
+		}
+		return append(b, '}'), nil
+	}
+	b = append(b, '[')
+	for i, e := range entries {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '[')
+		if b, err = key(b, e.k, path+"<key>"); err != nil {
+			return b, err
+		}
+		b = append(b, ',')
+		if b, err = val(b, e.v, path+"["+fmt.Sprint(e.k)+"]"); err != nil {
+			return b, err
+		}
+		b = append(b, ']')
+	}
+	return append(b, ']'), nil
 }
 
 type entry struct{ k, v any }
@@ -556,34 +566,5 @@ func (enc JSONEncoder) appendSchemaless(b []byte, v any, path string) ([]byte, e
 			break
 		}
 	}
-	if allStrings {
-		b = append(b, '{')
-		for i, e := range entries {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = AppendJSONString(b, e.k.(string))
-			b = append(b, ':')
-			if b, err = enc.appendSchemaless(b, e.v, path+"["+e.k.(string)+"]"); err != nil {
-				return b, err
-			}
-		}
-		return append(b, '}'), nil
-	}
-	b = append(b, '[')
-	for i, e := range entries {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, '[')
-		if b, err = enc.appendSchemaless(b, e.k, path+"<key>"); err != nil {
-			return b, err
-		}
-		b = append(b, ',')
-		if b, err = enc.appendSchemaless(b, e.v, path+"["+fmt.Sprint(e.k)+"]"); err != nil {
-			return b, err
-		}
-		b = append(b, ']')
-	}
-	return append(b, ']'), nil
+	return appendEntries(b, entries, path, allStrings, enc.appendSchemaless, enc.appendSchemaless)
 }
