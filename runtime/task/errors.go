@@ -516,7 +516,7 @@ func (r *SinkRunner) recordFailed(ctx context.Context, kr *kgo.Record, rec *plug
 // calls (the metrics are atomic, the dead letter queue locks).
 type errantReporter struct{ r *SinkRunner }
 
-func (e errantReporter) Report(ctx context.Context, rec *plugin.SinkRecord, err error) error {
+func (e errantReporter) Report(_ context.Context, rec *plugin.SinkRecord, err error) error {
 	if rec == nil || err == nil {
 		return errors.New("errant record reporter: Report needs the record and its error")
 	}
@@ -531,7 +531,11 @@ func (e errantReporter) Report(ctx context.Context, rec *plugin.SinkRecord, err 
 			"topic", rec.Topic, "partition", rec.Partition, "offset", rec.Offset, "error", cerr)
 		kr = nil
 	}
-	herr := r.errs.handle(ctx, se, func() error { return se }, failedRecord{kafka: kr, sink: rec})
+	// The dead letter is produced under the runner's context, not the
+	// caller's: the task's write ends (and may cancel its context) long
+	// before the producer is done, and the runner waits for the dead
+	// letters before it commits offsets.
+	herr := r.errs.handle(r.runCtx, se, func() error { return se }, failedRecord{kafka: kr, sink: rec})
 	if herr == errSkipped {
 		return nil
 	}

@@ -529,7 +529,11 @@ func (s *errantSink) Put(ctx context.Context, recs []*plugin.SinkRecord) error {
 			if s.reporter == nil {
 				return errors.New("a bad record and no reporter")
 			}
-			if err := s.reporter.Report(ctx, r, fmt.Errorf("row %v does not fit", v["bad"])); err != nil {
+			// A task may report from its own goroutine, under a context
+			// that ends before the dead letter is written (here: at once).
+			done, cancel := context.WithCancel(ctx)
+			cancel()
+			if err := s.reporter.Report(done, r, fmt.Errorf("row %v does not fit", v["bad"])); err != nil {
 				return err
 			}
 			continue

@@ -17,9 +17,11 @@ limitations under the License.
 package sink
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,6 +31,7 @@ import (
 
 	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgtest"
 	"github.com/conveyor-dev/conveyor/runtime/converter"
+	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/task"
 )
 
@@ -61,10 +64,16 @@ func startSinks(t *testing.T, c *kfake.Cluster, cfg map[string]string, n int) []
 		if err != nil {
 			t.Fatal(err)
 		}
+		// errors.* as the worker reads them from the connector config.
+		errs, err := task.ParseErrorConfig(plugin.KindSink, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
 		r, err := task.New(Plugin(), task.Common{
 			ID: task.ID{Connector: "pg-sink", Task: i}, Config: cfg, KeyConverter: kc, ValueConverter: vc,
 			Kafka:  []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...), kgo.HeartbeatInterval(100 * time.Millisecond)},
 			Status: task.StatusFunc(func(task.ID, task.State, string) {}), OffsetFlushInterval: 200 * time.Millisecond, RetryBackoff: 50 * time.Millisecond,
+			Errors: errs,
 		}, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -221,4 +230,68 @@ func TestUpsertExactlyOnceRowsUnderRedelivery(t *testing.T) {
 	stopSinks(t, sinks)
 	t.Logf("redelivery: %d records in %v", redelivered, time.Since(start))
 	check("after redelivery")
+}
+
+// A record the table refuses (a note too long for its column), with
+// errors.tolerance=all and a dead letter queue, through the runner: every
+// other record is written, the refused one lands in the dead letter queue
+// (stage TASK_PUT, its key and value as the converters write them), and
+// the group's offsets reach the end.
+func TestRefusedRecordGoesToTheDeadLetterQueue(t *testing.T) {
+	url := pg.CreateDatabase(t)
+	pgtest.ExecURL(t, url, `CREATE TABLE orders (id bigint PRIMARY KEY, version integer NOT NULL, note varchar(8), at timestamp NOT NULL)`)
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "orders"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	var recs []*kgo.Record
+	for k := 1; k <= 20; k++ {
+		v := orderValue(k, 1)
+		if k == 7 {
+			v = bytes.Replace(v, []byte(`"note":"n-1"`), []byte(`"note":"far too long for the column"`), 1)
+		}
+		recs = append(recs, &kgo.Record{Topic: "orders", Key: orderKey(k), Value: v})
+	}
+	if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := map[string]string{"name": "pg-sink", "connector.class": "PostgresSink", "topics": "orders", "connection.url": url,
+		KeyInsertMode: "upsert", KeyPKMode: "record_key", KeyPKFields: "id",
+		plugin.KeyErrorsTolerance: "all", plugin.KeyDLQTopicName: "orders-dlq", plugin.KeyDLQReplication: "1", plugin.KeyDLQHeaders: "true"}
+	sinks := startSinks(t, c, cfg, 1)
+	waitCommitted(t, adm, "orders", 30*time.Second)
+	stopSinks(t, sinks)
+	if got := pgtest.QueryString(t, url, `SELECT format('%s/%s', count(*), count(*) FILTER (WHERE id = 7)) FROM orders`); got != "19/0" {
+		t.Fatalf("rows/rows of key 7 = %s, want 19/0", got)
+	}
+	fetchCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	dl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.ConsumeTopics("orders-dlq"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dl.Close()
+	f := dl.PollFetches(fetchCtx)
+	if errs := f.Errors(); len(errs) > 0 || f.NumRecords() != 1 {
+		t.Fatalf("dead letter queue: %d records, errors %v; want 1", f.NumRecords(), errs)
+	}
+	d := f.Records()[0]
+	if !bytes.Contains(d.Value, []byte(`"far too long for the column"`)) || !bytes.Contains(d.Key, []byte(`"payload":7`)) {
+		t.Errorf("dead letter key %s value %s, want record 7", d.Key, d.Value)
+	}
+	headers := map[string]string{}
+	for _, h := range d.Headers {
+		headers[h.Key] = string(h.Value)
+	}
+	if headers[task.HeaderErrorStage] != string(task.StageTaskPut) || headers[task.HeaderErrorOffset] != "6" ||
+		!strings.Contains(headers[task.HeaderErrorMessage], "value too long") {
+		t.Errorf("dead letter headers %v, want stage TASK_PUT, offset 6 and PostgreSQL's reason", headers)
+	}
 }
