@@ -523,33 +523,26 @@ func (h *Herder) Limits(_ context.Context, name string) (connectapi.Limits, erro
 }
 
 // otherPluginConfig lists the configuration keys of a transformation,
-// predicate or converter named by class or alias.
+// predicate or converter named by class or alias, in the shape keyInfo
+// gives connector keys.
 func otherPluginConfig(name string) ([]connectapi.ConfigKeyInfo, bool) {
-	type key struct {
-		name, typ, def, doc string
-		required            bool
-	}
-	var keys []key
+	var fields []plugin.ConfigField
 	if opts, ok := transforms.OptionsOf(name); ok {
 		for _, o := range opts {
-			keys = append(keys, key{o.Name, o.OptionType(), o.Default, o.Doc, o.Required})
+			fields = append(fields, plugin.ConfigField{Name: o.Name, Type: plugin.FieldType(o.OptionType()),
+				Default: o.Default, Required: o.Required, Doc: o.Doc})
 		}
 	} else if cks, err := converter.ConfigKeys(name); err == nil {
 		for _, c := range cks {
-			keys = append(keys, key{c.Name, c.Type, c.Default, c.Doc, false})
+			fields = append(fields, plugin.ConfigField{Name: c.Name, Type: plugin.FieldType(c.Type), Default: c.Default, Doc: c.Doc})
 		}
 	} else {
 		return nil, false
 	}
-	out := make([]connectapi.ConfigKeyInfo, 0, len(keys))
-	for i, k := range keys {
-		info := connectapi.ConfigKeyInfo{Name: k.name, Type: k.typ, Required: k.required, Importance: "MEDIUM",
-			Documentation: k.doc, Width: "NONE", DisplayName: k.name, Dependents: []string{}, Order: i + 1}
-		if !k.required {
-			d := k.def
-			info.DefaultValue = &d
-		}
-		out = append(out, info)
+	out := make([]connectapi.ConfigKeyInfo, 0, len(fields))
+	for i, f := range fields {
+		f.Importance, f.Width, f.DisplayName, f.Dependents = plugin.ImportanceMedium, plugin.WidthNone, f.Name, []string{}
+		out = append(out, keyInfo(f, i+1))
 	}
 	return out, true
 }
