@@ -18,6 +18,7 @@ package task
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -51,33 +52,43 @@ func joinSilentMember(t *testing.T, c *kfake.Cluster, group, topic string) {
 	join.RebalanceTimeoutMillis = 30000
 	join.ProtocolType = "consumer"
 	join.Protocols = []kmsg.JoinGroupRequestProtocol{proto}
-	var jr *kmsg.JoinGroupResponse
+	// Joining may take more than one round: the members already in the
+	// group (cooperative consumers) rebalance again after revoking, and a
+	// sync during that round is refused; the member then joins again.
 	for {
-		jr, err = join.RequestWith(ctx, cl)
-		if err != nil {
-			t.Fatalf("silent member joining %s: %v", group, err)
+		var jr *kmsg.JoinGroupResponse
+		for {
+			jr, err = join.RequestWith(ctx, cl)
+			if err != nil {
+				t.Fatalf("silent member joining %s: %v", group, err)
+			}
+			if jr.ErrorCode == kerr.MemberIDRequired.Code {
+				join.MemberID = jr.MemberID
+				continue
+			}
+			if err := kerr.ErrorForCode(jr.ErrorCode); err != nil {
+				t.Fatalf("silent member joining %s: %v", group, err)
+			}
+			break
 		}
-		if jr.ErrorCode == kerr.MemberIDRequired.Code {
-			join.MemberID = jr.MemberID
+		join.MemberID = jr.MemberID
+		sync := kmsg.NewPtrSyncGroupRequest()
+		sync.Group = group
+		sync.MemberID = jr.MemberID
+		sync.Generation = jr.Generation
+		sync.ProtocolType = kmsg.StringPtr("consumer")
+		sync.Protocol = jr.Protocol
+		sr, err := sync.RequestWith(ctx, cl)
+		if err == nil {
+			err = kerr.ErrorForCode(sr.ErrorCode)
+		}
+		if errors.Is(err, kerr.RebalanceInProgress) {
 			continue
 		}
-		if err := kerr.ErrorForCode(jr.ErrorCode); err != nil {
-			t.Fatalf("silent member joining %s: %v", group, err)
+		if err != nil {
+			t.Fatalf("silent member syncing %s: %v", group, err)
 		}
-		break
-	}
-	sync := kmsg.NewPtrSyncGroupRequest()
-	sync.Group = group
-	sync.MemberID = jr.MemberID
-	sync.Generation = jr.Generation
-	sync.ProtocolType = kmsg.StringPtr("consumer")
-	sync.Protocol = jr.Protocol
-	sr, err := sync.RequestWith(ctx, cl)
-	if err == nil {
-		err = kerr.ErrorForCode(sr.ErrorCode)
-	}
-	if err != nil {
-		t.Fatalf("silent member syncing %s: %v", group, err)
+		return
 	}
 }
 
