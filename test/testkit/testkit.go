@@ -1,0 +1,122 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package testkit holds the test helpers every tier shares: waits with
+// deadlines (Eventually, Consistently), golden files with one refresh flag,
+// and a log buffer safe for concurrent writers. It links no Kubernetes
+// package, so runtime tests may use it; envtest start-up lives in
+// test/testkit/envkit.
+package testkit
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Update is the one refresh flag of every golden file: go test ./pkg -update.
+var Update = flag.Bool("update", false, "rewrite the golden files in testdata/ from the current output")
+
+// Poll is how often Eventually and Consistently look.
+const Poll = 10 * time.Millisecond
+
+// Eventually polls cond until it holds, and fails the test when timeout
+// passes first. cond returns what it saw, for the failure message. It
+// returns how long the wait took.
+func Eventually(t testing.TB, timeout time.Duration, what string, cond func() (bool, string)) time.Duration {
+	t.Helper()
+	start := time.Now()
+	deadline := start.Add(timeout)
+	for {
+		ok, seen := cond()
+		if ok {
+			return time.Since(start)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v still waiting for %s; last seen: %s", timeout, what, seen)
+		}
+		time.Sleep(Poll)
+	}
+}
+
+// EventuallyTrue is Eventually for a condition with nothing to report.
+func EventuallyTrue(t testing.TB, timeout time.Duration, what string, cond func() bool) time.Duration {
+	t.Helper()
+	return Eventually(t, timeout, what, func() (bool, string) { return cond(), "false" })
+}
+
+// Consistently checks cond for the whole of d and fails the test the first
+// time it does not hold: the "nothing happens" assertion, instead of a
+// sleep followed by one look.
+func Consistently(t testing.TB, d time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		if ok, seen := cond(); !ok {
+			t.Fatalf("%s stopped holding: %s", what, seen)
+		}
+		if time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(Poll)
+	}
+}
+
+// Golden compares got with the file at path (relative to the test's
+// package), or rewrites the file when -update is set.
+func Golden(t testing.TB, path string, got []byte) {
+	t.Helper()
+	if *Update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading golden file %s (run go test with -update to create it): %v", path, err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (check the change, then run go test with -update):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+// SyncBuffer is a bytes.Buffer safe for concurrent writers (loggers of
+// several goroutines) and readers.
+type SyncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *SyncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// String returns everything written so far.
+func (b *SyncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

@@ -1,0 +1,76 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package testkit
+
+import (
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestEventuallyReturnsOnceTheConditionHolds(t *testing.T) {
+	var n atomic.Int32
+	took := Eventually(t, time.Second, "three looks", func() (bool, string) {
+		return n.Add(1) >= 3, fmt.Sprint(n.Load())
+	})
+	if n.Load() != 3 || took <= 0 {
+		t.Fatalf("looked %d times in %v, want 3", n.Load(), took)
+	}
+}
+
+// recorder catches Fatalf so the failing paths can be checked.
+type recorder struct {
+	testing.TB
+	failed string
+}
+
+func (r *recorder) Helper() {}
+func (r *recorder) Fatalf(format string, args ...any) {
+	r.failed = fmt.Sprintf(format, args...)
+	panic(r)
+}
+
+func catch(r *recorder, f func()) {
+	defer func() {
+		if p := recover(); p != nil && p != r {
+			panic(p)
+		}
+	}()
+	f()
+}
+
+func TestEventuallyFailsAtTheDeadlineNamingWhatItSaw(t *testing.T) {
+	r := &recorder{TB: t}
+	catch(r, func() { Eventually(r, 30*time.Millisecond, "never", func() (bool, string) { return false, "seen-7" }) })
+	if r.failed == "" || !strings.Contains(r.failed, "seen-7") || !strings.Contains(r.failed, "never") {
+		t.Fatalf("failure message %q should name the wait and the last seen value", r.failed)
+	}
+}
+
+func TestConsistentlyFailsWhenTheConditionBreaks(t *testing.T) {
+	r := &recorder{TB: t}
+	var n atomic.Int32
+	catch(r, func() {
+		Consistently(r, time.Second, "stays below 3", func() (bool, string) { return n.Add(1) < 3, fmt.Sprint(n.Load()) })
+	})
+	if r.failed == "" {
+		t.Fatal("Consistently did not fail when its condition broke")
+	}
+	Consistently(t, 30*time.Millisecond, "always", func() (bool, string) { return true, "" })
+}
