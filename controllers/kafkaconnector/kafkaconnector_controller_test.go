@@ -312,7 +312,7 @@ func newEnv(t *testing.T) *env {
 	}
 	k8s := fake.NewClientBuilder().WithScheme(scheme).
 		WithStatusSubresource(&v1alpha1.KafkaConnector{}, &v1alpha1.ConnectCluster{}).
-		WithIndex(&v1alpha1.KafkaConnector{}, ClusterRefIndex, clusterRefOf).
+		WithIndex(&v1alpha1.KafkaConnector{}, connectcluster.ConnectorClusterRefIndex, connectcluster.ClusterRefOf).
 		WithIndex(&v1alpha1.KafkaConnector{}, SecretRefIndex, SecretNamesOf).
 		WithObjects(cc, tokenSecret).Build()
 	return &env{t: t, ctx: context.Background(), k8s: k8s, herder: h, r: &Reconciler{
@@ -612,17 +612,6 @@ func TestConnectorsOfCluster(t *testing.T) {
 	reqs := e.r.connectorsOfCluster(e.ctx, cc)
 	if len(reqs) != 2 || reqs[0].Name == "elsewhere" || reqs[1].Name == "elsewhere" {
 		t.Fatalf("connectorsOfCluster = %v", reqs)
-	}
-}
-
-func TestClusterOfConnector(t *testing.T) {
-	kc := &v1alpha1.KafkaConnector{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "ns"}, Spec: v1alpha1.KafkaConnectorSpec{ClusterRef: v1alpha1.ClusterReference{Name: "c1"}}}
-	reqs := ClusterOfConnector(context.Background(), kc)
-	if len(reqs) != 1 || reqs[0].Namespace != "ns" || reqs[0].Name != "c1" {
-		t.Fatalf("ClusterOfConnector = %v", reqs)
-	}
-	if reqs := ClusterOfConnector(context.Background(), &v1alpha1.ConnectCluster{}); reqs != nil {
-		t.Fatalf("a non-connector mapped to %v", reqs)
 	}
 }
 
