@@ -37,6 +37,7 @@ import (
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 	"github.com/conveyor-dev/conveyor/controllers/workerclient"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 const (
@@ -86,26 +87,6 @@ func sharedCluster(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
-	}
-}
-
-// eventually polls cond until it holds or the deadline passes; cond
-// returns a description of what it saw for the failure message.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) time.Duration {
-	t.Helper()
-	start := time.Now()
-	deadline := start.Add(timeout)
-	last := ""
-	for {
-		ok, seen := cond()
-		if ok {
-			return time.Since(start)
-		}
-		last = seen
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %s; last seen: %s", timeout, what, last)
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }
 
@@ -198,7 +179,7 @@ func describe(kc *v1alpha1.KafkaConnector) string {
 
 func waitReady(t *testing.T, name string) time.Duration {
 	t.Helper()
-	return eventually(t, settle, name+" Ready=True", func() (bool, string) {
+	return testkit.Eventually(t, settle, name+" Ready=True", func() (bool, string) {
 		kc := getKC(t, name)
 		c := condition(kc, v1alpha1.KafkaConnectorReady)
 		return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == kc.Generation, describe(kc)
@@ -246,7 +227,7 @@ func TestTasksLimitedByPartitions(t *testing.T) {
 	start := time.Now()
 	sink(t, "limits", 10, "limits", nil)
 
-	took := eventually(t, resync, "4 effective tasks limited by TopicPartitions", func() (bool, string) {
+	took := testkit.Eventually(t, resync, "4 effective tasks limited by TopicPartitions", func() (bool, string) {
 		kc := getKC(t, "limits")
 		c := condition(kc, v1alpha1.KafkaConnectorTasksLimited)
 		ok := kc.Status.TasksMax == 10 && kc.Status.EffectiveTasks == 4 &&
@@ -261,7 +242,7 @@ func TestTasksLimitedByPartitions(t *testing.T) {
 		t.Fatalf("runtime status: %d tasks, err %v; want 4 tasks", len(st.Tasks), err)
 	}
 	wantTrigger := []string{"kafka:connect-limits:limits"}
-	took = eventually(t, settle, "ScaledObject with the sink's trigger and max 4", func() (bool, string) {
+	took = testkit.Eventually(t, settle, "ScaledObject with the sink's trigger and max 4", func() (bool, string) {
 		so := scaledObject(t)
 		return so != nil && so.Spec.MaxReplicaCount != nil && *so.Spec.MaxReplicaCount == 4 &&
 			fmt.Sprint(triggersOf(so)) == fmt.Sprint(wantTrigger), soSummary(so)
@@ -276,12 +257,12 @@ func TestTasksLimitedByPartitions(t *testing.T) {
 	if err != nil {
 		t.Fatalf("growing topic limits to 6 partitions: %v", err)
 	}
-	took = eventually(t, resync, "6 effective tasks after growing the topic", func() (bool, string) {
+	took = testkit.Eventually(t, resync, "6 effective tasks after growing the topic", func() (bool, string) {
 		kc := getKC(t, "limits")
 		return kc.Status.EffectiveTasks == 6 && kc.Status.TaskLimit != nil && kc.Status.TaskLimit.Value == 6, describe(kc)
 	})
 	t.Logf("6 effective tasks %s after growing the topic", took.Round(time.Millisecond))
-	eventually(t, settle, "ScaledObject max 6", func() (bool, string) {
+	testkit.Eventually(t, settle, "ScaledObject max 6", func() (bool, string) {
 		so := scaledObject(t)
 		return so != nil && so.Spec.MaxReplicaCount != nil && *so.Spec.MaxReplicaCount == 6, soSummary(so)
 	})
@@ -303,7 +284,7 @@ func patchKC(t *testing.T, name string, mutate func(kc *v1alpha1.KafkaConnector)
 func waitRuntimeState(t *testing.T, name, want string) time.Duration {
 	t.Helper()
 	rc := runtimeClient(t)
-	return eventually(t, settle, fmt.Sprintf("runtime state of %s = %s", name, want), func() (bool, string) {
+	return testkit.Eventually(t, settle, fmt.Sprintf("runtime state of %s = %s", name, want), func() (bool, string) {
 		st, err := rc.Status(context.Background(), name)
 		if err != nil {
 			return false, err.Error()
@@ -332,7 +313,7 @@ func TestStateAndDeleteReachTheRuntime(t *testing.T) {
 	} {
 		patchKC(t, "lifecycle", func(kc *v1alpha1.KafkaConnector) { kc.Spec.State = step.state })
 		took := waitRuntimeState(t, "lifecycle", step.runtime)
-		eventually(t, settle, "status.state "+step.runtime, func() (bool, string) {
+		testkit.Eventually(t, settle, "status.state "+step.runtime, func() (bool, string) {
 			kc := getKC(t, "lifecycle")
 			return string(kc.Status.State) == step.runtime, describe(kc)
 		})
@@ -344,12 +325,12 @@ func TestStateAndDeleteReachTheRuntime(t *testing.T) {
 		t.Fatal(err)
 	}
 	rc := runtimeClient(t)
-	took := eventually(t, settle, "connector lifecycle gone from the runtime", func() (bool, string) {
+	took := testkit.Eventually(t, settle, "connector lifecycle gone from the runtime", func() (bool, string) {
 		_, err := rc.Status(context.Background(), "lifecycle")
 		return workerclient.IsNotFound(err), fmt.Sprint(err)
 	})
 	t.Logf("deleted from the runtime %s after the delete", took.Round(time.Millisecond))
-	eventually(t, settle, "KafkaConnector lifecycle gone (finalizer removed)", func() (bool, string) {
+	testkit.Eventually(t, settle, "KafkaConnector lifecycle gone (finalizer removed)", func() (bool, string) {
 		err := k8s.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: "lifecycle"}, &v1alpha1.KafkaConnector{})
 		return apierrors.IsNotFound(err), fmt.Sprint(err)
 	})
@@ -367,7 +348,7 @@ func reconcilePass(t *testing.T, name, value string) {
 		}
 		kc.Annotations["test.conveyor.dev/poke"] = value
 	})
-	eventually(t, settle, "a reconcile pass of "+name, func() (bool, string) {
+	testkit.Eventually(t, settle, "a reconcile pass of "+name, func() (bool, string) {
 		n := writes.get(name + "/topics")
 		return n > before, fmt.Sprintf("%d topics reads", n)
 	})
@@ -390,7 +371,7 @@ func TestConfigEditAppliedOnce(t *testing.T) {
 
 	patchKC(t, "edits", func(kc *v1alpha1.KafkaConnector) { kc.Spec.Config["partition.check.interval.ms"] = "700" })
 	rc := runtimeClient(t)
-	took := eventually(t, settle, "the edited config in the runtime", func() (bool, string) {
+	took := testkit.Eventually(t, settle, "the edited config in the runtime", func() (bool, string) {
 		cfg, err := rc.ConnectorConfig(context.Background(), "edits")
 		if err != nil {
 			return false, err.Error()
@@ -431,7 +412,7 @@ func TestBadInputIsolated(t *testing.T) {
 	}
 	rc := runtimeClient(t)
 	for _, c := range cases {
-		took := eventually(t, settle, c.name+" Ready=False/"+c.reason+" naming "+c.mention, func() (bool, string) {
+		took := testkit.Eventually(t, settle, c.name+" Ready=False/"+c.reason+" naming "+c.mention, func() (bool, string) {
 			kc := getKC(t, c.name)
 			cond := condition(kc, v1alpha1.KafkaConnectorReady)
 			return cond != nil && cond.Status == metav1.ConditionFalse && cond.Reason == c.reason &&
@@ -461,7 +442,7 @@ func TestScaledObjectFollowsConnectors(t *testing.T) {
 		waitReady(t, n)
 	}
 	want := []string{"kafka:connect-edits:edits", "kafka:connect-good:good", "kafka:connect-limits:limits"}
-	took := eventually(t, settle, fmt.Sprintf("ScaledObject max 8 with triggers %v", want), func() (bool, string) {
+	took := testkit.Eventually(t, settle, fmt.Sprintf("ScaledObject max 8 with triggers %v", want), func() (bool, string) {
 		so := scaledObject(t)
 		return so != nil && so.Spec.MaxReplicaCount != nil && *so.Spec.MaxReplicaCount == 8 &&
 			fmt.Sprint(triggersOf(so)) == fmt.Sprint(want), soSummary(so)
@@ -471,7 +452,7 @@ func TestScaledObjectFollowsConnectors(t *testing.T) {
 	start := time.Now()
 	patchKC(t, "good", func(kc *v1alpha1.KafkaConnector) { kc.Spec.State = v1alpha1.ConnectorTargetPaused })
 	want = []string{"kafka:connect-edits:edits", "kafka:connect-limits:limits"}
-	eventually(t, settle, fmt.Sprintf("triggers %v after pausing good", want), func() (bool, string) {
+	testkit.Eventually(t, settle, fmt.Sprintf("triggers %v after pausing good", want), func() (bool, string) {
 		so := scaledObject(t)
 		return so != nil && fmt.Sprint(triggersOf(so)) == fmt.Sprint(want), soSummary(so)
 	})
@@ -482,7 +463,7 @@ func TestScaledObjectFollowsConnectors(t *testing.T) {
 		t.Fatal(err)
 	}
 	want = []string{"kafka:connect-edits:edits"}
-	eventually(t, settle, fmt.Sprintf("max 2 and triggers %v after deleting limits", want), func() (bool, string) {
+	testkit.Eventually(t, settle, fmt.Sprintf("max 2 and triggers %v after deleting limits", want), func() (bool, string) {
 		so := scaledObject(t)
 		return so != nil && so.Spec.MaxReplicaCount != nil && *so.Spec.MaxReplicaCount == 2 &&
 			fmt.Sprint(triggersOf(so)) == fmt.Sprint(want), soSummary(so)
@@ -494,7 +475,7 @@ func TestScaledObjectFollowsConnectors(t *testing.T) {
 	start = time.Now()
 	patchKC(t, "edits", func(kc *v1alpha1.KafkaConnector) { kc.Spec.Config["topics"] = "edits-v2" })
 	want = []string{"kafka:connect-edits:edits-v2"}
-	eventually(t, settle, fmt.Sprintf("triggers %v after moving edits to topic edits-v2", want), func() (bool, string) {
+	testkit.Eventually(t, settle, fmt.Sprintf("triggers %v after moving edits to topic edits-v2", want), func() (bool, string) {
 		so := scaledObject(t)
 		return so != nil && fmt.Sprint(triggersOf(so)) == fmt.Sprint(want), soSummary(so)
 	})

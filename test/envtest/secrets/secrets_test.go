@@ -45,6 +45,7 @@ import (
 	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
 	"github.com/conveyor-dev/conveyor/controllers/kafkaconnector"
 	"github.com/conveyor-dev/conveyor/controllers/workerclient"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 const (
@@ -98,7 +99,7 @@ func ensureCluster(t *testing.T, ns, name string) {
 		}
 	}
 	sa := &corev1.ServiceAccount{}
-	eventually(t, settle, "the workers' ServiceAccount", func() (bool, string) {
+	testkit.Eventually(t, settle, "the workers' ServiceAccount", func() (bool, string) {
 		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: connectcluster.ServiceAccountName(cc)}, sa)
 		return err == nil, fmt.Sprint(err)
 	})
@@ -110,23 +111,6 @@ func ensureCluster(t *testing.T, ns, name string) {
 		t.Fatal(err)
 	}
 	clusters[ns+"/"+name] = true
-}
-
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) time.Duration {
-	t.Helper()
-	start := time.Now()
-	deadline := start.Add(timeout)
-	for {
-		ok, seen := cond()
-		if ok {
-			return time.Since(start)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %s; last seen: %s", timeout, what, seen)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -238,7 +222,7 @@ func describe(kc *v1alpha1.KafkaConnector) string {
 
 func waitReady(t *testing.T, ns, name string) time.Duration {
 	t.Helper()
-	return eventually(t, settle, ns+"/"+name+" Ready=True", func() (bool, string) {
+	return testkit.Eventually(t, settle, ns+"/"+name+" Ready=True", func() (bool, string) {
 		kc := getKC(t, ns, name)
 		c := meta.FindStatusCondition(kc.Status.Conditions, v1alpha1.KafkaConnectorReady)
 		return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == kc.Generation, describe(kc)
@@ -277,7 +261,7 @@ func roleNames(t *testing.T, ns, cluster string) ([]string, bool) {
 
 func waitRoleNames(t *testing.T, ns, cluster string, want ...string) time.Duration {
 	t.Helper()
-	return eventually(t, settle, fmt.Sprintf("the workers' Role of %s/%s lists exactly %v", ns, cluster, want), func() (bool, string) {
+	return testkit.Eventually(t, settle, fmt.Sprintf("the workers' Role of %s/%s lists exactly %v", ns, cluster, want), func() (bool, string) {
 		names, ok := roleNames(t, ns, cluster)
 		if len(want) == 0 {
 			return !ok, fmt.Sprintf("Role present with %v", names)
@@ -299,7 +283,7 @@ func workerReads(ns, cluster, secret, key string) (string, error) {
 func expectForbidden(t *testing.T, ns, cluster, secret string) {
 	t.Helper()
 	// RBAC changes reach the authorizer's cache within moments; wait.
-	eventually(t, settle, fmt.Sprintf("the workers of %s/%s forbidden to read Secret %s", ns, cluster, secret), func() (bool, string) {
+	testkit.Eventually(t, settle, fmt.Sprintf("the workers of %s/%s forbidden to read Secret %s", ns, cluster, secret), func() (bool, string) {
 		_, err := workerReads(ns, cluster, secret, "key")
 		return err != nil && strings.Contains(err.Error(), "forbidden (403)"), fmt.Sprint(err)
 	})
@@ -325,7 +309,7 @@ func TestRoleListsExactlyTheReferencedSecrets(t *testing.T) {
 	sink(t, nsB, clusterB, "b-ref", "b-in", map[string]string{"api.key": "${secret:b-creds:key}"})
 	took := waitRoleNames(t, nsB, clusterB, "b-creds")
 	t.Logf("Role lists [b-creds] %s after the connector was created", took.Round(time.Millisecond))
-	eventually(t, settle, "the workers read b-creds", func() (bool, string) {
+	testkit.Eventually(t, settle, "the workers read b-creds", func() (bool, string) {
 		v, err := workerReads(nsB, clusterB, "b-creds", "key")
 		return err == nil && v == "value-of-b-creds", fmt.Sprint(err)
 	})
@@ -349,7 +333,7 @@ func TestRoleListsExactlyTheReferencedSecrets(t *testing.T) {
 // waitFileLines waits until the FileSink output file holds n lines.
 func waitFileLines(t *testing.T, path string, n int) {
 	t.Helper()
-	eventually(t, settle, fmt.Sprintf("%d line(s) in %s", n, filepath.Base(path)), func() (bool, string) {
+	testkit.Eventually(t, settle, fmt.Sprintf("%d line(s) in %s", n, filepath.Base(path)), func() (bool, string) {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return false, err.Error()
@@ -560,7 +544,7 @@ func TestRotationRestartsOnlyItsUsers(t *testing.T) {
 
 	start := time.Now()
 	putSecret(t, nsA, "rot", map[string]string{"password": v2})
-	took := eventually(t, settle, "rot-sink restarted once with a new secretsHash", func() (bool, string) {
+	took := testkit.Eventually(t, settle, "rot-sink restarted once with a new secretsHash", func() (bool, string) {
 		kc := getKC(t, nsA, "rot-sink")
 		return restarts("rot-sink") == rot0+1 && kc.Status.SecretsHash != h0 && kc.Status.SecretsHash != "",
 			fmt.Sprintf("restarts %d, %s", restarts("rot-sink")-rot0, describe(kc))
@@ -576,7 +560,7 @@ func TestRotationRestartsOnlyItsUsers(t *testing.T) {
 
 	// plain-sink keeps being reconciled (two more passes) and is never restarted.
 	reads := statusReads("plain-sink")
-	eventually(t, settle, "two more reconcile passes of plain-sink", func() (bool, string) {
+	testkit.Eventually(t, settle, "two more reconcile passes of plain-sink", func() (bool, string) {
 		return statusReads("plain-sink") >= reads+2, fmt.Sprint(statusReads("plain-sink") - reads)
 	})
 	if n := restarts("plain-sink") - plain0; n != 0 {
@@ -631,7 +615,7 @@ func TestRestartAnnotations(t *testing.T) {
 		})
 	}
 	setAnnotation(v1alpha1.RestartAnnotation, "2026-11-29T16:00:00Z")
-	took := eventually(t, settle, "one restart of everything, recorded in status", func() (bool, string) {
+	took := testkit.Eventually(t, settle, "one restart of everything, recorded in status", func() (bool, string) {
 		kc := getKC(t, nsA, "restart-me")
 		return all() == a0+1 && kc.Status.LastRestartAnnotation == "2026-11-29T16:00:00Z",
 			fmt.Sprintf("restarts %d, lastRestartAnnotation %q", all()-a0, kc.Status.LastRestartAnnotation)
@@ -639,7 +623,7 @@ func TestRestartAnnotations(t *testing.T) {
 	t.Logf("restart annotation handled in %s", took.Round(time.Millisecond))
 
 	setAnnotation(kafkaconnector.AnnotationRestartTasks, "1")
-	took = eventually(t, settle, "one restart of the connector and its failed tasks, recorded in status", func() (bool, string) {
+	took = testkit.Eventually(t, settle, "one restart of the connector and its failed tasks, recorded in status", func() (bool, string) {
 		kc := getKC(t, nsA, "restart-me")
 		return failed() == f0+1 && kc.Status.LastRestartTasksAnnotation == "1",
 			fmt.Sprintf("restarts %d, lastRestartTasksAnnotation %q", failed()-f0, kc.Status.LastRestartTasksAnnotation)
@@ -647,7 +631,7 @@ func TestRestartAnnotations(t *testing.T) {
 	t.Logf("restart-tasks annotation handled in %s", took.Round(time.Millisecond))
 
 	reads := statusReads("restart-me")
-	eventually(t, settle, "two more reconcile passes", func() (bool, string) {
+	testkit.Eventually(t, settle, "two more reconcile passes", func() (bool, string) {
 		return statusReads("restart-me") >= reads+2, fmt.Sprint(statusReads("restart-me") - reads)
 	})
 	if all() != a0+1 || failed() != f0+1 {
@@ -667,7 +651,7 @@ func TestSinkGroupConflict(t *testing.T) {
 	waitReady(t, nsA, "dup")
 
 	sink(t, nsB, clusterB, "dup", "dup-in", map[string]string{"file": filepath.Join(outDir, "dup-b.out")})
-	took := eventually(t, settle, "team-b/dup Ready=False/SinkGroupConflict naming team-a/dup", func() (bool, string) {
+	took := testkit.Eventually(t, settle, "team-b/dup Ready=False/SinkGroupConflict naming team-a/dup", func() (bool, string) {
 		kc := getKC(t, nsB, "dup")
 		c := meta.FindStatusCondition(kc.Status.Conditions, v1alpha1.KafkaConnectorReady)
 		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == v1alpha1.ReasonSinkGroupConflict &&
