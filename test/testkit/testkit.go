@@ -143,6 +143,34 @@ func LineDiff(want, got string) string {
 	return strings.Join(out, "\n")
 }
 
+var runs = struct {
+	sync.Mutex
+	last  map[string]testing.TB
+	count map[string]int
+}{last: map[string]testing.TB{}, count: map[string]int{}}
+
+// Run is which run of t this is in the process: 1, then 2 and on with
+// go test -count=N (every test of a package runs once before any runs again).
+func Run(t testing.TB) int {
+	runs.Lock()
+	defer runs.Unlock()
+	if runs.last[t.Name()] != t {
+		runs.last[t.Name()] = t
+		runs.count[t.Name()]++
+	}
+	return runs.count[t.Name()]
+}
+
+// Unique is base on a test's first run and base-N on its N-th (-count), for
+// names that live outside the test (Kafka topics, group ids, objects in a
+// shared API server) and must not meet an earlier run's.
+func Unique(t testing.TB, base string) string {
+	if n := Run(t); n > 1 {
+		return fmt.Sprintf("%s-%d", base, n)
+	}
+	return base
+}
+
 // SyncBuffer is a bytes.Buffer safe for concurrent writers (loggers of
 // several goroutines) and readers.
 type SyncBuffer struct {

@@ -91,3 +91,17 @@ func TestEventuallyNoErrorNamesTheLastError(t *testing.T) {
 		t.Fatalf("failure message %q should name the last error", r.failed)
 	}
 }
+
+func TestUniqueNamesEachRun(t *testing.T) {
+	if Unique(t, "orders") != Unique(t, "orders") {
+		t.Fatal("one run gave two names")
+	}
+	got := Unique(t, "orders")
+	want := "orders"
+	if n := Run(t); n > 1 {
+		want = fmt.Sprintf("orders-%d", n)
+	}
+	if got != want {
+		t.Fatalf("run %d: Unique = %q, want %q", Run(t), got, want)
+	}
+}

@@ -367,8 +367,9 @@ func TestGroupConflict(t *testing.T) {
 	ctx := context.Background()
 	nsA := newNamespace(t, "team-a")
 	nsB := newNamespace(t, "team-b")
+	group := testkit.Unique(t, "shared-group") // the second cluster keeps it
 	first := newCluster(nsA, "connect", kafka.ListenAddrs())
-	first.Spec.GroupID = ptr("shared-group")
+	first.Spec.GroupID = ptr(group)
 	create(t, first)
 	eventually(t, "the first cluster's Deployment", func() error { _, err := getDeployment(nsA, "connect"); return err })
 
@@ -376,7 +377,7 @@ func TestGroupConflict(t *testing.T) {
 	// first, upper case): refused, naming the first.
 	second := newCluster(nsB, "connect", nil)
 	second.Spec.Kafka.BootstrapServers = "other-kafka.example:9092," + strings.ToUpper(kafka.ListenAddrs()[0])
-	second.Spec.GroupID = ptr("shared-group")
+	second.Spec.GroupID = ptr(group)
 	create(t, second)
 	eventually(t, "GroupConflict on the second", condition(nsB, "connect", v1alpha1.ConnectClusterGroupConflict, metav1.ConditionTrue, v1alpha1.ReasonGroupInUse))
 	c := getCluster(t, nsB, "connect")
