@@ -191,6 +191,24 @@ func sink(t *testing.T, ns, cluster, name, topic string, config map[string]strin
 	if err := k8s.Create(context.Background(), kc); err != nil {
 		t.Fatalf("creating KafkaConnector %s/%s: %v", ns, name, err)
 	}
+	// Gone when the test ends, so its Secret references leave the workers'
+	// Role and a next run (-count) can use the name again.
+	t.Cleanup(func() { deleteKC(t, ns, name) })
+}
+
+// deleteKC deletes a KafkaConnector (if still there) and waits until the
+// operator removed its connector and finalizer.
+func deleteKC(t *testing.T, ns, name string) {
+	t.Helper()
+	kc := &v1alpha1.KafkaConnector{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
+	if err := k8s.Delete(context.Background(), kc); client.IgnoreNotFound(err) != nil {
+		t.Errorf("deleting KafkaConnector %s/%s: %v", ns, name, err)
+		return
+	}
+	testkit.Eventually(t, settle, "KafkaConnector "+ns+"/"+name+" gone", func() (bool, string) {
+		err := k8s.Get(context.Background(), client.ObjectKeyFromObject(kc), kc)
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
 }
 
 func getKC(t *testing.T, ns, name string) *v1alpha1.KafkaConnector {
@@ -299,14 +317,15 @@ func TestRoleListsExactlyTheReferencedSecrets(t *testing.T) {
 	for _, s := range []string{"b-creds", "b-creds2", "b-other"} {
 		putSecret(t, nsB, s, map[string]string{"key": "value-of-" + s})
 	}
-	createTopic(t, "b-in", 1)
+	bIn := testkit.Unique(t, "b-in") // one topic per run (-count)
+	createTopic(t, bIn, 1)
 	// The cluster reconciled at least once (its ServiceAccount exists) and
 	// no connector references a Secret: no Role, no access.
 	waitRoleNames(t, nsB, clusterB)
 	expectForbidden(t, nsB, clusterB, "b-creds")
 
 	start := time.Now()
-	sink(t, nsB, clusterB, "b-ref", "b-in", map[string]string{"api.key": "${secret:b-creds:key}"})
+	sink(t, nsB, clusterB, "b-ref", bIn, map[string]string{"api.key": "${secret:b-creds:key}"})
 	took := waitRoleNames(t, nsB, clusterB, "b-creds")
 	t.Logf("Role lists [b-creds] %s after the connector was created", took.Round(time.Millisecond))
 	testkit.Eventually(t, settle, "the workers read b-creds", func() (bool, string) {
@@ -353,15 +372,16 @@ func TestSecretValueNeverLeaks(t *testing.T) {
 	value := fmt.Sprintf("pw-%d-Zq7vXk29", time.Now().UnixNano())
 	putSecret(t, nsA, "db", map[string]string{"password": value, "user": "app"})
 	putSecret(t, nsA, "unrelated", map[string]string{"password": "not-for-workers"})
-	createTopic(t, "leak-in", 1)
+	leakIn := testkit.Unique(t, "leak-in") // one topic per run (-count)
+	createTopic(t, leakIn, 1)
 	placeholder := "${secret:db:password}"
-	sink(t, nsA, clusterA, "leak-sink", "leak-in", map[string]string{
+	sink(t, nsA, clusterA, "leak-sink", leakIn, map[string]string{
 		"file":        filepath.Join(outDir, "leak-"+placeholder+".out"),
 		"db.password": placeholder,
 	})
 	waitRoleNames(t, nsA, clusterA, "db")
 	waitReady(t, nsA, "leak-sink")
-	produce(t, "leak-in", "one", "two")
+	produce(t, leakIn, "one", "two")
 	// The task resolved the placeholder: it writes to the file named after
 	// the value.
 	waitFileLines(t, filepath.Join(outDir, "leak-"+value+".out"), 2)
@@ -369,7 +389,7 @@ func TestSecretValueNeverLeaks(t *testing.T) {
 	if kc := getKC(t, nsA, "leak-sink"); kc.Status.SecretsHash == "" {
 		t.Fatalf("status.secretsHash is empty: %s", describe(kc))
 	}
-	assertNoLeak(t, nsA, clusterA, "leak-sink", "leak-in", value, placeholder)
+	assertNoLeak(t, nsA, clusterA, "leak-sink", leakIn, value, placeholder)
 }
 
 // assertNoLeak searches every output for value, and checks that each one
@@ -528,19 +548,22 @@ func TestRotationRestartsOnlyItsUsers(t *testing.T) {
 	ensureCluster(t, nsA, clusterA)
 	v1, v2 := fmt.Sprintf("rot1-%d", time.Now().UnixNano()), fmt.Sprintf("rot2-%d", time.Now().UnixNano())
 	putSecret(t, nsA, "rot", map[string]string{"password": v1})
-	createTopic(t, "rot-in", 1)
-	createTopic(t, "plain-in", 1)
-	sink(t, nsA, clusterA, "rot-sink", "rot-in", map[string]string{"file": filepath.Join(outDir, "rot-${secret:rot:password}.out")})
-	sink(t, nsA, clusterA, "plain-sink", "plain-in", nil)
+	rotIn := testkit.Unique(t, "rot-in") // one topic per run (-count)
+	createTopic(t, rotIn, 1)
+	plainIn := testkit.Unique(t, "plain-in") // one topic per run (-count)
+	createTopic(t, plainIn, 1)
+	sink(t, nsA, clusterA, "rot-sink", rotIn, map[string]string{"file": filepath.Join(outDir, "rot-${secret:rot:password}.out")})
+	sink(t, nsA, clusterA, "plain-sink", plainIn, nil)
 	waitReady(t, nsA, "rot-sink")
 	waitReady(t, nsA, "plain-sink")
-	produce(t, "rot-in", "before")
+	produce(t, rotIn, "before")
 	waitFileLines(t, filepath.Join(outDir, "rot-"+v1+".out"), 1)
 	h0 := getKC(t, nsA, "rot-sink").Status.SecretsHash
 	if h0 == "" {
 		t.Fatal("status.secretsHash is empty for a connector that references a Secret")
 	}
 	rot0, plain0 := restarts("rot-sink"), restarts("plain-sink")
+	rotAll0 := calls.get("POST /connectors/rot-sink/restart?includeTasks=true&onlyFailed=false")
 
 	start := time.Now()
 	putSecret(t, nsA, "rot", map[string]string{"password": v2})
@@ -550,11 +573,11 @@ func TestRotationRestartsOnlyItsUsers(t *testing.T) {
 			fmt.Sprintf("restarts %d, %s", restarts("rot-sink")-rot0, describe(kc))
 	})
 	t.Logf("rotating Secret rot restarted rot-sink %s after the change (operator resync %s)", took.Round(time.Millisecond), connectorResync)
-	if n := calls.get("POST /connectors/rot-sink/restart?includeTasks=true&onlyFailed=false"); n != 1 {
+	if n := calls.get("POST /connectors/rot-sink/restart?includeTasks=true&onlyFailed=false") - rotAll0; n != 1 {
 		t.Errorf("the rotation restart was not one restart of the connector and all its tasks (%d with includeTasks=true&onlyFailed=false; calls %v)", n, calls.counts)
 	}
 	waitReady(t, nsA, "rot-sink")
-	produce(t, "rot-in", "after")
+	produce(t, rotIn, "after")
 	waitFileLines(t, filepath.Join(outDir, "rot-"+v2+".out"), 1)
 	t.Logf("the restarted task resolved the new value (its output moved to the new file) %s after the change", time.Since(start).Round(time.Millisecond))
 
@@ -585,8 +608,8 @@ func TestRotationRestartsOnlyItsUsers(t *testing.T) {
 	if !found {
 		t.Error("no SecretsRotated event for rot-sink")
 	}
-	assertNoLeak(t, nsA, clusterA, "rot-sink", "rot-in", v2, "${secret:rot:password}")
-	assertNoLeak(t, nsA, clusterA, "rot-sink", "rot-in", v1, "${secret:rot:password}")
+	assertNoLeak(t, nsA, clusterA, "rot-sink", rotIn, v2, "${secret:rot:password}")
+	assertNoLeak(t, nsA, clusterA, "rot-sink", rotIn, v1, "${secret:rot:password}")
 }
 
 // TestRestartAnnotations: a new value of connect.conveyor.dev/restart
@@ -595,8 +618,9 @@ func TestRotationRestartsOnlyItsUsers(t *testing.T) {
 // status keeps the values handled, and later passes restart nothing.
 func TestRestartAnnotations(t *testing.T) {
 	ensureCluster(t, nsA, clusterA)
-	createTopic(t, "restart-in", 1)
-	sink(t, nsA, clusterA, "restart-me", "restart-in", nil)
+	restartIn := testkit.Unique(t, "restart-in") // one topic per run (-count)
+	createTopic(t, restartIn, 1)
+	sink(t, nsA, clusterA, "restart-me", restartIn, nil)
 	waitReady(t, nsA, "restart-me")
 	all := func() int {
 		return calls.get("POST /connectors/restart-me/restart?includeTasks=true&onlyFailed=false")
@@ -646,11 +670,12 @@ func TestRestartAnnotations(t *testing.T) {
 func TestSinkGroupConflict(t *testing.T) {
 	ensureCluster(t, nsA, clusterA)
 	ensureCluster(t, nsB, clusterB)
-	createTopic(t, "dup-in", 1)
-	sink(t, nsA, clusterA, "dup", "dup-in", nil)
+	dupIn := testkit.Unique(t, "dup-in") // one topic per run (-count)
+	createTopic(t, dupIn, 1)
+	sink(t, nsA, clusterA, "dup", dupIn, nil)
 	waitReady(t, nsA, "dup")
 
-	sink(t, nsB, clusterB, "dup", "dup-in", map[string]string{"file": filepath.Join(outDir, "dup-b.out")})
+	sink(t, nsB, clusterB, "dup", dupIn, map[string]string{"file": filepath.Join(outDir, "dup-b.out")})
 	took := testkit.Eventually(t, settle, "team-b/dup Ready=False/SinkGroupConflict naming team-a/dup", func() (bool, string) {
 		kc := getKC(t, nsB, "dup")
 		c := meta.FindStatusCondition(kc.Status.Conditions, v1alpha1.KafkaConnectorReady)
