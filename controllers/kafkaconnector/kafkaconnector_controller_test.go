@@ -750,3 +750,23 @@ func TestSecretRotationRestartsOnlyItsUsers(t *testing.T) {
 		t.Fatalf("deleting the Secret: %d restarts, hash %q", restarts("uses-db"), e.get("uses-db").Status.SecretsHash)
 	}
 }
+
+// TestRestartAnnotationAtCreationIsRecordedNotActedOn: a connector created
+// with a restart annotation already set starts once; the value is recorded
+// in status, and later passes do not restart it for that value.
+func TestRestartAnnotationAtCreationIsRecordedNotActedOn(t *testing.T) {
+	e := newEnv(t)
+	e.apply("born-annotated", func(kc *v1alpha1.KafkaConnector) {
+		kc.Annotations = map[string]string{AnnotationRestart: "2026-01-01T00:00:00Z", AnnotationRestartTasks: "7"}
+	})
+	e.reconcile("born-annotated")
+	e.reconcile("born-annotated")
+	e.reconcile("born-annotated")
+	if n := e.herder.count("restart"); n != 0 {
+		t.Fatalf("%d restarts for annotations present at creation, want 0", n)
+	}
+	kc := e.get("born-annotated")
+	if kc.Status.LastRestartAnnotation != "2026-01-01T00:00:00Z" || kc.Status.LastRestartTasksAnnotation != "7" {
+		t.Fatalf("handled values %q / %q, want the creation's", kc.Status.LastRestartAnnotation, kc.Status.LastRestartTasksAnnotation)
+	}
+}
