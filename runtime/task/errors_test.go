@@ -36,6 +36,7 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/data"
 	"github.com/conveyor-dev/conveyor/runtime/metrics"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
+	"github.com/conveyor-dev/conveyor/runtime/task/tasktest"
 )
 
 // produceJSON writes one record per value to partition 0 of topic, key
@@ -309,7 +310,7 @@ func TestSourceRetriesRetriableConversion(t *testing.T) {
 	cfg.Metrics = m.Task("src", 0)
 	cfg.Errors = ErrorConfig{RetryTimeout: 10 * time.Second, RetryMinDelay: 10 * time.Millisecond}
 	r, err := NewSourceRunner(cfg)
-	r = startRunner(t, r, err)
+	r = tasktest.Start(t, r, err)
 	got := values(readAll(t, c, "out", 10))
 	for i := range 10 {
 		if got["v-"+strconv.Itoa(i)] != 1 {
@@ -342,7 +343,7 @@ func TestSourceToleranceAllSkipsBadRecords(t *testing.T) {
 	cfg.Metrics = m.Task("src", 0)
 	cfg.Errors = ErrorConfig{ToleranceAll: true, RetryTimeout: 100 * time.Millisecond, RetryMinDelay: 10 * time.Millisecond}
 	r, err := NewSourceRunner(cfg)
-	r = startRunner(t, r, err)
+	r = tasktest.Start(t, r, err)
 	got := values(readAll(t, c, "out", 8))
 	if len(got) != 8 || got["v-4"] != 0 || got["v-9"] != 0 {
 		t.Fatalf("written: %v", got)

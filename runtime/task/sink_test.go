@@ -27,30 +27,13 @@ import (
 
 	"github.com/conveyor-dev/conveyor/runtime/metrics"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
+	"github.com/conveyor-dev/conveyor/runtime/task/tasktest"
 )
 
 func newSink(t *testing.T, cfg SinkConfig) *SinkRunner {
 	t.Helper()
 	r, err := NewSinkRunner(cfg)
-	return startRunner(t, r, err)
-}
-
-// startRunner starts r, as built by a constructor that returned err, and
-// stops it when the test ends.
-func startRunner[R Runner](t *testing.T, r R, err error) R {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = r.Stop(ctx)
-	})
-	return r
+	return tasktest.Start(t, r, err)
 }
 
 // A failing Flush keeps the offsets uncommitted; a restarted runner

@@ -31,12 +31,13 @@ import (
 
 	"github.com/conveyor-dev/conveyor/runtime/metrics"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
+	"github.com/conveyor-dev/conveyor/runtime/task/tasktest"
 )
 
 func newSource(t *testing.T, cfg SourceConfig) *SourceRunner {
 	t.Helper()
 	r, err := NewSourceRunner(cfg)
-	return startRunner(t, r, err)
+	return tasktest.Start(t, r, err)
 }
 
 // slowAcks delays every produce response by d, so acknowledgements lag

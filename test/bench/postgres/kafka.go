@@ -26,7 +26,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/conveyor-dev/conveyor/runtime/converter"
 	"github.com/conveyor-dev/conveyor/runtime/task"
 )
 
@@ -34,7 +33,7 @@ import (
 // settings of a connector on it and an admin client.
 type kafkaEnv struct {
 	cluster *kfake.Cluster
-	common  task.Common
+	spec    task.Spec // the task, but for its plugin
 	client  *kgo.Client
 	adm     *kadm.Client
 	// running is when the runner first reported RUNNING: its task started,
@@ -59,24 +58,22 @@ func newKafkaEnv(topic, connector string, cfg map[string]string) (*kafkaEnv, err
 		return nil, err
 	}
 	e := &kafkaEnv{cluster: c}
-	kc, err := converter.New(converter.JSONClass, nil, true)
-	if err == nil {
-		var vc converter.Converter
-		if vc, err = converter.New(converter.JSONClass, nil, false); err == nil {
-			e.common = task.Common{
-				ID: task.ID{Connector: connector}, Config: cfg, KeyConverter: kc, ValueConverter: vc,
-				Kafka: []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)},
-				Status: task.StatusFunc(func(_ task.ID, st task.State, _ string) {
-					if st == task.StateRunning {
-						e.running.CompareAndSwap(nil, ptr(time.Now()))
-					}
-				}), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-				// The worker's default offset.flush.interval.ms.
-				OffsetFlushInterval: 10 * time.Second,
-			}
-			e.client, err = kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.MetadataMinAge(10*time.Millisecond))
-		}
+	// The converters are the worker's defaults: JSON with schemas.
+	e.spec = task.Spec{
+		Common: task.Common{
+			ID: task.ID{Connector: connector}, Config: cfg,
+			Kafka: []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)},
+			Status: task.StatusFunc(func(_ task.ID, st task.State, _ string) {
+				if st == task.StateRunning {
+					e.running.CompareAndSwap(nil, ptr(time.Now()))
+				}
+			}), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			// The worker's default offset.flush.interval.ms.
+			OffsetFlushInterval: 10 * time.Second,
+		},
+		Connector: cfg,
 	}
+	e.client, err = kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.MetadataMinAge(10*time.Millisecond))
 	if err != nil {
 		c.Close()
 		return nil, err

@@ -256,7 +256,8 @@ func sinkThroughKafka(ctx context.Context, conn *pgx.Conn, url string, recs [][2
 		return 0, err
 	}
 	defer e.close()
-	cm, cl := e.common, e.client
+	spec, cl := e.spec, e.client
+	spec.Plugin = sink.Plugin()
 	// The last id of each partition: the sink commits a partition's rows in
 	// their order, so once these are in the table, all rows are.
 	last := map[int32]int64{}
@@ -277,7 +278,7 @@ func sinkThroughKafka(ctx context.Context, conn *pgx.Conn, url string, recs [][2
 	for _, id := range last {
 		lastIDs = append(lastIDs, id)
 	}
-	r, err := task.New(sink.Plugin(), cm, nil)
+	r, err := task.New(spec)
 	if err != nil {
 		return 0, err
 	}

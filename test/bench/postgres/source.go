@@ -137,8 +137,9 @@ func sourceThroughKafka(ctx context.Context, url string, n int) (float64, error)
 		return 0, err
 	}
 	defer e.close()
-	cm, adm := e.common, e.adm
-	r, err := task.New(tablesource.Plugin(), cm, nopOffsets{})
+	spec, adm := e.spec, e.adm
+	spec.Plugin, spec.Offsets = tablesource.Plugin(), nopOffsets{}
+	r, err := task.New(spec)
 	if err != nil {
 		return 0, err
 	}

@@ -32,7 +32,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgtest"
-	"github.com/conveyor-dev/conveyor/runtime/converter"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/plugin/plugintest"
 	"github.com/conveyor-dev/conveyor/runtime/task"
@@ -222,19 +221,11 @@ func startRunners(t *testing.T, c *kfake.Cluster, cfgs []map[string]string, stor
 	t.Helper()
 	var out []task.Runner
 	for i, cfg := range cfgs {
-		kc, err := converter.New(converter.JSONClass, map[string]string{"schemas.enable": "true"}, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		vc, err := converter.New(converter.JSONClass, map[string]string{"schemas.enable": "true"}, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := task.New(Plugin(), task.Common{
-			ID: task.ID{Connector: "pg-source", Task: i}, Config: cfg, KeyConverter: kc, ValueConverter: vc,
+		r, err := task.New(task.Spec{Common: task.Common{
+			ID: task.ID{Connector: "pg-source", Task: i}, Config: cfg,
 			Kafka: []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}, Status: task.StatusFunc(func(task.ID, task.State, string) {}),
 			OffsetFlushInterval: 100 * time.Millisecond, RetryBackoff: 50 * time.Millisecond,
-		}, store)
+		}, Plugin: Plugin(), Connector: cfg, Offsets: store})
 		if err != nil {
 			t.Fatal(err)
 		}
