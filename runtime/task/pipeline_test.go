@@ -184,7 +184,9 @@ func TestRangeSourceThroughRunners(t *testing.T) {
 		cc := cm
 		cc.ID = ID{"range", i}
 		cc.Config = tc
-		newSource(t, SourceConfig{Common: cc, Task: rangesource.Plugin().NewSourceTask(), Offsets: store})
+		cc.KeyConverter, cc.ValueConverter = nil, nil
+		r, err := New(Spec{Common: cc, Plugin: rangesource.Plugin(), Connector: tc, WorkerConverters: jsonWithoutSchemas, Offsets: store})
+		tasktest.Start(t, r, err)
 	}
 	sink := newRecordingSink()
 	kc := cm
