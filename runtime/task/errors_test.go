@@ -32,6 +32,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/conveyor-dev/conveyor/runtime/connectnames"
 	"github.com/conveyor-dev/conveyor/runtime/converter"
 	"github.com/conveyor-dev/conveyor/runtime/data"
 	"github.com/conveyor-dev/conveyor/runtime/metrics"
@@ -171,7 +172,7 @@ func TestSinkToleranceAllDeadLetterQueue(t *testing.T) {
 
 	eventually(t, 10*time.Second, "the six good records put", func() bool { return sink.distinct() == 6 })
 	eventually(t, 10*time.Second, "offsets committed past the bad records", func() bool {
-		return committedAt(adm, GroupID("s"), "in", 0) == 8
+		return committedAt(adm, connectnames.SinkGroup("s"), "in", 0) == 8
 	})
 	dlq := readAll(t, c, "in-dlq", 2)
 	if len(dlq) != 2 {
@@ -212,7 +213,7 @@ func TestSinkToleranceAllDeadLetterQueue(t *testing.T) {
 	// moves the committed offset past it.
 	produceJSON(t, c, "in", "secret-bad-8")
 	eventually(t, 10*time.Second, "offset committed past a lone bad record", func() bool {
-		return committedAt(adm, GroupID("s"), "in", 0) == 9
+		return committedAt(adm, connectnames.SinkGroup("s"), "in", 0) == 9
 	})
 	if r.State() != StateRunning {
 		t.Fatalf("state %s, want RUNNING", r.State())
@@ -489,7 +490,7 @@ func TestSinkDeadLetterWriteFailureCommitsNothing(t *testing.T) {
 	cfg.OffsetFlushInterval = 50 * time.Millisecond
 	cfg.Errors = ErrorConfig{ToleranceAll: true, DLQTopic: "dlq", DLQReplication: 1}
 	r := newSink(t, cfg)
-	eventually(t, 10*time.Second, "good records committed", func() bool { return committedAt(adm, GroupID("s"), "in", 0) == 2 })
+	eventually(t, 10*time.Second, "good records committed", func() bool { return committedAt(adm, connectnames.SinkGroup("s"), "in", 0) == 2 })
 	// The dead letter queue topic disappears; the producer cannot write.
 	if _, err := adm.DeleteTopics(context.Background(), "dlq"); err != nil {
 		t.Fatal(err)
@@ -503,7 +504,7 @@ func TestSinkDeadLetterWriteFailureCommitsNothing(t *testing.T) {
 	if tr := st.trace(ID{"s", 0}); !strings.Contains(tr, "dead letter queue") {
 		t.Fatalf("trace: %s", tr)
 	}
-	if got := committed(t, adm, GroupID("s"), "in")[0]; got != 2 {
+	if got := committed(t, adm, connectnames.SinkGroup("s"), "in")[0]; got != 2 {
 		t.Fatalf("committed offset %d, want 2 (not past the record whose dead letter failed)", got)
 	}
 }
@@ -564,7 +565,7 @@ func TestSinkErrantRecordReporter(t *testing.T) {
 		cfg.Errors = ErrorConfig{ToleranceAll: true, DLQTopic: "in-dlq", DLQReplication: 1, DLQContextHeaders: true}
 		r := newSink(t, cfg)
 		eventually(t, 10*time.Second, "offsets committed past the reported record", func() bool {
-			return committedAt(adm, GroupID("s"), "in", 0) == 3
+			return committedAt(adm, connectnames.SinkGroup("s"), "in", 0) == 3
 		})
 		if sink.distinct() != 2 || r.State() != StateRunning {
 			t.Fatalf("%d records written, state %s; want 2 and RUNNING", sink.distinct(), r.State())

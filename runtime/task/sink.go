@@ -30,16 +30,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/conveyor-dev/conveyor/runtime/connectnames"
 	"github.com/conveyor-dev/conveyor/runtime/data"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
 
 // errStopped ends a retry loop when the runner is stopped.
 var errStopped = errors.New("task stopping")
-
-// GroupID returns the consumer group of a sink connector's tasks,
-// "connect-<connector>" as in Kafka Connect.
-func GroupID(connector string) string { return "connect-" + connector }
 
 // SinkConfig configures a SinkRunner.
 type SinkConfig struct {
@@ -172,7 +169,7 @@ func NewSinkRunner(cfg SinkConfig) (*SinkRunner, error) {
 // worker's Kafka options.
 func (r *SinkRunner) ConsumerOpts() []kgo.Opt {
 	opts := []kgo.Opt{
-		kgo.ConsumerGroup(GroupID(r.cfg.ID.Connector)),
+		kgo.ConsumerGroup(connectnames.SinkGroup(r.cfg.ID.Connector)),
 		kgo.Balancers(kgo.CooperativeStickyBalancer()),
 		kgo.BlockRebalanceOnPoll(),
 		kgo.DisableAutoCommit(),
@@ -339,10 +336,10 @@ func (r *SinkRunner) closeClient(cl *kgo.Client) {
 	}
 	memberID, _ := cl.GroupMetadata()
 	r.cfg.Logger.Info("leaving the consumer group without waiting for its pending rebalance",
-		"group", GroupID(r.cfg.ID.Connector), "member", memberID, "waited", leaveWait)
+		"group", connectnames.SinkGroup(r.cfg.ID.Connector), "member", memberID, "waited", leaveWait)
 	if memberID != "" {
 		req := kmsg.NewPtrLeaveGroupRequest()
-		req.Group = GroupID(r.cfg.ID.Connector)
+		req.Group = connectnames.SinkGroup(r.cfg.ID.Connector)
 		m := kmsg.NewLeaveGroupRequestMember()
 		m.MemberID = memberID
 		m.Reason = kmsg.StringPtr("task stopped while its group round was pending")

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/conveyor-dev/conveyor/runtime/connectnames"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -102,7 +103,7 @@ func TestSinkStopWhileJoiningIsQuick(t *testing.T) {
 	sa := newRecordingSink()
 	a := newSink(t, SinkConfig{Common: common(c, st, ID{"s", 0}, map[string]string{"topics": "in"}), Task: sa})
 	eventually(t, 10*time.Second, "runner A assigned both partitions", func() bool { return len(a.Assignment()) == 2 })
-	joinSilentMember(t, c, GroupID("s"), "in")
+	joinSilentMember(t, c, connectnames.SinkGroup("s"), "in")
 
 	sb := newRecordingSink()
 	b := newSink(t, SinkConfig{Common: common(c, st, ID{"s", 1}, map[string]string{"topics": "in"}), Task: sb})

@@ -25,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/conveyor-dev/conveyor/runtime/connectnames"
 	"github.com/conveyor-dev/conveyor/runtime/metrics"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/task/tasktest"
@@ -57,7 +58,7 @@ func TestSinkCommitsOnlyAfterFlush(t *testing.T) {
 		defer failing.mu.Unlock()
 		return len(failing.seen) == 90 && failing.flushes >= 2
 	})
-	if got := committed(t, adm, GroupID("s"), "in"); len(got) != 0 {
+	if got := committed(t, adm, connectnames.SinkGroup("s"), "in"); len(got) != 0 {
 		t.Fatalf("offsets committed although Flush failed: %v", got)
 	}
 	if a.State() != StateRunning {
@@ -66,7 +67,7 @@ func TestSinkCommitsOnlyAfterFlush(t *testing.T) {
 	// The failed flush rewound the consumer: records were put again.
 	eventually(t, 10*time.Second, "records delivered again after the rewind", func() bool { return failing.total() > 90 })
 	stop(t, a, 5*time.Second)
-	if got := committed(t, adm, GroupID("s"), "in"); len(got) != 0 {
+	if got := committed(t, adm, connectnames.SinkGroup("s"), "in"); len(got) != 0 {
 		t.Fatalf("offsets committed on stop although Flush failed: %v", got)
 	}
 
@@ -75,7 +76,7 @@ func TestSinkCommitsOnlyAfterFlush(t *testing.T) {
 	b := newSink(t, cfg)
 	eventually(t, 10*time.Second, "restarted runner re-reads every record", func() bool { return ok.distinct() == 90 })
 	eventually(t, 10*time.Second, "offsets committed after a successful flush", func() bool {
-		got := committed(t, adm, GroupID("s"), "in")
+		got := committed(t, adm, connectnames.SinkGroup("s"), "in")
 		return got[0] == 30 && got[1] == 30 && got[2] == 30
 	})
 	eventually(t, 5*time.Second, "lag 0", func() bool { return b.Lag() == 0 })
@@ -112,7 +113,7 @@ func TestSinkRevokeFlushesAndCommitsBeforeMove(t *testing.T) {
 	cfgA := SinkConfig{Common: common(c, st, ID{"s", 0}, map[string]string{"topics": "in"}), Task: sa}
 	a := newSink(t, cfgA)
 	eventually(t, 10*time.Second, "runner A reads all 200", func() bool { return sa.distinct() == 200 })
-	if got := committed(t, adm, GroupID("s"), "in"); len(got) != 0 {
+	if got := committed(t, adm, connectnames.SinkGroup("s"), "in"); len(got) != 0 {
 		t.Fatalf("nothing should be committed yet (flush interval 1h): %v", got)
 	}
 
@@ -131,7 +132,7 @@ func TestSinkRevokeFlushesAndCommitsBeforeMove(t *testing.T) {
 		t.Fatalf("assignments overlap or miss partitions: A=%v B=%v", a.Assignment(), b.Assignment())
 	}
 	// The revoked partitions were committed at their end (50 each).
-	got := committed(t, adm, GroupID("s"), "in")
+	got := committed(t, adm, connectnames.SinkGroup("s"), "in")
 	for _, tp := range b.Assignment() {
 		if got[tp.Partition] != 50 {
 			t.Fatalf("partition %v moved to B with committed offset %d, want 50 (all of A's work)", tp, got[tp.Partition])
@@ -182,7 +183,7 @@ func TestSinkRevokeFlushesAndCommitsBeforeMove(t *testing.T) {
 	}
 	stop(t, a, 5*time.Second)
 	stop(t, b, 5*time.Second)
-	got = committed(t, adm, GroupID("s"), "in")
+	got = committed(t, adm, connectnames.SinkGroup("s"), "in")
 	for p := int32(0); p < 4; p++ {
 		if got[p] != 100 {
 			t.Fatalf("after stop, partition %d committed %d, want 100: %v", p, got[p], got)
@@ -328,7 +329,7 @@ func TestSinkTopicsRegexAndRequestCommit(t *testing.T) {
 		t.Fatalf("assigned %v, want the 3 partitions of orders.*", r.Assignment())
 	}
 	eventually(t, 10*time.Second, "commit on the task's request", func() bool {
-		eu, us := committed(t, adm, GroupID("rx"), "orders.eu"), committed(t, adm, GroupID("rx"), "orders.us")
+		eu, us := committed(t, adm, connectnames.SinkGroup("rx"), "orders.eu"), committed(t, adm, connectnames.SinkGroup("rx"), "orders.us")
 		return eu[0] == 10 && us[0]+us[1] == 20
 	})
 	s.mu.Lock()
@@ -388,7 +389,7 @@ func TestSinkOpenErrorFails(t *testing.T) {
 	if r.State() != StateFailed || !strings.Contains(st.trace(ID{"o", 0}), "table missing") {
 		t.Fatalf("state %s trace %q", r.State(), st.trace(ID{"o", 0}))
 	}
-	if got := committed(t, adm, GroupID("o"), "in"); len(got) != 0 {
+	if got := committed(t, adm, connectnames.SinkGroup("o"), "in"); len(got) != 0 {
 		t.Fatalf("a failed task committed %v", got)
 	}
 	if !s.stopped {

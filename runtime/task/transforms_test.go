@@ -27,6 +27,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/conveyor-dev/conveyor/runtime/connectnames"
 	"github.com/conveyor-dev/conveyor/runtime/converter"
 	"github.com/conveyor-dev/conveyor/runtime/data"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
@@ -241,14 +242,14 @@ func TestSinkUnwrapsChangeEvents(t *testing.T) {
 	cfg.Transforms = map[string]string{"transforms": "unwrap", "transforms.unwrap.type": "io.conveyor.transforms.ExtractNewRecordState"}
 	newSink(t, cfg)
 	eventually(t, 10*time.Second, "4 records put and offset 5 committed", func() bool {
-		return sink.total() == 4 && committed(t, adm, GroupID("pg"), "cdc")[0] == 5
+		return sink.total() == 4 && committed(t, adm, connectnames.SinkGroup("pg"), "cdc")[0] == 5
 	})
 	// A poll of dropped records only: consumed and committed all the same.
 	if err := cl.ProduceSync(context.Background(), event("t", 0, "", "")).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 10*time.Second, "offset 6 committed", func() bool {
-		return committed(t, adm, GroupID("pg"), "cdc")[0] == 6
+		return committed(t, adm, connectnames.SinkGroup("pg"), "cdc")[0] == 6
 	})
 	if n := sink.total(); n != 4 {
 		t.Fatalf("the sink got %d records, want 4 (the truncates are dropped)", n)
@@ -359,7 +360,7 @@ func TestSinkTransformFailureTolerated(t *testing.T) {
 	cfg.Transforms = map[string]string{"transforms": "num", "transforms.num.type": "Cast$Value", "transforms.num.spec": "n:int32"}
 	newSink(t, cfg)
 	eventually(t, 10*time.Second, "2 records put and offset 3 committed", func() bool {
-		return sink.total() == 2 && committedAt(adm, GroupID("s"), "in", 0) == 3
+		return sink.total() == 2 && committedAt(adm, connectnames.SinkGroup("s"), "in", 0) == 3
 	})
 	sink.mu.Lock()
 	for _, r := range sink.puts {
