@@ -17,7 +17,6 @@ limitations under the License.
 package task
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -38,6 +37,7 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/metrics"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/task/tasktest"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 // produceJSON writes one record per value to partition 0 of topic, key
@@ -92,24 +92,6 @@ func jsonConverter(t *testing.T) converter.Converter {
 	return c
 }
 
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func header(r *kgo.Record, key string) (string, bool) {
 	for _, h := range r.Headers {
 		if h.Key == key {
@@ -160,7 +142,7 @@ func TestSinkToleranceAllDeadLetterQueue(t *testing.T) {
 	produceJSON(t, c, "in", vals...)
 	st := newStatuses()
 	m := metrics.New()
-	logs := &syncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	sink := newRecordingSink()
 	cfg := SinkConfig{Common: common(c, st, ID{"s", 0}, map[string]string{"topics": "in"}), Task: sink}
 	cfg.ValueConverter = jsonConverter(t)
@@ -170,8 +152,8 @@ func TestSinkToleranceAllDeadLetterQueue(t *testing.T) {
 	cfg.Errors = ErrorConfig{ToleranceAll: true, Log: true, DLQTopic: "in-dlq", DLQReplication: 1, DLQContextHeaders: true}
 	r := newSink(t, cfg)
 
-	eventually(t, 10*time.Second, "the six good records put", func() bool { return sink.distinct() == 6 })
-	eventually(t, 10*time.Second, "offsets committed past the bad records", func() bool {
+	testkit.EventuallyTrue(t, 10*time.Second, "the six good records put", func() bool { return sink.distinct() == 6 })
+	testkit.EventuallyTrue(t, 10*time.Second, "offsets committed past the bad records", func() bool {
 		return committedAt(adm, connectnames.SinkGroup("s"), "in", 0) == 8
 	})
 	dlq := readAll(t, c, "in-dlq", 2)
@@ -212,7 +194,7 @@ func TestSinkToleranceAllDeadLetterQueue(t *testing.T) {
 	// A poll holding only a bad record (the batch to put is empty) still
 	// moves the committed offset past it.
 	produceJSON(t, c, "in", "secret-bad-8")
-	eventually(t, 10*time.Second, "offset committed past a lone bad record", func() bool {
+	testkit.EventuallyTrue(t, 10*time.Second, "offset committed past a lone bad record", func() bool {
 		return committedAt(adm, connectnames.SinkGroup("s"), "in", 0) == 9
 	})
 	if r.State() != StateRunning {
@@ -349,7 +331,7 @@ func TestSourceToleranceAllSkipsBadRecords(t *testing.T) {
 	if len(got) != 8 || got["v-4"] != 0 || got["v-9"] != 0 {
 		t.Fatalf("written: %v", got)
 	}
-	eventually(t, 10*time.Second, "every record committed, skipped ones included", func() bool { return src.committedCount() == 10 })
+	testkit.EventuallyTrue(t, 10*time.Second, "every record committed, skipped ones included", func() bool { return src.committedCount() == 10 })
 	stop(t, r, 5*time.Second)
 	if r.Err() != nil {
 		t.Fatalf("task failed: %v", r.Err())
@@ -369,7 +351,7 @@ func TestSourceToleranceAllSkipsBadRecords(t *testing.T) {
 func TestErrorLogIncludesMessagesOnlyWhenAsked(t *testing.T) {
 	kr := &kgo.Record{Topic: "in", Partition: 1, Offset: 42, Key: []byte("user-key"), Value: []byte("password=hunter2")}
 	for _, include := range []bool{false, true} {
-		logs := &syncBuffer{}
+		logs := &testkit.SyncBuffer{}
 		h := &errorHandler{cfg: ErrorConfig{ToleranceAll: true, Log: true, LogMessages: include},
 			log: slog.New(slog.NewTextHandler(logs, nil)), sleep: func(time.Duration) bool { return true }}
 		err := h.handle(context.Background(), stageErr(StageValueConverter, converter.StringConverter{}, errors.New("bad value")),
@@ -430,7 +412,7 @@ func TestSinkRetriesRetriableConversion(t *testing.T) {
 	cfg.Metrics = m.Task("s", 0)
 	cfg.Errors = ErrorConfig{RetryTimeout: 10 * time.Second, RetryMinDelay: 10 * time.Millisecond}
 	r := newSink(t, cfg)
-	eventually(t, 10*time.Second, "all four records put", func() bool { return sink.distinct() == 4 })
+	testkit.EventuallyTrue(t, 10*time.Second, "all four records put", func() bool { return sink.distinct() == 4 })
 	if r.State() != StateRunning {
 		t.Fatalf("state %s", r.State())
 	}
@@ -490,7 +472,7 @@ func TestSinkDeadLetterWriteFailureCommitsNothing(t *testing.T) {
 	cfg.OffsetFlushInterval = 50 * time.Millisecond
 	cfg.Errors = ErrorConfig{ToleranceAll: true, DLQTopic: "dlq", DLQReplication: 1}
 	r := newSink(t, cfg)
-	eventually(t, 10*time.Second, "good records committed", func() bool { return committedAt(adm, connectnames.SinkGroup("s"), "in", 0) == 2 })
+	testkit.EventuallyTrue(t, 10*time.Second, "good records committed", func() bool { return committedAt(adm, connectnames.SinkGroup("s"), "in", 0) == 2 })
 	// The dead letter queue topic disappears; the producer cannot write.
 	if _, err := adm.DeleteTopics(context.Background(), "dlq"); err != nil {
 		t.Fatal(err)
@@ -564,7 +546,7 @@ func TestSinkErrantRecordReporter(t *testing.T) {
 		cfg.OffsetFlushInterval = 50 * time.Millisecond
 		cfg.Errors = ErrorConfig{ToleranceAll: true, DLQTopic: "in-dlq", DLQReplication: 1, DLQContextHeaders: true}
 		r := newSink(t, cfg)
-		eventually(t, 10*time.Second, "offsets committed past the reported record", func() bool {
+		testkit.EventuallyTrue(t, 10*time.Second, "offsets committed past the reported record", func() bool {
 			return committedAt(adm, connectnames.SinkGroup("s"), "in", 0) == 3
 		})
 		if sink.distinct() != 2 || r.State() != StateRunning {

@@ -33,6 +33,7 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/plugin/plugintest"
 	"github.com/conveyor-dev/conveyor/runtime/task/tasktest"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 // taskConfigs starts a connector of p with config and returns its task
@@ -107,7 +108,7 @@ func runPipeline(t *testing.T, srcCfg, sinkCfg map[string]string, c Common, stor
 	kc.Config = sinkCfg
 	sink, err := New(Spec{Common: kc, Plugin: file.SinkPlugin(), Connector: sinkCfg, WorkerConverters: conv})
 	sink = tasktest.Start(t, sink, err)
-	eventually(t, 60*time.Second, fmt.Sprintf("%d lines in the sink file", want), func() bool { return len(readLines(t, out)) >= want })
+	testkit.EventuallyTrue(t, 60*time.Second, fmt.Sprintf("%d lines in the sink file", want), func() bool { return len(readLines(t, out)) >= want })
 	stop(t, src, 10*time.Second)
 	stop(t, sink, 10*time.Second)
 }
@@ -192,7 +193,7 @@ func TestRangeSourceThroughRunners(t *testing.T) {
 	kc := cm
 	kc.ID = ID{"ids-sink", 0}
 	newSink(t, SinkConfig{Common: kc, Task: sink, Topics: []string{"ids"}})
-	eventually(t, 30*time.Second, "5000 ids in the sink", func() bool { return sink.total() >= 5000 })
+	testkit.EventuallyTrue(t, 30*time.Second, "5000 ids in the sink", func() bool { return sink.total() >= 5000 })
 	sink.mu.Lock()
 	defer sink.mu.Unlock()
 	ids := map[any]int{}

@@ -26,6 +26,7 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/converter"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/task/tasktest"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 // spec is a Spec of the worker's kind for a test cluster, without its
@@ -51,7 +52,7 @@ func TestNewBuildsASinkFromTheConnectorConfig(t *testing.T) {
 	s.Consumer = map[string]string{"max.poll.records": "7", "session.timeout.ms": "6000"}
 	r, err := New(s)
 	sr := tasktest.Start(t, r, err).(*SinkRunner)
-	eventually(t, 10*time.Second, "20 records put", func() bool { return rec.total() == 20 })
+	testkit.EventuallyTrue(t, 10*time.Second, "20 records put", func() bool { return rec.total() == 20 })
 	rec.mu.Lock()
 	if v := rec.puts[0].Value; v != "r-0" {
 		t.Errorf("first value %#v, want the string r-0", v)

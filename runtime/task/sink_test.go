@@ -29,6 +29,7 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/metrics"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/task/tasktest"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 func newSink(t *testing.T, cfg SinkConfig) *SinkRunner {
@@ -53,7 +54,7 @@ func TestSinkCommitsOnlyAfterFlush(t *testing.T) {
 	cfg.Metrics = m.Task("s", 0)
 	a := newSink(t, cfg)
 
-	eventually(t, 10*time.Second, "all records put and a failed flush", func() bool {
+	testkit.EventuallyTrue(t, 10*time.Second, "all records put and a failed flush", func() bool {
 		failing.mu.Lock()
 		defer failing.mu.Unlock()
 		return len(failing.seen) == 90 && failing.flushes >= 2
@@ -65,7 +66,7 @@ func TestSinkCommitsOnlyAfterFlush(t *testing.T) {
 		t.Fatalf("a failing flush must not fail the task; state %s", a.State())
 	}
 	// The failed flush rewound the consumer: records were put again.
-	eventually(t, 10*time.Second, "records delivered again after the rewind", func() bool { return failing.total() > 90 })
+	testkit.EventuallyTrue(t, 10*time.Second, "records delivered again after the rewind", func() bool { return failing.total() > 90 })
 	stop(t, a, 5*time.Second)
 	if got := committed(t, adm, connectnames.SinkGroup("s"), "in"); len(got) != 0 {
 		t.Fatalf("offsets committed on stop although Flush failed: %v", got)
@@ -74,12 +75,12 @@ func TestSinkCommitsOnlyAfterFlush(t *testing.T) {
 	ok := newRecordingSink()
 	cfg.Task = ok
 	b := newSink(t, cfg)
-	eventually(t, 10*time.Second, "restarted runner re-reads every record", func() bool { return ok.distinct() == 90 })
-	eventually(t, 10*time.Second, "offsets committed after a successful flush", func() bool {
+	testkit.EventuallyTrue(t, 10*time.Second, "restarted runner re-reads every record", func() bool { return ok.distinct() == 90 })
+	testkit.EventuallyTrue(t, 10*time.Second, "offsets committed after a successful flush", func() bool {
 		got := committed(t, adm, connectnames.SinkGroup("s"), "in")
 		return got[0] == 30 && got[1] == 30 && got[2] == 30
 	})
-	eventually(t, 5*time.Second, "lag 0", func() bool { return b.Lag() == 0 })
+	testkit.EventuallyTrue(t, 5*time.Second, "lag 0", func() bool { return b.Lag() == 0 })
 	stop(t, b, 5*time.Second)
 	l := map[string]string{"connector": "s", "task": "0"}
 	reg := m.Registry()
@@ -112,7 +113,7 @@ func TestSinkRevokeFlushesAndCommitsBeforeMove(t *testing.T) {
 	sa := newRecordingSink()
 	cfgA := SinkConfig{Common: common(c, st, ID{"s", 0}, map[string]string{"topics": "in"}), Task: sa}
 	a := newSink(t, cfgA)
-	eventually(t, 10*time.Second, "runner A reads all 200", func() bool { return sa.distinct() == 200 })
+	testkit.EventuallyTrue(t, 10*time.Second, "runner A reads all 200", func() bool { return sa.distinct() == 200 })
 	if got := committed(t, adm, connectnames.SinkGroup("s"), "in"); len(got) != 0 {
 		t.Fatalf("nothing should be committed yet (flush interval 1h): %v", got)
 	}
@@ -120,7 +121,7 @@ func TestSinkRevokeFlushesAndCommitsBeforeMove(t *testing.T) {
 	sb := newRecordingSink()
 	cfgB := SinkConfig{Common: common(c, st, ID{"s", 1}, map[string]string{"topics": "in"}), Task: sb}
 	b := newSink(t, cfgB)
-	eventually(t, 15*time.Second, "partitions split 2/2", func() bool {
+	testkit.EventuallyTrue(t, 15*time.Second, "partitions split 2/2", func() bool {
 		return len(a.Assignment()) == 2 && len(b.Assignment()) == 2
 	})
 	all := append(a.Assignment(), b.Assignment()...)
@@ -149,7 +150,7 @@ func TestSinkRevokeFlushesAndCommitsBeforeMove(t *testing.T) {
 	}
 
 	produce(t, c, "in", "second", 200)
-	eventually(t, 10*time.Second, "both runners read the second batch", func() bool {
+	testkit.EventuallyTrue(t, 10*time.Second, "both runners read the second batch", func() bool {
 		n := 0
 		for _, s := range []*recordingSink{sa, sb} {
 			s.mu.Lock()
@@ -218,7 +219,7 @@ func TestSinkPanicFailsOnlyThatTask(t *testing.T) {
 		t.Fatal("failed task's plugin was not stopped")
 	}
 	produce(t, c, "other", "y", 20)
-	eventually(t, 10*time.Second, "other task keeps working", func() bool { return good.distinct() == 20 })
+	testkit.EventuallyTrue(t, 10*time.Second, "other task keeps working", func() bool { return good.distinct() == 20 })
 	if rg.State() != StateRunning {
 		t.Fatalf("other task state %s", rg.State())
 	}
@@ -231,7 +232,7 @@ func TestSinkStopIsBounded(t *testing.T) {
 	s := newRecordingSink()
 	r := newSink(t, SinkConfig{Common: common(c, st, ID{"s", 0}, map[string]string{"topics": "in"}), Task: s})
 	produce(t, c, "in", "x", 10)
-	eventually(t, 10*time.Second, "records put", func() bool { return s.distinct() == 10 })
+	testkit.EventuallyTrue(t, 10*time.Second, "records put", func() bool { return s.distinct() == 10 })
 	s.mu.Lock()
 	s.blockFlush = make(chan struct{}) // never closed: Flush hangs until its context ends
 	s.mu.Unlock()
@@ -255,16 +256,16 @@ func TestSinkPauseResume(t *testing.T) {
 	s := newRecordingSink()
 	r := newSink(t, SinkConfig{Common: common(c, st, ID{"s", 0}, map[string]string{"topics": "in"}), Task: s})
 	produce(t, c, "in", "a", 10)
-	eventually(t, 10*time.Second, "first records", func() bool { return s.distinct() == 10 })
+	testkit.EventuallyTrue(t, 10*time.Second, "first records", func() bool { return s.distinct() == 10 })
 	r.Pause()
-	eventually(t, 5*time.Second, "PAUSED reported", func() bool { return st.last(ID{"s", 0}) == StatePaused })
+	testkit.EventuallyTrue(t, 5*time.Second, "PAUSED reported", func() bool { return st.last(ID{"s", 0}) == StatePaused })
 	produce(t, c, "in", "b", 10)
-	time.Sleep(300 * time.Millisecond) // a paused task must stay idle; nothing to wait for
-	if n := s.distinct(); n != 10 {
-		t.Fatalf("paused task received records: %d", n)
-	}
+	testkit.Consistently(t, 300*time.Millisecond, "a paused task receives nothing", func() (bool, string) {
+		n := s.distinct()
+		return n == 10, fmt.Sprintf("%d records received", n)
+	})
 	r.Resume()
-	eventually(t, 10*time.Second, "records after resume", func() bool { return s.distinct() == 20 })
+	testkit.EventuallyTrue(t, 10*time.Second, "records after resume", func() bool { return s.distinct() == 20 })
 	if st.last(ID{"s", 0}) != StateRunning {
 		t.Fatalf("state after resume %s", st.last(ID{"s", 0}))
 	}
@@ -279,7 +280,7 @@ func TestSinkBatchBounds(t *testing.T) {
 		MaxPollRecords: 50, MaxBatchBytes: 200}
 	newSink(t, cfg)
 	produce(t, c, "in", "abcdefghij", 300) // ~14-16 bytes per record
-	eventually(t, 10*time.Second, "all put", func() bool { return s.distinct() == 300 })
+	testkit.EventuallyTrue(t, 10*time.Second, "all put", func() bool { return s.distinct() == 300 })
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, n := range s.sizes {
@@ -324,11 +325,11 @@ func TestSinkTopicsRegexAndRequestCommit(t *testing.T) {
 	produce(t, c, "orders.eu", "eu", 10)
 	produce(t, c, "orders.us", "us", 20)
 	produce(t, c, "audit", "audit", 5)
-	eventually(t, 10*time.Second, "both order topics read", func() bool { return s.distinct() == 30 })
+	testkit.EventuallyTrue(t, 10*time.Second, "both order topics read", func() bool { return s.distinct() == 30 })
 	if n := len(r.Assignment()); n != 3 {
 		t.Fatalf("assigned %v, want the 3 partitions of orders.*", r.Assignment())
 	}
-	eventually(t, 10*time.Second, "commit on the task's request", func() bool {
+	testkit.EventuallyTrue(t, 10*time.Second, "commit on the task's request", func() bool {
 		eu, us := committed(t, adm, connectnames.SinkGroup("rx"), "orders.eu"), committed(t, adm, connectnames.SinkGroup("rx"), "orders.us")
 		return eu[0] == 10 && us[0]+us[1] == 20
 	})

@@ -39,6 +39,7 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/store"
 	"github.com/conveyor-dev/conveyor/runtime/task"
 	"github.com/conveyor-dev/conveyor/runtime/task/tasktest"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 var pg *pgtest.Server
@@ -162,7 +163,7 @@ func (e *env) stop(r task.Runner) {
 // waitSlotActive waits until the slot is being read.
 func (e *env) waitSlotActive(slot string) {
 	e.t.Helper()
-	eventually(e.t, 20*time.Second, "slot "+slot+" active", func() bool {
+	testkit.EventuallyTrue(e.t, 20*time.Second, "slot "+slot+" active", func() bool {
 		var active bool
 		err := e.db.QueryRow(context.Background(), "SELECT active FROM pg_replication_slots WHERE slot_name = $1", slot).Scan(&active)
 		return err == nil && active
@@ -180,17 +181,6 @@ func (e *env) confirmedFlush(slot string) pglogrepl.LSN {
 		e.t.Fatal(err)
 	}
 	return l
-}
-
-func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // event is a consumed change record, or a tombstone (no value).

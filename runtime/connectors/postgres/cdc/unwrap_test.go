@@ -27,6 +27,7 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/store"
 	"github.com/conveyor-dev/conveyor/runtime/task"
 	"github.com/conveyor-dev/conveyor/runtime/task/tasktest"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 // The CDC source feeds the PostgreSQL sink directly through the unwrap
@@ -77,7 +78,7 @@ func TestUnwrapFeedsThePostgresSink(t *testing.T) {
 	}
 	wait := func(want string) {
 		t.Helper()
-		eventually(t, 20*time.Second, "items_copy = "+want, func() bool { return copied() == want })
+		testkit.EventuallyTrue(t, 20*time.Second, "items_copy = "+want, func() bool { return copied() == want })
 	}
 	wait("1:apple:10,2:pear:5") // the snapshot
 	e.exec("INSERT INTO items VALUES (3, 'fig', NULL)", "UPDATE items SET qty = 11 WHERE id = 1", "DELETE FROM items WHERE id = 2")
