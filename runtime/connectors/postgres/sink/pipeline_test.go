@@ -32,6 +32,7 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgtest"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/task"
+	"github.com/conveyor-dev/conveyor/runtime/task/tasktest"
 	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
@@ -63,13 +64,7 @@ func startSinks(t *testing.T, c *kfake.Cluster, cfg map[string]string, n int) []
 			Kafka:  []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...), kgo.HeartbeatInterval(100 * time.Millisecond)},
 			Status: task.StatusFunc(func(task.ID, task.State, string) {}), OffsetFlushInterval: 200 * time.Millisecond, RetryBackoff: 50 * time.Millisecond,
 		}, Plugin: Plugin(), Connector: cfg})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := r.Start(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, r)
+		out = append(out, tasktest.Start(t, r, err))
 	}
 	return out
 }
