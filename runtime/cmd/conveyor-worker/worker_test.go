@@ -39,6 +39,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/conveyor-dev/conveyor/runtime/kafkalog"
+	"github.com/conveyor-dev/conveyor/runtime/kafkatest"
 	"github.com/conveyor-dev/conveyor/runtime/store"
 	"github.com/conveyor-dev/conveyor/test/testkit"
 )
@@ -88,18 +89,8 @@ type cluster struct {
 
 func newCluster(t *testing.T, seed ...kfake.Opt) *cluster {
 	t.Helper()
-	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(1), kfake.AllowAutoTopicCreation()}, seed...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	opts := []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}
-	cl, err := kgo.NewClient(opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return &cluster{addr: c.ListenAddrs()[0], adm: kadm.NewClient(cl), opts: opts}
+	c, opts := kafkatest.Cluster(t, append([]kfake.Opt{kfake.AllowAutoTopicCreation()}, seed...)...)
+	return &cluster{addr: c.ListenAddrs()[0], adm: kafkatest.Admin(t, opts), opts: opts}
 }
 
 type proc struct {
