@@ -96,7 +96,7 @@ func newCluster(t *testing.T, seed ...kfake.Opt) *cluster {
 type proc struct {
 	cmd  *exec.Cmd
 	url  string
-	logs *bytes.Buffer
+	logs *testkit.SyncBuffer
 	done chan struct{}
 	err  error
 }
@@ -109,8 +109,8 @@ func startWorker(t *testing.T, cfgPath string) *proc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{cmd: cmd, logs: &bytes.Buffer{}, done: make(chan struct{})}
-	cmd.Stderr = &lockedWriter{w: p.logs}
+	p := &proc{cmd: cmd, logs: &testkit.SyncBuffer{}, done: make(chan struct{})}
+	cmd.Stderr = p.logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -144,17 +144,6 @@ func startWorker(t *testing.T, cfgPath string) *proc {
 		t.Fatalf("worker did not start within 30s\n%s", p.logs.String())
 	}
 	return p
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
 }
 
 func tail(s string, n int) string {
