@@ -70,24 +70,15 @@ func BenchmarkSinkRunner(b *testing.B) {
 	s := &nopSink{n: make(chan int, 1024)}
 	cm := common(c, newStatuses(), ID{"bench", 0}, nil)
 	r, err := NewSinkRunner(SinkConfig{Common: cm, Task: s, Topics: []string{"in"}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	start := time.Now()
-	_ = r.Start(context.Background())
-	for got := 0; got < b.N; {
-		got += <-s.n
-	}
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "records/s")
-	b.StopTimer()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	go func() {
-		for range s.n {
+	benchRunner(b, r, err, func() {
+		for got := 0; got < b.N; {
+			got += <-s.n
 		}
-	}()
-	_ = r.Stop(ctx)
+		go func() { // the puts while the runner stops
+			for range s.n {
+			}
+		}()
+	})
 }
 
 // BenchmarkRawConsumer is the baseline for BenchmarkSinkRunner: a bare
@@ -117,20 +108,7 @@ func BenchmarkSourceRunner(b *testing.B) {
 	task := &counterSource{topic: "out", limit: b.N, batch: 1000}
 	cm := common(c, newStatuses(), ID{"bench", 0}, nil)
 	r, err := NewSourceRunner(SourceConfig{Common: cm, Task: task, Offsets: newMemOffsets(), MaxInFlight: benchInFlight})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	start := time.Now()
-	_ = r.Start(context.Background())
-	for task.committedCount() < b.N {
-		time.Sleep(5 * time.Millisecond)
-	}
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "records/s")
-	b.StopTimer()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = r.Stop(ctx)
+	benchRunner(b, r, err, until(func() bool { return task.committedCount() >= b.N }))
 }
 
 // BenchmarkRawProducer is the baseline for BenchmarkSourceRunner: a bare
@@ -156,46 +134,34 @@ func BenchmarkRawProducer(b *testing.B) {
 
 var benchInFlight = 10000
 
+// jsonWithoutSchemas are worker converter settings: JSON without schemas.
+var jsonWithoutSchemas = map[string]string{
+	"key.converter": converter.JSONClass, "key.converter.schemas.enable": "false",
+	"value.converter": converter.JSONClass, "value.converter.schemas.enable": "false",
+}
+
 // BenchmarkRangeSourceRunner produces b.N range-source records (200-byte
 // payloads, JSON without schemas) through one source runner.
 func BenchmarkRangeSourceRunner(b *testing.B) {
 	topics := map[string]int32{"out": 4}
 	c := cluster(b, topics)
-	jsonConv, err := converter.New(converter.JSONClass, map[string]string{"schemas.enable": "false"}, false)
-	if err != nil {
-		b.Fatal(err)
-	}
 	cfgs := taskConfigs(b, rangesource.Plugin(), map[string]string{
 		"name": "range", "connector.class": "RangeSource", "topic": "out", "count": strconv.Itoa(b.N), "record.size": "200", "batch.size": "1000",
 	}, topics, 1)
 	cm := common(c, newStatuses(), ID{"bench", 0}, cfgs[0])
-	cm.KeyConverter, cm.ValueConverter = jsonConv, jsonConv
+	cm.KeyConverter, cm.ValueConverter = nil, nil
 	cm.Metrics = metrics.New().Task("bench", 0)
-	r, err := NewSourceRunner(SourceConfig{Common: cm, Task: rangesource.Plugin().NewSourceTask(), Offsets: newMemOffsets()})
-	if err != nil {
-		b.Fatal(err)
-	}
+	r, err := New(Spec{Common: cm, Plugin: rangesource.Plugin(), Connector: cfgs[0], WorkerConverters: jsonWithoutSchemas, Offsets: newMemOffsets()})
 	adm := admin(b, c)
-	b.ResetTimer()
-	start := time.Now()
-	_ = r.Start(context.Background())
-	for {
+	benchRunner(b, r, err, until(func() bool {
 		ends, err := adm.ListEndOffsets(context.Background(), "out")
 		if err != nil {
 			b.Fatal(err)
 		}
 		var n int64
 		ends.Each(func(o kadm.ListedOffset) { n += o.Offset })
-		if n >= int64(b.N) {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "records/s")
-	b.StopTimer()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = r.Stop(ctx)
+		return n >= int64(b.N)
+	}))
 }
 
 // BenchmarkFileSinkRunner drains b.N records of 200 bytes from 4 partitions
@@ -206,26 +172,43 @@ func BenchmarkFileSinkRunner(b *testing.B) {
 	c := cluster(b, map[string]int32{"in": 4})
 	fillTopic(b, c.ListenAddrs(), "in", b.N)
 	out := filepath.Join(b.TempDir(), "sink.out")
-	cm := common(c, newStatuses(), ID{"bench", 0}, map[string]string{"file": out, "topics": "in"})
-	cm.KeyConverter, cm.ValueConverter = converter.ByteArray{}, converter.ByteArray{}
+	cfg := map[string]string{"file": out, "topics": "in", "key.converter": converter.ByteArrayClass, "value.converter": converter.ByteArrayClass}
+	cm := common(c, newStatuses(), ID{"bench", 0}, cfg)
+	cm.KeyConverter, cm.ValueConverter = nil, nil
 	cm.OffsetFlushInterval = 200 * time.Millisecond
-	r, err := NewSinkRunner(SinkConfig{Common: cm, Task: file.SinkPlugin().NewSinkTask()})
+	r, err := New(Spec{Common: cm, Plugin: file.SinkPlugin(), Connector: cfg})
+	want := int64(b.N) * 201
+	benchRunner(b, r, err, until(func() bool {
+		st, err := os.Stat(out)
+		return err == nil && st.Size() >= want
+	}))
+}
+
+// benchRunner times r (built by a constructor that returned err) from
+// Start until wait returns, reports b.N records over that time, and stops
+// r outside the timing.
+func benchRunner(b *testing.B, r Runner, err error, wait func()) {
+	b.Helper()
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	start := time.Now()
 	_ = r.Start(context.Background())
-	want := int64(b.N) * 201
-	for {
-		if st, err := os.Stat(out); err == nil && st.Size() >= want {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	wait()
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "records/s")
 	b.StopTimer()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = r.Stop(ctx)
+}
+
+// until waits for done, looking every 5ms (a benchmark's wait has no
+// deadline: the benchmark's own timeout bounds it).
+func until(done func() bool) func() {
+	return func() {
+		for !done() {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
 }

@@ -39,7 +39,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/conveyor-dev/conveyor/runtime/kafkalog"
+	"github.com/conveyor-dev/conveyor/runtime/kafkatest"
 	"github.com/conveyor-dev/conveyor/runtime/store"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 // These tests run conveyor-worker as a separate process (built once) against
@@ -87,24 +89,14 @@ type cluster struct {
 
 func newCluster(t *testing.T, seed ...kfake.Opt) *cluster {
 	t.Helper()
-	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(1), kfake.AllowAutoTopicCreation()}, seed...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	opts := []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}
-	cl, err := kgo.NewClient(opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return &cluster{addr: c.ListenAddrs()[0], adm: kadm.NewClient(cl), opts: opts}
+	c, opts := kafkatest.Cluster(t, append([]kfake.Opt{kfake.AllowAutoTopicCreation()}, seed...)...)
+	return &cluster{addr: c.ListenAddrs()[0], adm: kafkatest.Admin(t, opts), opts: opts}
 }
 
 type proc struct {
 	cmd  *exec.Cmd
 	url  string
-	logs *bytes.Buffer
+	logs *testkit.SyncBuffer
 	done chan struct{}
 	err  error
 }
@@ -117,8 +109,8 @@ func startWorker(t *testing.T, cfgPath string) *proc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{cmd: cmd, logs: &bytes.Buffer{}, done: make(chan struct{})}
-	cmd.Stderr = &lockedWriter{w: p.logs}
+	p := &proc{cmd: cmd, logs: &testkit.SyncBuffer{}, done: make(chan struct{})}
+	cmd.Stderr = p.logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -152,17 +144,6 @@ func startWorker(t *testing.T, cfgPath string) *proc {
 		t.Fatalf("worker did not start within 30s\n%s", p.logs.String())
 	}
 	return p
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
 }
 
 func tail(s string, n int) string {
@@ -225,17 +206,6 @@ func call(t *testing.T, method, url, token string, body any, out any) int {
 		}
 	}
 	return resp.StatusCode
-}
-
-func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 type status struct {
@@ -379,7 +349,7 @@ func TestPipelineSurvivesSIGKILL(t *testing.T) {
 	}()
 
 	// Kill once a third went through and both sides committed something.
-	waitFor(t, "a third of the records in the sink file, and commits", 40*time.Second, func() bool {
+	testkit.EventuallyTrue(t, 40*time.Second, "a third of the records in the sink file, and commits", func() bool {
 		if fileLines(out) < total/3 {
 			return false
 		}
@@ -419,7 +389,7 @@ func TestPipelineSurvivesSIGKILL(t *testing.T) {
 	w2 := startWorker(t, cfg)
 	var counts map[string]int
 	var got, torn int
-	waitFor(t, "all records in the sink file after the restart", 60*time.Second, func() bool {
+	testkit.EventuallyTrue(t, 60*time.Second, "all records in the sink file after the restart", func() bool {
 		counts, got, torn = readOutput(t, out)
 		return len(counts) == total
 	})
@@ -483,7 +453,7 @@ func TestSinkTasksFollowPartitions(t *testing.T) {
 		t.Fatalf("creating connector: %d", code)
 	}
 	var st status
-	waitFor(t, "4 running tasks", 30*time.Second, func() bool {
+	testkit.EventuallyTrue(t, 30*time.Second, "4 running tasks", func() bool {
 		call(t, "GET", w.url+"/connectors/wide/status", "", nil, &st)
 		return len(st.Tasks) == 4 && runningTasks(st) == 4
 	})
@@ -500,7 +470,7 @@ func TestSinkTasksFollowPartitions(t *testing.T) {
 	if _, err := c.adm.UpdatePartitions(ctx, 6, "events"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "6 running tasks after growing the topic", 30*time.Second, func() bool {
+	testkit.EventuallyTrue(t, 30*time.Second, "6 running tasks after growing the topic", func() bool {
 		call(t, "GET", w.url+"/connectors/wide/status", "", nil, &st)
 		return len(st.Tasks) == 6 && runningTasks(st) == 6
 	})

@@ -30,9 +30,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgtest"
-	"github.com/conveyor-dev/conveyor/runtime/converter"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/task"
+	"github.com/conveyor-dev/conveyor/runtime/task/tasktest"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 const orderValueSchema = `{"type":"struct","name":"orders","optional":false,"fields":[` +
@@ -56,32 +57,14 @@ func startSinks(t *testing.T, c *kfake.Cluster, cfg map[string]string, n int) []
 	t.Helper()
 	var out []task.Runner
 	for i := 0; i < n; i++ {
-		kc, err := converter.New(converter.JSONClass, map[string]string{"schemas.enable": "true"}, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		vc, err := converter.New(converter.JSONClass, map[string]string{"schemas.enable": "true"}, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// errors.* as the worker reads them from the connector config.
-		errs, err := task.ParseErrorConfig(plugin.KindSink, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := task.New(Plugin(), task.Common{
-			ID: task.ID{Connector: "pg-sink", Task: i}, Config: cfg, KeyConverter: kc, ValueConverter: vc,
+		// The worker's default converters (JSON with schemas); errors.*
+		// come from the connector config, as in the worker.
+		r, err := task.New(task.Spec{Common: task.Common{
+			ID: task.ID{Connector: "pg-sink", Task: i}, Config: cfg,
 			Kafka:  []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...), kgo.HeartbeatInterval(100 * time.Millisecond)},
 			Status: task.StatusFunc(func(task.ID, task.State, string) {}), OffsetFlushInterval: 200 * time.Millisecond, RetryBackoff: 50 * time.Millisecond,
-			Errors: errs,
-		}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := r.Start(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, r)
+		}, Plugin: Plugin(), Connector: cfg})
+		out = append(out, tasktest.Start(t, r, err))
 	}
 	return out
 }
@@ -106,24 +89,19 @@ func waitCommitted(t *testing.T, adm *kadm.Client, topic string, d time.Duration
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(d)
-	for {
+	testkit.Eventually(t, d, "the sink's group to commit the end offsets", func() (bool, string) {
 		resp, err := adm.FetchOffsets(ctx, "connect-pg-sink")
-		done := err == nil
+		if err != nil {
+			return false, err.Error()
+		}
+		var behind []string
 		ends.Each(func(o kadm.ListedOffset) {
-			c, ok := resp.Lookup(o.Topic, o.Partition)
-			if !ok || c.At < o.Offset {
-				done = false
+			if c, ok := resp.Lookup(o.Topic, o.Partition); !ok || c.At < o.Offset {
+				behind = append(behind, fmt.Sprintf("%d: committed %d of %d", o.Partition, c.At, o.Offset))
 			}
 		})
-		if done {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("sink did not commit the end offsets within %v (last error %v)", d, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return len(behind) == 0, strings.Join(behind, ", ")
+	})
 }
 
 // The must-show: 100k records (60k keys, every 7th record produced twice,
