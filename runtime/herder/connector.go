@@ -394,7 +394,7 @@ func (w *connWorker) generateTaskConfigs(ctx context.Context, cfg map[string]str
 	}
 	out := make([]map[string]string, len(cfgs))
 	for i, c := range cfgs {
-		out[i] = reverseResolve(c, cfg, w.resolved)
+		out[i] = w.h.scrubConfig(reverseResolve(c, cfg, w.resolved))
 	}
 	return out, nil
 }
