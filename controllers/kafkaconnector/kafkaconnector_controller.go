@@ -259,7 +259,7 @@ func (r *Reconciler) workerClient(ctx context.Context, cc *v1alpha1.ConnectClust
 		if !ok || len(tok) == 0 {
 			return nil, fmt.Errorf("REST token Secret %s/%s has no key %q", cc.Namespace, ref.Name, ref.Key)
 		}
-		opts.Token = string(tok)
+		opts.Token = strings.TrimSpace(string(tok)) // the workers trim the file too
 	}
 	return workerclient.Connect(ctx, r.Resolver, cc, opts)
 }
@@ -283,6 +283,10 @@ func (r *Reconciler) reconcileConnector(ctx context.Context, kc *v1alpha1.KafkaC
 	if err != nil {
 		notReady(kc, v1alpha1.ReasonConfigInvalid, "%v", err)
 		return ctrl.Result{}, nil
+	}
+	if p := connectcluster.ConnectorAccessProblem(cc, kc.Spec.Config); p != nil {
+		notReady(kc, p.Reason, "%s", p.Message)
+		return ctrl.Result{}, nil // the ConnectCluster watch brings us back
 	}
 	desired := DesiredConfig(kc.Name, kc.Spec.Class, requested, kc.Spec.Config)
 	// The workers resolve the Secrets when the connector starts: do not

@@ -121,6 +121,14 @@ func mapsKeys(m map[string]string) func(func(string) bool) {
 	}
 }
 
+// NeverReadable are the directories ${file:} never reads in distributed
+// mode, whatever the allow-list says: the worker's own credentials (its
+// config, REST token and Kafka credentials under /etc/conveyor, the
+// ServiceAccount token) and the process's view of itself (/proc/self/environ
+// holds every variable). The ConnectCluster's CEL rules refuse such entries
+// already; this holds for links too.
+var NeverReadable = []string{"/etc/conveyor", "/var/run/secrets", "/run/secrets", "/proc", "/sys", "/dev"}
+
 // realAllowed is FileProvider.allowed for strict providers: the path and
 // every allowed entry are compared after symbolic links are followed, so a
 // link inside an allowed directory cannot reach a file outside it.
@@ -134,6 +142,11 @@ func realAllowed(path string, allowed []string) error {
 			return fmt.Errorf("file %s does not exist", path)
 		}
 		return fmt.Errorf("file %s: %w", path, err)
+	}
+	for _, f := range NeverReadable {
+		if real == f || within(f, real) {
+			return fmt.Errorf("file %s is among the worker's own credentials or system files (%s), which connectors may never read", path, f)
+		}
 	}
 	for _, a := range allowed {
 		ra, err := filepath.EvalSymlinks(a)
