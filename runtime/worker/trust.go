@@ -112,3 +112,16 @@ func (w *Worker) stopMetrics(ctx context.Context) {
 		_ = w.metricsSrv.Shutdown(ctx)
 	}
 }
+
+// scrubTopicUsed records a task's topic in the status topic with resolved
+// values hidden: a topic named through a placeholder is recorded as its
+// placeholder.
+func scrubTopicUsed(put func(ctx context.Context, connector, topic string, task int) error, r herder.Resolver) func(ctx context.Context, connector, topic string, task int) error {
+	scrub := scrubOf(r)
+	if scrub == nil {
+		return put
+	}
+	return func(ctx context.Context, connector, topic string, task int) error {
+		return put(ctx, connector, scrub(topic), task)
+	}
+}

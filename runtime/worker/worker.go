@@ -217,7 +217,7 @@ func Start(ctx context.Context, opts Options) (*Worker, error) {
 		Admin: adm, Resolver: opts.Resolver,
 		Tasks: &taskRuntime{kafka: kopts, workerConv: cfg.ConverterConfig(), offsets: w.offsets, metrics: w.metrics, log: log,
 			flushInterval: cfg.OffsetFlushInterval, flushTimeout: cfg.OffsetFlushTimeout, consumer: cfg.Prefixed("consumer."), producer: cfg.Prefixed("producer."),
-			topicUsed: w.statuses.PutTopic},
+			topicUsed: scrubTopicUsed(w.statuses.PutTopic, opts.Resolver)},
 		AssignAll: opts.Standalone,
 		ForwardTaskConfigs: func(ctx context.Context, connector string, cfgs []map[string]string) error {
 			hmu.Lock()
