@@ -491,7 +491,7 @@ func (w *connWorker) startTask(ctx context.Context, i int, connCfg, taskCfg map[
 		if err == nil {
 			for _, t := range topics {
 				tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-				_ = h.opts.Statuses.PutTopic(tctx, w.name, t, i)
+				_ = h.opts.Statuses.PutTopic(tctx, w.name, h.scrub(t), i)
 				cancel()
 			}
 		}

@@ -178,6 +178,12 @@ func TestNoResolvedValueInAnyOutput(t *testing.T) {
 		}
 	}
 	failPath := filepath.Join(outDir, "${file:"+allowedFile+"}-${secret:leak:rot}")
+	// The FileSink checks that the directory of the unresolved path exists
+	// (the operator validates placeholders as written); the ${file:} path's
+	// slashes make that directory "<outDir>/${file:<allowedDir>".
+	if err := os.MkdirAll(filepath.Dir(failPath), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	sink(t, nsA, clusterA, "leak-fail", "leak-fail-in", map[string]string{"file": failPath})
 	waitTrace := func(what string) {
 		eventually(t, settle, "leak-fail's task FAILED with a trace ("+what+")", func() (bool, string) {
@@ -214,7 +220,7 @@ func TestNoResolvedValueInAnyOutput(t *testing.T) {
 		if name == "leak-invalid" && !strings.Contains(body, "errors.retry.timeout") {
 			t.Errorf("the 400 does not name the key: %s", body)
 		}
-		if name == "leak-refused" && !strings.Contains(body, `"file"`) {
+		if name == "leak-refused" && !strings.Contains(body, `config key \"file\"`) {
 			t.Errorf("the refusal does not name the key: %s", body)
 		}
 	}
