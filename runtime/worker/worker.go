@@ -236,6 +236,7 @@ func Start(ctx context.Context, opts Options) (*Worker, error) {
 	var c *clusterMember
 	if !opts.Standalone {
 		c = newClusterMember(hh, w.configs, w.metrics, log, cfg.EffectiveWorkerID(), cfg.AdvertisedURL(), cfg.ScheduledRebalanceMaxDelay, cfg.RebalanceTimeout)
+		c.maxTasks = cfg.MaxTasksPerWorker
 		if w.groupClient, err = kgo.NewClient(kopts...); err != nil {
 			ln.Close()
 			return nil, fmt.Errorf("worker: creating the group's Kafka client: %w", err)
