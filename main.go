@@ -111,7 +111,7 @@ func runOperator(args []string, stderr io.Writer) error {
 		// Secret values are never cached: a typed Secret read goes to the API server, one
 		// GET at a time, so the operator needs no list or watch on every Secret.
 		Client:                  client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
-		Metrics:                 metricsOptions(*metricsAddr, *metricsSecure),
+		Metrics:                 controllers.MetricsOptions(*metricsAddr, *metricsSecure),
 		HealthProbeBindAddress:  *probeAddr,
 		LeaderElection:          *leaderElect,
 		LeaderElectionID:        "conveyor-operator.connect.conveyor.dev",

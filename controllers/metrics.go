@@ -14,21 +14,21 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package controllers
 
 import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
 
-// metricsOptions serves the operator's metrics. Secure (the default), they
+// MetricsOptions serves the operator's metrics. Secure (the default), they
 // are HTTPS (a self-signed certificate unless one is mounted) behind
 // controller-runtime's authentication and authorization filter: the caller's
 // bearer token goes to a TokenReview, and a SubjectAccessReview must allow it
 // "get" on the non-resource URL /metrics (the chart's metrics-reader
 // ClusterRole). The operator's ServiceAccount needs "create" on tokenreviews
 // and subjectaccessreviews for that (config/rbac/metrics_auth_role.yaml).
-func metricsOptions(addr string, secure bool) metricsserver.Options {
+func MetricsOptions(addr string, secure bool) metricsserver.Options {
 	opts := metricsserver.Options{BindAddress: addr}
 	if secure {
 		opts.SecureServing = true
