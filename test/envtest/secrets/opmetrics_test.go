@@ -39,14 +39,14 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/conveyor-dev/conveyor/controllers"
-	"github.com/conveyor-dev/conveyor/test/envtest/envtestutil"
+	"github.com/conveyor-dev/conveyor/test/testkit/envkit"
 	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 // clusterRolesIn reads the ClusterRoles of a config/rbac file.
 func clusterRolesIn(t *testing.T, file string) []*rbacv1.ClusterRole {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(envtestutil.RepoRoot(), "config", "rbac", file))
+	raw, err := os.ReadFile(filepath.Join(envkit.RepoRoot(), "config", "rbac", file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestOperatorMetricsNeedAuthorizedToken(t *testing.T) {
 	l.Close()
 	cfg := rest.CopyConfig(apiConfig)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: opUser}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: controllers.MetricsOptions(addr, true), HealthProbeBindAddress: "0"})
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: k8s.Scheme(), Metrics: controllers.MetricsOptions(addr, true), HealthProbeBindAddress: "0"})
 	if err != nil {
 		t.Fatal(err)
 	}

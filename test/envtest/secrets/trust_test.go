@@ -94,7 +94,7 @@ func readyOf(kc *v1alpha1.KafkaConnector) *metav1.Condition {
 func waitNotReady(t *testing.T, ns, name, reason string) string {
 	t.Helper()
 	var msg string
-	eventually(t, settle, ns+"/"+name+" Ready=False/"+reason, func() (bool, string) {
+	testkit.Eventually(t, settle, ns+"/"+name+" Ready=False/"+reason, func() (bool, string) {
 		kc := getKC(t, ns, name)
 		c := readyOf(kc)
 		if c != nil {
@@ -186,7 +186,7 @@ func TestNoResolvedValueInAnyOutput(t *testing.T) {
 	}
 	sink(t, nsA, clusterA, "leak-fail", "leak-fail-in", map[string]string{"file": failPath})
 	waitTrace := func(what string) {
-		eventually(t, settle, "leak-fail's task FAILED with a trace ("+what+")", func() (bool, string) {
+		testkit.Eventually(t, settle, "leak-fail's task FAILED with a trace ("+what+")", func() (bool, string) {
 			kc := getKC(t, nsA, "leak-fail")
 			return len(kc.Status.Tasks) == 1 && kc.Status.Tasks[0].State == "FAILED" && strings.Contains(kc.Status.Tasks[0].Trace, "is a directory"), describe(kc)
 		})
@@ -196,7 +196,7 @@ func TestNoResolvedValueInAnyOutput(t *testing.T) {
 		"pw": markers["password key"], "retry": markers["non-password key"], "topic": markers["topic name"],
 		"static": markers["transform static"], "rot": markers["rotated Secret after"],
 	})
-	eventually(t, settle, "the rotation restarts leak-fail", func() (bool, string) {
+	testkit.Eventually(t, settle, "the rotation restarts leak-fail", func() (bool, string) {
 		_, body := restGet(t, w.url+"/connectors/leak-fail/status")
 		return restarts("leak-fail") > 0, body
 	})
