@@ -39,8 +39,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/conveyor-dev/conveyor/controllers"
-	"github.com/conveyor-dev/conveyor/test/testkit/envkit"
 	"github.com/conveyor-dev/conveyor/test/testkit"
+	"github.com/conveyor-dev/conveyor/test/testkit/envkit"
 )
 
 // clusterRolesIn reads the ClusterRoles of a config/rbac file.
