@@ -23,7 +23,6 @@ import (
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 	"github.com/conveyor-dev/conveyor/runtime/configprovider"
@@ -115,11 +114,5 @@ func GeneratesMetricsToken(cc *v1alpha1.ConnectCluster) bool {
 // ("<cluster>-metrics-token", key "token"), given its token as
 // BuildRestTokenSecret is.
 func BuildMetricsTokenSecret(cc *v1alpha1.ConnectCluster, token string) *corev1.Secret {
-	ref := cc.MetricsTokenSecret()
-	return &corev1.Secret{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
-		ObjectMeta: objectMeta(cc, ref.Name),
-		Type:       corev1.SecretTypeOpaque,
-		Data:       map[string][]byte{ref.Key: []byte(token)},
-	}
+	return buildTokenSecret(cc, cc.MetricsTokenSecret(), token)
 }
