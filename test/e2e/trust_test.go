@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -72,7 +73,7 @@ func scrape(ctx context.Context, url, credentialsFile string) (int, error) {
 	if resp.StatusCode != http.StatusOK {
 		return 0, fmt.Errorf("scrape: HTTP %d", resp.StatusCode)
 	}
-	var p expfmt.TextParser
+	p := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := p.TextToMetricFamilies(resp.Body)
 	if err != nil {
 		return 0, fmt.Errorf("parsing the exposition: %w", err)
