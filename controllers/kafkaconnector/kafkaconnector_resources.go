@@ -333,7 +333,15 @@ func (r *Reconciler) convergeState(ctx context.Context, kc *v1alpha1.KafkaConnec
 	now := r.now()
 	key := kc.Namespace + "/" + kc.Name
 
-	if req, handled := PendingRestarts(kc.Annotations, handledRestarts(kc), false); req != nil {
+	req, handled := PendingRestarts(kc.Annotations, handledRestarts(kc), false)
+	if req != nil {
+		// A one-shot action: confirm it against the API server's object, as
+		// the cache may not have this reconciler's last status write yet.
+		if live := r.live(ctx, kc); live != nil {
+			req, handled = PendingRestarts(live.Annotations, handledRestarts(live), false)
+		}
+	}
+	if req != nil {
 		if _, err := l.workers.Restart(ctx, kc.Name, req.IncludeTasks, req.OnlyFailed); err != nil {
 			return fmt.Errorf("restarting connector %q on request: %w", kc.Name, err)
 		}

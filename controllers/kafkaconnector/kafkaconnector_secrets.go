@@ -48,7 +48,7 @@ func (r *Reconciler) rotateSecrets(ctx context.Context, kc *v1alpha1.KafkaConnec
 		return nil
 	}
 	fresh := l.created || l.configKeys != nil
-	if !fresh && kc.TargetState() != TargetStopped && SecretRotated(kc.Status.SecretsHash, hash) {
+	if !fresh && kc.TargetState() != TargetStopped && SecretRotated(kc.Status.SecretsHash, hash) && r.rotatedLive(ctx, kc, hash) {
 		if _, err := l.workers.Restart(ctx, kc.Name, true, false); err != nil {
 			return fmt.Errorf("restarting connector %q after a change of the Secrets it references: %w", kc.Name, err)
 		}
@@ -56,6 +56,28 @@ func (r *Reconciler) rotateSecrets(ctx context.Context, kc *v1alpha1.KafkaConnec
 	}
 	l.secretsHash = &hash
 	return nil
+}
+
+// rotatedLive confirms a rotation against the KafkaConnector as the API
+// server has it (see live). A failed read keeps the cached answer.
+func (r *Reconciler) rotatedLive(ctx context.Context, kc *v1alpha1.KafkaConnector, hash string) bool {
+	if live := r.live(ctx, kc); live != nil {
+		return SecretRotated(live.Status.SecretsHash, hash)
+	}
+	return true
+}
+
+// live reads kc from the API server, or returns nil when that fails. The
+// cached object can lag this reconciler's own last status write (a pass
+// queued by another event while that write was in flight); a one-shot
+// action (a rotation restart, a restart annotation) decided on the stale
+// status would run twice, so such actions are confirmed on the live object.
+func (r *Reconciler) live(ctx context.Context, kc *v1alpha1.KafkaConnector) *v1alpha1.KafkaConnector {
+	var live v1alpha1.KafkaConnector
+	if err := r.apiReader().Get(ctx, types.NamespacedName{Namespace: kc.Namespace, Name: kc.Name}, &live); err != nil {
+		return nil
+	}
+	return &live
 }
 
 // secretsHash reads the referenced Secrets (a missing one counts as absent)

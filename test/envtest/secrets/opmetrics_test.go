@@ -107,7 +107,7 @@ func saToken(t *testing.T, ns, name string) string {
 // ClusterRole gets the metrics, any other token 403, no token 401.
 func TestOperatorMetricsNeedAuthorizedToken(t *testing.T) {
 	const opUser = "conveyor-metrics-operator"
-	const ns = "metrics-auth"
+	ns := testkit.Unique(t, "metrics-auth") // one namespace per run (-count)
 	if err := k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
 	}

@@ -591,7 +591,7 @@ func TestRotationRestartsOnlyItsUsers(t *testing.T) {
 		t.Fatalf("plain-sink, which references no Secret, was restarted %d time(s)", n)
 	}
 	if n := restarts("rot-sink") - rot0; n != 1 {
-		t.Fatalf("rot-sink was restarted %d times for one rotation", n)
+		t.Fatalf("rot-sink was restarted %d times for one rotation (calls %v)", n, calls.counts)
 	}
 	var evs eventsv1.EventList
 	if err := k8s.List(context.Background(), &evs, client.InNamespace(nsA)); err != nil {

@@ -150,7 +150,7 @@ func TestNoResolvedValueInAnyOutput(t *testing.T) {
 	// were resolved.
 	topic := markers["topic name"]
 	createTopic(t, topic, 1)
-	out := filepath.Join(outDir, "leak-topic.out")
+	out := filepath.Join(outDir, testkit.Unique(t, "leak-topic")+".out") // one file per run (-count)
 	sink(t, nsA, clusterA, "leak-topic", "${secret:leak:topic}", map[string]string{
 		"file":                           out,
 		"transforms":                     "ins",
@@ -171,7 +171,8 @@ func TestNoResolvedValueInAnyOutput(t *testing.T) {
 	// a Secret, then a rotation of that Secret: the new value fails too.
 	// The resolved paths are directories, so the task cannot open them
 	// ("is a directory"), while the connector's validation passes.
-	createTopic(t, "leak-fail-in", 1)
+	failIn := testkit.Unique(t, "leak-fail-in") // one topic per run (-count)
+	createTopic(t, failIn, 1)
 	for _, rot := range []string{markers["rotated Secret before"], markers["rotated Secret after"]} {
 		if err := os.MkdirAll(filepath.Join(outDir, markers["file"]+"-"+rot), 0o755); err != nil {
 			t.Fatal(err)
@@ -184,7 +185,7 @@ func TestNoResolvedValueInAnyOutput(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(failPath), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	sink(t, nsA, clusterA, "leak-fail", "leak-fail-in", map[string]string{"file": failPath})
+	sink(t, nsA, clusterA, "leak-fail", failIn, map[string]string{"file": failPath})
 	waitTrace := func(what string) {
 		testkit.Eventually(t, settle, "leak-fail's task FAILED with a trace ("+what+")", func() (bool, string) {
 			kc := getKC(t, nsA, "leak-fail")
@@ -226,7 +227,7 @@ func TestNoResolvedValueInAnyOutput(t *testing.T) {
 	}
 
 	// A refused reference through a KafkaConnector.
-	sink(t, nsA, clusterA, "leak-refused-kc", "leak-fail-in", map[string]string{"file": "${file:" + outsideFile + "}"})
+	sink(t, nsA, clusterA, "leak-refused-kc", failIn, map[string]string{"file": "${file:" + outsideFile + "}"})
 	if msg := waitNotReady(t, nsA, "leak-refused-kc", v1alpha1.ReasonProviderNotAllowed); !strings.Contains(msg, `"file"`) {
 		t.Errorf("the Ready message does not name the key: %s", msg)
 	}
@@ -322,7 +323,8 @@ func totalLen[T any](xs []T) int {
 func TestPrivilegeRefusals(t *testing.T) {
 	ensureCluster(t, nsB, clusterB)
 	putSecret(t, nsB, "b-other", map[string]string{"key": "not-for-connectors"})
-	createTopic(t, "b-priv-in", 1)
+	privIn := testkit.Unique(t, "b-priv-in") // one topic per run (-count)
+	createTopic(t, privIn, 1)
 	before, _ := roleNames(t, nsB, clusterB)
 	for _, c := range []struct{ name, key, value, reason string }{
 		{"priv-secret", "api.key", "${secret:b-other:key}", v1alpha1.ReasonSecretNotAllowed},
@@ -330,7 +332,7 @@ func TestPrivilegeRefusals(t *testing.T) {
 		{"priv-file", "file", "${file:/var/run/secrets/kubernetes.io/serviceaccount/token}", v1alpha1.ReasonProviderNotAllowed},
 		{"priv-env", "api.key", "${env:HOME}", v1alpha1.ReasonProviderNotAllowed},
 	} {
-		sink(t, nsB, clusterB, c.name, "b-priv-in", map[string]string{c.key: c.value})
+		sink(t, nsB, clusterB, c.name, privIn, map[string]string{c.key: c.value})
 		msg := waitNotReady(t, nsB, c.name, c.reason)
 		if !strings.Contains(msg, `"`+c.key+`"`) || !strings.Contains(msg, "spec.connectorAccess") {
 			t.Errorf("%s: the message does not name the key and the fix: %s", c.name, msg)
