@@ -215,6 +215,8 @@ func serve(cfg *workerconfig.Config, standalone bool, connectors []map[string]st
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	// The limit bounds reaching Kafka and reading the internal topics; the
+	// group join runs on in the background for as long as it takes.
 	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	w, err := worker.Start(startCtx, worker.Options{Config: cfg, Logger: log, Version: version, Standalone: standalone})
 	cancel()

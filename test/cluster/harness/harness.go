@@ -99,6 +99,10 @@ type Options struct {
 	LostWorkerDelay time.Duration
 	// OffsetFlushInterval (offset.flush.interval.ms) defaults to 500ms.
 	OffsetFlushInterval time.Duration
+	// Dynamic makes the workers dynamic group members; by default each
+	// is a static member (group.instance.id = its name), as the operator
+	// sets it up (the pod name).
+	Dynamic bool
 	// Extra are more "key=value" config lines, appended last (they win).
 	Extra []string
 }
@@ -223,6 +227,9 @@ func (c *Cluster) WorkerConfig(name string) string {
 		// their sessions time out; franz-go heartbeats every 3s, so 6s is
 		// the shortest safe session.
 		"consumer.session.timeout.ms=6000",
+	}
+	if !c.opts.Dynamic {
+		lines = append(lines, "group.instance.id="+name)
 	}
 	return strings.Join(append(lines, c.opts.Extra...), "\n") + "\n"
 }
