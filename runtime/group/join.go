@@ -131,6 +131,11 @@ func (m *Member) join(ctx context.Context) (gen Generation, members []JoinedMemb
 		m.mu.Lock()
 		memberID := m.memberID
 		m.mu.Unlock()
+		if memberID == "" {
+			if prev := m.resumeMetadata(ctx); prev != nil {
+				md = prev
+			}
+		}
 		req := kmsg.NewPtrJoinGroupRequest()
 		req.Group = m.cfg.Group
 		req.SessionTimeoutMillis = int32(m.cfg.SessionTimeout / time.Millisecond)

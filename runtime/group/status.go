@@ -59,7 +59,7 @@ func (m *Member) failed(err error) time.Duration {
 	d = min(d, m.cfg.MaxRetryBackoff)
 	d -= time.Duration(rand.Int64N(int64(d)/5 + 1))
 	m.log.Warn("group rebalance failed; retrying", "err", err, "attempt", n, "backoff", d)
-	m.setPhase(fmt.Sprintf("retrying after %d failed attempts (backoff %s)", n, d.Round(time.Millisecond)))
+	m.setPhase(fmt.Sprintf("backing off %s before joining again", d.Round(time.Millisecond)))
 	return d
 }
 

@@ -91,6 +91,20 @@ func (c *clusterMember) Metadata() ([]byte, error) {
 	return assignor.EncodeMetadata(md), nil
 }
 
+// Resume implements group.Resumer: a restarted worker that takes back its
+// static membership joins with the metadata its previous process joined
+// with, when that was this worker (same id and URL) and this process has
+// read the config topic at least as far. The claim is safe: this process
+// runs nothing yet, and what it is handed in return is what its previous
+// process was assigned.
+func (c *clusterMember) Resume(previous []byte) ([]byte, bool) {
+	md, err := assignor.DecodeMetadata(previous)
+	if err != nil || md.WorkerID != c.workerID || md.URL != c.url || md.Leaving || md.ConfigOffset > c.configs.Offset() {
+		return nil, false
+	}
+	return previous, true
+}
+
 // Assign implements group.Handler: the leader reads the config topic to
 // its end, then runs the assignor.
 func (c *clusterMember) Assign(ctx context.Context, gen group.Generation, joined []group.JoinedMember) (map[string][]byte, error) {
@@ -145,7 +159,10 @@ func (c *clusterMember) Assigned(ctx context.Context, gen group.Generation, b []
 	// The assignment names the leader that computed it: trust that over
 	// the JoinGroup answer (kfake can name several members leader of one
 	// generation when the old leader left; only one leader's sync counts).
-	leader := sa.LeaderID != "" && sa.LeaderID == gen.MemberID
+	// A static leader that took back its place (SkipAssignment) gets the
+	// assignment its previous process computed, naming that process's
+	// member id: its own URL says it is the same worker.
+	leader := sa.LeaderID != "" && (sa.LeaderID == gen.MemberID || gen.Leader() && sa.LeaderURL == c.url)
 	c.mu.Lock()
 	if sa.LeaderState != nil {
 		c.state = *sa.LeaderState
