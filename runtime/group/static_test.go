@@ -31,12 +31,13 @@ import (
 	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
-// startStatic starts a static member named name (its instance id too).
-func (c *testCluster) startStatic(t *testing.T, name string, session time.Duration) *running {
+// startStatic starts a static member with an instance id, named name in
+// its metadata.
+func (c *testCluster) startStatic(t *testing.T, instance, name string, session time.Duration) *running {
 	t.Helper()
 	h := newListHandler(name)
 	cl := c.client(t)
-	m, err := New(Config{Client: cl, Group: "workers", Protocol: "test-v1", SessionTimeout: session, InstanceID: name,
+	m, err := New(Config{Client: cl, Group: "workers", Protocol: "test-v1", SessionTimeout: session, InstanceID: instance,
 		RebalanceTimeout: 5 * time.Second, HeartbeatInterval: session / 5, Handler: h})
 	if err != nil {
 		t.Fatal(err)
@@ -88,8 +89,8 @@ func describeInstances(t *testing.T, c *testCluster) []string {
 func TestStaticMembers(t *testing.T) {
 	c := newTestCluster(t)
 	session := 3 * time.Second
-	a := c.startStatic(t, "a", session)
-	b := c.startStatic(t, "b", session)
+	a := c.startStatic(t, "a", "a", session)
+	b := c.startStatic(t, "b", "b", session)
 	waitMembers(t, []*running{a, b}, "a", "b")
 	if got := strings.Join(describeInstances(t, c), ","); got != "a,b" && got != "b,a" {
 		t.Fatalf("the group's members have instance ids %s, want a and b", got)
@@ -100,8 +101,7 @@ func TestStaticMembers(t *testing.T) {
 	// b's place, the group does not grow.
 	b.m.Abandon()
 	b.cl.Close()
-	b2 := c.startStatic(t, "b", session)
-	b2.h.rename("b2")
+	b2 := c.startStatic(t, "b", "b2", session)
 	waitMembers(t, []*running{a, b2}, "a", "b2")
 	if n := len(describeInstances(t, c)); n != 2 {
 		t.Errorf("%d members after b's restart, want 2 (one per instance id)", n)

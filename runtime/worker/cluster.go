@@ -139,12 +139,17 @@ func (c *clusterMember) Assign(ctx context.Context, gen group.Generation, joined
 	prev := c.state
 	c.mu.Unlock()
 	res := assignor.Assign(assignor.Input{Members: members, Connectors: c.configs.TaskCounts(), Previous: prev,
-		Now: time.Now(), LostWorkerDelay: c.lostDelay})
+		Now: time.Now(), LostWorkerDelay: c.lostDelay, CrashLoop: crashLoopGuard(c.lostDelay)})
 	for _, m := range members {
 		ma := res.Members[m.MemberID]
 		out[m.MemberID] = assignor.EncodeAssignment(assignor.SyncAssignment{Version: assignor.Version,
 			LeaderID: gen.MemberID, LeaderURL: c.url, ConfigOffset: offset,
-			Assigned: ma.Assigned, Revoked: ma.Revoked, Delay: ma.Delay, LeaderState: &res.State})
+			Assigned: ma.Assigned, Revoked: ma.Revoked, Delay: ma.Delay, LeaderState: &res.State, HeldOffUntil: ma.HeldOffUntil})
+	}
+	c.metrics.SetHeldOffWorkers(len(res.HeldOff))
+	for _, h := range res.HeldOff {
+		c.log.Warn("crash-loop guard: a worker whose work was released to others again and again gets no work for now",
+			"worker", h.WorkerID, "releases", h.Releases, "until", h.Until.Format(time.RFC3339))
 	}
 	c.log.Info("assigned connectors and tasks", "generation", gen.ID, "members", len(members), "delay", res.Delay, "took", time.Since(start))
 	return out, nil
@@ -209,6 +214,11 @@ func (c *clusterMember) Assigned(ctx context.Context, gen group.Generation, b []
 	}
 	c.mu.Unlock()
 	c.metrics.SetLeader(sa.LeaderURL, int(gen.ID))
+	c.metrics.SetHeldOff(!sa.HeldOffUntil.IsZero())
+	if !sa.HeldOffUntil.IsZero() {
+		c.log.Warn("this worker is held off by the crash-loop guard: it kept crashing, so its work stays on the other workers for now",
+			"until", sa.HeldOffUntil.Format(time.RFC3339))
+	}
 	c.log.Info("assignment applied", "generation", gen.ID, "leader", leader, "connectors", len(sa.Assigned.Connectors),
 		"tasks", len(sa.Assigned.Tasks), "revoked_connectors", len(sa.Revoked.Connectors), "revoked_tasks", len(sa.Revoked.Tasks), "delay", sa.Delay)
 	if revoking {
@@ -276,6 +286,14 @@ func (c *clusterMember) configChanged(ev store.ConfigEvent) {
 		c.mu.Unlock()
 		m.RequestRejoin()
 	})
+}
+
+// crashLoopGuard is the assignor's slow crash-loop guard for a cluster
+// whose lost workers wait lostDelay: a worker whose work was released 3
+// times within 10 minutes (or 20 delays) gets none for 5 minutes (or 10
+// delays) after the last release, Kubernetes' longest CrashLoopBackOff.
+func crashLoopGuard(lostDelay time.Duration) assignor.CrashLoopGuard {
+	return assignor.CrashLoopGuard{Releases: 3, Window: max(10*time.Minute, 20*lostDelay), HoldOff: max(5*time.Minute, 10*lostDelay)}
 }
 
 // configMismatchPause is the pause before a rejoin after the leader found a
