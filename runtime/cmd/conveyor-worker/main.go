@@ -241,15 +241,27 @@ func serve(cfg *workerconfig.Config, standalone bool, connectors []map[string]st
 		}
 		fmt.Fprintf(stdout, "conveyor-worker: connector %s %s\n", c["name"], verb)
 	}
-	if code == 0 {
+	joined := w.Joined()
+	if standalone {
+		joined = nil
+	}
+wait:
+	for code == 0 {
 		select {
+		case <-joined:
+			// Distributed mode: the REST API serves from the start, and
+			// /readyz turns 200 with the first assignment.
+			fmt.Fprintf(stdout, "conveyor-worker: joined group %q (first assignment applied)\n", cfg.GroupID)
+			joined = nil
 		case <-ctx.Done():
 			log.Info("signal received: stopping gracefully")
+			break wait
 		case err := <-w.ServeErr():
 			if err != nil {
 				fmt.Fprintf(stderr, "conveyor-worker: %v\n", err)
 				code = 1
 			}
+			break wait
 		}
 	}
 	stop() // a second signal now kills the process
