@@ -296,7 +296,7 @@ func allRunning(ctx context.Context, conns ...string) (bool, error) {
 			return false, err
 		}
 		var st struct {
-			Connector struct{ State string } `json:"connector"`
+			Connector struct{ State string }   `json:"connector"`
 			Tasks     []struct{ State string } `json:"tasks"`
 		}
 		err = json.NewDecoder(resp.Body).Decode(&st)
@@ -394,5 +394,3 @@ func restartAPIServer(t *testing.T, ctx context.Context) (int, int) {
 	t.Logf("kube-apiserver restarted")
 	return 1, 0
 }
-
-
