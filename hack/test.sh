@@ -37,7 +37,7 @@ assets() {
 pkgs_of() { go list "$@" 2>/dev/null || true; }
 
 tier assets assets
-unit_pkgs=$(go list ./... | grep -Ev '/test/(envtest|e2e|cluster)(/|$)')
+unit_pkgs=$(go list ./... | grep -Ev '/test/(envtest|e2e|cluster|chaos)(/|$)')
 tier unit go test $GOTEST_FLAGS -count=1 $unit_pkgs
 cluster_pkgs=$(pkgs_of ./test/cluster/...)
 if [[ -n "$cluster_pkgs" ]]; then tier cluster go test $GOTEST_FLAGS -count=1 -p 1 -timeout 15m $cluster_pkgs; fi
