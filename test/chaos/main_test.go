@@ -59,7 +59,7 @@ func runMain(m *testing.M) int {
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard())
 	if os.Getenv("CONVEYOR_CHAOS") == "" {
-		// Not yet a tier of make test: worker-sigkill still loses records
+		// Not yet a tier of make test: worker-sigkill still misses records
 		// (sink consumers of a restarted worker join their consumer group
 		// as new members; see the package comment).
 		fmt.Println("chaos: set CONVEYOR_CHAOS=1 to run the chaos scenarios; skipping")
