@@ -17,9 +17,6 @@ limitations under the License.
 package autoscaling
 
 import (
-	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -30,9 +27,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // cluster is an autoscaling cluster as the API server stores it (defaults applied).
 func cluster() *v1alpha1.ConnectCluster {
@@ -166,22 +162,7 @@ func TestGoldenScaledObjects(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join("testdata", c.name+".golden.yaml")
-			if *update {
-				if err := os.MkdirAll("testdata", 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./controllers/autoscaling -update to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Fatalf("%s differs from the built objects (run with -update and review the diff):\n%s", path, got)
-			}
+			testkit.Golden(t, filepath.Join("testdata", c.name+".golden.yaml"), got)
 		})
 	}
 }

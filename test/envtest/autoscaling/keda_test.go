@@ -18,9 +18,7 @@ package autoscalingtest
 
 import (
 	"context"
-	"path/filepath"
 	"reflect"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,12 +27,12 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	kedav1alpha1 "github.com/kedacore/keda/v2/apis/keda/v1alpha1"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 	"github.com/conveyor-dev/conveyor/controllers/autoscaling"
+	"github.com/conveyor-dev/conveyor/test/testkit/envkit"
 )
 
 // TestKEDAInstalledLater runs first (go test runs tests in file and source
@@ -70,7 +68,7 @@ func TestKEDAInstalledLater(t *testing.T) {
 		t.Fatal("the first check reported KEDA before it was installed")
 	}
 
-	installKEDA(t)
+	envkit.InstallKEDA(t, cfg)
 	select {
 	case s := <-changes:
 		if !s {
@@ -129,25 +127,5 @@ func TestKEDAInstalledLater(t *testing.T) {
 	}
 	if len(got.Spec.Triggers) != 3 {
 		t.Fatalf("%d triggers, want 3 (archive x2 topics, audit)", len(got.Spec.Triggers))
-	}
-}
-
-var (
-	kedaOnce sync.Once
-	kedaErr  error
-)
-
-// installKEDA installs KEDA's ScaledObject and TriggerAuthentication CRDs
-// (once per package run) from the KEDA module.
-func installKEDA(t *testing.T) {
-	t.Helper()
-	kedaOnce.Do(func() {
-		_, kedaErr = envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: []string{
-			filepath.Join(kedaCRDs, "keda.sh_scaledobjects.yaml"),
-			filepath.Join(kedaCRDs, "keda.sh_triggerauthentications.yaml"),
-		}, ErrorIfPathMissing: true})
-	})
-	if kedaErr != nil {
-		t.Fatalf("installing KEDA's CRDs: %v", kedaErr)
 	}
 }

@@ -33,6 +33,8 @@ import (
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 	"github.com/conveyor-dev/conveyor/controllers/autoscaling"
 	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
+	"github.com/conveyor-dev/conveyor/test/testkit"
+	"github.com/conveyor-dev/conveyor/test/testkit/envkit"
 )
 
 type servedFlag bool
@@ -45,7 +47,7 @@ func (s servedFlag) Served() bool { return bool(s) }
 // a repeated loop writes nothing, triggers and bounds follow the
 // connectors, and turning autoscaling off removes both objects.
 func TestConvergerFollowsConnectors(t *testing.T) {
-	installKEDA(t)
+	envkit.InstallKEDA(t, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
@@ -100,7 +102,7 @@ func TestConvergerFollowsConnectors(t *testing.T) {
 	if err := k8sClient.Status().Update(ctx, sink); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(ctx, t, "the cache to see the running sink", func() bool {
+	testkit.EventuallyTrue(t, 30*time.Second, "the cache to see the running sink", func() bool {
 		var kc v1alpha1.KafkaConnector
 		return cl.Get(ctx, client.ObjectKeyFromObject(sink), &kc) == nil && kc.Status.State == v1alpha1.ConnectorStateRunning
 	})
@@ -159,7 +161,7 @@ func TestConvergerFollowsConnectors(t *testing.T) {
 	if err := k8sClient.Status().Update(ctx, sink); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(ctx, t, "the cache to see the stopped sink", func() bool {
+	testkit.EventuallyTrue(t, 30*time.Second, "the cache to see the stopped sink", func() bool {
 		var kc v1alpha1.KafkaConnector
 		return cl.Get(ctx, client.ObjectKeyFromObject(sink), &kc) == nil && kc.Status.State == v1alpha1.ConnectorStateStopped
 	})
@@ -184,16 +186,5 @@ func TestConvergerFollowsConnectors(t *testing.T) {
 	res, err = (&autoscaling.Converger{Client: cl, KEDA: servedFlag(false)}).ReconcileAutoscaling(ctx, cc, connectcluster.Totals{}, "orders-connect")
 	if err != nil || res.Active || res.Autoscaling.Reason != v1alpha1.ReasonKEDANotInstalled {
 		t.Fatalf("KEDA missing: %+v %v", res, err)
-	}
-}
-
-func waitFor(ctx context.Context, t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s", what)
-		case <-time.After(20 * time.Millisecond):
-		}
 	}
 }
