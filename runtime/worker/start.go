@@ -170,7 +170,7 @@ func (w *Worker) buildHerder(opts Options) error {
 		Admin: w.admin, Resolver: opts.Resolver,
 		Tasks: &taskRuntime{kafka: w.kopts, workerConv: cfg.ConverterConfig(), offsets: w.offsets, metrics: w.metrics, log: w.log,
 			flushInterval: cfg.OffsetFlushInterval, flushTimeout: cfg.OffsetFlushTimeout, consumer: cfg.Prefixed("consumer."), producer: cfg.Prefixed("producer."),
-			topicUsed: w.statuses.PutTopic},
+			topicUsed: w.statuses.PutTopic, instanceID: cfg.GroupInstanceID},
 		AssignAll: opts.Standalone,
 		ForwardTaskConfigs: func(ctx context.Context, connector string, cfgs []map[string]string) error {
 			return rest.SendTaskConfigs(ctx, w.forwardClient, w.herder.LeaderURL(), w.token, connector, cfgs)

@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"syscall"
-	"time"
 )
 
 // Fault injection for chaos tests: crashes the way they happen on a real node.
@@ -83,9 +82,6 @@ func (c *Cluster) RestartAPIServer() error {
 		return errors.New("this cluster runs no control plane")
 	}
 	api := c.cp.cp.APIServer
-	// kube-apiserver drains its connections on SIGTERM, which takes longer
-	// than envtest's usual stop timeout while clients watch.
-	api.StopTimeout = 2 * time.Minute
 	if err := api.Stop(); err != nil {
 		return fmt.Errorf("stopping kube-apiserver: %w", err)
 	}
