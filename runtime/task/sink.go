@@ -369,23 +369,6 @@ func (r *SinkRunner) closeClient(cl *kgo.Client) {
 	<-done
 }
 
-// leaveStatic sends a LeaveGroup naming this static member's instance id.
-func (r *SinkRunner) leaveStatic(cl *kgo.Client) {
-	memberID, _ := cl.GroupMetadata()
-	req := kmsg.NewPtrLeaveGroupRequest()
-	req.Group = connectnames.SinkGroup(r.cfg.ID.Connector)
-	m := kmsg.NewLeaveGroupRequestMember()
-	m.MemberID = memberID
-	m.InstanceID = kmsg.StringPtr(r.cfg.InstanceID)
-	m.Reason = kmsg.StringPtr("task stopped")
-	req.Members = append(req.Members, m)
-	lctx, cancel := context.WithTimeout(r.runCtx, leaveWait)
-	defer cancel()
-	if _, err := req.RequestWith(lctx, cl); err != nil {
-		r.cfg.Logger.Warn("leaving the consumer group failed; the group drops this member after its session timeout", "error", err)
-	}
-}
-
 func (r *SinkRunner) loop(ctx context.Context) error {
 	cl := r.client
 	var batch []*plugin.SinkRecord
