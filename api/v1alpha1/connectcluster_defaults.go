@@ -102,6 +102,9 @@ var OperatorOwnedWorkerConfigKeys = []string{
 	"worker.id",
 	"group.instance.id", // the pod name, through GROUP_INSTANCE_ID
 	"max.tasks.per.worker",
+	"metrics.auth.token.file",
+	"config.providers.file.allowed.paths",
+	"config.providers.env.allowed.variables",
 }
 
 // DefaultGroupID is the group id of a ConnectCluster that sets no spec.groupId: "<namespace>.<name>".

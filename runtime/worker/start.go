@@ -154,14 +154,14 @@ func (w *Worker) listenREST(ctx context.Context, undo *undoStack) error {
 // herder (it runs from serve on).
 func (w *Worker) buildHerder(opts Options) error {
 	cfg := w.cfg
-	token, err := cfg.RestAuthToken()
+	auth, err := restAuth(cfg, w.log)
 	if err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}
 	if _, err := task.ProducerSettings(cfg.Prefixed("producer.")); err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}
-	w.token = token
+	w.auth, w.resolver = auth, opts.Resolver
 	w.forwardClient = &http.Client{Timeout: 30 * time.Second}
 	hh, err := herder.New(herder.Options{
 		WorkerID: cfg.EffectiveWorkerID(), URL: cfg.AdvertisedURL(),
@@ -170,10 +170,10 @@ func (w *Worker) buildHerder(opts Options) error {
 		Admin: w.admin, Resolver: opts.Resolver,
 		Tasks: &taskRuntime{kafka: w.kopts, workerConv: cfg.ConverterConfig(), offsets: w.offsets, metrics: w.metrics, log: w.log,
 			flushInterval: cfg.OffsetFlushInterval, flushTimeout: cfg.OffsetFlushTimeout, consumer: cfg.Prefixed("consumer."), producer: cfg.Prefixed("producer."),
-			topicUsed: w.statuses.PutTopic, instanceID: cfg.GroupInstanceID},
+			topicUsed: scrubTopicUsed(w.statuses.PutTopic, opts.Resolver), instanceID: cfg.GroupInstanceID},
 		AssignAll: opts.Standalone,
 		ForwardTaskConfigs: func(ctx context.Context, connector string, cfgs []map[string]string) error {
-			return rest.SendTaskConfigs(ctx, w.forwardClient, w.herder.LeaderURL(), w.token, connector, cfgs)
+			return rest.SendTaskConfigs(ctx, w.forwardClient, w.herder.LeaderURL(), w.auth.Token(), connector, cfgs)
 		},
 		LimitCheckInterval: cfg.TaskLimitsCheckInterval,
 		TaskStopTimeout:    cfg.TaskShutdownGracefulTimeout,
@@ -193,6 +193,7 @@ func (w *Worker) buildHerder(opts Options) error {
 func (w *Worker) buildMember(ctx context.Context, undo *undoStack) error {
 	cfg := w.cfg
 	c := newClusterMember(w.herder, w.configs, w.metrics, w.log, cfg.EffectiveWorkerID(), cfg.AdvertisedURL(), cfg.ScheduledRebalanceMaxDelay, cfg.RebalanceTimeout)
+	c.maxTasks = cfg.MaxTasksPerWorker
 	gc, err := kgo.NewClient(w.kopts...)
 	if err != nil {
 		return fmt.Errorf("worker: creating the group's Kafka client: %w", err)
@@ -223,8 +224,14 @@ func (w *Worker) buildMember(ctx context.Context, undo *undoStack) error {
 // membership, which from now on retries for as long as the worker runs.
 func (w *Worker) serve(ctx context.Context, undo *undoStack) error {
 	var err error
-	w.rest, err = rest.New(w.herder, rest.Config{Addr: w.listener.Addr().String(), Token: w.token, Gatherer: w.metrics.Registry(), Logger: w.log, ForwardClient: w.forwardClient})
-	if err != nil {
+	restCfg := rest.Config{Addr: w.listener.Addr().String(), Auth: w.auth, Scrub: scrubOf(w.resolver), Logger: w.log, ForwardClient: w.forwardClient}
+	if w.cfg.MetricsPort == 0 {
+		restCfg.Gatherer = w.metrics.Registry()
+	}
+	if w.rest, err = rest.New(w.herder, restCfg); err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
+	if w.metricsSrv, err = w.startMetrics(restCfg.Scrub); err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}
 	w.herder.Run()

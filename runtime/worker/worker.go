@@ -37,7 +37,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/conveyor-dev/conveyor/runtime/bundled"
-	"github.com/conveyor-dev/conveyor/runtime/configprovider"
 	"github.com/conveyor-dev/conveyor/runtime/group"
 	"github.com/conveyor-dev/conveyor/runtime/herder"
 	"github.com/conveyor-dev/conveyor/runtime/metrics"
@@ -60,8 +59,9 @@ type Options struct {
 	Config *workerconfig.Config
 	// Plugins defaults to the bundled connectors.
 	Plugins *plugin.Registry
-	// Resolver defaults to configprovider.Standard with the in-cluster
-	// secret provider when running in a pod.
+	// Resolver defaults to configprovider.Distributed (standalone:
+	// configprovider.Standard) with the in-cluster secret provider when
+	// running in a pod (see defaultResolver).
 	Resolver herder.Resolver
 	Logger   *slog.Logger
 	Version  string
@@ -83,8 +83,10 @@ type Worker struct {
 	herder   *herder.Herder
 	rest     *rest.Server
 	listener net.Listener
-	metrics  *metrics.Metrics
-	serveErr chan error
+	// metricsSrv serves metrics.port (nil when metrics are on the REST port).
+	metricsSrv *http.Server
+	metrics    *metrics.Metrics
+	serveErr   chan error
 
 	// Distributed mode only: the group membership on a client of its own.
 	groupClient *kgo.Client
@@ -101,7 +103,8 @@ type Worker struct {
 	kopts         []kgo.Opt
 	admin         *kadm.Client
 	kafkaID       string
-	token         string
+	auth          *rest.TokenCheck
+	resolver      herder.Resolver
 	forwardClient *http.Client
 	// hmu guards herder and cluster for the config store's listener,
 	// which may run before they exist.
@@ -146,12 +149,9 @@ func (o Options) withDefaults() Options {
 		o.Plugins = bundled.Registry()
 	}
 	if o.Resolver == nil {
-		var secrets configprovider.Provider
-		if sp, err := configprovider.NewInClusterSecretProvider(); err == nil {
-			secrets = sp
-		}
-		o.Resolver = configprovider.Standard(secrets)
+		o.Resolver = defaultResolver(o.Config, o.Standalone)
 	}
+	o.Logger = scrubLogger(o.Logger, o.Resolver)
 	return o
 }
 
@@ -273,6 +273,7 @@ func (w *Worker) Shutdown(ctx context.Context) error {
 			w.groupClient.Close()
 		}
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		w.stopMetrics(sctx)
 		if err := w.rest.Shutdown(sctx); err != nil {
 			// Requests still in flight (e.g. a write waiting out a
 			// rebalance) are cut: the tasks are already stopped and
@@ -301,6 +302,7 @@ func (w *Worker) crash() {
 		defer cancel()
 		_ = w.herder.Close(ctx)
 		_ = w.rest.Shutdown(ctx)
+		w.stopMetrics(ctx)
 		w.closeStores()
 		w.client.Close()
 	})
