@@ -6,6 +6,7 @@
 #   cluster   conveyor-worker processes forming one cluster on kfake (test/cluster)
 #   envtest   API behaviour and reconcilers against a real kube-apiserver
 #   e2e       the local cluster with real kubectl, helm and kcat
+#   chaos     one fault at a time while records stream into PostgreSQL (test/chaos)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,7 +39,7 @@ assets() {
 pkgs_of() { go list "$@" 2>/dev/null || true; }
 
 tier assets assets
-unit_pkgs=$(go list ./... | grep -Ev '/test/(envtest|e2e|cluster)(/|$)')
+unit_pkgs=$(go list ./... | grep -Ev '/test/(envtest|e2e|cluster|chaos)(/|$)')
 tier unit go test $GOTEST_FLAGS -count=1 $unit_pkgs
 # Fuzz targets, a few seconds each (corpus in each package's testdata/fuzz).
 fuzz() {
@@ -54,3 +55,6 @@ envtest_pkgs=$(pkgs_of ./test/envtest/...)
 if [[ -n "$envtest_pkgs" ]]; then tier envtest go test $GOTEST_FLAGS -count=1 -p 1 $envtest_pkgs; fi
 e2e_pkgs=$(pkgs_of ./test/e2e/...)
 if [[ -n "$e2e_pkgs" ]]; then tier e2e go test $GOTEST_FLAGS -count=1 -p 1 -timeout 20m $e2e_pkgs; fi
+chaos_pkgs=$(pkgs_of ./test/chaos/...)
+# -v: the scenarios print their figures (conveyor-chaos: NAME=VALUE).
+if [[ -n "$chaos_pkgs" ]]; then tier chaos go test $GOTEST_FLAGS -count=1 -p 1 -timeout 10m -v $chaos_pkgs; fi

@@ -100,6 +100,7 @@ var OperatorOwnedWorkerConfigKeys = []string{
 	"sasl.username",
 	"sasl.password.file",
 	"worker.id",
+	"group.instance.id", // the pod name, through GROUP_INSTANCE_ID
 	"max.tasks.per.worker",
 	"metrics.auth.token.file",
 	"config.providers.file.allowed.paths",

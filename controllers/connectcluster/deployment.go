@@ -28,6 +28,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/runtime/workerconfig"
 )
 
 // Environment variables the worker pods get.
@@ -36,6 +37,10 @@ const (
 	EnvPodName      = "POD_NAME"
 	EnvPodNamespace = "POD_NAMESPACE"
 	EnvGoMemLimit   = "GOMEMLIMIT"
+	// EnvGroupInstanceID is the worker's group.instance.id (static group
+	// membership, KIP-345): the pod name, so a restarted container takes
+	// back its place in the group and its tasks without a rebalance.
+	EnvGroupInstanceID = workerconfig.EnvGroupInstanceID
 	// EnvRack carries the node's zone (pod.rack.topologyKey) for client.rack.
 	EnvRack = "CONVEYOR_RACK"
 	// WorkerBinary is the worker's command in the image.
@@ -238,6 +243,7 @@ func workerEnv(cc *v1alpha1.ConnectCluster) []corev1.EnvVar {
 		field(EnvPodIP, "status.podIP"),
 		field(EnvPodName, "metadata.name"),
 		field(EnvPodNamespace, "metadata.namespace"),
+		field(EnvGroupInstanceID, "metadata.name"),
 	}
 	if v := GoMemLimit(cc.Spec.Resources); v != "" {
 		env = append(env, corev1.EnvVar{Name: EnvGoMemLimit, Value: v})

@@ -52,6 +52,10 @@ limitations under the License.
 //     only places unowned work. A replacement worker that joins during the
 //     delay then takes the lost work when it is released, instead of first
 //     pulling work off the others and later pushing the released work back.
+//   - A worker that crashes again and again more slowly than the delay
+//     (Input.CrashLoop) is held off after a few releases of its work: it
+//     gets nothing for a while, so its share stays on the others instead of
+//     moving back and forth on every cycle.
 package assignor
 
 import (
@@ -106,6 +110,8 @@ type Input struct {
 	// Departed lists worker ids known to have left on purpose: their work
 	// moves at once instead of waiting for LostWorkerDelay.
 	Departed []string
+	// CrashLoop configures the slow crash-loop guard (zero: off).
+	CrashLoop CrashLoopGuard
 	// MaxTasksPerMember, when positive, caps the tasks one member runs
 	// (max.tasks.per.worker); tasks beyond every member's cap stay
 	// unassigned until more workers join (see capTasks).
@@ -122,6 +128,9 @@ type MemberAssignment struct {
 	// Delay, when positive, says a lost worker's work is held back: the group
 	// should rebalance again after Delay.
 	Delay time.Duration
+	// HeldOffUntil, when set, says the crash-loop guard holds this member's
+	// worker off: it gets no work before then.
+	HeldOffUntil time.Time
 }
 
 // Result is the outcome of Assign.
@@ -131,8 +140,10 @@ type Result struct {
 	// State is the leader's memory to pass as Input.Previous next time.
 	State State
 	// Delay, when positive, is when the leader must rebalance again to
-	// release held work of lost workers.
+	// release held work of lost workers (or end a hold-off).
 	Delay time.Duration
+	// HeldOff lists the workers the crash-loop guard holds off this round.
+	HeldOff []HeldOff
 }
 
 // State is what the leader remembers between rounds. It is plain data and
@@ -143,6 +154,9 @@ type State struct {
 	Workers map[string]Assignment `json:"workers,omitempty"`
 	// Lost lists the workers whose work is held back, by worker id.
 	Lost []LostWorker `json:"lost,omitempty"`
+	// Unstable lists the workers whose work was released recently, for the
+	// crash-loop guard.
+	Unstable []UnstableWorker `json:"unstable,omitempty"`
 }
 
 // LostWorker is a worker that vanished without leaving on purpose, and the
@@ -293,148 +307,6 @@ func (s *side[K]) balance(act []int, allowRevoke bool) [][]K {
 	return final
 }
 
-// balance places items on m members. kept[i] is what member i keeps (it may be
-// shed down to its target when allowRevoke), preferred[i] is unowned work that
-// should go to i if it has room, free is unowned work for anyone. It returns
-// each member's final items and what each must stop.
-func balance[K comparable](kind itemKind[K], kept, preferred [][]K, free []K, allowRevoke bool) (final, revoked [][]K) {
-	m := len(kept)
-	final = make([][]K, m)
-	revoked = make([][]K, m)
-	if m == 0 {
-		return final, revoked
-	}
-	total := len(free)
-	load := make([]int, m)
-	for i := range m {
-		load[i] = len(kept[i]) + len(preferred[i])
-		total += load[i]
-	}
-	// The members that hold the most get the larger targets: fewest moves.
-	order := make([]int, m)
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(load[b], load[a]) })
-	base, extra := total/m, total%m
-	target := make([]int, m)
-	for r, i := range order {
-		target[i] = base
-		if r < extra {
-			target[i]++
-		}
-	}
-
-	// A group's fair share per member, for shedding.
-	share := map[string]int{}
-	if allowRevoke {
-		for _, list := range [][][]K{kept, preferred, {free}} {
-			for _, items := range list {
-				for _, it := range items {
-					share[kind.group(it)]++
-				}
-			}
-		}
-		for g, n := range share {
-			share[g] = (n + m - 1) / m
-		}
-	}
-
-	counts := make([]map[string]int, m)
-	var pool []K
-	for i := range m {
-		items := kept[i]
-		if allowRevoke && len(items) > target[i] {
-			items, revoked[i] = shed(kind, items, len(items)-target[i], share)
-		}
-		room := max(0, target[i]-len(items))
-		take := min(room, len(preferred[i]))
-		final[i] = make([]K, 0, max(target[i], len(items)))
-		final[i] = append(final[i], items...)
-		final[i] = append(final[i], preferred[i][:take]...)
-		pool = append(pool, preferred[i][take:]...)
-		counts[i] = map[string]int{}
-		for _, it := range final[i] {
-			counts[i][kind.group(it)]++
-		}
-	}
-	pool = append(pool, free...)
-	slices.SortFunc(pool, kind.compare)
-
-	// Place each unowned item on a member below its target, preferring the
-	// member with the fewest items of the same group (spreading a
-	// connector's tasks), then the least loaded, then the first.
-	for _, it := range pool {
-		g := kind.group(it)
-		best := -1
-		for i := range m {
-			if len(final[i]) >= target[i] {
-				continue
-			}
-			if best < 0 || counts[i][g] < counts[best][g] ||
-				(counts[i][g] == counts[best][g] && len(final[i]) < len(final[best])) {
-				best = i
-			}
-		}
-		if best < 0 {
-			// Unreachable: the targets add up to every item. Keep the
-			// item placed rather than lost, on the least loaded member.
-			best = 0
-			for i := range m {
-				if len(final[i]) < len(final[best]) {
-					best = i
-				}
-			}
-		}
-		final[best] = append(final[best], it)
-		counts[best][g]++
-	}
-	return final, revoked
-}
-
-// shed removes k items from items: from the groups the member holds most of
-// beyond their fair share (so a connector's tasks spread), then most of in
-// all, the highest first.
-func shed[K comparable](kind itemKind[K], items []K, k int, share map[string]int) (keep, drop []K) {
-	byGroup := map[string][]K{}
-	for _, it := range items {
-		g := kind.group(it)
-		byGroup[g] = append(byGroup[g], it)
-	}
-	groups := slices.Sorted(maps.Keys(byGroup))
-	for _, g := range groups {
-		slices.SortFunc(byGroup[g], kind.compare)
-	}
-	dropped := map[K]bool{}
-	for range k {
-		best := ""
-		for _, g := range groups {
-			n, bestN := len(byGroup[g]), len(byGroup[best])
-			if n == 0 {
-				continue
-			}
-			if bestN == 0 {
-				best = g
-				continue
-			}
-			if excess, bestExcess := n-share[g], bestN-share[best]; excess > bestExcess || excess == bestExcess && n > bestN {
-				best = g
-			}
-		}
-		list := byGroup[best]
-		it := list[len(list)-1]
-		byGroup[best] = list[:len(list)-1]
-		dropped[it] = true
-		drop = append(drop, it)
-	}
-	for _, it := range items {
-		if !dropped[it] {
-			keep = append(keep, it)
-		}
-	}
-	return keep, drop
-}
-
 // Assign computes the next round of the group: see the package comment.
 func Assign(in Input) Result {
 	members := slices.Clone(in.Members)
@@ -447,10 +319,22 @@ func Assign(in Input) Result {
 	var act []int
 	firstMember := map[string]int{} // worker id -> its first active member
 	present := map[string]bool{}
+	var activeWorkers []string
 	for i, m := range members {
 		workers[i] = cmp.Or(m.WorkerID, m.MemberID)
 		present[workers[i]] = true
-		active[i] = !m.Leaving
+		if !m.Leaving {
+			activeWorkers = append(activeWorkers, workers[i])
+		}
+	}
+	guard := newCrashLoop(in)
+	heldOff := guard.holdOff(activeWorkers)
+	for i, m := range members {
+		// A held-off worker is treated as leaving: assigned nothing, what
+		// it owns revoked; unlike a leaving one, its work is not released
+		// on its account (it is present).
+		_, held := heldOff[workers[i]]
+		active[i] = !m.Leaving && !held
 		if active[i] {
 			act = append(act, i)
 			if _, ok := firstMember[workers[i]]; !ok {
@@ -533,6 +417,9 @@ func Assign(in Input) Result {
 			continue
 		}
 		if present[w] || departed[w] || in.LostWorkerDelay <= 0 || !in.Now.Before(lw.Deadline) {
+			if !present[w] && !departed[w] && !lw.Held.IsEmpty() {
+				guard.released(w) // it stayed away: its work goes to the others
+			}
 			continue // left on purpose, or its time is up: the work is free
 		}
 		heldC, heldT := cs.unclaimed(lw.Held.Connectors), ts.unclaimed(lw.Held.Tasks)
@@ -551,14 +438,24 @@ func Assign(in Input) Result {
 		slices.SortFunc(ts.preferred[i], ts.kind.compare)
 	}
 
+	var heldList []HeldOff
 	allowRevoke := len(pending) == 0
 	finalC := cs.balance(act, allowRevoke)
 	finalT := ts.balance(act, allowRevoke)
 
+	for _, w := range slices.Sorted(maps.Keys(heldOff)) {
+		h := heldOff[w]
+		res0 := h.Until.Sub(in.Now)
+		if delay == 0 || res0 < delay {
+			delay = res0
+		}
+		heldList = append(heldList, h)
+	}
 	res := Result{
 		Members: make(map[string]MemberAssignment, n),
-		State:   State{Workers: map[string]Assignment{}, Lost: pending},
+		State:   State{Workers: map[string]Assignment{}, Lost: pending, Unstable: guard.state()},
 		Delay:   delay,
+		HeldOff: heldList,
 	}
 	assigned := make([]Assignment, n)
 	for j, i := range act {
@@ -567,9 +464,10 @@ func Assign(in Input) Result {
 	capTasks(assigned, members, ts.revoked, in.MaxTasksPerMember)
 	for i, m := range members {
 		res.Members[m.MemberID] = MemberAssignment{
-			Assigned: assigned[i],
-			Revoked:  Assignment{Connectors: cs.revoked[i], Tasks: ts.revoked[i]}.Sorted(),
-			Delay:    delay,
+			Assigned:     assigned[i],
+			Revoked:      Assignment{Connectors: cs.revoked[i], Tasks: ts.revoked[i]}.Sorted(),
+			Delay:        delay,
+			HeldOffUntil: heldOff[workers[i]].Until,
 		}
 		w := workers[i]
 		prev := res.State.Workers[w]

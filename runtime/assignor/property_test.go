@@ -97,6 +97,7 @@ type sim struct {
 	rng     *rand.Rand
 	now     time.Time
 	delay   time.Duration
+	guard   CrashLoopGuard
 	conns   map[string]int
 	workers []*simWorker // in the group
 	crashed []string     // worker ids that crashed and may come back
@@ -114,8 +115,8 @@ type sim struct {
 	event    string
 	history  []string
 
-	rounds, revokedForBalance, settledChecks, heldRounds, returns int
-	connectorsChecked, connectorsSpread                           int
+	rounds, revokedForBalance, settledChecks, heldRounds, returns, heldOffRounds int
+	connectorsChecked, connectorsSpread                                          int
 }
 
 func newSim(t testing.TB, seed uint64) *sim {
@@ -126,6 +127,10 @@ func newSim(t testing.TB, seed uint64) *sim {
 		conns:    map[string]int{},
 		deadline: map[string]time.Time{},
 		graceful: map[string]bool{},
+	}
+	if s.delay > 0 && rng.IntN(2) == 0 {
+		// The crash-loop guard, tight enough that histories trip it.
+		s.guard = CrashLoopGuard{Releases: 2, Window: 40 * s.delay, HoldOff: 3 * s.delay}
 	}
 	for range rng.IntN(4) {
 		s.addWorker()
@@ -185,6 +190,7 @@ func (s *sim) round() Result {
 		Now:             s.now,
 		LostWorkerDelay: s.delay,
 		Departed:        s.departed,
+		CrashLoop:       s.guard,
 	}
 	res := Assign(in)
 	s.checkRound(in, res)
@@ -214,12 +220,16 @@ func (s *sim) round() Result {
 	if len(res.State.Lost) > 0 {
 		s.heldRounds++
 	}
+	if len(res.HeldOff) > 0 {
+		s.heldOffRounds++
+	}
 	return res
 }
 
 // checkRound verifies the properties every single round must have.
 func (s *sim) checkRound(in Input, res Result) {
 	s.t.Helper()
+	s.checkHeldOff(in, res)
 	configured := configuredItems(in.Connectors)
 	if len(res.Members) != len(in.Members) {
 		s.fail("%d member assignments for %d members", len(res.Members), len(in.Members))
@@ -349,8 +359,14 @@ func (s *sim) checkRound(in Input, res Result) {
 			s.fail("worker %s left on purpose, yet its work is held: %+v", lw.WorkerID, lw)
 		}
 	}
+	for _, h := range res.HeldOff {
+		// A hold-off of the crash-loop guard ends with a rebalance too.
+		if d := h.Until.Sub(in.Now); nearest == 0 || d < nearest {
+			nearest = d
+		}
+	}
 	if res.Delay != nearest {
-		s.fail("delay %v, want the nearest deadline in %v", res.Delay, nearest)
+		s.fail("delay %v, want the nearest deadline (or end of a hold-off) in %v", res.Delay, nearest)
 	}
 	if len(res.State.Lost) > 0 && in.LostWorkerDelay <= 0 {
 		s.fail("work held with a zero lost-worker delay: %+v", res.State.Lost)
@@ -364,16 +380,21 @@ func (s *sim) checkRound(in Input, res Result) {
 	// Minimal moves: a member gives up configured work only when it holds
 	// more than its fair share (floor), never below it, and never while
 	// lost work is held.
+	// A worker held off by the crash-loop guard counts as leaving here.
+	heldOff := map[string]bool{}
+	for _, h := range res.HeldOff {
+		heldOff[h.WorkerID] = true
+	}
 	var active []Member
 	for _, m := range in.Members {
-		if !m.Leaving {
+		if !m.Leaving && !heldOff[workerOf(m)] {
 			active = append(active, m)
 		}
 	}
 	for _, task := range []bool{false, true} {
 		total := 0
 		for it := range configured {
-			if it.task == task && !held[it] && !(revokedConfigured[it] && isLeaving(in, ownedBy[it])) {
+			if it.task == task && !held[it] && !(revokedConfigured[it] && (isLeaving(in, ownedBy[it]) || heldOffMember(in, heldOff, ownedBy[it]))) {
 				total++
 			}
 		}
@@ -457,6 +478,15 @@ func (s *sim) checkRound(in Input, res Result) {
 	}
 }
 
+func heldOffMember(in Input, heldOff map[string]bool, memberID string) bool {
+	for _, m := range in.Members {
+		if m.MemberID == memberID {
+			return heldOff[workerOf(m)]
+		}
+	}
+	return false
+}
+
 func isLeaving(in Input, memberID string) bool {
 	for _, m := range in.Members {
 		if m.MemberID == memberID {
@@ -502,7 +532,15 @@ func (s *sim) settle() {
 			res = s.round()
 		}
 	}
-	if len(res.State.Lost) == 0 && !hasRevocations(res) {
+	if len(res.HeldOff) > 0 && s.rng.IntN(2) == 0 {
+		// Wait the hold-off out: the worker gets work again.
+		s.now = s.now.Add(res.Delay)
+		res = s.round()
+		if hasRevocations(res) {
+			res = s.round()
+		}
+	}
+	if len(res.State.Lost) == 0 && len(res.HeldOff) == 0 && !hasRevocations(res) {
 		s.checkSettled(res)
 	}
 }
@@ -633,6 +671,16 @@ func (s *sim) doStep() {
 		s.state = State{}
 		s.deadline = map[string]time.Time{}
 		s.event = "leader change without state"
+	case r < 90 && len(s.workers) > 1 && s.delay > 0:
+		// A slow crash loop: the worker crashes, stays away past its
+		// deadline (its work is released to the others) and comes back
+		// with nothing running, under a new member id.
+		w := s.pickWorker()
+		s.event = "slow crash " + w.workerID
+		s.round()
+		s.now = s.now.Add(s.delay + time.Millisecond)
+		s.settle()
+		s.workers = append(s.workers, &simWorker{workerID: w.workerID, memberID: "m" + s.id()})
 	default:
 		s.now = s.now.Add(time.Duration(s.rng.Int64N(int64(s.delay)*3/2 + 1)))
 		s.event = "clock " + s.now.Sub(t0).String()
@@ -676,14 +724,16 @@ func TestAssignProperties(t *testing.T) {
 			total.settledChecks += s.settledChecks
 			total.heldRounds += s.heldRounds
 			total.returns += s.returns
+			total.heldOffRounds += s.heldOffRounds
 			total.connectorsChecked += s.connectorsChecked
 			total.connectorsSpread += s.connectorsSpread
 		})
 	}
 	t.Logf("%d histories, %d events, %d rounds (%d with held work, %d returns in time), %d settled checks, %d balance revocations, in %v",
 		len(list), total.step, total.rounds, total.heldRounds, total.returns, total.settledChecks, total.revokedForBalance, time.Since(start))
-	t.Logf("settled connectors with tasks spread within one per worker: %d of %d", total.connectorsSpread, total.connectorsChecked)
-	if total.settledChecks == 0 || total.heldRounds == 0 || total.returns == 0 || total.revokedForBalance == 0 {
+	t.Logf("settled connectors with tasks spread within one per worker: %d of %d; rounds with a worker held off by the crash-loop guard: %d",
+		total.connectorsSpread, total.connectorsChecked, total.heldOffRounds)
+	if total.settledChecks == 0 || total.heldRounds == 0 || total.returns == 0 || total.revokedForBalance == 0 || total.heldOffRounds == 0 {
 		t.Errorf("the histories never reached some situation: %+v", total)
 	}
 }

@@ -86,6 +86,9 @@ type SyncAssignment struct {
 	// leader change. Deadlines are absolute times: clock skew between
 	// workers shifts them by the skew.
 	LeaderState *State
+	// HeldOffUntil, when set, says the crash-loop guard holds this worker
+	// off until then (MemberAssignment.HeldOffUntil).
+	HeldOffUntil time.Time
 }
 
 // wireAssignment is Assignment on the wire: tasks grouped by connector, so a
@@ -114,11 +117,14 @@ type wireSync struct {
 	Revoked      wireAssignment `json:"revoked"`
 	DelayMs      int64          `json:"delayMs,omitempty"`
 	LeaderState  *wireState     `json:"leaderState,omitempty"`
+	HeldOffUntil *time.Time     `json:"heldOffUntil,omitempty"`
 }
 
 type wireState struct {
 	Workers map[string]wireAssignment `json:"workers,omitempty"`
 	Lost    []wireLost                `json:"lost,omitempty"`
+	// Unstable is State.Unstable, as it is.
+	Unstable []UnstableWorker `json:"unstable,omitempty"`
 }
 
 type wireLost struct {
@@ -141,6 +147,7 @@ func stateToWire(st *State) *wireState {
 	for _, lw := range st.Lost {
 		w.Lost = append(w.Lost, wireLost{WorkerID: lw.WorkerID, Held: toWire(lw.Held), Deadline: lw.Deadline})
 	}
+	w.Unstable = st.Unstable
 	return w
 }
 
@@ -168,6 +175,16 @@ func stateFromWire(w *wireState) (*State, error) {
 			return nil, err
 		}
 		st.Lost = append(st.Lost, LostWorker{WorkerID: lw.WorkerID, Held: held, Deadline: lw.Deadline.UTC()})
+	}
+	for i, u := range w.Unstable {
+		if u.WorkerID == "" {
+			return nil, fmt.Errorf("decoding assignment: leaderState: unstable worker %d has an empty workerId", i)
+		}
+		r := make([]time.Time, len(u.Releases))
+		for j, at := range u.Releases {
+			r[j] = at.UTC()
+		}
+		st.Unstable = append(st.Unstable, UnstableWorker{WorkerID: u.WorkerID, Releases: r})
 	}
 	return st, nil
 }
@@ -279,6 +296,10 @@ func EncodeAssignment(a SyncAssignment) []byte {
 	if a.Delay > 0 {
 		w.DelayMs = int64((a.Delay + time.Millisecond - 1) / time.Millisecond)
 	}
+	if !a.HeldOffUntil.IsZero() {
+		u := a.HeldOffUntil
+		w.HeldOffUntil = &u
+	}
 	b, err := json.Marshal(w)
 	if err != nil {
 		panic(fmt.Sprintf("assignor: encoding assignment: %v", err)) // plain data: cannot fail
@@ -310,7 +331,12 @@ func DecodeAssignment(b []byte) (SyncAssignment, error) {
 	if err != nil {
 		return SyncAssignment{}, err
 	}
+	var heldOff time.Time
+	if w.HeldOffUntil != nil {
+		heldOff = w.HeldOffUntil.UTC()
+	}
 	return SyncAssignment{
+		HeldOffUntil: heldOff,
 		Version:      w.Version,
 		Error:        w.Error,
 		LeaderID:     w.LeaderID,

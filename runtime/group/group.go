@@ -30,6 +30,17 @@ limitations under the License.
 // session. A member that lost its membership (UNKNOWN_MEMBER_ID, fenced,
 // or no heartbeat answered for a session timeout) tells the Handler to stop
 // everything before it joins again as a new member.
+//
+// A member never gives up because the group is slow to form: a failed or
+// timed-out join is retried with a growing backoff (RetryBackoff doubling up
+// to MaxRetryBackoff), and Waiting says what it waits for. JoinGroup and
+// SyncGroup wait rebalance.timeout.ms plus a margin before they count as timed
+// out, as Kafka's clients do.
+//
+// Static membership (KIP-345): with InstanceID set, every request carries it,
+// so a restarted process with the same instance id takes back the place (and,
+// in a stable group, the assignment) of its previous incarnation instead of
+// adding a member; Leave still leaves at once, naming the instance id.
 package group
 
 import (
@@ -40,9 +51,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // ProtocolType is the group protocol type of Kafka Connect workers.
@@ -105,12 +114,23 @@ type Config struct {
 	SessionTimeout    time.Duration
 	RebalanceTimeout  time.Duration
 	HeartbeatInterval time.Duration
-	// RetryBackoff is the pause before a join is retried after an error;
-	// default 250ms.
-	RetryBackoff time.Duration
-	Handler      Handler
-	Logger       *slog.Logger
+	// InstanceID, when set, makes this a static member (group.instance.id,
+	// KIP-345): unique per worker of the group and stable across restarts
+	// of the same worker (the pod name).
+	InstanceID string
+	// RetryBackoff is the first pause before a join is retried after an
+	// error; default 250ms. It doubles with each failure in a row, up to
+	// MaxRetryBackoff (default 5s), with some jitter.
+	RetryBackoff    time.Duration
+	MaxRetryBackoff time.Duration
+	Handler         Handler
+	Logger          *slog.Logger
 }
+
+// requestMargin is what a JoinGroup or SyncGroup may take beyond the
+// rebalance timeout before it counts as timed out (Kafka's consumer allows
+// rebalance.timeout.ms + 5s).
+const requestMargin = 5 * time.Second
 
 // FatalError is a group error that retrying cannot fix (a wrong protocol,
 // a refused session timeout, no authorization); Run returns it.
@@ -142,6 +162,10 @@ type Member struct {
 	applied     int           // the join whose assignment was applied last
 	appliedCh   chan struct{} // closed and replaced whenever applied changes
 	lastHB      time.Time     // last heartbeat answered by the coordinator
+	phase       string        // what the member waits for now (see Waiting)
+	phaseSince  time.Time
+	failures    int   // failed rebalances in a row
+	lastErr     error // the last failure, until a rebalance succeeds
 
 	started  bool
 	wake     chan struct{}
@@ -168,11 +192,18 @@ func New(cfg Config) (*Member, error) {
 	if cfg.RetryBackoff <= 0 {
 		cfg.RetryBackoff = 250 * time.Millisecond
 	}
+	if cfg.MaxRetryBackoff < cfg.RetryBackoff {
+		cfg.MaxRetryBackoff = max(cfg.RetryBackoff, 5*time.Second)
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	log := cfg.Logger.With("group", cfg.Group)
+	if cfg.InstanceID != "" {
+		log = log.With("instance", cfg.InstanceID)
+	}
 	return &Member{
-		cfg: cfg, log: cfg.Logger.With("group", cfg.Group),
+		cfg: cfg, log: log, phase: "starting", phaseSince: time.Now(),
 		appliedCh: make(chan struct{}),
 		wake:      make(chan struct{}, 1),
 		stop:      make(chan struct{}),
@@ -280,10 +311,11 @@ func (m *Member) Run(ctx context.Context) error {
 		case err != nil:
 			var fe *FatalError
 			if errors.As(err, &fe) {
+				m.setPhase("stopped: " + err.Error())
 				return err
 			}
-			m.log.Warn("group rebalance failed; retrying", "err", err, "backoff", m.cfg.RetryBackoff)
-			if !sleep(ctx, m.cfg.RetryBackoff) {
+			backoff := m.failed(err)
+			if !sleep(ctx, backoff) {
 				return nil
 			}
 			continue
@@ -311,265 +343,6 @@ func (m *Member) Run(ctx context.Context) error {
 				}
 			}
 		}
-	}
-}
-
-// joinAndSync runs one rebalance from this member's side.
-func (m *Member) joinAndSync(ctx context.Context) (Next, error) {
-	m.mu.Lock()
-	lost := m.lost
-	m.lost, m.wantRejoin, m.rebalancing = false, false, true
-	m.joins++
-	join := m.joins
-	if lost {
-		m.memberID = ""
-		m.gen = Generation{}
-	}
-	m.mu.Unlock()
-	if lost {
-		m.log.Warn("this worker lost its group membership; stopping its work before joining again")
-		m.cfg.Handler.Lost(ctx)
-	}
-	m.cfg.Handler.RebalanceStarted()
-
-	gen, members, err := m.join(ctx)
-	if err != nil {
-		return Next{}, err
-	}
-	var assignments []kmsg.SyncGroupRequestGroupAssignment
-	if gen.Leader() {
-		byMember, err := m.cfg.Handler.Assign(ctx, gen, members)
-		if err != nil {
-			return Next{}, fmt.Errorf("assigning generation %d as the leader: %w", gen.ID, err)
-		}
-		for id, a := range byMember {
-			assignments = append(assignments, kmsg.SyncGroupRequestGroupAssignment{MemberID: id, MemberAssignment: a})
-		}
-	}
-	req := kmsg.NewPtrSyncGroupRequest()
-	req.Group = m.cfg.Group
-	req.Generation = gen.ID
-	req.MemberID = gen.MemberID
-	req.ProtocolType = kmsg.StringPtr(ProtocolType)
-	req.Protocol = kmsg.StringPtr(m.cfg.Protocol)
-	req.GroupAssignment = assignments
-	resp, err := req.RequestWith(ctx, m.cfg.Client)
-	if err != nil {
-		return Next{}, fmt.Errorf("SyncGroup: %w", err)
-	}
-	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
-		if m.memberGone(err) {
-			return Next{}, fmt.Errorf("SyncGroup: %w (joining again as a new member)", err)
-		}
-		return Next{}, fmt.Errorf("SyncGroup: %w", err)
-	}
-	next, err := m.cfg.Handler.Assigned(ctx, gen, resp.MemberAssignment)
-	if err != nil {
-		return Next{}, fmt.Errorf("applying the assignment of generation %d: %w", gen.ID, err)
-	}
-	m.mu.Lock()
-	m.applied = join
-	close(m.appliedCh)
-	m.appliedCh = make(chan struct{})
-	m.rebalancing = next.Rejoin && next.After <= 0
-	m.mu.Unlock()
-	return next, nil
-}
-
-// memberGone handles errors that end this membership: the member joins
-// again without its id (and the Handler hears Lost first).
-func (m *Member) memberGone(err error) bool {
-	if errors.Is(err, kerr.UnknownMemberID) || errors.Is(err, kerr.FencedInstanceID) {
-		m.mu.Lock()
-		m.lost = m.gen.ID > 0
-		m.memberID = ""
-		m.gen = Generation{}
-		m.mu.Unlock()
-		return true
-	}
-	return false
-}
-
-// join sends JoinGroup until the coordinator answers with a generation.
-func (m *Member) join(ctx context.Context) (Generation, []JoinedMember, error) {
-	for {
-		md, err := m.cfg.Handler.Metadata()
-		if err != nil {
-			return Generation{}, nil, fmt.Errorf("building member metadata: %w", err)
-		}
-		m.mu.Lock()
-		memberID := m.memberID
-		m.mu.Unlock()
-		req := kmsg.NewPtrJoinGroupRequest()
-		req.Group = m.cfg.Group
-		req.SessionTimeoutMillis = int32(m.cfg.SessionTimeout / time.Millisecond)
-		req.RebalanceTimeoutMillis = int32(m.cfg.RebalanceTimeout / time.Millisecond)
-		req.MemberID = memberID
-		req.ProtocolType = ProtocolType
-		req.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: m.cfg.Protocol, Metadata: md}}
-		resp, err := req.RequestWith(ctx, m.cfg.Client)
-		if err != nil {
-			return Generation{}, nil, fmt.Errorf("JoinGroup: %w", err)
-		}
-		err = kerr.ErrorForCode(resp.ErrorCode)
-		switch {
-		case err == nil:
-		case errors.Is(err, kerr.MemberIDRequired):
-			m.mu.Lock()
-			m.memberID = resp.MemberID
-			m.mu.Unlock()
-			continue
-		case m.memberGone(err):
-			return Generation{}, nil, fmt.Errorf("JoinGroup: %w (joining again as a new member)", err)
-		case errors.Is(err, kerr.InconsistentGroupProtocol):
-			return Generation{}, nil, &FatalError{Group: m.cfg.Group, Op: "JoinGroup", Err: err,
-				Fix: fmt.Sprintf("the group is used by members of another kind (a consumer group, or Kafka Connect workers with another protocol than %q): give this cluster its own group.id", m.cfg.Protocol)}
-		case errors.Is(err, kerr.InvalidSessionTimeout):
-			return Generation{}, nil, &FatalError{Group: m.cfg.Group, Op: "JoinGroup", Err: err,
-				Fix: fmt.Sprintf("session.timeout.ms=%d is outside the broker's group.min.session.timeout.ms..group.max.session.timeout.ms: change session.timeout.ms", req.SessionTimeoutMillis)}
-		case errors.Is(err, kerr.GroupAuthorizationFailed), errors.Is(err, kerr.InvalidGroupID):
-			return Generation{}, nil, &FatalError{Group: m.cfg.Group, Op: "JoinGroup", Err: err,
-				Fix: "grant this worker's principal READ on the group, or set group.id to a group it may use"}
-		default:
-			return Generation{}, nil, fmt.Errorf("JoinGroup: %w", err)
-		}
-		gen := Generation{ID: resp.Generation, MemberID: resp.MemberID, LeaderID: resp.LeaderID}
-		m.mu.Lock()
-		m.memberID, m.gen = resp.MemberID, gen
-		m.lastHB = time.Now()
-		m.mu.Unlock()
-		var members []JoinedMember
-		if gen.Leader() {
-			for _, jm := range resp.Members {
-				members = append(members, JoinedMember{ID: jm.MemberID, Metadata: jm.ProtocolMetadata})
-			}
-		}
-		return gen, members, nil
-	}
-}
-
-// heartbeats keeps the session alive and notices rebalances and a lost
-// membership. It heartbeats during joins too: the coordinator then answers
-// REBALANCE_IN_PROGRESS but keeps the session.
-func (m *Member) heartbeats(ctx context.Context) {
-	t := time.NewTicker(m.cfg.HeartbeatInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		m.mu.Lock()
-		gen := m.gen
-		joining := m.rebalancing
-		m.mu.Unlock()
-		if gen.ID <= 0 {
-			continue
-		}
-		req := kmsg.NewPtrHeartbeatRequest()
-		req.Group = m.cfg.Group
-		req.Generation = gen.ID
-		req.MemberID = gen.MemberID
-		rctx, cancel := context.WithTimeout(ctx, m.cfg.SessionTimeout)
-		resp, err := req.RequestWith(rctx, m.cfg.Client)
-		cancel()
-		if ctx.Err() != nil {
-			return
-		}
-		m.mu.Lock()
-		if m.gen != gen { // a newer join answered meanwhile
-			m.mu.Unlock()
-			continue
-		}
-		if err != nil {
-			silent := time.Since(m.lastHB)
-			if silent >= m.cfg.SessionTimeout && !joining && !m.lost {
-				m.lost = true
-				m.mu.Unlock()
-				m.log.Warn("no heartbeat answered for a session timeout", "err", err, "silent", silent)
-				m.poke()
-				continue
-			}
-			m.mu.Unlock()
-			m.log.Debug("heartbeat failed", "err", err)
-			continue
-		}
-		m.lastHB = time.Now()
-		herr := kerr.ErrorForCode(resp.ErrorCode)
-		poke := false
-		switch {
-		case herr == nil:
-		case joining:
-			// While joining, REBALANCE_IN_PROGRESS and ILLEGAL_GENERATION
-			// are expected; the join itself reports a lost membership.
-		case errors.Is(herr, kerr.RebalanceInProgress), errors.Is(herr, kerr.IllegalGeneration):
-			m.wantRejoin, m.rebalancing, poke = true, true, true
-		case errors.Is(herr, kerr.UnknownMemberID), errors.Is(herr, kerr.FencedInstanceID):
-			m.lost, m.rebalancing, poke = true, true, true
-		default:
-			m.log.Warn("heartbeat refused", "err", herr)
-		}
-		m.mu.Unlock()
-		if poke {
-			m.poke()
-		}
-	}
-}
-
-// Leave stops the loop and leaves the group, so the coordinator rebalances
-// at once instead of waiting for the session to expire. Call it after the
-// work this member ran was stopped (flushed and committed).
-func (m *Member) Leave(ctx context.Context) error {
-	if err := m.stopLoop(ctx); err != nil {
-		return err
-	}
-	m.mu.Lock()
-	id := m.memberID
-	m.memberID, m.gen = "", Generation{}
-	m.mu.Unlock()
-	if id == "" {
-		return nil
-	}
-	req := kmsg.NewPtrLeaveGroupRequest()
-	req.Group = m.cfg.Group
-	req.MemberID = id
-	reason := "worker shutting down"
-	req.Members = []kmsg.LeaveGroupRequestMember{{MemberID: id, Reason: &reason}}
-	resp, err := req.RequestWith(ctx, m.cfg.Client)
-	if err != nil {
-		return fmt.Errorf("group %q: LeaveGroup: %w", m.cfg.Group, err)
-	}
-	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
-		return fmt.Errorf("group %q: LeaveGroup: %w", m.cfg.Group, err)
-	}
-	for _, mr := range resp.Members {
-		if err := kerr.ErrorForCode(mr.ErrorCode); err != nil && !errors.Is(err, kerr.UnknownMemberID) {
-			return fmt.Errorf("group %q: LeaveGroup: %w", m.cfg.Group, err)
-		}
-	}
-	m.log.Info("left the group", "member", id)
-	return nil
-}
-
-// Abandon stops the loop without leaving: the coordinator notices only when
-// the session expires (tests use it to act out a crash).
-func (m *Member) Abandon() { _ = m.stopLoop(context.Background()) }
-
-// stopLoop stops Run and waits for it.
-func (m *Member) stopLoop(ctx context.Context) error {
-	m.stopOnce.Do(func() { close(m.stop) })
-	m.mu.Lock()
-	started := m.started
-	m.mu.Unlock()
-	if !started {
-		return nil
-	}
-	select {
-	case <-m.done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("group %q: waiting for the member loop to stop: %w", m.cfg.Group, ctx.Err())
 	}
 }
 

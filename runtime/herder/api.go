@@ -46,6 +46,9 @@ func (h *Herder) Ready(context.Context) error {
 	case !h.ready:
 		return fmt.Errorf("worker is starting: reading the config topic")
 	case !h.opts.AssignAll && h.assignment.Generation == 0:
+		if h.joinStatus != nil {
+			return fmt.Errorf("worker is joining its group, no assignment yet: %s", h.joinStatus())
+		}
 		return fmt.Errorf("worker is joining its group: no assignment yet")
 	}
 	return nil

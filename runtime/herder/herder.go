@@ -154,6 +154,9 @@ type Herder struct {
 	workers      map[string]*connWorker
 	ready        bool
 	closed       bool
+	// joinStatus, when set, says what a worker without an assignment
+	// waits for (readiness).
+	joinStatus func() string
 
 	wakeCh chan struct{}
 	ctx    context.Context
@@ -303,6 +306,14 @@ func (h *Herder) SetRebalancing(on bool) {
 	} else {
 		close(h.rebalanceEnd)
 	}
+}
+
+// SetJoinStatus sets what Ready reports while this worker has no
+// assignment: the group membership's own account of what it waits for.
+func (h *Herder) SetJoinStatus(f func() string) {
+	h.mu.Lock()
+	h.joinStatus = f
+	h.mu.Unlock()
 }
 
 // Rebalancing reports whether a group rebalance is in progress.

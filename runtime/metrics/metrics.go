@@ -80,6 +80,8 @@ type Metrics struct {
 	sinceRebalance  prometheus.GaugeFunc
 	leaderName      *prometheus.GaugeVec
 	epoch           prometheus.Gauge
+	heldOff         prometheus.Gauge
+	heldOffWorkers  prometheus.Gauge
 
 	taskRestarts *prometheus.CounterVec
 	taskStarts   *prometheus.CounterVec
@@ -156,6 +158,10 @@ func New() *Metrics {
 		[]string{"leader"})
 	m.epoch = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace,
 		Name: "epoch", Help: "The group generation of this worker's last rebalance."})
+	m.heldOff = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace,
+		Name: "held_off", Help: "1 while the crash-loop guard holds this worker off (it keeps crashing: no work is assigned to it), else 0 (Conveyor)."})
+	m.heldOffWorkers = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace,
+		Name: "held_off_workers", Help: "On the leader: workers the crash-loop guard holds off at the last assignment (Conveyor)."})
 	m.taskRestarts = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace,
 		Name: "task_restarts_total", Help: "Restarts of a task on this worker."}, taskLabels)
 	m.taskStarts = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace,
@@ -210,7 +216,7 @@ func New() *Metrics {
 	for _, c := range []prometheus.Collector{
 		m.connectorCount, m.taskCount, m.connTaskCount, m.rebalancesTotal, m.rebalancing,
 		m.rebalanceTimeMs, m.rebalanceAvgMs, m.rebalanceMaxMs, m.rebalanceLastMs, m.sinceRebalance,
-		m.leaderName, m.epoch, m.taskRestarts, m.taskStarts, m.sourcePoll, m.sourceWrite, m.sourceActive,
+		m.leaderName, m.epoch, m.heldOff, m.heldOffWorkers, m.taskRestarts, m.taskStarts, m.sourcePoll, m.sourceWrite, m.sourceActive,
 		m.pollBatchTime, m.sinkRead, m.sinkSend, m.putBatchTime, m.sinkLag, m.partitionCount,
 		m.commitSuccess, m.commitFailure, m.commitTime, m.batchSize, m.recordErrors, m.taskStatusGauge,
 		m.recordFailures, m.recordsSkipped, m.retries, m.errorsLogged, m.dlqRequests, m.dlqFailures, m.lastErrorTime,
@@ -305,6 +311,19 @@ func (m *Metrics) SetLeader(leader string, generation int) {
 	m.leaderName.WithLabelValues(leader).Set(1)
 	m.epoch.Set(float64(generation))
 }
+
+// SetHeldOff records whether the crash-loop guard holds this worker off.
+func (m *Metrics) SetHeldOff(on bool) {
+	v := 0.0
+	if on {
+		v = 1
+	}
+	m.heldOff.Set(v)
+}
+
+// SetHeldOffWorkers records, on the leader, how many workers the crash-loop
+// guard holds off.
+func (m *Metrics) SetHeldOffWorkers(n int) { m.heldOffWorkers.Set(float64(n)) }
 
 // TaskRestarted counts one restart of a task.
 func (m *Metrics) TaskRestarted(connector string, task int) {

@@ -79,6 +79,9 @@ type Spec struct {
 	// Producer holds the worker's producer.* settings without the prefix,
 	// for a source (see ProducerSettings).
 	Producer map[string]string
+	// ConsumerInstanceID, when set, makes a sink task's consumer a static
+	// member of its group (see SinkConfig.InstanceID).
+	ConsumerInstanceID string
 	// Offsets stores a source connector's offsets; required for sources.
 	Offsets OffsetStore
 	// WrapSource, when set, wraps the source task the plugin made (the
@@ -125,7 +128,7 @@ func New(s Spec) (Runner, error) {
 		if s.Plugin.NewSinkTask == nil {
 			return nil, fmt.Errorf("plugin %s has no sink task", s.Plugin.Class)
 		}
-		sc := SinkConfig{Common: c, Task: s.Plugin.NewSinkTask()}
+		sc := SinkConfig{Common: c, Task: s.Plugin.NewSinkTask(), InstanceID: s.ConsumerInstanceID}
 		sc.Topics = plugin.SplitList(s.Connector[plugin.KeyTopics])
 		if len(sc.Topics) == 0 {
 			sc.TopicsRegex = strings.TrimSpace(s.Connector[plugin.KeyTopicsRegex])

@@ -69,6 +69,13 @@ type SinkConfig struct {
 	// franz-go's defaults (45s, 60s).
 	SessionTimeout   time.Duration
 	RebalanceTimeout time.Duration
+	// InstanceID, when set, makes the consumer a static member of the
+	// group (KIP-345): a worker restarted after a crash runs the task again
+	// under the same id and takes back its partitions at once, instead of
+	// joining as a new member while the crashed process's member holds
+	// them until its session expires. A planned stop still leaves the group
+	// at once (LeaveGroup naming the instance id).
+	InstanceID string
 }
 
 // SinkRunner runs one sink task: a consumer in group connect-<connector>
@@ -191,6 +198,9 @@ func (r *SinkRunner) ConsumerOpts() []kgo.Opt {
 	if r.cfg.RebalanceTimeout > 0 {
 		opts = append(opts, kgo.RebalanceTimeout(r.cfg.RebalanceTimeout))
 	}
+	if r.cfg.InstanceID != "" {
+		opts = append(opts, kgo.InstanceID(r.cfg.InstanceID))
+	}
 	return opts
 }
 
@@ -312,6 +322,11 @@ func (r *SinkRunner) run(ctx context.Context) {
 // commit happened before: nothing is lost, the revoke callback only closes
 // the partitions.
 func (r *SinkRunner) closeClient(cl *kgo.Client) {
+	if r.cfg.InstanceID != "" {
+		// A static member does not leave when its client closes; a
+		// planned stop must, so its partitions move at once.
+		r.leaveStatic(cl)
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -93,6 +93,20 @@ func (c *clusterMember) Metadata() ([]byte, error) {
 	return assignor.EncodeMetadata(md), nil
 }
 
+// Resume implements group.Resumer: a restarted worker that takes back its
+// static membership joins with the metadata its previous process joined
+// with, when that was this worker (same id and URL) and this process has
+// read the config topic at least as far. The claim is safe: this process
+// runs nothing yet, and what it is handed in return is what its previous
+// process was assigned.
+func (c *clusterMember) Resume(previous []byte) ([]byte, bool) {
+	md, err := assignor.DecodeMetadata(previous)
+	if err != nil || md.WorkerID != c.workerID || md.URL != c.url || md.Leaving || md.ConfigOffset > c.configs.Offset() {
+		return nil, false
+	}
+	return previous, true
+}
+
 // Assign implements group.Handler: the leader reads the config topic to
 // its end, then runs the assignor.
 func (c *clusterMember) Assign(ctx context.Context, gen group.Generation, joined []group.JoinedMember) (map[string][]byte, error) {
@@ -127,12 +141,17 @@ func (c *clusterMember) Assign(ctx context.Context, gen group.Generation, joined
 	prev := c.state
 	c.mu.Unlock()
 	res := assignor.Assign(assignor.Input{Members: members, Connectors: c.configs.TaskCounts(), Previous: prev,
-		Now: time.Now(), LostWorkerDelay: c.lostDelay, MaxTasksPerMember: c.maxTasks})
+		Now: time.Now(), LostWorkerDelay: c.lostDelay, MaxTasksPerMember: c.maxTasks, CrashLoop: crashLoopGuard(c.lostDelay)})
 	for _, m := range members {
 		ma := res.Members[m.MemberID]
 		out[m.MemberID] = assignor.EncodeAssignment(assignor.SyncAssignment{Version: assignor.Version,
 			LeaderID: gen.MemberID, LeaderURL: c.url, ConfigOffset: offset,
-			Assigned: ma.Assigned, Revoked: ma.Revoked, Delay: ma.Delay, LeaderState: &res.State})
+			Assigned: ma.Assigned, Revoked: ma.Revoked, Delay: ma.Delay, LeaderState: &res.State, HeldOffUntil: ma.HeldOffUntil})
+	}
+	c.metrics.SetHeldOffWorkers(len(res.HeldOff))
+	for _, h := range res.HeldOff {
+		c.log.Warn("crash-loop guard: a worker whose work was released to others again and again gets no work for now",
+			"worker", h.WorkerID, "releases", h.Releases, "until", h.Until.Format(time.RFC3339))
 	}
 	c.log.Info("assigned connectors and tasks", "generation", gen.ID, "members", len(members), "delay", res.Delay, "took", time.Since(start))
 	return out, nil
@@ -147,7 +166,10 @@ func (c *clusterMember) Assigned(ctx context.Context, gen group.Generation, b []
 	// The assignment names the leader that computed it: trust that over
 	// the JoinGroup answer (kfake can name several members leader of one
 	// generation when the old leader left; only one leader's sync counts).
-	leader := sa.LeaderID != "" && sa.LeaderID == gen.MemberID
+	// A static leader that took back its place (SkipAssignment) gets the
+	// assignment its previous process computed, naming that process's
+	// member id: its own URL says it is the same worker.
+	leader := sa.LeaderID != "" && (sa.LeaderID == gen.MemberID || gen.Leader() && sa.LeaderURL == c.url)
 	c.mu.Lock()
 	if sa.LeaderState != nil {
 		c.state = *sa.LeaderState
@@ -194,6 +216,11 @@ func (c *clusterMember) Assigned(ctx context.Context, gen group.Generation, b []
 	}
 	c.mu.Unlock()
 	c.metrics.SetLeader(sa.LeaderURL, int(gen.ID))
+	c.metrics.SetHeldOff(!sa.HeldOffUntil.IsZero())
+	if !sa.HeldOffUntil.IsZero() {
+		c.log.Warn("this worker is held off by the crash-loop guard: it kept crashing, so its work stays on the other workers for now",
+			"until", sa.HeldOffUntil.Format(time.RFC3339))
+	}
 	c.log.Info("assignment applied", "generation", gen.ID, "leader", leader, "connectors", len(sa.Assigned.Connectors),
 		"tasks", len(sa.Assigned.Tasks), "revoked_connectors", len(sa.Revoked.Connectors), "revoked_tasks", len(sa.Revoked.Tasks), "delay", sa.Delay)
 	if revoking {
@@ -261,6 +288,14 @@ func (c *clusterMember) configChanged(ev store.ConfigEvent) {
 		c.mu.Unlock()
 		m.RequestRejoin()
 	})
+}
+
+// crashLoopGuard is the assignor's slow crash-loop guard for a cluster
+// whose lost workers wait lostDelay: a worker whose work was released 3
+// times within 10 minutes (or 20 delays) gets none for 5 minutes (or 10
+// delays) after the last release, Kubernetes' longest CrashLoopBackOff.
+func crashLoopGuard(lostDelay time.Duration) assignor.CrashLoopGuard {
+	return assignor.CrashLoopGuard{Releases: 3, Window: max(10*time.Minute, 20*lostDelay), HoldOff: max(5*time.Minute, 10*lostDelay)}
 }
 
 // configMismatchPause is the pause before a rejoin after the leader found a

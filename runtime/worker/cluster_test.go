@@ -117,6 +117,9 @@ func startTestWorker(t *testing.T, kafka string, extra map[string]string) *testW
 		defer cancel()
 		_ = w.Shutdown(sctx)
 	})
+	if err := w.WaitJoined(ctx); err != nil {
+		t.Fatal(err)
+	}
 	token, err := cfg.RestAuthToken()
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ package worker
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -47,6 +48,9 @@ type taskRuntime struct {
 	// topicUsed records that a connector's task wrote to a topic (the
 	// active topics of GET /connectors/{c}/topics); may be nil.
 	topicUsed func(ctx context.Context, connector, topic string, task int) error
+	// instanceID is the worker's group.instance.id ("" = dynamic): its
+	// sink tasks' consumers are static members too, as <id>-<connector>-<task>.
+	instanceID string
 }
 
 func (t *taskRuntime) StartTask(ctx context.Context, spec herder.TaskSpec) (herder.RunningTask, error) {
@@ -64,6 +68,9 @@ func (t *taskRuntime) StartTask(ctx context.Context, spec herder.TaskSpec) (herd
 		},
 		Plugin: spec.Plugin, Connector: spec.ConnectorConfig, WorkerConverters: t.workerConv,
 		Consumer: t.consumer, Producer: t.producer, Offsets: store.TaskOffsets{Store: t.offsets},
+	}
+	if t.instanceID != "" {
+		ts.ConsumerInstanceID = fmt.Sprintf("%s-%s-%d", t.instanceID, id.Connector, id.Task)
 	}
 	if spec.Plugin.Kind == plugin.KindSource && t.topicUsed != nil {
 		tt := &topicTracker{seen: map[string]bool{}, report: func(ctx context.Context, topic string) error {

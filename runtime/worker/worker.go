@@ -30,23 +30,19 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/conveyor-dev/conveyor/runtime/assignor"
 	"github.com/conveyor-dev/conveyor/runtime/bundled"
 	"github.com/conveyor-dev/conveyor/runtime/group"
 	"github.com/conveyor-dev/conveyor/runtime/herder"
-	"github.com/conveyor-dev/conveyor/runtime/kafkalog"
 	"github.com/conveyor-dev/conveyor/runtime/metrics"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/rest"
 	"github.com/conveyor-dev/conveyor/runtime/store"
-	"github.com/conveyor-dev/conveyor/runtime/task"
 	"github.com/conveyor-dev/conveyor/runtime/workerconfig"
 )
 
@@ -99,219 +95,64 @@ type Worker struct {
 	memberDone  chan struct{}
 	// countNow asks for the count metrics at once (after an assignment).
 	countNow chan struct{}
+	// joined is closed at the first applied assignment (at once when
+	// standalone).
+	joined chan struct{}
+
+	// Set during start-up.
+	kopts         []kgo.Opt
+	admin         *kadm.Client
+	kafkaID       string
+	auth          *rest.TokenCheck
+	resolver      herder.Resolver
+	forwardClient *http.Client
+	// hmu guards herder and cluster for the config store's listener,
+	// which may run before they exist.
+	hmu sync.Mutex
 
 	stopOnce sync.Once
 	stopped  chan struct{}
 }
 
 // Start connects to Kafka, checks (or creates) the internal topics, reads
-// them to the end, starts the herder and serves the REST API.
+// them to the end, starts the herder and serves the REST API. In
+// distributed mode it then joins the group in the background: Start does
+// not wait for the group to form (a slow group never makes the worker
+// give up), /readyz says what the membership waits for, and Joined is
+// closed at the first assignment.
+//
+// Each step of the start-up undoes itself when a later one fails (see
+// startSteps).
 func Start(ctx context.Context, opts Options) (*Worker, error) {
-	cfg := opts.Config
-	if cfg == nil {
+	if opts.Config == nil {
 		return nil, errors.New("worker: no configuration")
 	}
-	log := opts.Logger
-	if log == nil {
-		log = slog.Default()
-	}
-	if opts.Plugins == nil {
-		opts.Plugins = bundled.Registry()
-	}
-	if opts.Resolver == nil {
-		opts.Resolver = defaultResolver(cfg, opts.Standalone)
-	}
-	log = scrubLogger(log, opts.Resolver)
-	kopts, err := KafkaOpts(cfg, log)
-	if err != nil {
-		return nil, fmt.Errorf("worker: Kafka client options: %w", err)
-	}
-	client, err := kgo.NewClient(kopts...)
-	if err != nil {
-		return nil, fmt.Errorf("worker: creating Kafka client: %w", err)
-	}
-	w := &Worker{cfg: cfg, log: log, client: client, metrics: metrics.New(), serveErr: make(chan error, 1), stopped: make(chan struct{}), countNow: make(chan struct{}, 1)}
-	ok := false
-	defer func() {
-		if !ok {
-			w.closeStores()
-			client.Close()
-			if w.groupClient != nil {
-				w.groupClient.Close()
-			}
-		}
-	}()
-	adm := kadm.NewClient(client)
-	meta, err := adm.BrokerMetadata(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("worker: reaching Kafka at %s: %w", strings.Join(cfg.BootstrapServers, ","), err)
-	}
-
-	open := func(ctx context.Context, t kafkalog.Topic, apply func(kafkalog.Record)) (*kafkalog.Log, error) {
-		t.Create = cfg.InternalTopicsCreate
-		t.CreateFlag = workerconfig.KeyInternalTopicsCreate + "=true"
-		return kafkalog.Open(ctx, kafkalog.Config{Topic: t, ClientOpts: kopts, Apply: apply})
-	}
-	var h *herder.Herder
-	var cm *clusterMember
-	var hmu sync.Mutex
-	w.configs, err = store.OpenConfigStore(ctx, open, kafkalog.Topic{Name: cfg.ConfigStorageTopic, Partitions: 1, ReplicationFactor: cfg.ConfigStorageReplicationFactor},
-		func(ev store.ConfigEvent) {
-			hmu.Lock()
-			hh, c := h, cm
-			hmu.Unlock()
-			if hh != nil {
-				hh.OnConfigEvent(ev)
-			}
-			if c != nil {
-				c.configChanged(ev)
-			}
-		})
-	if err != nil {
-		return nil, fmt.Errorf("worker: %w", err)
-	}
-	// The config topic belongs to one cluster: the first worker records its
-	// group.id; a worker of another group refuses to use the topic.
-	owner, err := w.configs.PutClusterID(ctx, cfg.GroupID)
-	if err != nil {
-		return nil, fmt.Errorf("worker: recording the cluster id in topic %q: %w", cfg.ConfigStorageTopic, err)
-	}
-	if owner != cfg.GroupID {
-		return nil, &ForeignClusterError{Topic: cfg.ConfigStorageTopic, Recorded: owner, Own: cfg.GroupID}
-	}
-	w.offsets, err = store.OpenOffsetStore(ctx, open, kafkalog.Topic{Name: cfg.OffsetStorageTopic, CreatePartitions: cfg.OffsetStoragePartitions, ReplicationFactor: cfg.OffsetStorageReplicationFactor})
-	if err != nil {
-		return nil, fmt.Errorf("worker: %w", err)
-	}
-	w.statuses, err = store.OpenStatusStore(ctx, open, kafkalog.Topic{Name: cfg.StatusStorageTopic, CreatePartitions: cfg.StatusStoragePartitions, ReplicationFactor: cfg.StatusStorageReplicationFactor})
-	if err != nil {
-		return nil, fmt.Errorf("worker: %w", err)
-	}
-
-	limitEvery := cfg.TaskLimitsCheckInterval
-
-	// Listen before the herder starts so the advertised URL is known.
-	ln, err := net.Listen("tcp", cfg.RestListenAddress())
-	if err != nil {
-		return nil, fmt.Errorf("worker: REST listener on %s (%s, %s): %w", cfg.RestListenAddress(), workerconfig.KeyRestHostName, workerconfig.KeyRestPort, err)
-	}
-	w.listener = ln
-	if cfg.RestPort == 0 {
-		cfg.RestPort = ln.Addr().(*net.TCPAddr).Port
-	}
-
-	auth, err := restAuth(cfg, log)
-	if err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("worker: %w", err)
-	}
-	if _, err := task.ProducerSettings(cfg.Prefixed("producer.")); err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("worker: %w", err)
-	}
-	forwardClient := &http.Client{Timeout: 30 * time.Second}
-	hh, err := herder.New(herder.Options{
-		WorkerID: cfg.EffectiveWorkerID(), URL: cfg.AdvertisedURL(),
-		Version: opts.Version, Commit: opts.Commit, KafkaClusterID: meta.Cluster,
-		Plugins: opts.Plugins, Configs: w.configs, Offsets: w.offsets, Statuses: w.statuses,
-		Admin: adm, Resolver: opts.Resolver,
-		Tasks: &taskRuntime{kafka: kopts, workerConv: cfg.ConverterConfig(), offsets: w.offsets, metrics: w.metrics, log: log,
-			flushInterval: cfg.OffsetFlushInterval, flushTimeout: cfg.OffsetFlushTimeout, consumer: cfg.Prefixed("consumer."), producer: cfg.Prefixed("producer."),
-			topicUsed: scrubTopicUsed(w.statuses.PutTopic, opts.Resolver)},
-		AssignAll: opts.Standalone,
-		ForwardTaskConfigs: func(ctx context.Context, connector string, cfgs []map[string]string) error {
-			hmu.Lock()
-			hh := h
-			hmu.Unlock()
-			return rest.SendTaskConfigs(ctx, forwardClient, hh.LeaderURL(), auth.Token(), connector, cfgs)
-		},
-		LimitCheckInterval: limitEvery,
-		TaskStopTimeout:    cfg.TaskShutdownGracefulTimeout,
-		Logger:             log,
-	})
-	if err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("worker: %w", err)
-	}
-	var c *clusterMember
-	if !opts.Standalone {
-		c = newClusterMember(hh, w.configs, w.metrics, log, cfg.EffectiveWorkerID(), cfg.AdvertisedURL(), cfg.ScheduledRebalanceMaxDelay, cfg.RebalanceTimeout)
-		c.maxTasks = cfg.MaxTasksPerWorker
-		if w.groupClient, err = kgo.NewClient(kopts...); err != nil {
-			ln.Close()
-			return nil, fmt.Errorf("worker: creating the group's Kafka client: %w", err)
-		}
-		w.member, err = group.New(group.Config{Client: w.groupClient, Group: cfg.GroupID, Protocol: assignor.ProtocolName,
-			SessionTimeout: cfg.SessionTimeout, RebalanceTimeout: cfg.RebalanceTimeout, HeartbeatInterval: cfg.HeartbeatInterval,
-			Handler: c, Logger: log})
-		if err != nil {
-			ln.Close()
-			return nil, fmt.Errorf("worker: %w", err)
-		}
-		c.member = w.member
-		c.assignedHook = func() {
-			select {
-			case w.countNow <- struct{}{}:
-			default:
-			}
-		}
-		w.cluster = c
-	}
-	hmu.Lock()
-	h, cm = hh, c
-	hmu.Unlock()
-	w.herder = hh
-	restCfg := rest.Config{Addr: ln.Addr().String(), Auth: auth, Scrub: scrubOf(opts.Resolver), Logger: log, ForwardClient: forwardClient}
-	if cfg.MetricsPort == 0 {
-		restCfg.Gatherer = w.metrics.Registry()
-	}
-	w.rest, err = rest.New(hh, restCfg)
-	if err == nil {
-		w.metricsSrv, err = w.startMetrics(restCfg.Scrub)
-	}
-	if err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("worker: %w", err)
-	}
-	hh.Run()
-	if w.member != nil {
-		// Join the group; Start returns once this worker has its first
-		// assignment, so the REST API knows the leader from the start.
-		w.memberDone = make(chan struct{})
-		var memberErr error
-		go func() {
-			defer close(w.memberDone)
-			if memberErr = w.member.Run(context.Background()); memberErr != nil {
-				log.Error("group membership failed", "err", memberErr)
-				select {
-				case w.serveErr <- fmt.Errorf("worker: %w", memberErr):
-				default:
-				}
-			}
-		}()
-		select {
-		case <-c.assigned:
-		case <-w.memberDone:
-			hh.Close(context.Background())
-			ln.Close()
-			return nil, fmt.Errorf("worker: joining group %q: %w", cfg.GroupID, memberErr)
-		case <-ctx.Done():
-			w.member.Abandon()
-			hh.Close(context.Background())
-			ln.Close()
-			return nil, fmt.Errorf("worker: joining group %q (%s): %w", cfg.GroupID, workerconfig.KeyGroupID, ctx.Err())
+	opts = opts.withDefaults()
+	w := &Worker{cfg: opts.Config, log: opts.Logger, metrics: metrics.New(), serveErr: make(chan error, 1),
+		stopped: make(chan struct{}), countNow: make(chan struct{}, 1), joined: make(chan struct{})}
+	var undo undoStack
+	for _, step := range w.startSteps(opts) {
+		if err := step(ctx, &undo); err != nil {
+			undo.run()
+			return nil, err
 		}
 	}
-	go func() {
-		err := w.rest.Serve(ln)
-		if errors.Is(err, http.ErrServerClosed) {
-			err = nil
-		}
-		w.serveErr <- err
-	}()
-	go w.countTasks()
-	ok = true
 	return w, nil
+}
+
+// withDefaults fills the optional parts of Options.
+func (o Options) withDefaults() Options {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Plugins == nil {
+		o.Plugins = bundled.Registry()
+	}
+	if o.Resolver == nil {
+		o.Resolver = defaultResolver(o.Config, o.Standalone)
+	}
+	o.Logger = scrubLogger(o.Logger, o.Resolver)
+	return o
 }
 
 // ForeignClusterError is the refusal to join when the config topic belongs
@@ -374,6 +215,27 @@ func (w *Worker) updateCounts() {
 	}
 	w.metrics.SetConnectorCount(len(a.Connectors))
 	w.metrics.SetTaskCounts(counts)
+}
+
+// Joined is closed once this worker applied its first assignment (at once
+// for a standalone worker).
+func (w *Worker) Joined() <-chan struct{} { return w.joined }
+
+// WaitJoined waits until Joined is closed, the membership failed for good,
+// or ctx ends.
+func (w *Worker) WaitJoined(ctx context.Context) error {
+	select {
+	case <-w.joined:
+		return nil
+	case <-w.memberDone:
+		return fmt.Errorf("worker: the group membership ended before the first assignment")
+	case <-ctx.Done():
+		msg := ""
+		if w.member != nil {
+			msg = ": " + w.member.Waiting()
+		}
+		return fmt.Errorf("worker: waiting for the first assignment (%s=%q)%s: %w", workerconfig.KeyGroupID, w.cfg.GroupID, msg, ctx.Err())
+	}
 }
 
 // Herder returns the worker's herder.

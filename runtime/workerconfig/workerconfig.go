@@ -73,6 +73,7 @@ const (
 	KeySASLUsername                   = "sasl.username"
 	KeySASLPasswordFile               = "sasl.password.file"
 	KeyWorkerID                       = "worker.id"
+	KeyGroupInstanceID                = "group.instance.id"
 	KeyHeartbeatInterval              = "heartbeat.interval.ms"
 	KeySessionTimeout                 = "session.timeout.ms"
 	KeyRebalanceTimeout               = "rebalance.timeout.ms"
@@ -89,6 +90,11 @@ const (
 // EnvPodIP is the environment variable (set from the Downward API) whose
 // value becomes rest.advertised.host.name when that key is unset.
 const EnvPodIP = "POD_IP"
+
+// EnvGroupInstanceID is the environment variable (the operator sets it to
+// the pod name through the Downward API) whose value becomes
+// group.instance.id when that key is unset.
+const EnvGroupInstanceID = "GROUP_INSTANCE_ID"
 
 // Security protocols (security.protocol), as in Kafka.
 const (
@@ -221,6 +227,11 @@ type Config struct {
 	// WorkerID (worker.id) names this worker in statuses; empty means the
 	// advertised host:port.
 	WorkerID string
+	// GroupInstanceID (group.instance.id) makes the worker a static member
+	// of its group (KIP-345): a worker restarted with the same id takes
+	// back its place and its tasks without a rebalance. Unique per worker;
+	// unset = $GROUP_INSTANCE_ID, else a dynamic member.
+	GroupInstanceID string
 	// HeartbeatInterval (heartbeat.interval.ms) is how often the worker
 	// heartbeats to the group coordinator.
 	HeartbeatInterval time.Duration
@@ -329,6 +340,8 @@ var fields = []Field{
 		func(c *Config) *string { return &c.ClientRack }),
 	strField(KeyWorkerID, "", "Name of this worker in statuses; empty = advertised host:port.",
 		func(c *Config) *string { return &c.WorkerID }),
+	strField(KeyGroupInstanceID, "", "Static group membership (KIP-345): unique per worker, stable across its restarts (the pod name); unset = $GROUP_INSTANCE_ID, else dynamic.",
+		func(c *Config) *string { return &c.GroupInstanceID }),
 	msField(KeyHeartbeatInterval, "3000", "Interval of group heartbeats, in ms.",
 		func(c *Config) *time.Duration { return &c.HeartbeatInterval }),
 	msField(KeySessionTimeout, "10000", "A worker silent this long (ms) leaves the group.",
@@ -410,6 +423,7 @@ func Load(path string) (*Config, error) {
 }
 
 // ApplyEnv fills settings that come from the environment: an unset
+// group.instance.id becomes $GROUP_INSTANCE_ID, an unset
 // rest.advertised.host.name becomes $POD_IP, and so does an unset
 // rest.host.name, so that a worker pod's REST server listens on the pod's
 // own address only: probes, Services, the operator and other workers all
@@ -423,6 +437,9 @@ func (c *Config) ApplyEnv(getenv func(string) string) {
 	}
 	if c.RestHostName == "" {
 		c.RestHostName = podIP
+	}
+	if c.GroupInstanceID == "" {
+		c.GroupInstanceID = strings.TrimSpace(getenv(EnvGroupInstanceID))
 	}
 }
 

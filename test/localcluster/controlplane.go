@@ -89,7 +89,9 @@ func startControlPlane(ctx context.Context, dir, assets string, controllers []st
 		Out:          apiLog,
 		Err:          apiLog,
 		StartTimeout: 60 * time.Second,
-		StopTimeout:  20 * time.Second,
+		// It drains its connections on SIGTERM, which takes longer while
+		// clients watch (RestartAPIServer).
+		StopTimeout: 90 * time.Second,
 	}
 	api.Configure().
 		// envtest disables the ServiceAccount admission plugin because it runs no

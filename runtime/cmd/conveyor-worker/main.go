@@ -215,6 +215,8 @@ func serve(cfg *workerconfig.Config, standalone bool, connectors []map[string]st
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	// The limit bounds reaching Kafka and reading the internal topics; the
+	// group join runs on in the background for as long as it takes.
 	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	w, err := worker.Start(startCtx, worker.Options{Config: cfg, Logger: log, Version: version, Standalone: standalone})
 	cancel()
@@ -239,15 +241,27 @@ func serve(cfg *workerconfig.Config, standalone bool, connectors []map[string]st
 		}
 		fmt.Fprintf(stdout, "conveyor-worker: connector %s %s\n", c["name"], verb)
 	}
-	if code == 0 {
+	joined := w.Joined()
+	if standalone {
+		joined = nil
+	}
+wait:
+	for code == 0 {
 		select {
+		case <-joined:
+			// Distributed mode: the REST API serves from the start, and
+			// /readyz turns 200 with the first assignment.
+			fmt.Fprintf(stdout, "conveyor-worker: joined group %q (first assignment applied)\n", cfg.GroupID)
+			joined = nil
 		case <-ctx.Done():
 			log.Info("signal received: stopping gracefully")
+			break wait
 		case err := <-w.ServeErr():
 			if err != nil {
 				fmt.Fprintf(stderr, "conveyor-worker: %v\n", err)
 				code = 1
 			}
+			break wait
 		}
 	}
 	stop() // a second signal now kills the process

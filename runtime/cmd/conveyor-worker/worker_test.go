@@ -115,12 +115,16 @@ func startWorker(t *testing.T, cfgPath string) *proc {
 		t.Fatal(err)
 	}
 	urls := make(chan string, 1)
+	joined := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		re := regexp.MustCompile(`REST API listening on (http://\S+)`)
 		for sc.Scan() {
 			if m := re.FindStringSubmatch(sc.Text()); m != nil {
 				urls <- m[1]
+			}
+			if strings.Contains(sc.Text(), "conveyor-worker: joined group") {
+				close(joined)
 			}
 		}
 	}()
@@ -142,6 +146,15 @@ func startWorker(t *testing.T, cfgPath string) *proc {
 		t.Fatalf("worker exited before serving: %v\n%s", p.err, p.logs.String())
 	case <-time.After(30 * time.Second):
 		t.Fatalf("worker did not start within 30s\n%s", p.logs.String())
+	}
+	// The REST API serves before the worker joined its group; writes need
+	// the leader.
+	select {
+	case <-joined:
+	case <-p.done:
+		t.Fatalf("worker exited before joining its group: %v\n%s", p.err, p.logs.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("worker did not join its group within 30s\n%s", p.logs.String())
 	}
 	return p
 }

@@ -99,6 +99,10 @@ type Options struct {
 	LostWorkerDelay time.Duration
 	// OffsetFlushInterval (offset.flush.interval.ms) defaults to 500ms.
 	OffsetFlushInterval time.Duration
+	// Dynamic makes the workers dynamic group members; by default each
+	// is a static member (group.instance.id = its name), as the operator
+	// sets it up (the pod name).
+	Dynamic bool
 	// Extra are more "key=value" config lines, appended last (they win).
 	Extra []string
 }
@@ -224,6 +228,9 @@ func (c *Cluster) WorkerConfig(name string) string {
 		// the shortest safe session.
 		"consumer.session.timeout.ms=6000",
 	}
+	if !c.opts.Dynamic {
+		lines = append(lines, "group.instance.id="+name)
+	}
 	return strings.Join(append(lines, c.opts.Extra...), "\n") + "\n"
 }
 
@@ -248,6 +255,29 @@ type Worker struct {
 // Start starts a worker process named name (its worker.id) and waits until
 // its REST API answers /health. A name used before gets the same address.
 func (c *Cluster) Start(ctx context.Context, name string) (*Worker, error) {
+	w, err := c.Launch(name)
+	if err != nil {
+		return nil, err
+	}
+	err = Until(ctx, 60*time.Second, "worker "+name+" serving /health", func(ctx context.Context) (bool, error) {
+		if w.Exited() {
+			return false, fmt.Errorf("worker %s exited: %v", name, w.err)
+		}
+		code, err := w.REST.Do(ctx, "GET", "/health", nil, nil)
+		return err == nil && code == 200, err
+	})
+	if err != nil {
+		if w.Exited() {
+			return nil, fmt.Errorf("harness: worker %s exited before serving: %v\n%s", name, w.err, Tail(w.LogPath, 3000))
+		}
+		return nil, err
+	}
+	return w, nil
+}
+
+// Launch starts a worker process named name and returns at once, as a
+// kubelet restarting a container does.
+func (c *Cluster) Launch(name string) (*Worker, error) {
 	c.mu.Lock()
 	if w := c.running[name]; w != nil && !w.Exited() {
 		c.mu.Unlock()
@@ -289,20 +319,6 @@ func (c *Cluster) Start(ctx context.Context, name string) (*Worker, error) {
 	c.procs = append(c.procs, w)
 	c.running[name] = w
 	c.mu.Unlock()
-
-	err = Until(ctx, 60*time.Second, "worker "+name+" serving /health", func(ctx context.Context) (bool, error) {
-		if w.Exited() {
-			return false, fmt.Errorf("worker %s exited: %v", name, w.err)
-		}
-		code, err := w.REST.Do(ctx, "GET", "/health", nil, nil)
-		return err == nil && code == 200, err
-	})
-	if err != nil {
-		if w.Exited() {
-			return nil, fmt.Errorf("harness: worker %s exited before serving: %v\n%s", name, w.err, Tail(logPath, 3000))
-		}
-		return nil, err
-	}
 	return w, nil
 }
 

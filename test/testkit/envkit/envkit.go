@@ -188,6 +188,12 @@ func StartWorker(spec WorkerSpec) (w *worker.Worker, stop func(), err error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := w.WaitJoined(ctx); err != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		_ = w.Shutdown(sctx)
+		return nil, nil, err
+	}
 	return w, func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()

@@ -1,0 +1,72 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package group
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Resumer is an optional Handler method for static members. A restarted
+// static member (same InstanceID, no member id yet) that finds its previous
+// incarnation in a stable group is shown the metadata that incarnation
+// joined with; Resume returns the metadata to join with instead of
+// Metadata's, or ok=false to join with its own.
+//
+// Why: in a stable group Kafka hands a returning static member its previous
+// assignment without a rebalance whatever metadata it sends, but kfake
+// (groups.go replaceStaticMember) does so only when the metadata is byte for
+// byte the previous one, and rebalances otherwise. Joining with the previous
+// metadata gives the same outcome on both: the coordinator's view of the
+// member is the one it had before the restart.
+type Resumer interface {
+	Resume(previous []byte) (metadata []byte, ok bool)
+}
+
+// resumeMetadata returns the metadata a restarting static member joins
+// with: its previous incarnation's when the Handler accepts it, else nil.
+func (m *Member) resumeMetadata(ctx context.Context) []byte {
+	r, ok := m.cfg.Handler.(Resumer)
+	if !ok || m.cfg.InstanceID == "" {
+		return nil
+	}
+	req := kmsg.NewPtrDescribeGroupsRequest()
+	req.Groups = []string{m.cfg.Group}
+	dctx, cancel := context.WithTimeout(ctx, m.cfg.SessionTimeout)
+	resp, err := req.RequestWith(dctx, m.cfg.Client)
+	cancel()
+	if err != nil || len(resp.Groups) != 1 {
+		m.log.Debug("describing the group before a static rejoin", "err", err)
+		return nil
+	}
+	g := resp.Groups[0]
+	if kerr.ErrorForCode(g.ErrorCode) != nil || g.State != "Stable" {
+		return nil
+	}
+	for _, gm := range g.Members {
+		if gm.InstanceID == nil || *gm.InstanceID != m.cfg.InstanceID || len(gm.ProtocolMetadata) == 0 {
+			continue
+		}
+		if md, ok := r.Resume(gm.ProtocolMetadata); ok {
+			m.log.Info("taking back this worker's static membership", "previous_member", gm.MemberID)
+			return md
+		}
+	}
+	return nil
+}

@@ -1,0 +1,396 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package chaos
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/conveyor-dev/conveyor/test/localcluster"
+)
+
+const (
+	ns          = "chaos"
+	clusterName = "chaos"
+	workers     = 3
+	records     = 300_000
+	// rate is the source's records per second (the whole connector): the
+	// stream lasts about 12s, long enough for the faults to land in it.
+	rate            = 25_000
+	lostWorkerDelay = 5 * time.Second
+	flushInterval   = time.Second
+	partitions      = 6
+)
+
+func clusterManifest() string {
+	return fmt.Sprintf(`apiVersion: connect.conveyor.dev/v1alpha1
+kind: ConnectCluster
+metadata:
+  name: %s
+spec:
+  replicas: %d
+  kafka:
+    bootstrapServers: %s
+  storage:
+    replicationFactor: 1
+    offsetPartitions: 3
+    statusPartitions: 1
+  config:
+    offset.flush.interval.ms: "%d"
+    session.timeout.ms: "6000"
+    heartbeat.interval.ms: "1000"
+    rebalance.timeout.ms: "20000"
+  maxTasksPerWorker: 8
+  rebalance:
+    lostWorkerDelay: %s
+`, clusterName, workers, cluster.KafkaAddr, flushInterval.Milliseconds(), lostWorkerDelay)
+}
+
+func connectorsManifest(name, topic, dbURL string) string {
+	return fmt.Sprintf(`apiVersion: connect.conveyor.dev/v1alpha1
+kind: KafkaConnector
+metadata:
+  name: src-%[1]s
+spec:
+  clusterRef: {name: %[2]s}
+  class: RangeSource
+  tasksMax: 3
+  config:
+    topic: %[3]s
+    count: "%[4]d"
+    rate: "%[5]d"
+    record.size: "16"
+    batch.size: "500"
+---
+apiVersion: connect.conveyor.dev/v1alpha1
+kind: KafkaConnector
+metadata:
+  name: sink-%[1]s
+spec:
+  clusterRef: {name: %[2]s}
+  class: PostgresSink
+  tasksMax: %[6]d
+  config:
+    topics: %[3]s
+    connection.url: "%[7]s"
+    table.name.format: records
+    auto.create: "true"
+    insert.mode: insert
+    pk.mode: none
+    batch.size: "2000"
+`, name, clusterName, topic, records, rate, partitions, dbURL)
+}
+
+var setupOnce sync.Once
+
+// setup creates the namespace and the ConnectCluster once for all scenarios.
+func setup(t *testing.T) {
+	t.Helper()
+	var err error
+	setupOnce.Do(func() {
+		ctx := t.Context()
+		if _, err = cluster.RunKubectl(ctx, "", "create", "namespace", ns); err != nil {
+			return
+		}
+		if _, err = cluster.RunKubectl(ctx, clusterManifest(), "apply", "-n", ns, "-f", "-"); err != nil {
+			return
+		}
+		_, err = cv.WaitWorkersReady(ctx, ns, clusterName, workers, 3*time.Minute)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// scenario is one kind of fault, injected a bounded number of times.
+type scenario struct {
+	name string
+	// inject runs the faults and returns how many it injected and how many
+	// of them could replay uncommitted work (worker crashes).
+	inject func(t *testing.T, ctx context.Context) (faults, crashes int)
+}
+
+// TestChaos runs one scenario per fault on the same cluster.
+func TestChaos(t *testing.T) {
+	setup(t)
+	for _, sc := range []scenario{
+		{"worker-sigkill", sigkillWorkers},
+		{"pod-delete", deletePods},
+		{"operator-sigkill", sigkillOperator},
+		{"kafka-restart", killKafka},
+		{"apiserver-restart", restartAPIServer},
+	} {
+		t.Run(sc.name, func(t *testing.T) { run(t, sc) })
+	}
+}
+
+func chaosf(name, key string, v any) { fmt.Printf("conveyor-chaos: %s_%s=%v\n", name, key, v) }
+
+func run(t *testing.T, sc scenario) {
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	topic := "chaos-" + sc.name
+	adm, cl := kafkaAdmin(t)
+	defer cl.Close()
+	if _, err := adm.CreateTopic(ctx, partitions, 1, nil, topic); err != nil {
+		t.Fatalf("creating topic %s: %v", topic, err)
+	}
+	db, err := pg.NewDatabase(ctx, "chaos_"+sc.name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cluster.RunKubectl(ctx, connectorsManifest(sc.name, topic, pg.URL(db)), "apply", "-n", ns, "-f", "-"); err != nil {
+		t.Fatal(err)
+	}
+	conns := []string{"src-" + sc.name, "sink-" + sc.name}
+	counter := newRowCounter(t, db)
+	if err := localcluster.Poll(ctx, 2*time.Minute, "10% of the records in PostgreSQL", func(ctx context.Context) (bool, error) {
+		rows, _, err := counter.count(ctx)
+		return rows >= records/10, err
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	faults, crashes := sc.inject(t, ctx)
+	faultsEnd := time.Now()
+	bound := 30*time.Second + lostWorkerDelay
+	if err := localcluster.Poll(ctx, bound, "every worker Ready and every task RUNNING", func(ctx context.Context) (bool, error) {
+		return allRunning(ctx, conns...)
+	}); err != nil {
+		t.Errorf("%s: not converged within %s after the faults: %v", sc.name, bound, err)
+	}
+	converge := time.Since(faultsEnd)
+
+	var rows, distinct int64
+	_ = localcluster.Poll(ctx, 90*time.Second, "every record in PostgreSQL", func(ctx context.Context) (bool, error) {
+		var err error
+		rows, distinct, err = counter.count(ctx)
+		return distinct >= records, err
+	})
+	missing := records - distinct
+	duplicates := rows - distinct
+	// The uncommitted window: a crashed worker's tasks replay what they
+	// did since their last offset commit, at most one flush interval (plus
+	// the commit's own time, 1s) of the source's rate and of the sink's
+	// fastest observed rate, per crash.
+	window := flushInterval + time.Second
+	dupBound := int64(float64(crashes) * (float64(rate) + counter.peakRate()) * window.Seconds())
+	chaosf(sc.name, "faults", faults)
+	chaosf(sc.name, "converge_s", fmt.Sprintf("%.1f", converge.Seconds()))
+	chaosf(sc.name, "missing", missing)
+	chaosf(sc.name, "duplicates", duplicates)
+	chaosf(sc.name, "duplicate_bound", dupBound)
+	if missing != 0 {
+		t.Errorf("%s: %d of %d records missing in PostgreSQL", sc.name, missing, records)
+	}
+	if duplicates > dupBound {
+		t.Errorf("%s: %d duplicates, more than the uncommitted window allows (%d)", sc.name, duplicates, dupBound)
+	}
+	// Free the cluster for the next scenario.
+	for _, c := range conns {
+		_, _ = cluster.RunKubectl(ctx, "", "delete", "kafkaconnector", "-n", ns, c, "--wait=true", "--timeout=60s")
+	}
+}
+
+func kafkaAdmin(t *testing.T) (*kadm.Client, *kgo.Client) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(cluster.KafkaAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kadm.NewClient(cl), cl
+}
+
+// rowCounter counts the sink table's rows and distinct ids, and keeps the
+// fastest rate at which rows arrived between two counts.
+type rowCounter struct {
+	t      *testing.T
+	url    string
+	mu     sync.Mutex
+	last   int64
+	lastAt time.Time
+	peak   float64
+}
+
+func newRowCounter(t *testing.T, db string) *rowCounter {
+	return &rowCounter{t: t, url: pg.URL(db)}
+}
+
+func (c *rowCounter) count(ctx context.Context) (rows, distinct int64, err error) {
+	conn, err := pgx.Connect(ctx, c.url)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer conn.Close(context.Background())
+	if err := conn.QueryRow(ctx, `SELECT count(*), count(DISTINCT id) FROM records`).Scan(&rows, &distinct); err != nil {
+		return 0, 0, err
+	}
+	c.mu.Lock()
+	now := time.Now()
+	if !c.lastAt.IsZero() && now.Sub(c.lastAt) > 100*time.Millisecond {
+		c.peak = max(c.peak, float64(rows-c.last)/now.Sub(c.lastAt).Seconds())
+	}
+	c.last, c.lastAt = rows, now
+	c.mu.Unlock()
+	return rows, distinct, nil
+}
+
+func (c *rowCounter) peakRate() float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.peak
+}
+
+// allRunning reports whether every worker pod is Ready and every task of
+// the connectors RUNNING, as a worker's REST API reports them.
+func allRunning(ctx context.Context, conns ...string) (bool, error) {
+	pods, cc, err := cv.WorkerPods(ctx, ns, clusterName)
+	if err != nil {
+		return false, err
+	}
+	ready := 0
+	var ip string
+	for _, p := range pods {
+		if localcluster.PodReady(&p) {
+			ready++
+			ip = p.Status.PodIP
+		}
+	}
+	if ready != workers || len(pods) != workers {
+		return false, fmt.Errorf("%d of %d worker pods Ready (%d pods)", ready, workers, len(pods))
+	}
+	token, err := cv.RestToken(ctx, cc)
+	if err != nil {
+		return false, err
+	}
+	for _, c := range conns {
+		req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+ip+":8083/connectors/"+c+"/status", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false, err
+		}
+		var st struct {
+			Connector struct{ State string }   `json:"connector"`
+			Tasks     []struct{ State string } `json:"tasks"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&st)
+		resp.Body.Close()
+		if err != nil {
+			return false, fmt.Errorf("status of %s: %w", c, err)
+		}
+		if st.Connector.State != "RUNNING" || len(st.Tasks) == 0 {
+			return false, fmt.Errorf("%s is %s with %d tasks", c, st.Connector.State, len(st.Tasks))
+		}
+		for i, ts := range st.Tasks {
+			if ts.State != "RUNNING" {
+				return false, fmt.Errorf("%s task %d is %s", c, i, ts.State)
+			}
+		}
+	}
+	return true, nil
+}
+
+// sigkillWorkers SIGKILLs worker processes, 1-2s apart, a random Running
+// worker pod each time; the kubelet restarts each in its pod.
+func sigkillWorkers(t *testing.T, ctx context.Context) (int, int) {
+	const kills = 6
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	n := 0
+	for range kills {
+		pods, _, err := cv.WorkerPods(ctx, ns, clusterName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := pods[rng.IntN(len(pods))]
+		if _, err := cluster.KillPod(ns, p.Name); err == nil {
+			n++
+			t.Logf("SIGKILL %s", p.Name)
+		}
+		time.Sleep(time.Second + time.Duration(rng.IntN(1000))*time.Millisecond) // the fault schedule
+	}
+	return n, n
+}
+
+// deletePods deletes two worker pods, 5s apart; the Deployment replaces
+// them under new names (a SIGTERM first: a planned departure).
+func deletePods(t *testing.T, ctx context.Context) (int, int) {
+	n := 0
+	for range 2 {
+		pods, _, err := cv.WorkerPods(ctx, ns, clusterName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := pods[0].Name
+		if err := cluster.Client.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("deleted pod %s", name)
+		n++
+		time.Sleep(5 * time.Second) // the fault schedule
+	}
+	return n, 0
+}
+
+// sigkillOperator SIGKILLs the operator twice, 5s apart.
+func sigkillOperator(t *testing.T, ctx context.Context) (int, int) {
+	n := 0
+	for range 2 {
+		op, err := cv.OperatorPod(ctx, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cluster.KillPod(op.Namespace, op.Name); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("SIGKILL operator %s", op.Name)
+		n++
+		time.Sleep(5 * time.Second) // the fault schedule
+	}
+	return n, 0
+}
+
+// killKafka SIGKILLs the broker once and starts it again on its data folder.
+func killKafka(t *testing.T, ctx context.Context) (int, int) {
+	if err := cluster.KillKafka(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("Kafka killed and restarted on its data folder")
+	// Every task replays what it had not committed when the broker
+	// went away: count it as a crash of each worker.
+	return 1, workers
+}
+
+// restartAPIServer restarts kube-apiserver once.
+func restartAPIServer(t *testing.T, ctx context.Context) (int, int) {
+	if err := cluster.RestartAPIServer(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("kube-apiserver restarted")
+	return 1, 0
+}

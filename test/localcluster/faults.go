@@ -1,0 +1,92 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package localcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"syscall"
+)
+
+// Fault injection for chaos tests: crashes the way they happen on a real node.
+
+// KillPod sends SIGKILL to the processes of a pod's running containers, as a
+// crash would; the kubelet then restarts them by the pod's restartPolicy (with
+// its CrashLoopBackOff). It returns how many containers it killed.
+func (c *Cluster) KillPod(ns, name string) (int, error) {
+	if c.kubelet == nil {
+		return 0, errors.New("this cluster runs no kubelet")
+	}
+	c.kubelet.mu.Lock()
+	var pw *podWorker
+	for _, w := range c.kubelet.workers {
+		if w.ns == ns && w.name == name {
+			pw = w
+		}
+	}
+	c.kubelet.mu.Unlock()
+	if pw == nil {
+		return 0, fmt.Errorf("pod %s/%s does not run on this cluster", ns, name)
+	}
+	pw.mu.Lock()
+	mains := append([]*container(nil), pw.mains...)
+	pw.mu.Unlock()
+	n := 0
+	for _, ct := range mains {
+		if pid := ct.pid(); pid > 0 {
+			// Each container runs in a process group of its own.
+			if err := syscall.Kill(-pid, syscall.SIGKILL); err == nil {
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		return 0, fmt.Errorf("pod %s/%s has no running container process", ns, name)
+	}
+	return n, nil
+}
+
+// KillKafka sends SIGKILL to the broker process and starts it again on the
+// same port and data folder (kfake's DataDir): what it had persisted survives.
+func (c *Cluster) KillKafka(ctx context.Context) error {
+	k := c.kafka
+	if k == nil {
+		return errors.New("this cluster runs no Kafka (Options.NoKafka)")
+	}
+	if k.cmd != nil && k.cmd.Process != nil {
+		_ = syscall.Kill(-k.cmd.Process.Pid, syscall.SIGKILL)
+		<-k.done
+	}
+	return k.start(ctx)
+}
+
+// RestartAPIServer stops kube-apiserver and starts it again on the same
+// address, certificates and etcd, as a control-plane upgrade or crash does.
+func (c *Cluster) RestartAPIServer() error {
+	if c.cp == nil {
+		return errors.New("this cluster runs no control plane")
+	}
+	api := c.cp.cp.APIServer
+	if err := api.Stop(); err != nil {
+		return fmt.Errorf("stopping kube-apiserver: %w", err)
+	}
+	if err := api.Start(); err != nil {
+		return fmt.Errorf("starting kube-apiserver again: %w", err)
+	}
+	return nil
+}
