@@ -17,9 +17,6 @@ limitations under the License.
 package autoscaling
 
 import (
-	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -30,9 +27,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // cluster is an autoscaling cluster as the API server stores it (defaults applied).
 func cluster() *v1alpha1.ConnectCluster {
@@ -54,14 +50,14 @@ func cluster() *v1alpha1.ConnectCluster {
 	}
 }
 
-func connector(name, class string, tasksMax, effective int32, state v1alpha1.ConnectorState, target v1alpha1.ConnectorTargetState, config map[string]string) v1alpha1.KafkaConnector {
+func connector(name, class string, tasksMax, effective int32, state v1alpha1.ConnectorState, target v1alpha1.ConnectorTargetState, config map[string]string, activeTopics ...string) v1alpha1.KafkaConnector {
 	return v1alpha1.KafkaConnector{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "data"},
 		Spec: v1alpha1.KafkaConnectorSpec{
 			ClusterRef: v1alpha1.ClusterReference{Name: "orders"},
 			Class:      class, TasksMax: ptr.To(tasksMax), Config: config, State: target,
 		},
-		Status: v1alpha1.KafkaConnectorStatus{State: state, TasksMax: tasksMax, EffectiveTasks: effective},
+		Status: v1alpha1.KafkaConnectorStatus{State: state, TasksMax: tasksMax, EffectiveTasks: effective, Topics: activeTopics},
 	}
 }
 
@@ -86,7 +82,11 @@ func TestGoldenScaledObjects(t *testing.T) {
 		name       string
 		cluster    func() *v1alpha1.ConnectCluster
 		connectors []v1alpha1.KafkaConnector
-		wantNil    bool
+		// brokerTopics, when set, resolve topics.regex sinks.
+		brokerTopics []string
+		// noModifiers: a KEDA whose CRD lacks scalingModifiers.
+		noModifiers bool
+		wantNil     bool
 	}{
 		{name: "sink-over-partitions", cluster: cluster, connectors: []v1alpha1.KafkaConnector{
 			connector("orders-sink", "PostgresSink", 10, 4, RUNNING, running, map[string]string{"topics": "orders"}),
@@ -97,10 +97,20 @@ func TestGoldenScaledObjects(t *testing.T) {
 		{name: "several-connectors", cluster: cluster, connectors: []v1alpha1.KafkaConnector{
 			connector("orders-cdc", "PostgresCDCSource", 10, 1, RUNNING, running, map[string]string{"slot.name": "conveyor"}),
 			connector("archive", "FileSink", 6, 6, RUNNING, running, map[string]string{"topics": "refunds, orders", "file": "/data/a"}),
-			connector("audit", "FileSink", 2, 2, RUNNING, running, map[string]string{"topics.regex": "audit\\..*", "file": "/data/b"}),
+			connector("audit", "FileSink", 2, 2, RUNNING, running, map[string]string{"topics.regex": "audit\\..*", "file": "/data/b"}, "audit.logins"),
 			connector("paused-sink", "FileSink", 3, 3, PAUSED, paused, map[string]string{"topics": "orders", "file": "/data/c"}),
 			connector("stopped-sink", "FileSink", 5, 5, STOPPED, stopped, map[string]string{"topics": "orders", "file": "/data/d"}),
 			connector("tables", "PostgresTableSource", 4, 3, RUNNING, running, map[string]string{"tables": "a,b,c"}),
+		}},
+		{name: "regex-from-broker", cluster: cluster, brokerTopics: []string{"audit.logins", "audit.payments", "audit", "orders", "xaudit.y"}, connectors: []v1alpha1.KafkaConnector{
+			connector("audit", "FileSink", 4, 4, RUNNING, running, map[string]string{"topics.regex": "audit\\..*", "file": "/data/b"}, "audit.logins"),
+		}},
+		{name: "regex-unresolved", cluster: cluster, wantNil: true, connectors: []v1alpha1.KafkaConnector{
+			connector("audit", "FileSink", 4, 4, RUNNING, running, map[string]string{"topics.regex": "audit\\..*", "file": "/data/b"}),
+		}},
+		{name: "without-scaling-modifiers", cluster: cluster, noModifiers: true, connectors: []v1alpha1.KafkaConnector{
+			connector("archive", "FileSink", 6, 6, RUNNING, running, map[string]string{"topics": "refunds, orders", "file": "/data/a"}),
+			connector("orders-sink", "PostgresSink", 10, 4, RUNNING, running, map[string]string{"topics": "orders"}),
 		}},
 		{name: "cap-min-replicas", cluster: func() *v1alpha1.ConnectCluster {
 			cc := cluster()
@@ -145,7 +155,10 @@ func TestGoldenScaledObjects(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			cc := c.cluster()
 			conns := ConnectorsFrom(c.connectors)
-			so, d := BuildScaledObject(cc, conns, Totals{EffectiveTasks: TotalEffectiveTasks(conns)}, target)
+			if c.brokerTopics != nil {
+				conns = ResolveRegexTopics(conns, c.brokerTopics)
+			}
+			so, d := BuildScaledObjectFor(cc, conns, Totals{EffectiveTasks: TotalEffectiveTasks(conns)}, target, Features{ScalingModifiers: !c.noModifiers})
 			if (so == nil) != c.wantNil {
 				t.Fatalf("ScaledObject nil = %v, want %v", so == nil, c.wantNil)
 			}
@@ -155,6 +168,21 @@ func TestGoldenScaledObjects(t *testing.T) {
 				}
 				if *so.Spec.MinReplicaCount != d.Min || *so.Spec.MaxReplicaCount != d.Max {
 					t.Fatalf("bounds %d..%d differ from the decision %+v", *so.Spec.MinReplicaCount, *so.Spec.MaxReplicaCount, d)
+				}
+				for _, tr := range so.Spec.Triggers {
+					if tr.Metadata["topic"] == "" {
+						t.Fatalf("trigger %s has no topic", tr.Name)
+					}
+				}
+				if (so.Spec.Advanced != nil) == c.noModifiers {
+					t.Fatalf("advanced = %+v with noModifiers %v", so.Spec.Advanced, c.noModifiers)
+				}
+				if so.Spec.Advanced != nil {
+					// KEDA's own admission check: every name in the formula is a
+					// trigger, and the formula compiles and runs.
+					if _, err := kedav1alpha1.ValidateAndCompileScalingModifiers(so.DeepCopy()); err != nil {
+						t.Fatalf("KEDA refuses the formula %q: %v", so.Spec.Advanced.ScalingModifiers.Formula, err)
+					}
 				}
 			}
 			var out goldenOut
@@ -166,22 +194,7 @@ func TestGoldenScaledObjects(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join("testdata", c.name+".golden.yaml")
-			if *update {
-				if err := os.MkdirAll("testdata", 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./controllers/autoscaling -update to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Fatalf("%s differs from the built objects (run with -update and review the diff):\n%s", path, got)
-			}
+			testkit.Golden(t, filepath.Join("testdata", c.name+".golden.yaml"), got)
 		})
 	}
 }

@@ -25,6 +25,8 @@ import (
 	"os"
 	"testing"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
 	kedav1alpha1 "github.com/kedacore/keda/v2/apis/keda/v1alpha1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -58,7 +60,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 
-	for _, add := range []func(*k8sruntime.Scheme) error{clientgoscheme.AddToScheme, connectv1alpha1.AddToScheme, kedav1alpha1.AddToScheme} {
+	for _, add := range []func(*k8sruntime.Scheme) error{clientgoscheme.AddToScheme, connectv1alpha1.AddToScheme, kedav1alpha1.AddToScheme, apiextensionsv1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
