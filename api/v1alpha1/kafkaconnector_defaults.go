@@ -16,7 +16,11 @@ limitations under the License.
 
 package v1alpha1
 
-import "time"
+import (
+	"time"
+
+	"github.com/conveyor-dev/conveyor/runtime/connectnames"
+)
 
 // Defaults of KafkaConnector fields; they match the +kubebuilder:default markers.
 const (
@@ -39,7 +43,7 @@ const (
 	RestartAnnotation = "connect.conveyor.dev/restart"
 
 	// SinkGroupPrefix precedes the connector name in a sink connector's consumer group.
-	SinkGroupPrefix = "connect-"
+	SinkGroupPrefix = connectnames.SinkGroupPrefix
 )
 
 // ReservedConnectorConfigKeys are the connector settings that spec.config may not set because

@@ -16,6 +16,8 @@ limitations under the License.
 
 package v1alpha1
 
+import "github.com/conveyor-dev/conveyor/runtime/connectnames"
+
 // RequestedTasksMax is spec.tasksMax or its default.
 func (k *KafkaConnector) RequestedTasksMax() int32 {
 	return int32Or(k.Spec.TasksMax, DefaultTasksMax)
@@ -36,7 +38,7 @@ func (k *KafkaConnector) AutoRestartEnabled() bool {
 
 // SinkGroup is the consumer group of the connector if it is a sink: "connect-<name>".
 func (k *KafkaConnector) SinkGroup() string {
-	return SinkGroupPrefix + k.Name
+	return connectnames.SinkGroup(k.Name)
 }
 
 // RuntimeState is the Kafka Connect runtime state that satisfies the target state.

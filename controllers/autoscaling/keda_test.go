@@ -32,6 +32,7 @@ import (
 	kubetesting "k8s.io/client-go/testing"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 // The discovery tests use client-go's fake discovery, which answers from a
@@ -100,13 +101,7 @@ func TestKEDACheckerNoticesInstallWithoutRestart(t *testing.T) {
 	go func() { done <- k.Start(ctx) }()
 	// Install KEDA while the checker runs: it must notice on its own.
 	installed.Store(true)
-	deadline := time.Now().Add(5 * time.Second)
-	for !k.Served() {
-		if time.Now().After(deadline) {
-			t.Fatal("the checker did not notice KEDA within 5s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.EventuallyTrue(t, 5*time.Second, "the checker to notice KEDA", k.Served)
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)

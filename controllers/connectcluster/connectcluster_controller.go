@@ -80,13 +80,7 @@ const (
 // SetupIndexes registers the field indexes of ConnectClusters and
 // KafkaConnectors. Call it once per manager, before the reconcilers start.
 func SetupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
-	if err := indexer.IndexField(ctx, &v1alpha1.KafkaConnector{}, ConnectorClusterRefIndex, func(o client.Object) []string {
-		kc := o.(*v1alpha1.KafkaConnector)
-		if kc.Spec.ClusterRef.Name == "" {
-			return nil
-		}
-		return []string{kc.Spec.ClusterRef.Name}
-	}); err != nil {
+	if err := indexer.IndexField(ctx, &v1alpha1.KafkaConnector{}, ConnectorClusterRefIndex, ClusterRefOf); err != nil {
 		return fmt.Errorf("indexing KafkaConnectors by %s: %w", ConnectorClusterRefIndex, err)
 	}
 	if err := indexer.IndexField(ctx, &v1alpha1.ConnectCluster{}, ClusterGroupIDIndex, func(o client.Object) []string {
@@ -95,6 +89,16 @@ func SetupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
 		return fmt.Errorf("indexing ConnectClusters by group id: %w", err)
 	}
 	return nil
+}
+
+// ClusterRefOf is the ConnectorClusterRefIndex function: the name of the
+// ConnectCluster a KafkaConnector runs on.
+func ClusterRefOf(o client.Object) []string {
+	kc, ok := o.(*v1alpha1.KafkaConnector)
+	if !ok || kc.Spec.ClusterRef.Name == "" {
+		return nil
+	}
+	return []string{kc.Spec.ClusterRef.Name}
 }
 
 // Options configures the reconciler.
@@ -243,12 +247,15 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 }
 
+// connectorToCluster maps a KafkaConnector to a request for its
+// ConnectCluster, so task totals, the replica floor and the ScaledObject's
+// triggers follow connector changes within seconds.
 func connectorToCluster(_ context.Context, o client.Object) []reconcile.Request {
-	kc, ok := o.(*v1alpha1.KafkaConnector)
-	if !ok || kc.Spec.ClusterRef.Name == "" {
+	names := ClusterRefOf(o)
+	if names == nil {
 		return nil
 	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: kc.Namespace, Name: kc.Spec.ClusterRef.Name}}}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: names[0]}}}
 }
 
 // connectorTotalsChanged passes connector events that can change a cluster's totals,

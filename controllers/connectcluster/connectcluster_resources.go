@@ -45,6 +45,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers/condition"
 )
 
 // loopState is what one reconcile observed and decided; computeStatus and
@@ -53,7 +54,7 @@ type loopState struct {
 	totals   Totals
 	conflict *GroupConflict
 	// problem stops the loop short of a converged cluster (Reconciled=False).
-	problem *Problem
+	problem *condition.Problem
 	topics  topicsOutcome
 	// capacity is the capacity rule's decision (without autoscaling).
 	capacity    Capacity
@@ -65,15 +66,6 @@ type loopState struct {
 	// retry asks for a requeue with backoff.
 	retry bool
 }
-
-// Problem is a reason (a condition reason constant) and a message naming
-// the field and the fix; it stops a reconcile short of a converged cluster.
-type Problem struct {
-	Reason  string
-	Message string
-}
-
-func (p *Problem) Error() string { return p.Reason + ": " + p.Message }
 
 type topicsOutcome struct {
 	// state is "", "ok" or "failed"; "" means not checked this loop for
@@ -158,7 +150,7 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 
 	st.topics = r.ensureTopics(ctx, cc, conn)
 	if st.topics.state == "failed" {
-		st.problem = &Problem{Reason: st.topics.reason, Message: st.topics.message}
+		st.problem = &condition.Problem{Reason: st.topics.reason, Message: st.topics.message}
 		st.retry = true
 	}
 
@@ -169,7 +161,7 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 		if err != nil {
 			res = AutoscalingResult{Autoscaling: ConditionValue{Reason: v1alpha1.ReasonReconcileFailed, Message: err.Error()}}
 			if st.problem == nil {
-				st.problem = &Problem{Reason: v1alpha1.ReasonReconcileFailed, Message: "autoscaling: " + err.Error()}
+				st.problem = &condition.Problem{Reason: v1alpha1.ReasonReconcileFailed, Message: "autoscaling: " + err.Error()}
 			}
 			st.retry = true
 		}
@@ -178,7 +170,7 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 			replicas = nil
 			if err := r.handOverReplicas(ctx, dep); err != nil {
 				if st.problem == nil {
-					st.problem = &Problem{Reason: v1alpha1.ReasonReconcileFailed, Message: err.Error()}
+					st.problem = &condition.Problem{Reason: v1alpha1.ReasonReconcileFailed, Message: err.Error()}
 				}
 				st.retry = true
 				return st, nil
@@ -197,7 +189,7 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 		image = r.opts.WorkerImage
 	}
 	if image == "" {
-		st.problem = &Problem{Reason: v1alpha1.ReasonInvalidSpec, Message: "spec.image is empty and the operator has no default worker image: set spec.image, or start the operator with --worker-image"}
+		st.problem = &condition.Problem{Reason: v1alpha1.ReasonInvalidSpec, Message: "spec.image is empty and the operator has no default worker image: set spec.image, or start the operator with --worker-image"}
 		return st, nil
 	}
 	children, err := BuildChildren(cc, ChildInputs{
@@ -210,7 +202,7 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 	})
 	if err != nil {
 		if st.problem == nil {
-			st.problem = &Problem{Reason: v1alpha1.ReasonInvalidSpec, Message: err.Error()}
+			st.problem = &condition.Problem{Reason: v1alpha1.ReasonInvalidSpec, Message: err.Error()}
 		}
 		return st, nil
 	}
@@ -223,7 +215,7 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 		}
 		if err := r.apply(ctx, cc, o); err != nil {
 			if st.problem == nil {
-				st.problem = &Problem{Reason: v1alpha1.ReasonReconcileFailed, Message: err.Error()}
+				st.problem = &condition.Problem{Reason: v1alpha1.ReasonReconcileFailed, Message: err.Error()}
 			}
 			st.retry = true
 			return st, nil
@@ -245,7 +237,7 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 	for _, o := range unwanted {
 		if err := r.deleteOwned(ctx, cc, o, o.GetName()); err != nil {
 			if st.problem == nil {
-				st.problem = &Problem{Reason: v1alpha1.ReasonReconcileFailed, Message: err.Error()}
+				st.problem = &condition.Problem{Reason: v1alpha1.ReasonReconcileFailed, Message: err.Error()}
 			}
 			st.retry = true
 		}
@@ -386,7 +378,7 @@ func (r *Reconciler) restToken(ctx context.Context, cc *v1alpha1.ConnectCluster)
 
 // checkTokenSecret reports a user-named REST token Secret that is missing:
 // worker pods could not start without it.
-func (r *Reconciler) checkTokenSecret(ctx context.Context, cc *v1alpha1.ConnectCluster) *Problem {
+func (r *Reconciler) checkTokenSecret(ctx context.Context, cc *v1alpha1.ConnectCluster) *condition.Problem {
 	if !cc.RestAuthenticationEnabled() || GeneratesRestToken(cc) {
 		return nil
 	}
@@ -396,18 +388,18 @@ func (r *Reconciler) checkTokenSecret(ctx context.Context, cc *v1alpha1.ConnectC
 
 // secretValue reads one key of a Secret (with an uncached reader: the
 // operator does not watch Secrets).
-func secretValue(ctx context.Context, reader client.Reader, namespace string, ref v1alpha1.SecretKeyRef, field string) ([]byte, *Problem) {
+func secretValue(ctx context.Context, reader client.Reader, namespace string, ref v1alpha1.SecretKeyRef, field string) ([]byte, *condition.Problem) {
 	var s corev1.Secret
 	if err := reader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: ref.Name}, &s); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, &Problem{Reason: v1alpha1.ReasonSecretNotFound,
+			return nil, &condition.Problem{Reason: v1alpha1.ReasonSecretNotFound,
 				Message: fmt.Sprintf("%s: Secret %q does not exist in namespace %q; create it or fix the reference", field, ref.Name, namespace)}
 		}
-		return nil, &Problem{Reason: v1alpha1.ReasonReconcileFailed, Message: fmt.Sprintf("%s: reading Secret %q: %v", field, ref.Name, err)}
+		return nil, &condition.Problem{Reason: v1alpha1.ReasonReconcileFailed, Message: fmt.Sprintf("%s: reading Secret %q: %v", field, ref.Name, err)}
 	}
 	v, ok := s.Data[ref.Key]
 	if !ok || len(v) == 0 {
-		return nil, &Problem{Reason: v1alpha1.ReasonSecretNotFound,
+		return nil, &condition.Problem{Reason: v1alpha1.ReasonSecretNotFound,
 			Message: fmt.Sprintf("%s: Secret %q has no key %q (or it is empty)", field, ref.Name, ref.Key)}
 	}
 	return v, nil
@@ -417,7 +409,7 @@ func secretValue(ctx context.Context, reader client.Reader, namespace string, re
 // Kafka from spec.kafka and the Secrets it references (read with reader,
 // which should bypass the cache), and returns the SASL user name. The
 // KafkaConnector reconciler uses it for its kadm reads of partition counts.
-func KafkaConnectionFor(ctx context.Context, reader client.Reader, cc *v1alpha1.ConnectCluster) (KafkaConnection, string, *Problem) {
+func KafkaConnectionFor(ctx context.Context, reader client.Reader, cc *v1alpha1.ConnectCluster) (KafkaConnection, string, *condition.Problem) {
 	k := cc.Spec.Kafka
 	conn := KafkaConnection{BootstrapServers: splitServers(k.BootstrapServers)}
 	if t := k.TLS; t != nil {
@@ -429,7 +421,7 @@ func KafkaConnectionFor(ctx context.Context, reader client.Reader, cc *v1alpha1.
 			}
 			pool := x509.NewCertPool()
 			if !pool.AppendCertsFromPEM(pem) {
-				return conn, "", &Problem{Reason: v1alpha1.ReasonInvalidSpec, Message: fmt.Sprintf("spec.kafka.tls.ca: Secret %q key %q holds no PEM certificate", t.CA.Name, t.CA.Key)}
+				return conn, "", &condition.Problem{Reason: v1alpha1.ReasonInvalidSpec, Message: fmt.Sprintf("spec.kafka.tls.ca: Secret %q key %q holds no PEM certificate", t.CA.Name, t.CA.Key)}
 			}
 			cfg.RootCAs = pool
 		}
@@ -444,7 +436,7 @@ func KafkaConnectionFor(ctx context.Context, reader client.Reader, cc *v1alpha1.
 			}
 			pair, err := tls.X509KeyPair(certPEM, keyPEM)
 			if err != nil {
-				return conn, "", &Problem{Reason: v1alpha1.ReasonInvalidSpec, Message: fmt.Sprintf("spec.kafka.tls.certificate/key: not a valid PEM key pair: %v", err)}
+				return conn, "", &condition.Problem{Reason: v1alpha1.ReasonInvalidSpec, Message: fmt.Sprintf("spec.kafka.tls.certificate/key: not a valid PEM key pair: %v", err)}
 			}
 			cfg.Certificates = []tls.Certificate{pair}
 		}
@@ -470,7 +462,7 @@ func KafkaConnectionFor(ctx context.Context, reader client.Reader, cc *v1alpha1.
 		case v1alpha1.SASLMechanismScramSHA512:
 			conn.SASL = scram.Auth{User: user, Pass: pass}.AsSha512Mechanism()
 		default:
-			return conn, "", &Problem{Reason: v1alpha1.ReasonInvalidSpec, Message: fmt.Sprintf("spec.kafka.sasl.mechanism: %q is not PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", s.Mechanism)}
+			return conn, "", &condition.Problem{Reason: v1alpha1.ReasonInvalidSpec, Message: fmt.Sprintf("spec.kafka.sasl.mechanism: %q is not PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", s.Mechanism)}
 		}
 	}
 	return conn, user, nil

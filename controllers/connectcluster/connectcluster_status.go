@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers/condition"
 )
 
 // ReasonAutoscalerUnavailable: autoscaling is enabled but this operator build
@@ -53,7 +54,7 @@ func computeStatus(cc *v1alpha1.ConnectCluster, st *loopState, now metav1.Time) 
 	s := cc.Status.DeepCopy()
 	set := func(t string, status metav1.ConditionStatus, reason, msg string) {
 		meta.SetStatusCondition(&s.Conditions, metav1.Condition{
-			Type: t, Status: status, Reason: reason, Message: truncate(msg), ObservedGeneration: cc.Generation, LastTransitionTime: now,
+			Type: t, Status: status, Reason: reason, Message: condition.Truncate(msg, condition.MaxMessage), ObservedGeneration: cc.Generation, LastTransitionTime: now,
 		})
 	}
 	bool2 := func(b bool) metav1.ConditionStatus {
@@ -169,15 +170,6 @@ func workersReady(generation, observedGeneration int64, want, updated, ready int
 		return false, fmt.Sprintf("%d of %d workers ready", ready, want)
 	}
 	return true, fmt.Sprintf("%d of %d workers ready", ready, want)
-}
-
-// truncate keeps a condition message within the API's 32768 bytes.
-func truncate(s string) string {
-	const max = 32 * 1024
-	if len(s) <= max {
-		return s
-	}
-	return s[:max-3] + "..."
 }
 
 // writeStatus patches the status subresource, once, and only when it changed.

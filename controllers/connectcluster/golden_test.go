@@ -18,11 +18,8 @@ package connectcluster
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -34,9 +31,8 @@ import (
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 	"github.com/conveyor-dev/conveyor/runtime/workerconfig"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 const testImage = "ghcr.io/conveyor-dev/conveyor:v0.1.0"
 
@@ -164,7 +160,7 @@ func TestGoldenChildren(t *testing.T) {
 				buf.WriteString("---\n")
 				buf.Write(b)
 			}
-			compareGolden(t, filepath.Join("testdata", tc.name+".golden.yaml"), buf.Bytes())
+			testkit.Golden(t, filepath.Join("testdata", tc.name+".golden.yaml"), buf.Bytes())
 
 			// The rendered worker.properties is what conveyor-worker loads:
 			// parse it back with the worker's own code and validate it.
@@ -191,48 +187,3 @@ func TestGoldenChildren(t *testing.T) {
 		})
 	}
 }
-
-func compareGolden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading %s (run go test -update to create it): %v", path, err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("%s differs from the built objects (run go test ./controllers/connectcluster -update and review the diff):\n%s",
-			path, lineDiff(string(want), string(got)))
-	}
-}
-
-// lineDiff shows the first lines that differ.
-func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var out []string
-	for i := 0; i < len(w) || i < len(g); i++ {
-		var a, b string
-		if i < len(w) {
-			a = w[i]
-		}
-		if i < len(g) {
-			b = g[i]
-		}
-		if a != b {
-			out = append(out, "line "+itoa(i+1)+":\n  want: "+a+"\n  got:  "+b)
-			if len(out) == 10 {
-				break
-			}
-		}
-	}
-	return strings.Join(out, "\n")
-}
-
-func itoa(i int) string { return strconv.Itoa(i) }

@@ -57,9 +57,9 @@ type TopicAdmin interface {
 // AdminFactory opens a TopicAdmin for a connection.
 type AdminFactory func(ctx context.Context, conn KafkaConnection) (TopicAdmin, error)
 
-// NewKadmAdmin is the default AdminFactory: a franz-go client with kadm on top.
-// Extra kgo options (timeouts, a logger) are appended.
-func NewKadmAdmin(conn KafkaConnection, extra ...kgo.Opt) (TopicAdmin, error) {
+// KgoOptions are the franz-go options of every operator client of a
+// cluster's Kafka: its brokers, TLS and SASL, the operator's client id.
+func KgoOptions(conn KafkaConnection) []kgo.Opt {
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(conn.BootstrapServers...),
 		kgo.ClientID("conveyor-operator"),
@@ -71,8 +71,13 @@ func NewKadmAdmin(conn KafkaConnection, extra ...kgo.Opt) (TopicAdmin, error) {
 	if conn.SASL != nil {
 		opts = append(opts, kgo.SASL(conn.SASL))
 	}
-	opts = append(opts, extra...)
-	cl, err := kgo.NewClient(opts...)
+	return opts
+}
+
+// NewKadmAdmin is the default AdminFactory: a franz-go client with kadm on top.
+// Extra kgo options (timeouts, a logger) are appended.
+func NewKadmAdmin(conn KafkaConnection, extra ...kgo.Opt) (TopicAdmin, error) {
+	cl, err := kgo.NewClient(append(KgoOptions(conn), extra...)...)
 	if err != nil {
 		return nil, fmt.Errorf("creating a Kafka client for %v: %w", conn.BootstrapServers, err)
 	}

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -27,6 +28,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers/condition"
 )
 
 func TestWorkersReady(t *testing.T) {
@@ -86,7 +88,7 @@ func TestComputeStatus(t *testing.T) {
 		{
 			name: "kafka down before the first Deployment",
 			st: &loopState{topics: topicsOutcome{state: "failed", reason: v1alpha1.ReasonKafkaUnreachable, message: "dial refused"},
-				problem: &Problem{Reason: v1alpha1.ReasonKafkaUnreachable, Message: "dial refused"}, capacity: DesiredReplicas(2, 0, 8)},
+				problem: &condition.Problem{Reason: v1alpha1.ReasonKafkaUnreachable, Message: "dial refused"}, capacity: DesiredReplicas(2, 0, 8)},
 			want: want{metav1.ConditionFalse, metav1.ConditionFalse, metav1.ConditionFalse, metav1.ConditionFalse, v1alpha1.ReasonKafkaUnreachable, v1alpha1.ReasonKafkaUnreachable, 0, 2},
 		},
 		{
@@ -181,5 +183,23 @@ func TestGoMemLimit(t *testing.T) {
 	}
 	if got := GoMemLimit(minimalCluster().Spec.Resources); got != "" {
 		t.Fatalf("GOMEMLIMIT without a limit = %q, want none", got)
+	}
+}
+
+// TestComputeStatusCutsLongMessagesOnRunes: a problem message beyond the
+// API's bound (here of 2-byte runes, so a byte cut would split one) is cut
+// to valid UTF-8 within the bound.
+func TestComputeStatusCutsLongMessagesOnRunes(t *testing.T) {
+	cc := minimalCluster()
+	msg := "x" + strings.Repeat("é", condition.MaxMessage) // the bound falls inside a rune
+	s := computeStatus(cc, &loopState{problem: &condition.Problem{Reason: v1alpha1.ReasonInvalidSpec, Message: msg}}, metav1.Now())
+	for _, typ := range []string{v1alpha1.ConnectClusterReconciled, v1alpha1.ConnectClusterReady} {
+		c := meta.FindStatusCondition(s.Conditions, typ)
+		if c == nil {
+			t.Fatalf("no %s condition", typ)
+		}
+		if len(c.Message) > condition.MaxMessage || !utf8.ValidString(c.Message) || !strings.HasSuffix(c.Message, " ...") {
+			t.Fatalf("%s: %d bytes, valid UTF-8 %v", typ, len(c.Message), utf8.ValidString(c.Message))
+		}
 	}
 }

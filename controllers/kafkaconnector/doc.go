@@ -24,8 +24,20 @@ limitations under the License.
 // requests by annotation (restart.go) and the digest of referenced Secret
 // values (secrets.go; the references themselves are parsed by
 // connectcluster.SecretRefs, which the ConnectCluster reconciler uses to keep
-// the workers' Role). The reconciler only observes, calls these, and
-// converges: it waits until the workers' Role lists a connector's Secrets
+// the workers' Role).
+//
+// The reconciler has the shape of the ConnectCluster one. One pass
+// (kafkaconnector_resources.go, kafkaconnector_secrets.go) runs steps that
+// observe the cluster and the runtime, then act (create, write the config,
+// restart on a Secret rotation, move the state, restart on request or
+// failure), then observe the outcome, recording everything in a
+// connectorLoop and stopping at the first problem (a condition.Problem). A
+// pure computeStatus builds the status from the old one and the loop
+// (kafkaconnector_status.go, table-tested); the status is written once, only
+// on a diff, and events follow what the pass did and the conditions that
+// changed. problemPolicies says, per reason, how soon a stopped pass retries
+// and whether it warns. Deletion is kafkaconnector_delete.go. The reconciler
+// waits until the workers' Role lists a connector's Secrets
 // before it creates the connector or writes its config, and restarts a
 // connector and its tasks when status.secretsHash changes (a Secret watch on
 // metadata only brings the connectors that reference a changed Secret).

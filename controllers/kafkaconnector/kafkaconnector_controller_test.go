@@ -312,7 +312,7 @@ func newEnv(t *testing.T) *env {
 	}
 	k8s := fake.NewClientBuilder().WithScheme(scheme).
 		WithStatusSubresource(&v1alpha1.KafkaConnector{}, &v1alpha1.ConnectCluster{}).
-		WithIndex(&v1alpha1.KafkaConnector{}, ClusterRefIndex, clusterRefOf).
+		WithIndex(&v1alpha1.KafkaConnector{}, connectcluster.ConnectorClusterRefIndex, connectcluster.ClusterRefOf).
 		WithIndex(&v1alpha1.KafkaConnector{}, SecretRefIndex, SecretNamesOf).
 		WithObjects(cc, tokenSecret).Build()
 	return &env{t: t, ctx: context.Background(), k8s: k8s, herder: h, r: &Reconciler{
@@ -615,17 +615,6 @@ func TestConnectorsOfCluster(t *testing.T) {
 	}
 }
 
-func TestClusterOfConnector(t *testing.T) {
-	kc := &v1alpha1.KafkaConnector{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "ns"}, Spec: v1alpha1.KafkaConnectorSpec{ClusterRef: v1alpha1.ClusterReference{Name: "c1"}}}
-	reqs := ClusterOfConnector(context.Background(), kc)
-	if len(reqs) != 1 || reqs[0].Namespace != "ns" || reqs[0].Name != "c1" {
-		t.Fatalf("ClusterOfConnector = %v", reqs)
-	}
-	if reqs := ClusterOfConnector(context.Background(), &v1alpha1.ConnectCluster{}); reqs != nil {
-		t.Fatalf("a non-connector mapped to %v", reqs)
-	}
-}
-
 func TestConnectorsUsingSecret(t *testing.T) {
 	e := newEnv(t)
 	e.apply("uses-db", func(kc *v1alpha1.KafkaConnector) { kc.Spec.Config["password"] = "${secret:db:password}" })
@@ -759,5 +748,25 @@ func TestSecretRotationRestartsOnlyItsUsers(t *testing.T) {
 	e.reconcile("uses-db")
 	if restarts("uses-db") != 2 || e.get("uses-db").Status.SecretsHash == before {
 		t.Fatalf("deleting the Secret: %d restarts, hash %q", restarts("uses-db"), e.get("uses-db").Status.SecretsHash)
+	}
+}
+
+// TestRestartAnnotationAtCreationIsRecordedNotActedOn: a connector created
+// with a restart annotation already set starts once; the value is recorded
+// in status, and later passes do not restart it for that value.
+func TestRestartAnnotationAtCreationIsRecordedNotActedOn(t *testing.T) {
+	e := newEnv(t)
+	e.apply("born-annotated", func(kc *v1alpha1.KafkaConnector) {
+		kc.Annotations = map[string]string{AnnotationRestart: "2026-01-01T00:00:00Z", AnnotationRestartTasks: "7"}
+	})
+	e.reconcile("born-annotated")
+	e.reconcile("born-annotated")
+	e.reconcile("born-annotated")
+	if n := e.herder.count("restart"); n != 0 {
+		t.Fatalf("%d restarts for annotations present at creation, want 0", n)
+	}
+	kc := e.get("born-annotated")
+	if kc.Status.LastRestartAnnotation != "2026-01-01T00:00:00Z" || kc.Status.LastRestartTasksAnnotation != "7" {
+		t.Fatalf("handled values %q / %q, want the creation's", kc.Status.LastRestartAnnotation, kc.Status.LastRestartTasksAnnotation)
 	}
 }

@@ -17,13 +17,21 @@ limitations under the License.
 package kafkaconnector
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers/condition"
+	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
 	"github.com/conveyor-dev/conveyor/runtime/connectapi"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
@@ -37,6 +45,140 @@ const ReasonConnectorNotManaged = "ConnectorNotManaged"
 // connector or writes the new config, so its tasks do not fail on a 403.
 const ReasonSecretsNotGranted = "SecretsNotGranted"
 
+// problemPolicy says how a problem that stops a pass shows beyond the
+// Ready condition.
+type problemPolicy struct {
+	// retry is how soon the pass runs again; nil waits for a watch event (a
+	// change of the KafkaConnector, its ConnectCluster or a referenced
+	// Secret).
+	retry func(r *Reconciler) time.Duration
+	// warn: when Ready turns False with this reason, a Warning event of the
+	// same reason says so, once. The other reasons are waits that settle
+	// by themselves.
+	warn bool
+}
+
+// problemPolicies maps each reason a pass can stop on (the Ready
+// condition's reason) to its policy; a reason absent here neither retries
+// nor warns.
+var problemPolicies = map[string]problemPolicy{
+	v1alpha1.ReasonClusterNotFound:     {},
+	v1alpha1.ReasonClusterNotReady:     {retry: (*Reconciler).notReadyRetry},
+	ReasonSecretsNotGranted:            {retry: func(*Reconciler) time.Duration { return secretsGrantRetry }},
+	v1alpha1.ReasonConfigInvalid:       {warn: true},
+	v1alpha1.ReasonPluginNotFound:      {warn: true},
+	v1alpha1.ReasonSinkGroupConflict:   {warn: true},
+	ReasonConnectorNotManaged:          {warn: true},
+	v1alpha1.ReasonRestartLimitReached: {warn: true},
+}
+
+// computeStatus derives the new status from the old one and what the pass
+// recorded in l; what the pass did not observe keeps its value. It changes
+// nothing in kc.
+func computeStatus(kc *v1alpha1.KafkaConnector, l *connectorLoop, now metav1.Time) *v1alpha1.KafkaConnectorStatus {
+	s := kc.Status.DeepCopy()
+	set := func(c metav1.Condition) {
+		c.ObservedGeneration, c.LastTransitionTime = kc.Generation, now
+		c.Message = condition.Truncate(c.Message, maxConditionMessage)
+		meta.SetStatusCondition(&s.Conditions, c)
+	}
+	s.ObservedGeneration = kc.Generation
+	requested := kc.RequestedTasksMax()
+	s.TasksMax = requested
+
+	if l.handled != nil {
+		s.LastRestartAnnotation, s.LastRestartTasksAnnotation = l.handled.Restart, l.handled.RestartTasks
+	}
+	if l.restartCount != nil {
+		s.Restarts = *l.restartCount
+	}
+	if n := len(l.restarts); n > 0 {
+		s.LastRestartTime = &metav1.Time{Time: l.restarts[n-1].at}
+	}
+	if l.secretsHash != nil {
+		s.SecretsHash = *l.secretsHash
+	}
+	if lim := l.limits; lim != nil {
+		s.EffectiveTasks = lim.effective
+		s.TaskLimit = nil
+		if lim.limit.Natural != nil {
+			s.TaskLimit = &v1alpha1.TaskLimit{Value: *lim.limit.Natural, Reason: string(lim.limit.Reason)}
+		}
+		set(TasksLimitedCondition(requested, lim.tasks, lim.reason, kc.Generation))
+	}
+	if l.topics != nil {
+		s.Topics = *l.topics
+	}
+	if l.lagRead {
+		s.Lag = l.lag
+	}
+	if l.done {
+		RuntimeStatus(*l.runtime, s)
+	}
+	switch {
+	case l.problem != nil:
+		set(metav1.Condition{Type: v1alpha1.KafkaConnectorReady, Status: metav1.ConditionFalse, Reason: l.problem.Reason, Message: l.problem.Message})
+	case l.done:
+		set(ReadyCondition(kc.TargetState(), *l.runtime, s.EffectiveTasks, kc.Generation))
+	}
+	return s
+}
+
+// writeStatus patches the status subresource, once, and only when it changed.
+func (r *Reconciler) writeStatus(ctx context.Context, kc *v1alpha1.KafkaConnector, s *v1alpha1.KafkaConnectorStatus) error {
+	if equality.Semantic.DeepEqual(&kc.Status, s) {
+		return nil
+	}
+	patched := kc.DeepCopy()
+	patched.Status = *s
+	if err := r.Client.Status().Patch(ctx, patched, client.MergeFrom(kc)); err != nil {
+		return fmt.Errorf("writing the status of KafkaConnector %s/%s: %w", kc.Namespace, kc.Name, err)
+	}
+	return nil
+}
+
+// emitEvents records what the pass did and the conditions that changed; a
+// pass that changed nothing emits nothing.
+func (r *Reconciler) emitEvents(kc *v1alpha1.KafkaConnector, s *v1alpha1.KafkaConnectorStatus, l *connectorLoop) {
+	if l.created {
+		r.event(kc, corev1.EventTypeNormal, "Created", "Create", "created connector %s in ConnectCluster %s (%s)", kc.Name, l.cluster.Name, InitialState(kc.TargetState()))
+	}
+	if l.configKeys != nil {
+		r.event(kc, corev1.EventTypeNormal, "ConfigUpdated", "Update", "updated the config of connector %s (keys %v)", kc.Name, l.configKeys)
+	}
+	for _, rs := range l.restarts {
+		switch rs.kind {
+		case restartSecrets:
+			r.event(kc, corev1.EventTypeNormal, string(rs.kind), "Restart", "restarted connector %s and its tasks: a Secret it references changed (%s)",
+				kc.Name, strings.Join(connectcluster.SecretNames(l.refs), ", "))
+		case restartRequested:
+			r.event(kc, corev1.EventTypeNormal, string(rs.kind), "Restart", "restarted connector %s on request (%s=%s)", kc.Name, rs.request.Annotation, rs.request.Value)
+		case restartAuto:
+			r.event(kc, corev1.EventTypeWarning, string(rs.kind), "Restart", "restarted failed connector %s and its failed tasks (attempt %d)", kc.Name, rs.attempt)
+		}
+	}
+	if l.action != StateNone {
+		r.event(kc, corev1.EventTypeNormal, "StateChanged", string(l.action), "asked the workers to %s connector %s", l.action, kc.Name)
+	}
+	if c, ok := became(kc.Status.Conditions, s.Conditions, v1alpha1.KafkaConnectorTasksLimited, metav1.ConditionTrue); ok {
+		r.event(kc, corev1.EventTypeNormal, "TasksLimited", "Limit", "%s", c.Message)
+	}
+	if c, ok := became(kc.Status.Conditions, s.Conditions, v1alpha1.KafkaConnectorReady, metav1.ConditionFalse); ok && problemPolicies[c.Reason].warn {
+		r.event(kc, corev1.EventTypeWarning, c.Reason, "Reconcile", "%s", c.Message)
+	}
+}
+
+// became returns condition t of now when it has status and did not have it
+// (with the same reason) before.
+func became(before, now []metav1.Condition, t string, status metav1.ConditionStatus) (*metav1.Condition, bool) {
+	n := meta.FindStatusCondition(now, t)
+	if n == nil || n.Status != status {
+		return n, false
+	}
+	o := meta.FindStatusCondition(before, t)
+	return n, o == nil || o.Status != status || o.Reason != n.Reason
+}
+
 // RuntimeStatus copies the worker's status entity into the status fields:
 // connector state and worker, and the tasks sorted by id with traces cut to
 // the API's bound.
@@ -49,7 +191,7 @@ func RuntimeStatus(st connectapi.ConnectorStateInfo, status *v1alpha1.KafkaConne
 			ID:       int32(t.ID),
 			State:    v1alpha1.ConnectorState(t.State),
 			WorkerID: t.WorkerID,
-			Trace:    truncate(t.Trace, v1alpha1.MaxTraceLength),
+			Trace:    condition.Truncate(t.Trace, v1alpha1.MaxTraceLength),
 		})
 	}
 	sort.Slice(tasks, func(i, j int) bool { return tasks[i].ID < tasks[j].ID })
@@ -85,7 +227,7 @@ func ReadyCondition(target TargetState, st connectapi.ConnectorStateInfo, effect
 	switch {
 	case st.Connector.State == connectapi.StateFailed && target != TargetStopped:
 		c.Reason = v1alpha1.ReasonConnectorFailed
-		c.Message = truncate("the connector failed: "+firstLine(st.Connector.Trace), maxConditionMessage)
+		c.Message = condition.Truncate("the connector failed: "+firstLine(st.Connector.Trace), maxConditionMessage)
 	case len(failed) > 0 && target == TargetRunning:
 		c.Reason = v1alpha1.ReasonTasksFailed
 		c.Message = fmt.Sprintf("task(s) %s of %d failed; GET /connectors/%s/status has the traces", strings.Join(failed, ", "), len(st.Tasks), st.Name)

@@ -45,14 +45,7 @@ func (k KafkaReads) admin(ctx context.Context, cc *v1alpha1.ConnectCluster) (*ka
 	if prob != nil {
 		return nil, nil, nil, fmt.Errorf("connecting to the Kafka of ConnectCluster %s/%s: %w", cc.Namespace, cc.Name, prob)
 	}
-	opts := []kgo.Opt{kgo.SeedBrokers(conn.BootstrapServers...), kgo.ClientID("conveyor-operator"), kgo.DialTimeout(5 * time.Second)}
-	if conn.TLS != nil {
-		opts = append(opts, kgo.DialTLSConfig(conn.TLS))
-	}
-	if conn.SASL != nil {
-		opts = append(opts, kgo.SASL(conn.SASL))
-	}
-	cl, err := kgo.NewClient(opts...)
+	cl, err := kgo.NewClient(connectcluster.KgoOptions(conn)...)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("creating a Kafka client for ConnectCluster %s/%s: %w", cc.Namespace, cc.Name, err)
 	}

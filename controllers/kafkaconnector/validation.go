@@ -21,6 +21,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/conveyor-dev/conveyor/controllers/condition"
 	"github.com/conveyor-dev/conveyor/runtime/connectapi"
 )
 
@@ -47,23 +48,8 @@ func ValidationMessage(infos connectapi.ConfigInfos) string {
 	}
 	sort.Strings(lines)
 	msg := fmt.Sprintf("the worker refused the config of %s (%d error(s)): %s", infos.Name, len(lines), strings.Join(lines, "; "))
-	return truncate(msg, maxConditionMessage)
+	return condition.Truncate(msg, maxConditionMessage)
 }
-
-// truncate shortens s to at most n bytes on a rune boundary, marking the cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	const mark = " ..."
-	cut := n - len(mark)
-	for cut > 0 && !isRuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + mark
-}
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // SinkGroupConflict is a sink of another ConnectCluster on the same brokers
 // that uses the same consumer group.

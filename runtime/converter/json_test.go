@@ -20,13 +20,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/conveyor-dev/conveyor/runtime/data"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 func mustJSON(t *testing.T, cfg map[string]string) *JSON {
@@ -215,7 +214,7 @@ func TestJSONGoldenEnvelope(t *testing.T) {
 		t.Fatal(err)
 	}
 	pretty.WriteByte('\n')
-	golden(t, "envelope_everything.json", pretty.Bytes())
+	testkit.Golden(t, "testdata/envelope_everything.json", pretty.Bytes())
 }
 
 func TestJSONKafkaEnvelopeShapes(t *testing.T) {
@@ -418,25 +417,6 @@ func TestFromConfig(t *testing.T) {
 	if _, err := FromConfig(false, map[string]string{"value.converter": "com.acme.Avro"}, nil); err == nil ||
 		!strings.Contains(err.Error(), "value.converter") || !strings.Contains(err.Error(), "com.acme.Avro") {
 		t.Fatalf("unknown class: %v", err)
-	}
-}
-
-// golden compares got with testdata/name; UPDATE_GOLDEN=1 rewrites it.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if os.Getenv("UPDATE_GOLDEN") != "" {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with UPDATE_GOLDEN=1 to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("%s differs from the golden file (UPDATE_GOLDEN=1 to accept):\n%s", path, got)
 	}
 }
 

@@ -33,6 +33,7 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/kafkalog"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/store"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 // fakeTasks is a TaskRuntime that records which tasks run.
@@ -268,16 +269,8 @@ func newEnvWith(t *testing.T, assignAll bool) *env {
 	return e
 }
 
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
+// wait bounds the waits of these tests.
+const wait = 15 * time.Second
 
 func sinkConfig(name, class string, tasksMax int) map[string]string {
 	return map[string]string{"name": name, "connector.class": class, "tasks.max": fmt.Sprint(tasksMax), "topics": "events", "secret": "${env:PW}"}
@@ -289,7 +282,7 @@ func TestSinkTasksFollowPartitionsWithoutRestart(t *testing.T) {
 	if _, err := e.h.CreateConnector(ctx, connectapi.CreateConnectorRequest{Name: "s", Config: sinkConfig("s", "TestSink", 10)}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "4 tasks", func() bool { return e.tasks.count("s") == 4 })
+	testkit.EventuallyTrue(t, wait, "4 tasks", func() bool { return e.tasks.count("s") == 4 })
 	lim, err := e.h.Limits(ctx, "s")
 	if err != nil || lim.TasksMax != 10 || lim.NaturalLimit == nil || *lim.NaturalLimit != 4 || lim.EffectiveTasks != 4 || lim.Reason != string(plugin.TopicPartitions) {
 		t.Fatalf("limits = %+v (natural %v), %v", lim, lim.NaturalLimit, err)
@@ -310,7 +303,7 @@ func TestSinkTasksFollowPartitionsWithoutRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.ticks <- time.Now()
-	eventually(t, "6 tasks after growing the topic", func() bool { return e.tasks.count("s") == 6 })
+	testkit.EventuallyTrue(t, wait, "6 tasks after growing the topic", func() bool { return e.tasks.count("s") == 6 })
 	e.tasks.mu.Lock()
 	restarts := e.tasks.starts[store.TaskID{Connector: "s", Task: 0}]
 	e.tasks.mu.Unlock()
@@ -348,7 +341,7 @@ func TestTooManyTaskConfigsFailsConnector(t *testing.T) {
 		t.Fatal(err)
 	}
 	var st connectapi.ConnectorStateInfo
-	eventually(t, "FAILED", func() bool { st, _ = e.h.ConnectorStatus(ctx, "g"); return st.Connector.State == "FAILED" })
+	testkit.EventuallyTrue(t, wait, "FAILED", func() bool { st, _ = e.h.ConnectorStatus(ctx, "g"); return st.Connector.State == "FAILED" })
 	if !strings.Contains(st.Connector.Trace, "3 task configs for tasks.max=2") {
 		t.Fatalf("trace %q does not explain the KIP-1004 refusal", st.Connector.Trace)
 	}
@@ -368,7 +361,7 @@ func TestBrokenConnectorDoesNotBlockOthers(t *testing.T) {
 	if _, err := e.h.CreateConnector(ctx, connectapi.CreateConnectorRequest{Name: "good", Config: sinkConfig("good", "TestSink", 2)}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the good connector's tasks", func() bool { return e.tasks.count("good") == 2 })
+	testkit.EventuallyTrue(t, wait, "the good connector's tasks", func() bool { return e.tasks.count("good") == 2 })
 }
 
 func TestLifecycleAndOffsets(t *testing.T) {
@@ -384,18 +377,18 @@ func TestLifecycleAndOffsets(t *testing.T) {
 	if _, err := e.h.CreateConnector(ctx, connectapi.CreateConnectorRequest{Name: "x", Config: bad}); !errors.Is(err, connectapi.ErrBadRequest) || !strings.Contains(err.Error(), "tasks.max") {
 		t.Fatalf("invalid create: %v", err)
 	}
-	eventually(t, "2 tasks", func() bool { return e.tasks.count("c") == 2 })
+	testkit.EventuallyTrue(t, wait, "2 tasks", func() bool { return e.tasks.count("c") == 2 })
 
 	// A failing task goes FAILED with its trace; a restart brings it back.
 	e.tasks.fail(store.TaskID{Connector: "c", Task: 1}, errors.New("disk full"))
-	eventually(t, "task 1 FAILED", func() bool {
+	testkit.EventuallyTrue(t, wait, "task 1 FAILED", func() bool {
 		ts, _ := e.h.TaskStatus(ctx, connectapi.ConnectorTaskID{Connector: "c", Task: 1})
 		return ts.State == "FAILED" && ts.Trace == "disk full"
 	})
 	if _, err := e.h.RestartConnector(ctx, "c", true, true); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "task 1 restarted", func() bool {
+	testkit.EventuallyTrue(t, wait, "task 1 restarted", func() bool {
 		ts, _ := e.h.TaskStatus(ctx, connectapi.ConnectorTaskID{Connector: "c", Task: 1})
 		return ts.State == "RUNNING" && e.tasks.count("c") == 2
 	})
@@ -406,14 +399,14 @@ func TestLifecycleAndOffsets(t *testing.T) {
 	if err := e.h.Pause(ctx, "c"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "PAUSED", func() bool {
+	testkit.EventuallyTrue(t, wait, "PAUSED", func() bool {
 		st, _ := e.h.ConnectorStatus(ctx, "c")
 		return st.Connector.State == "PAUSED" && len(st.Tasks) == 2 && st.Tasks[0].State == "PAUSED" && e.tasks.count("c") == 0
 	})
 	if err := e.h.Stop(ctx, "c"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "STOPPED without tasks", func() bool {
+	testkit.EventuallyTrue(t, wait, "STOPPED without tasks", func() bool {
 		st, _ := e.h.ConnectorStatus(ctx, "c")
 		return st.Connector.State == "STOPPED" && len(st.Tasks) == 0
 	})
@@ -437,11 +430,11 @@ func TestLifecycleAndOffsets(t *testing.T) {
 	if err := e.h.Resume(ctx, "c"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "running again", func() bool { return e.tasks.count("c") == 2 })
+	testkit.EventuallyTrue(t, wait, "running again", func() bool { return e.tasks.count("c") == 2 })
 	if err := e.h.DeleteConnector(ctx, "c"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "tasks gone after delete", func() bool { return e.tasks.count("c") == 0 })
+	testkit.EventuallyTrue(t, wait, "tasks gone after delete", func() bool { return e.tasks.count("c") == 0 })
 	if _, err := e.h.ConnectorStatus(ctx, "c"); !errors.Is(err, connectapi.ErrNotFound) {
 		t.Fatalf("status after delete: %v", err)
 	}
@@ -457,23 +450,20 @@ func TestAssignmentIsAnInput(t *testing.T) {
 	if _, err := e.h.CreateConnector(ctx, connectapi.CreateConnectorRequest{Name: "s", Config: sinkConfig("s", "TestSink", 4)}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond) // nothing is assigned: nothing may run
-	if n := e.tasks.count("s"); n != 0 {
-		t.Fatalf("%d tasks run without an assignment", n)
-	}
-	if len(e.cfgs.TaskConfigs("s")) != 0 {
-		t.Fatal("task configs written by a worker that does not run the connector")
-	}
+	testkit.Consistently(t, 200*time.Millisecond, "nothing is assigned: nothing runs, no task configs are written", func() (bool, string) {
+		n, cfgs := e.tasks.count("s"), len(e.cfgs.TaskConfigs("s"))
+		return n == 0 && cfgs == 0, fmt.Sprintf("%d tasks run, %d task configs written", n, cfgs)
+	})
 	e.h.SetAssignment(Assignment{Generation: 1, Connectors: []string{"s"}})
-	eventually(t, "task configs from the assigned connector", func() bool { return len(e.cfgs.TaskConfigs("s")) == 4 })
+	testkit.EventuallyTrue(t, wait, "task configs from the assigned connector", func() bool { return len(e.cfgs.TaskConfigs("s")) == 4 })
 	if n := e.tasks.count("s"); n != 0 {
 		t.Fatalf("%d tasks run though none is assigned", n)
 	}
 	id := func(i int) store.TaskID { return store.TaskID{Connector: "s", Task: i} }
 	e.h.SetAssignment(Assignment{Generation: 2, Connectors: []string{"s"}, Tasks: []store.TaskID{id(0), id(1)}})
-	eventually(t, "tasks 0 and 1", func() bool { return e.tasks.count("s") == 2 })
+	testkit.EventuallyTrue(t, wait, "tasks 0 and 1", func() bool { return e.tasks.count("s") == 2 })
 	e.h.SetAssignment(Assignment{Generation: 3, Connectors: []string{"s"}, Tasks: []store.TaskID{id(1), id(2), id(3)}})
-	eventually(t, "tasks 1, 2 and 3", func() bool {
+	testkit.EventuallyTrue(t, wait, "tasks 1, 2 and 3", func() bool {
 		e.tasks.mu.Lock()
 		defer e.tasks.mu.Unlock()
 		_, has0 := e.tasks.running[id(0)]
@@ -485,7 +475,7 @@ func TestAssignmentIsAnInput(t *testing.T) {
 	if starts != 1 {
 		t.Errorf("task 1 kept its worker but was started %d times", starts)
 	}
-	eventually(t, "task 0 UNASSIGNED", func() bool {
+	testkit.EventuallyTrue(t, wait, "task 0 UNASSIGNED", func() bool {
 		st, _ := e.h.TaskStatus(ctx, connectapi.ConnectorTaskID{Connector: "s", Task: 0})
 		return st.State == connectapi.StateUnassigned
 	})
@@ -508,7 +498,7 @@ func TestSourceOffsetsWhileStopped(t *testing.T) {
 	if _, err := e.h.CreateConnector(ctx, connectapi.CreateConnectorRequest{Name: "src", Config: cfg, InitialState: connectapi.InitialStopped}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "STOPPED", func() bool {
+	testkit.EventuallyTrue(t, wait, "STOPPED", func() bool {
 		st, _ := e.h.ConnectorStatus(ctx, "src")
 		return st.Connector.State == "STOPPED"
 	})
@@ -527,7 +517,7 @@ func TestSourceOffsetsWhileStopped(t *testing.T) {
 	if err := e.h.Resume(ctx, "src"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "2 tasks (natural limit Files)", func() bool { return e.tasks.count("src") == 2 })
+	testkit.EventuallyTrue(t, wait, "2 tasks (natural limit Files)", func() bool { return e.tasks.count("src") == 2 })
 	lim, _ := e.h.Limits(ctx, "src")
 	if lim.Reason != "Files" || lim.EffectiveTasks != 2 || lim.TasksMax != 5 {
 		t.Fatalf("limits = %+v", lim)
@@ -538,7 +528,7 @@ func TestSourceOffsetsWhileStopped(t *testing.T) {
 	if err := e.h.Stop(ctx, "src"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "no tasks", func() bool {
+	testkit.EventuallyTrue(t, wait, "no tasks", func() bool {
 		st, _ := e.h.ConnectorStatus(ctx, "src")
 		return st.Connector.State == "STOPPED" && len(st.Tasks) == 0 && e.tasks.count("src") == 0
 	})
@@ -560,7 +550,7 @@ func TestPauseInPlace(t *testing.T) {
 	if _, err := e.h.CreateConnector(ctx, connectapi.CreateConnectorRequest{Name: "p", Config: cfg}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "2 tasks", func() bool { return e.tasks.count("p") == 2 })
+	testkit.EventuallyTrue(t, wait, "2 tasks", func() bool { return e.tasks.count("p") == 2 })
 	task0 := func() *pausableTask {
 		e.tasks.mu.Lock()
 		defer e.tasks.mu.Unlock()
@@ -569,7 +559,7 @@ func TestPauseInPlace(t *testing.T) {
 	if err := e.h.Pause(ctx, "p"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "tasks paused in place", func() bool {
+	testkit.EventuallyTrue(t, wait, "tasks paused in place", func() bool {
 		st, _ := e.h.ConnectorStatus(ctx, "p")
 		return st.Connector.State == "PAUSED" && len(st.Tasks) == 2 && st.Tasks[0].State == "PAUSED" && st.Tasks[1].State == "PAUSED" && task0().isPaused()
 	})
@@ -579,7 +569,7 @@ func TestPauseInPlace(t *testing.T) {
 	if err := e.h.Resume(ctx, "p"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "tasks resumed", func() bool {
+	testkit.EventuallyTrue(t, wait, "tasks resumed", func() bool {
 		st, _ := e.h.ConnectorStatus(ctx, "p")
 		return st.Connector.State == "RUNNING" && st.Tasks[0].State == "RUNNING" && !task0().isPaused()
 	})
@@ -609,9 +599,9 @@ func TestApplyAssignmentWaitsForRevokedTasksToStop(t *testing.T) {
 	}
 	t0, t1 := store.TaskID{Connector: "s", Task: 0}, store.TaskID{Connector: "s", Task: 1}
 	e.h.SetAssignment(Assignment{Generation: 1, Connectors: []string{"s"}})
-	eventually(t, "task configs", func() bool { return len(e.cfgs.TaskConfigs("s")) == 2 })
+	testkit.EventuallyTrue(t, wait, "task configs", func() bool { return len(e.cfgs.TaskConfigs("s")) == 2 })
 	e.h.SetAssignment(Assignment{Generation: 2, Connectors: []string{"s"}, Tasks: []store.TaskID{t0, t1}})
-	eventually(t, "2 tasks", func() bool { return e.tasks.count("s") == 2 })
+	testkit.EventuallyTrue(t, wait, "2 tasks", func() bool { return e.tasks.count("s") == 2 })
 
 	start := time.Now()
 	actx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -657,12 +647,14 @@ func TestWritesWaitForARebalanceThenConflict(t *testing.T) {
 		_, err := e.h.CreateConnector(ctx, connectapi.CreateConnectorRequest{Name: "b", Config: sinkConfig("b", "TestSink", 1)})
 		done <- err
 	}()
-	time.Sleep(50 * time.Millisecond)
-	select {
-	case err := <-done:
-		t.Fatalf("write finished during the rebalance: %v", err)
-	default:
-	}
+	testkit.Consistently(t, 50*time.Millisecond, "the write waits while the rebalance lasts", func() (bool, string) {
+		select {
+		case err := <-done:
+			return false, fmt.Sprintf("write finished during the rebalance: %v", err)
+		default:
+			return true, ""
+		}
+	})
 	e.h.SetRebalancing(false)
 	if err := <-done; err != nil {
 		t.Fatalf("write after the rebalance: %v", err)

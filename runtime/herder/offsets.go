@@ -26,6 +26,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/conveyor-dev/conveyor/runtime/connectapi"
+	"github.com/conveyor-dev/conveyor/runtime/connectnames"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/store"
 )
@@ -44,9 +45,6 @@ const (
 		"However, if this connector manages offsets externally, they will need to be manually reset in the system that the connector uses."
 )
 
-// SinkGroup is the consumer group of a sink connector.
-func SinkGroup(connector string) string { return "connect-" + connector }
-
 func (h *Herder) isSink(cfg map[string]string) bool {
 	p, ok := h.opts.Plugins.Lookup(cfg[plugin.KeyConnectorClass])
 	return ok && p.Kind == plugin.KindSink
@@ -63,12 +61,12 @@ func (h *Herder) Offsets(ctx context.Context, name string) (connectapi.Connector
 		if h.opts.Admin == nil {
 			return out, errors.New("no Kafka admin client configured")
 		}
-		resp, err := h.opts.Admin.FetchOffsets(ctx, SinkGroup(name))
+		resp, err := h.opts.Admin.FetchOffsets(ctx, connectnames.SinkGroup(name))
 		if errors.Is(err, kerr.GroupIDNotFound) {
 			return out, nil // the sink has not committed anything yet
 		}
 		if err != nil {
-			return out, fmt.Errorf("fetching offsets of group %s: %w", SinkGroup(name), err)
+			return out, fmt.Errorf("fetching offsets of group %s: %w", connectnames.SinkGroup(name), err)
 		}
 		for _, o := range resp.Sorted() {
 			if o.Err != nil || o.At < 0 {
@@ -173,7 +171,7 @@ func (h *Herder) alterSinkOffsets(ctx context.Context, name string, offsets conn
 		}
 		commit.Add(kadm.Offset{Topic: topic, Partition: part, At: at, LeaderEpoch: -1})
 	}
-	group := SinkGroup(name)
+	group := connectnames.SinkGroup(name)
 	if len(commit) > 0 {
 		if err := h.opts.Admin.CommitAllOffsets(ctx, group, commit); err != nil {
 			return connectapi.Message{}, fmt.Errorf("committing offsets of group %s: %w", group, err)
@@ -198,7 +196,7 @@ func (h *Herder) ResetOffsets(ctx context.Context, name string) (connectapi.Mess
 		return connectapi.Message{}, err
 	}
 	if h.isSink(cfg) {
-		group := SinkGroup(name)
+		group := connectnames.SinkGroup(name)
 		resp, err := h.opts.Admin.DeleteGroup(ctx, group)
 		if err == nil {
 			err = resp.Err

@@ -20,7 +20,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -30,16 +29,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/conveyor-dev/conveyor/runtime/connectapi"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current responses")
 
 const testToken = "s3cr3t-token"
 
@@ -270,9 +267,9 @@ func goldenCases() []goldenCase {
 }
 
 // newTestServer serves a seeded memHerder; logs go to the returned buffer.
-func newTestServer(t *testing.T, h connectapi.Herder, cfg Config) (*httptest.Server, *logBuffer) {
+func newTestServer(t *testing.T, h connectapi.Herder, cfg Config) (*httptest.Server, *testkit.SyncBuffer) {
 	t.Helper()
-	logs := &logBuffer{}
+	logs := &testkit.SyncBuffer{}
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	s, err := New(h, cfg)
 	if err != nil {
@@ -281,24 +278,6 @@ func newTestServer(t *testing.T, h connectapi.Herder, cfg Config) (*httptest.Ser
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(ts.Close)
 	return ts, logs
-}
-
-// logBuffer collects log output written by server goroutines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
 }
 
 func do(t *testing.T, ts *httptest.Server, st step) (*http.Response, []byte) {
@@ -399,7 +378,7 @@ func TestGoldenResponses(t *testing.T) {
 					t.Errorf("logs hold %q:\n%s", secret, logs)
 				}
 			}
-			checkGolden(t, filepath.Join("testdata", tc.name+".golden"), got.String())
+			testkit.Golden(t, filepath.Join("testdata", tc.name+".golden"), []byte(got.String()))
 		})
 	}
 }
@@ -420,26 +399,6 @@ func assertErrorShape(t *testing.T, resp *http.Response, body []byte) {
 	}
 	if e.ErrorCode != resp.StatusCode || e.Message == "" {
 		t.Errorf("error answer %d has error_code %d and message %q", resp.StatusCode, e.ErrorCode, e.Message)
-	}
-}
-
-func checkGolden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading golden file (run go test ./runtime/rest -update to create it): %v", err)
-	}
-	if got != string(want) {
-		t.Errorf("response differs from %s (run go test ./runtime/rest -update after checking the change):\n--- got\n%s\n--- want\n%s", path, got, want)
 	}
 }
 

@@ -156,22 +156,24 @@ func BenchmarkRawProducer(b *testing.B) {
 
 var benchInFlight = 10000
 
+// jsonWithoutSchemas are worker converter settings: JSON without schemas.
+var jsonWithoutSchemas = map[string]string{
+	"key.converter": converter.JSONClass, "key.converter.schemas.enable": "false",
+	"value.converter": converter.JSONClass, "value.converter.schemas.enable": "false",
+}
+
 // BenchmarkRangeSourceRunner produces b.N range-source records (200-byte
 // payloads, JSON without schemas) through one source runner.
 func BenchmarkRangeSourceRunner(b *testing.B) {
 	topics := map[string]int32{"out": 4}
 	c := cluster(b, topics)
-	jsonConv, err := converter.New(converter.JSONClass, map[string]string{"schemas.enable": "false"}, false)
-	if err != nil {
-		b.Fatal(err)
-	}
 	cfgs := taskConfigs(b, rangesource.Plugin(), map[string]string{
 		"name": "range", "connector.class": "RangeSource", "topic": "out", "count": strconv.Itoa(b.N), "record.size": "200", "batch.size": "1000",
 	}, topics, 1)
 	cm := common(c, newStatuses(), ID{"bench", 0}, cfgs[0])
-	cm.KeyConverter, cm.ValueConverter = jsonConv, jsonConv
+	cm.KeyConverter, cm.ValueConverter = nil, nil
 	cm.Metrics = metrics.New().Task("bench", 0)
-	r, err := NewSourceRunner(SourceConfig{Common: cm, Task: rangesource.Plugin().NewSourceTask(), Offsets: newMemOffsets()})
+	r, err := New(Spec{Common: cm, Plugin: rangesource.Plugin(), Connector: cfgs[0], WorkerConverters: jsonWithoutSchemas, Offsets: newMemOffsets()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -206,10 +208,11 @@ func BenchmarkFileSinkRunner(b *testing.B) {
 	c := cluster(b, map[string]int32{"in": 4})
 	fillTopic(b, c.ListenAddrs(), "in", b.N)
 	out := filepath.Join(b.TempDir(), "sink.out")
-	cm := common(c, newStatuses(), ID{"bench", 0}, map[string]string{"file": out, "topics": "in"})
-	cm.KeyConverter, cm.ValueConverter = converter.ByteArray{}, converter.ByteArray{}
+	cfg := map[string]string{"file": out, "topics": "in", "key.converter": converter.ByteArrayClass, "value.converter": converter.ByteArrayClass}
+	cm := common(c, newStatuses(), ID{"bench", 0}, cfg)
+	cm.KeyConverter, cm.ValueConverter = nil, nil
 	cm.OffsetFlushInterval = 200 * time.Millisecond
-	r, err := NewSinkRunner(SinkConfig{Common: cm, Task: file.SinkPlugin().NewSinkTask()})
+	r, err := New(Spec{Common: cm, Plugin: file.SinkPlugin(), Connector: cfg})
 	if err != nil {
 		b.Fatal(err)
 	}

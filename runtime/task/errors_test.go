@@ -17,7 +17,6 @@ limitations under the License.
 package task
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -32,10 +31,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/conveyor-dev/conveyor/runtime/connectnames"
 	"github.com/conveyor-dev/conveyor/runtime/converter"
 	"github.com/conveyor-dev/conveyor/runtime/data"
 	"github.com/conveyor-dev/conveyor/runtime/metrics"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
+	"github.com/conveyor-dev/conveyor/runtime/task/tasktest"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 // produceJSON writes one record per value to partition 0 of topic, key
@@ -90,24 +92,6 @@ func jsonConverter(t *testing.T) converter.Converter {
 	return c
 }
 
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func header(r *kgo.Record, key string) (string, bool) {
 	for _, h := range r.Headers {
 		if h.Key == key {
@@ -158,7 +142,7 @@ func TestSinkToleranceAllDeadLetterQueue(t *testing.T) {
 	produceJSON(t, c, "in", vals...)
 	st := newStatuses()
 	m := metrics.New()
-	logs := &syncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	sink := newRecordingSink()
 	cfg := SinkConfig{Common: common(c, st, ID{"s", 0}, map[string]string{"topics": "in"}), Task: sink}
 	cfg.ValueConverter = jsonConverter(t)
@@ -168,9 +152,9 @@ func TestSinkToleranceAllDeadLetterQueue(t *testing.T) {
 	cfg.Errors = ErrorConfig{ToleranceAll: true, Log: true, DLQTopic: "in-dlq", DLQReplication: 1, DLQContextHeaders: true}
 	r := newSink(t, cfg)
 
-	eventually(t, 10*time.Second, "the six good records put", func() bool { return sink.distinct() == 6 })
-	eventually(t, 10*time.Second, "offsets committed past the bad records", func() bool {
-		return committedAt(adm, GroupID("s"), "in", 0) == 8
+	testkit.EventuallyTrue(t, 10*time.Second, "the six good records put", func() bool { return sink.distinct() == 6 })
+	testkit.EventuallyTrue(t, 10*time.Second, "offsets committed past the bad records", func() bool {
+		return committedAt(adm, connectnames.SinkGroup("s"), "in", 0) == 8
 	})
 	dlq := readAll(t, c, "in-dlq", 2)
 	if len(dlq) != 2 {
@@ -210,8 +194,8 @@ func TestSinkToleranceAllDeadLetterQueue(t *testing.T) {
 	// A poll holding only a bad record (the batch to put is empty) still
 	// moves the committed offset past it.
 	produceJSON(t, c, "in", "secret-bad-8")
-	eventually(t, 10*time.Second, "offset committed past a lone bad record", func() bool {
-		return committedAt(adm, GroupID("s"), "in", 0) == 9
+	testkit.EventuallyTrue(t, 10*time.Second, "offset committed past a lone bad record", func() bool {
+		return committedAt(adm, connectnames.SinkGroup("s"), "in", 0) == 9
 	})
 	if r.State() != StateRunning {
 		t.Fatalf("state %s, want RUNNING", r.State())
@@ -309,7 +293,7 @@ func TestSourceRetriesRetriableConversion(t *testing.T) {
 	cfg.Metrics = m.Task("src", 0)
 	cfg.Errors = ErrorConfig{RetryTimeout: 10 * time.Second, RetryMinDelay: 10 * time.Millisecond}
 	r, err := NewSourceRunner(cfg)
-	r = startRunner(t, r, err)
+	r = tasktest.Start(t, r, err)
 	got := values(readAll(t, c, "out", 10))
 	for i := range 10 {
 		if got["v-"+strconv.Itoa(i)] != 1 {
@@ -342,12 +326,12 @@ func TestSourceToleranceAllSkipsBadRecords(t *testing.T) {
 	cfg.Metrics = m.Task("src", 0)
 	cfg.Errors = ErrorConfig{ToleranceAll: true, RetryTimeout: 100 * time.Millisecond, RetryMinDelay: 10 * time.Millisecond}
 	r, err := NewSourceRunner(cfg)
-	r = startRunner(t, r, err)
+	r = tasktest.Start(t, r, err)
 	got := values(readAll(t, c, "out", 8))
 	if len(got) != 8 || got["v-4"] != 0 || got["v-9"] != 0 {
 		t.Fatalf("written: %v", got)
 	}
-	eventually(t, 10*time.Second, "every record committed, skipped ones included", func() bool { return src.committedCount() == 10 })
+	testkit.EventuallyTrue(t, 10*time.Second, "every record committed, skipped ones included", func() bool { return src.committedCount() == 10 })
 	stop(t, r, 5*time.Second)
 	if r.Err() != nil {
 		t.Fatalf("task failed: %v", r.Err())
@@ -367,7 +351,7 @@ func TestSourceToleranceAllSkipsBadRecords(t *testing.T) {
 func TestErrorLogIncludesMessagesOnlyWhenAsked(t *testing.T) {
 	kr := &kgo.Record{Topic: "in", Partition: 1, Offset: 42, Key: []byte("user-key"), Value: []byte("password=hunter2")}
 	for _, include := range []bool{false, true} {
-		logs := &syncBuffer{}
+		logs := &testkit.SyncBuffer{}
 		h := &errorHandler{cfg: ErrorConfig{ToleranceAll: true, Log: true, LogMessages: include},
 			log: slog.New(slog.NewTextHandler(logs, nil)), sleep: func(time.Duration) bool { return true }}
 		err := h.handle(context.Background(), stageErr(StageValueConverter, converter.StringConverter{}, errors.New("bad value")),
@@ -428,7 +412,7 @@ func TestSinkRetriesRetriableConversion(t *testing.T) {
 	cfg.Metrics = m.Task("s", 0)
 	cfg.Errors = ErrorConfig{RetryTimeout: 10 * time.Second, RetryMinDelay: 10 * time.Millisecond}
 	r := newSink(t, cfg)
-	eventually(t, 10*time.Second, "all four records put", func() bool { return sink.distinct() == 4 })
+	testkit.EventuallyTrue(t, 10*time.Second, "all four records put", func() bool { return sink.distinct() == 4 })
 	if r.State() != StateRunning {
 		t.Fatalf("state %s", r.State())
 	}
@@ -488,7 +472,7 @@ func TestSinkDeadLetterWriteFailureCommitsNothing(t *testing.T) {
 	cfg.OffsetFlushInterval = 50 * time.Millisecond
 	cfg.Errors = ErrorConfig{ToleranceAll: true, DLQTopic: "dlq", DLQReplication: 1}
 	r := newSink(t, cfg)
-	eventually(t, 10*time.Second, "good records committed", func() bool { return committedAt(adm, GroupID("s"), "in", 0) == 2 })
+	testkit.EventuallyTrue(t, 10*time.Second, "good records committed", func() bool { return committedAt(adm, connectnames.SinkGroup("s"), "in", 0) == 2 })
 	// The dead letter queue topic disappears; the producer cannot write.
 	if _, err := adm.DeleteTopics(context.Background(), "dlq"); err != nil {
 		t.Fatal(err)
@@ -502,7 +486,7 @@ func TestSinkDeadLetterWriteFailureCommitsNothing(t *testing.T) {
 	if tr := st.trace(ID{"s", 0}); !strings.Contains(tr, "dead letter queue") {
 		t.Fatalf("trace: %s", tr)
 	}
-	if got := committed(t, adm, GroupID("s"), "in")[0]; got != 2 {
+	if got := committed(t, adm, connectnames.SinkGroup("s"), "in")[0]; got != 2 {
 		t.Fatalf("committed offset %d, want 2 (not past the record whose dead letter failed)", got)
 	}
 }
@@ -562,8 +546,8 @@ func TestSinkErrantRecordReporter(t *testing.T) {
 		cfg.OffsetFlushInterval = 50 * time.Millisecond
 		cfg.Errors = ErrorConfig{ToleranceAll: true, DLQTopic: "in-dlq", DLQReplication: 1, DLQContextHeaders: true}
 		r := newSink(t, cfg)
-		eventually(t, 10*time.Second, "offsets committed past the reported record", func() bool {
-			return committedAt(adm, GroupID("s"), "in", 0) == 3
+		testkit.EventuallyTrue(t, 10*time.Second, "offsets committed past the reported record", func() bool {
+			return committedAt(adm, connectnames.SinkGroup("s"), "in", 0) == 3
 		})
 		if sink.distinct() != 2 || r.State() != StateRunning {
 			t.Fatalf("%d records written, state %s; want 2 and RUNNING", sink.distinct(), r.State())

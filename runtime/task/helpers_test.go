@@ -125,18 +125,6 @@ func committed(t *testing.T, adm *kadm.Client, group, topic string) map[int32]in
 	return out
 }
 
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // statuses records reported task states.
 type statuses struct {
 	mu     sync.Mutex

@@ -85,3 +85,33 @@ func murmur2(b []byte) uint32 {
 	h ^= h >> 15
 	return h
 }
+
+// explicitPartitioner sends a record with a non-negative Partition there
+// and delegates the others (Partition -1) to the key partitioner.
+type explicitPartitioner struct{ next kgo.Partitioner }
+
+func (p explicitPartitioner) ForTopic(t string) kgo.TopicPartitioner {
+	return explicitTopicPartitioner{p.next.ForTopic(t)}
+}
+
+type explicitTopicPartitioner struct{ next kgo.TopicPartitioner }
+
+func (p explicitTopicPartitioner) RequiresConsistency(r *kgo.Record) bool {
+	return r.Partition >= 0 || p.next.RequiresConsistency(r)
+}
+
+func (p explicitTopicPartitioner) Partition(r *kgo.Record, n int) int {
+	if r.Partition >= 0 {
+		return int(r.Partition) // kgo fails the record when out of range
+	}
+	if rc, ok := r.Context.(*recordContext); ok && rc.hashed {
+		return partitionOf(rc.keyHash, n) // the key's hash, taken by sendBatch
+	}
+	return p.next.Partition(r, n)
+}
+
+func (p explicitTopicPartitioner) OnNewBatch() {
+	if nb, ok := p.next.(kgo.TopicPartitionerOnNewBatch); ok {
+		nb.OnNewBatch()
+	}
+}

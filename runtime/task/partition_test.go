@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/conveyor-dev/conveyor/test/testkit"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -107,7 +108,7 @@ func TestSourceRecordsOnKafkaKeyPartitions(t *testing.T) {
 	c := cluster(t, map[string]int32{"out": parts})
 	src := &counterSource{topic: "out", limit: 300, batch: 40}
 	newSource(t, SourceConfig{Common: common(c, newStatuses(), ID{"src", 0}, nil), Task: src, Offsets: newMemOffsets()})
-	eventually(t, 10*time.Second, "every record acknowledged", func() bool { return src.committedCount() >= 300 })
+	testkit.EventuallyTrue(t, 10*time.Second, "every record acknowledged", func() bool { return src.committedCount() >= 300 })
 	kafka := kgo.StickyKeyPartitioner(nil).ForTopic("out")
 	used := map[int32]bool{}
 	for _, r := range readAll(t, c, "out", 300) {

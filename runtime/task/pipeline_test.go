@@ -32,6 +32,8 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/converter"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/plugin/plugintest"
+	"github.com/conveyor-dev/conveyor/runtime/task/tasktest"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 // taskConfigs starts a connector of p with config and returns its task
@@ -90,34 +92,23 @@ func readLines(t *testing.T, path string) []string {
 }
 
 // runPipeline runs FileSource → Kafka → FileSink until out has want lines,
-// then stops both gracefully.
+// then stops both gracefully. The runners are built as the worker builds
+// them (New), with string converters as the worker's defaults.
 func runPipeline(t *testing.T, srcCfg, sinkCfg map[string]string, c Common, store OffsetStore, out string, want int) {
 	t.Helper()
+	c.KeyConverter, c.ValueConverter = nil, nil
+	conv := map[string]string{"key.converter": converter.StringClass, "value.converter": converter.StringClass}
 	sc := c
 	sc.ID = ID{"file-source", 0}
 	sc.Config = srcCfg
-	src, err := New(file.SourcePlugin(), sc, store)
-	if err != nil {
-		t.Fatal(err)
-	}
+	src, err := New(Spec{Common: sc, Plugin: file.SourcePlugin(), Connector: srcCfg, WorkerConverters: conv, Offsets: store})
+	src = tasktest.Start(t, src, err)
 	kc := c
 	kc.ID = ID{"file-sink", 0}
 	kc.Config = sinkCfg
-	sink, err := New(file.SinkPlugin(), kc, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range []Runner{src, sink} {
-		if err := r.Start(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			_ = r.Stop(ctx)
-		})
-	}
-	eventually(t, 60*time.Second, fmt.Sprintf("%d lines in the sink file", want), func() bool { return len(readLines(t, out)) >= want })
+	sink, err := New(Spec{Common: kc, Plugin: file.SinkPlugin(), Connector: sinkCfg, WorkerConverters: conv})
+	sink = tasktest.Start(t, sink, err)
+	testkit.EventuallyTrue(t, 60*time.Second, fmt.Sprintf("%d lines in the sink file", want), func() bool { return len(readLines(t, out)) >= want })
 	stop(t, src, 10*time.Second)
 	stop(t, sink, 10*time.Second)
 }
@@ -194,13 +185,15 @@ func TestRangeSourceThroughRunners(t *testing.T) {
 		cc := cm
 		cc.ID = ID{"range", i}
 		cc.Config = tc
-		newSource(t, SourceConfig{Common: cc, Task: rangesource.Plugin().NewSourceTask(), Offsets: store})
+		cc.KeyConverter, cc.ValueConverter = nil, nil
+		r, err := New(Spec{Common: cc, Plugin: rangesource.Plugin(), Connector: tc, WorkerConverters: jsonWithoutSchemas, Offsets: store})
+		tasktest.Start(t, r, err)
 	}
 	sink := newRecordingSink()
 	kc := cm
 	kc.ID = ID{"ids-sink", 0}
 	newSink(t, SinkConfig{Common: kc, Task: sink, Topics: []string{"ids"}})
-	eventually(t, 30*time.Second, "5000 ids in the sink", func() bool { return sink.total() >= 5000 })
+	testkit.EventuallyTrue(t, 30*time.Second, "5000 ids in the sink", func() bool { return sink.total() >= 5000 })
 	sink.mu.Lock()
 	defer sink.mu.Unlock()
 	ids := map[any]int{}

@@ -20,6 +20,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 // The producer settings reach the producer: records written with
@@ -38,7 +40,7 @@ func TestSourceProducerCompression(t *testing.T) {
 		}
 		src := &counterSource{topic: "out", limit: 300, batch: 100}
 		newSource(t, SourceConfig{Common: common(c, newStatuses(), ID{"src", 0}, nil), Task: src, Offsets: newMemOffsets(), Producer: producer})
-		eventually(t, 10*time.Second, "every record acknowledged", func() bool { return src.committedCount() >= 300 })
+		testkit.EventuallyTrue(t, 10*time.Second, "every record acknowledged", func() bool { return src.committedCount() >= 300 })
 		for _, r := range readAll(t, c, "out", 300) {
 			if got := r.Attrs.CompressionType(); got != tc.codec {
 				t.Fatalf("compression.type=%q: a record came in a batch of codec %d, want %d", tc.setting, got, tc.codec)

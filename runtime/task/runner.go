@@ -19,8 +19,14 @@ package task
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
 
+	"github.com/conveyor-dev/conveyor/runtime/converter"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // Runner is what the herder drives; SourceRunner and SinkRunner implement it.
@@ -45,22 +51,123 @@ var (
 	_ Runner = (*SinkRunner)(nil)
 )
 
-// New creates the runner for one task of a connector implemented by p, with
-// a fresh plugin task instance. offsets is required for source plugins and
-// ignored for sinks. Sink-specific settings take their defaults and the
-// topics come from c.Config.
-func New(p plugin.Plugin, c Common, offsets OffsetStore) (Runner, error) {
-	switch p.Kind {
-	case plugin.KindSource:
-		if p.NewSourceTask == nil {
-			return nil, fmt.Errorf("plugin %s has no source task", p.Class)
-		}
-		return NewSourceRunner(SourceConfig{Common: c, Task: p.NewSourceTask(), Offsets: offsets})
-	case plugin.KindSink:
-		if p.NewSinkTask == nil {
-			return nil, fmt.Errorf("plugin %s has no sink task", p.Class)
-		}
-		return NewSinkRunner(SinkConfig{Common: c, Task: p.NewSinkTask()})
+// Spec is one task of a connector as the worker runs it. New is the one
+// way to build a runner of a connector's task: the worker, and the tests
+// and benchmarks that run a connector, all go through it, so they get the
+// same converters, transforms, errors.* handling, topics and client
+// settings.
+type Spec struct {
+	// Common holds the ID, the task configuration (Config), the Kafka
+	// client options, Status, Metrics, Logger, the offset flush settings,
+	// RetryBackoff and TransformedTopic. New sets KeyConverter,
+	// ValueConverter, Transforms and Errors from Connector: a Spec that
+	// sets them is refused.
+	Common
+	// Plugin implements the connector; New makes a fresh task of it.
+	Plugin plugin.Plugin
+	// Connector is the connector's configuration, placeholders resolved:
+	// its converters (over WorkerConverters), transforms, errors.* keys
+	// and, for a sink, topics or topics.regex. Required.
+	Connector map[string]string
+	// WorkerConverters are the worker's converter settings (key.converter,
+	// value.converter and their sub-keys): the defaults of Connector's.
+	WorkerConverters map[string]string
+	// Consumer holds the worker's consumer.* settings without the prefix;
+	// a sink reads session.timeout.ms, rebalance.timeout.ms and
+	// max.poll.records (Kafka's names).
+	Consumer map[string]string
+	// Producer holds the worker's producer.* settings without the prefix,
+	// for a source (see ProducerSettings).
+	Producer map[string]string
+	// Offsets stores a source connector's offsets; required for sources.
+	Offsets OffsetStore
+	// WrapSource, when set, wraps the source task the plugin made (the
+	// worker notes the topics a task writes to this way).
+	WrapSource func(plugin.SourceTask) plugin.SourceTask
+}
+
+// New creates the runner of one task of s.Plugin; Start runs it.
+func New(s Spec) (Runner, error) {
+	c := s.Common
+	if c.KeyConverter != nil || c.ValueConverter != nil || c.Transforms != nil || c.Errors != (ErrorConfig{}) {
+		return nil, fmt.Errorf("task %s: New builds the converters, transforms and errors.* handling from Spec.Connector; leave them unset in Spec.Common", c.ID)
 	}
-	return nil, fmt.Errorf("plugin %s: unknown kind %q", p.Class, p.Kind)
+	if s.Connector == nil {
+		return nil, fmt.Errorf("task %s: Spec.Connector (the connector configuration) is required", c.ID)
+	}
+	var err error
+	if c.KeyConverter, err = converter.FromConfig(true, s.Connector, s.WorkerConverters); err != nil {
+		return nil, err
+	}
+	if c.ValueConverter, err = converter.FromConfig(false, s.Connector, s.WorkerConverters); err != nil {
+		return nil, err
+	}
+	c.Transforms = s.Connector
+	// The errors.* keys are connector settings; task configs need not
+	// carry them.
+	if c.Errors, err = ParseErrorConfig(s.Plugin.Kind, s.Connector); err != nil {
+		return nil, err
+	}
+	switch s.Plugin.Kind {
+	case plugin.KindSource:
+		if s.Plugin.NewSourceTask == nil {
+			return nil, fmt.Errorf("plugin %s has no source task", s.Plugin.Class)
+		}
+		// Like Kafka Connect's producers, ask the broker to create a
+		// missing topic (it decides whether it may).
+		c.Kafka = append(slices.Clip(c.Kafka), kgo.AllowAutoTopicCreation())
+		st := s.Plugin.NewSourceTask()
+		if s.WrapSource != nil {
+			st = s.WrapSource(st)
+		}
+		return NewSourceRunner(SourceConfig{Common: c, Task: st, Offsets: s.Offsets, Producer: s.Producer})
+	case plugin.KindSink:
+		if s.Plugin.NewSinkTask == nil {
+			return nil, fmt.Errorf("plugin %s has no sink task", s.Plugin.Class)
+		}
+		sc := SinkConfig{Common: c, Task: s.Plugin.NewSinkTask()}
+		sc.Topics = plugin.SplitList(s.Connector[plugin.KeyTopics])
+		if len(sc.Topics) == 0 {
+			sc.TopicsRegex = strings.TrimSpace(s.Connector[plugin.KeyTopicsRegex])
+		}
+		if err := ConsumerSettings(s.Consumer, &sc); err != nil {
+			return nil, fmt.Errorf("task %s: %w", c.ID, err)
+		}
+		return NewSinkRunner(sc)
+	}
+	return nil, fmt.Errorf("plugin %s has unknown kind %q", s.Plugin.Class, s.Plugin.Kind)
+}
+
+// ConsumerSettings applies the consumer settings a sink runner understands,
+// by Kafka's names (the worker's consumer.* keys without the prefix):
+// session.timeout.ms, rebalance.timeout.ms and max.poll.records. Other
+// keys are left to Kafka's clients and ignored here. A bad value is an
+// error naming the key.
+func ConsumerSettings(m map[string]string, sc *SinkConfig) error {
+	ms := func(key string, d *time.Duration) error {
+		v, ok := m[key]
+		if !ok {
+			return nil
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n <= 0 {
+			return fmt.Errorf("consumer.%s=%q: want a positive number of milliseconds", key, v)
+		}
+		*d = time.Duration(n) * time.Millisecond
+		return nil
+	}
+	if err := ms("session.timeout.ms", &sc.SessionTimeout); err != nil {
+		return err
+	}
+	if err := ms("rebalance.timeout.ms", &sc.RebalanceTimeout); err != nil {
+		return err
+	}
+	if v, ok := m["max.poll.records"]; ok {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n <= 0 {
+			return fmt.Errorf("consumer.max.poll.records=%q: want a positive number", v)
+		}
+		sc.MaxPollRecords = n
+	}
+	return nil
 }

@@ -20,9 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,16 +30,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/conveyor-dev/conveyor/runtime/connectnames"
 	"github.com/conveyor-dev/conveyor/runtime/data"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
 
 // errStopped ends a retry loop when the runner is stopped.
 var errStopped = errors.New("task stopping")
-
-// GroupID returns the consumer group of a sink connector's tasks,
-// "connect-<connector>" as in Kafka Connect.
-func GroupID(connector string) string { return "connect-" + connector }
 
 // SinkConfig configures a SinkRunner.
 type SinkConfig struct {
@@ -88,7 +83,7 @@ type SinkRunner struct {
 	cfg    SinkConfig
 	client *kgo.Client
 	tc     *sinkTaskContext
-	errs   *errorHandler // errors.* handling of failed records (errors.go)
+	errs   *errorHandler // errors.* handling of failed records (handler.go)
 
 	// mu serialises every call into the plugin task and guards the
 	// partition state below; the rebalance callbacks take it too.
@@ -174,7 +169,7 @@ func NewSinkRunner(cfg SinkConfig) (*SinkRunner, error) {
 // worker's Kafka options.
 func (r *SinkRunner) ConsumerOpts() []kgo.Opt {
 	opts := []kgo.Opt{
-		kgo.ConsumerGroup(GroupID(r.cfg.ID.Connector)),
+		kgo.ConsumerGroup(connectnames.SinkGroup(r.cfg.ID.Connector)),
 		kgo.Balancers(kgo.CooperativeStickyBalancer()),
 		kgo.BlockRebalanceOnPoll(),
 		kgo.DisableAutoCommit(),
@@ -341,10 +336,10 @@ func (r *SinkRunner) closeClient(cl *kgo.Client) {
 	}
 	memberID, _ := cl.GroupMetadata()
 	r.cfg.Logger.Info("leaving the consumer group without waiting for its pending rebalance",
-		"group", GroupID(r.cfg.ID.Connector), "member", memberID, "waited", leaveWait)
+		"group", connectnames.SinkGroup(r.cfg.ID.Connector), "member", memberID, "waited", leaveWait)
 	if memberID != "" {
 		req := kmsg.NewPtrLeaveGroupRequest()
-		req.Group = GroupID(r.cfg.ID.Connector)
+		req.Group = connectnames.SinkGroup(r.cfg.ID.Connector)
 		m := kmsg.NewLeaveGroupRequestMember()
 		m.MemberID = memberID
 		m.Reason = kmsg.StringPtr("task stopped while its group round was pending")
@@ -579,313 +574,4 @@ func (r *SinkRunner) convert(kr *kgo.Record, rec *plugin.SinkRecord) error {
 		}
 	}
 	return nil
-}
-
-// flushAndCommitLocked flushes the task for the given partitions (nil: all
-// assigned) and commits their offsets once Flush succeeded. When Flush
-// fails and rewind is set, the consumer goes back to the last committed
-// offsets so the unflushed records are delivered again.
-func (r *SinkRunner) flushAndCommitLocked(ctx context.Context, tps []data.TopicPartition, rewind bool) error {
-	if tps == nil {
-		tps = sortedTPs(r.assigned)
-	}
-	offsets := map[data.TopicPartition]int64{}
-	commit := map[string]map[int32]kgo.EpochOffset{}
-	for _, tp := range tps {
-		eo, ok := r.current[tp]
-		if !ok {
-			continue
-		}
-		if c, ok := r.committed[tp]; ok && c == eo.Offset {
-			continue
-		}
-		offsets[tp] = eo.Offset
-		if commit[tp.Topic] == nil {
-			commit[tp.Topic] = map[int32]kgo.EpochOffset{}
-		}
-		commit[tp.Topic][tp.Partition] = eo
-	}
-	if len(offsets) == 0 {
-		return nil
-	}
-	start := time.Now()
-	// Bounded by offset.flush.timeout.ms, and cut short when the task is
-	// abandoned (callbacks pass the client's context, not the task's).
-	cctx, cancel := context.WithTimeout(ctx, r.cfg.OffsetFlushTimeout)
-	defer cancel()
-	defer context.AfterFunc(r.runCtx, cancel)()
-	if err := safe("flushing the sink task", func() error { return r.cfg.Task.Flush(cctx, offsets) }); err != nil {
-		r.cfg.Metrics.OffsetCommit(time.Since(start), err)
-		if rewind {
-			r.rewindLocked(offsets)
-		}
-		return err
-	}
-	// Skipped records' offsets are among these, and those of records the
-	// task reported as errant up to its Flush: commit them only once their
-	// dead letters were acknowledged.
-	if err := r.flushDeadLetters(cctx); err != nil {
-		r.cfg.Metrics.OffsetCommit(time.Since(start), err)
-		return err
-	}
-	var cerr error
-	r.client.CommitOffsetsSync(cctx, commit, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
-		if err != nil {
-			cerr = err
-			return
-		}
-		for _, t := range resp.Topics {
-			for _, p := range t.Partitions {
-				if err := kerr.ErrorForCode(p.ErrorCode); err != nil && cerr == nil {
-					cerr = fmt.Errorf("committing %s-%d: %w", t.Topic, p.Partition, err)
-				}
-			}
-		}
-	})
-	r.cfg.Metrics.OffsetCommit(time.Since(start), cerr)
-	if cerr != nil {
-		return fmt.Errorf("committing offsets of connector %s: %w", r.cfg.ID.Connector, cerr)
-	}
-	for tp, o := range offsets {
-		r.committed[tp] = o
-	}
-	r.updateLagLocked()
-	return nil
-}
-
-// rewindLocked seeks the given partitions back to their last committed
-// offsets after a failed flush.
-func (r *SinkRunner) rewindLocked(offsets map[data.TopicPartition]int64) {
-	seek := map[string]map[int32]kgo.EpochOffset{}
-	for tp := range offsets {
-		c, ok := r.committed[tp]
-		if !ok {
-			continue
-		}
-		if seek[tp.Topic] == nil {
-			seek[tp.Topic] = map[int32]kgo.EpochOffset{}
-		}
-		seek[tp.Topic][tp.Partition] = kgo.EpochOffset{Epoch: -1, Offset: c}
-		r.current[tp] = kgo.EpochOffset{Epoch: -1, Offset: c}
-	}
-	if len(seek) > 0 {
-		r.cfg.Logger.Info("flush failed; rewinding to the last committed offsets", "partitions", len(offsets))
-		r.client.SetOffsets(seek)
-	}
-}
-
-// applyResetsLocked applies offsets the task asked for with ResetOffsets.
-func (r *SinkRunner) applyResetsLocked() error {
-	resets := r.tc.takeResets()
-	if len(resets) == 0 {
-		return nil
-	}
-	seek := map[string]map[int32]kgo.EpochOffset{}
-	for tp, o := range resets {
-		if !r.assigned[tp] {
-			continue
-		}
-		if seek[tp.Topic] == nil {
-			seek[tp.Topic] = map[int32]kgo.EpochOffset{}
-		}
-		seek[tp.Topic][tp.Partition] = kgo.EpochOffset{Epoch: -1, Offset: o}
-		r.current[tp] = kgo.EpochOffset{Epoch: -1, Offset: o}
-	}
-	r.client.SetOffsets(seek)
-	return nil
-}
-
-func toTPs(m map[string][]int32) []data.TopicPartition {
-	var out []data.TopicPartition
-	for t, ps := range m {
-		for _, p := range ps {
-			out = append(out, data.TopicPartition{Topic: t, Partition: p})
-		}
-	}
-	sortTPs(out)
-	return out
-}
-
-func sortedTPs(m map[data.TopicPartition]bool) []data.TopicPartition {
-	out := make([]data.TopicPartition, 0, len(m))
-	for tp := range m {
-		out = append(out, tp)
-	}
-	sortTPs(out)
-	return out
-}
-
-func sortTPs(s []data.TopicPartition) {
-	sort.Slice(s, func(i, j int) bool {
-		if s[i].Topic != s[j].Topic {
-			return s[i].Topic < s[j].Topic
-		}
-		return s[i].Partition < s[j].Partition
-	})
-}
-
-// onAssigned runs in the group goroutine, never concurrently with a polled
-// batch (BlockRebalanceOnPoll): it opens the new partitions in the task.
-func (r *SinkRunner) onAssigned(ctx context.Context, cl *kgo.Client, m map[string][]int32) {
-	tps := toTPs(m)
-	if len(tps) == 0 {
-		return
-	}
-	r.inCallback.Add(1)
-	defer r.inCallback.Add(-1)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	known := cl.CommittedOffsets()
-	for _, tp := range tps {
-		r.assigned[tp] = true
-		if eo, ok := known[tp.Topic][tp.Partition]; ok && eo.Offset >= 0 {
-			r.committed[tp] = eo.Offset
-		}
-	}
-	r.publishAssignmentLocked()
-	r.cfg.Logger.Info("partitions assigned", "partitions", tpsString(tps))
-	if r.noCommit {
-		return
-	}
-	if err := safe("opening partitions in the sink task", func() error { return r.cfg.Task.Open(ctx, tps) }); err != nil {
-		r.noCommit = true
-		r.lifecycle.fail(err)
-		r.signal()
-	}
-}
-
-// onRevoked flushes and commits the revoked partitions before the
-// rebalance goes on, then closes them in the task.
-func (r *SinkRunner) onRevoked(ctx context.Context, _ *kgo.Client, m map[string][]int32) {
-	r.closePartitions(ctx, toTPs(m), false)
-}
-
-// onLost closes lost partitions without committing: another member may own
-// them already.
-func (r *SinkRunner) onLost(ctx context.Context, _ *kgo.Client, m map[string][]int32) {
-	r.closePartitions(ctx, toTPs(m), true)
-}
-
-func (r *SinkRunner) closePartitions(ctx context.Context, tps []data.TopicPartition, lost bool) {
-	if len(tps) == 0 {
-		return
-	}
-	r.inCallback.Add(1)
-	defer r.inCallback.Add(-1)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !lost && !r.noCommit && r.runCtx.Err() == nil {
-		if err := r.flushAndCommitLocked(ctx, tps, false); err != nil {
-			r.cfg.Logger.Warn("flush and commit before revoking partitions failed; their records since the last commit will be delivered again", "error", err)
-		}
-	}
-	if err := safe("closing partitions in the sink task", func() error { return r.cfg.Task.Close(ctx, tps) }); err != nil {
-		r.cfg.Logger.Warn("sink task close failed", "error", err)
-	}
-	for _, tp := range tps {
-		delete(r.assigned, tp)
-		delete(r.current, tp)
-		delete(r.committed, tp)
-		delete(r.hwm, tp)
-	}
-	r.publishAssignmentLocked()
-	r.updateLagLocked()
-	r.cfg.Logger.Info("partitions revoked", "partitions", tpsString(tps), "lost", lost)
-}
-
-func (r *SinkRunner) publishAssignmentLocked() {
-	tps := sortedTPs(r.assigned)
-	r.assignSnap.Store(&tps)
-	r.cfg.Metrics.SetPartitionCount(len(tps))
-}
-
-func tpsString(tps []data.TopicPartition) string {
-	s := make([]string, len(tps))
-	for i, tp := range tps {
-		s[i] = tp.String()
-	}
-	return strings.Join(s, ",")
-}
-
-// sinkTaskContext is what the runner offers the sink task.
-type sinkTaskContext struct {
-	r   *SinkRunner
-	log *slog.Logger
-
-	mu        sync.Mutex
-	commitReq bool
-	resets    map[data.TopicPartition]int64
-}
-
-func (c *sinkTaskContext) Logger() *slog.Logger { return c.log }
-
-// Assignment is called by the task from within Put/Open/Close (with the
-// runner's mu held) or from its own goroutines, so it reads a snapshot.
-func (c *sinkTaskContext) Assignment() []data.TopicPartition {
-	if p := c.r.assignSnap.Load(); p != nil {
-		return append([]data.TopicPartition(nil), (*p)...)
-	}
-	return nil
-}
-
-func (c *sinkTaskContext) Pause(tps ...data.TopicPartition) {
-	if cl := c.r.clientSnap.Load(); cl != nil {
-		cl.PauseFetchPartitions(tpMap(tps))
-	}
-}
-
-func (c *sinkTaskContext) Resume(tps ...data.TopicPartition) {
-	if cl := c.r.clientSnap.Load(); cl != nil {
-		cl.ResumeFetchPartitions(tpMap(tps))
-	}
-}
-
-func (c *sinkTaskContext) RequestCommit() {
-	c.mu.Lock()
-	c.commitReq = true
-	c.mu.Unlock()
-}
-
-func (c *sinkTaskContext) takeCommitRequest() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	req := c.commitReq
-	c.commitReq = false
-	return req
-}
-
-func (c *sinkTaskContext) ResetOffsets(offsets map[data.TopicPartition]int64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.resets == nil {
-		c.resets = map[data.TopicPartition]int64{}
-	}
-	for tp, o := range offsets {
-		c.resets[tp] = o
-	}
-}
-
-// ErrantRecordReporter is there when the connector has a dead letter
-// queue or errors.log.enable=true, as in Kafka Connect.
-func (c *sinkTaskContext) ErrantRecordReporter() plugin.ErrantRecordReporter {
-	if c.r.cfg.Errors.DLQTopic == "" && !c.r.cfg.Errors.Log {
-		return nil
-	}
-	return errantReporter{c.r}
-}
-
-func (c *sinkTaskContext) takeResets() map[data.TopicPartition]int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	r := c.resets
-	c.resets = nil
-	return r
-}
-
-func tpMap(tps []data.TopicPartition) map[string][]int32 {
-	m := map[string][]int32{}
-	for _, tp := range tps {
-		m[tp.Topic] = append(m[tp.Topic], tp.Partition)
-	}
-	return m
 }

@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/conveyor-dev/conveyor/runtime/connectnames"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -101,12 +103,12 @@ func TestSinkStopWhileJoiningIsQuick(t *testing.T) {
 	st := newStatuses()
 	sa := newRecordingSink()
 	a := newSink(t, SinkConfig{Common: common(c, st, ID{"s", 0}, map[string]string{"topics": "in"}), Task: sa})
-	eventually(t, 10*time.Second, "runner A assigned both partitions", func() bool { return len(a.Assignment()) == 2 })
-	joinSilentMember(t, c, GroupID("s"), "in")
+	testkit.EventuallyTrue(t, 10*time.Second, "runner A assigned both partitions", func() bool { return len(a.Assignment()) == 2 })
+	joinSilentMember(t, c, connectnames.SinkGroup("s"), "in")
 
 	sb := newRecordingSink()
 	b := newSink(t, SinkConfig{Common: common(c, st, ID{"s", 1}, map[string]string{"topics": "in"}), Task: sb})
-	eventually(t, 10*time.Second, "runner B joining the group", func() bool {
+	testkit.EventuallyTrue(t, 10*time.Second, "runner B joining the group", func() bool {
 		cl := b.Client()
 		if cl == nil {
 			return false

@@ -25,32 +25,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/conveyor-dev/conveyor/runtime/connectnames"
 	"github.com/conveyor-dev/conveyor/runtime/metrics"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
+	"github.com/conveyor-dev/conveyor/runtime/task/tasktest"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 func newSink(t *testing.T, cfg SinkConfig) *SinkRunner {
 	t.Helper()
 	r, err := NewSinkRunner(cfg)
-	return startRunner(t, r, err)
-}
-
-// startRunner starts r, as built by a constructor that returned err, and
-// stops it when the test ends.
-func startRunner[R Runner](t *testing.T, r R, err error) R {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = r.Stop(ctx)
-	})
-	return r
+	return tasktest.Start(t, r, err)
 }
 
 // A failing Flush keeps the offsets uncommitted; a restarted runner
@@ -69,33 +54,33 @@ func TestSinkCommitsOnlyAfterFlush(t *testing.T) {
 	cfg.Metrics = m.Task("s", 0)
 	a := newSink(t, cfg)
 
-	eventually(t, 10*time.Second, "all records put and a failed flush", func() bool {
+	testkit.EventuallyTrue(t, 10*time.Second, "all records put and a failed flush", func() bool {
 		failing.mu.Lock()
 		defer failing.mu.Unlock()
 		return len(failing.seen) == 90 && failing.flushes >= 2
 	})
-	if got := committed(t, adm, GroupID("s"), "in"); len(got) != 0 {
+	if got := committed(t, adm, connectnames.SinkGroup("s"), "in"); len(got) != 0 {
 		t.Fatalf("offsets committed although Flush failed: %v", got)
 	}
 	if a.State() != StateRunning {
 		t.Fatalf("a failing flush must not fail the task; state %s", a.State())
 	}
 	// The failed flush rewound the consumer: records were put again.
-	eventually(t, 10*time.Second, "records delivered again after the rewind", func() bool { return failing.total() > 90 })
+	testkit.EventuallyTrue(t, 10*time.Second, "records delivered again after the rewind", func() bool { return failing.total() > 90 })
 	stop(t, a, 5*time.Second)
-	if got := committed(t, adm, GroupID("s"), "in"); len(got) != 0 {
+	if got := committed(t, adm, connectnames.SinkGroup("s"), "in"); len(got) != 0 {
 		t.Fatalf("offsets committed on stop although Flush failed: %v", got)
 	}
 
 	ok := newRecordingSink()
 	cfg.Task = ok
 	b := newSink(t, cfg)
-	eventually(t, 10*time.Second, "restarted runner re-reads every record", func() bool { return ok.distinct() == 90 })
-	eventually(t, 10*time.Second, "offsets committed after a successful flush", func() bool {
-		got := committed(t, adm, GroupID("s"), "in")
+	testkit.EventuallyTrue(t, 10*time.Second, "restarted runner re-reads every record", func() bool { return ok.distinct() == 90 })
+	testkit.EventuallyTrue(t, 10*time.Second, "offsets committed after a successful flush", func() bool {
+		got := committed(t, adm, connectnames.SinkGroup("s"), "in")
 		return got[0] == 30 && got[1] == 30 && got[2] == 30
 	})
-	eventually(t, 5*time.Second, "lag 0", func() bool { return b.Lag() == 0 })
+	testkit.EventuallyTrue(t, 5*time.Second, "lag 0", func() bool { return b.Lag() == 0 })
 	stop(t, b, 5*time.Second)
 	l := map[string]string{"connector": "s", "task": "0"}
 	reg := m.Registry()
@@ -128,15 +113,15 @@ func TestSinkRevokeFlushesAndCommitsBeforeMove(t *testing.T) {
 	sa := newRecordingSink()
 	cfgA := SinkConfig{Common: common(c, st, ID{"s", 0}, map[string]string{"topics": "in"}), Task: sa}
 	a := newSink(t, cfgA)
-	eventually(t, 10*time.Second, "runner A reads all 200", func() bool { return sa.distinct() == 200 })
-	if got := committed(t, adm, GroupID("s"), "in"); len(got) != 0 {
+	testkit.EventuallyTrue(t, 10*time.Second, "runner A reads all 200", func() bool { return sa.distinct() == 200 })
+	if got := committed(t, adm, connectnames.SinkGroup("s"), "in"); len(got) != 0 {
 		t.Fatalf("nothing should be committed yet (flush interval 1h): %v", got)
 	}
 
 	sb := newRecordingSink()
 	cfgB := SinkConfig{Common: common(c, st, ID{"s", 1}, map[string]string{"topics": "in"}), Task: sb}
 	b := newSink(t, cfgB)
-	eventually(t, 15*time.Second, "partitions split 2/2", func() bool {
+	testkit.EventuallyTrue(t, 15*time.Second, "partitions split 2/2", func() bool {
 		return len(a.Assignment()) == 2 && len(b.Assignment()) == 2
 	})
 	all := append(a.Assignment(), b.Assignment()...)
@@ -148,7 +133,7 @@ func TestSinkRevokeFlushesAndCommitsBeforeMove(t *testing.T) {
 		t.Fatalf("assignments overlap or miss partitions: A=%v B=%v", a.Assignment(), b.Assignment())
 	}
 	// The revoked partitions were committed at their end (50 each).
-	got := committed(t, adm, GroupID("s"), "in")
+	got := committed(t, adm, connectnames.SinkGroup("s"), "in")
 	for _, tp := range b.Assignment() {
 		if got[tp.Partition] != 50 {
 			t.Fatalf("partition %v moved to B with committed offset %d, want 50 (all of A's work)", tp, got[tp.Partition])
@@ -165,7 +150,7 @@ func TestSinkRevokeFlushesAndCommitsBeforeMove(t *testing.T) {
 	}
 
 	produce(t, c, "in", "second", 200)
-	eventually(t, 10*time.Second, "both runners read the second batch", func() bool {
+	testkit.EventuallyTrue(t, 10*time.Second, "both runners read the second batch", func() bool {
 		n := 0
 		for _, s := range []*recordingSink{sa, sb} {
 			s.mu.Lock()
@@ -199,7 +184,7 @@ func TestSinkRevokeFlushesAndCommitsBeforeMove(t *testing.T) {
 	}
 	stop(t, a, 5*time.Second)
 	stop(t, b, 5*time.Second)
-	got = committed(t, adm, GroupID("s"), "in")
+	got = committed(t, adm, connectnames.SinkGroup("s"), "in")
 	for p := int32(0); p < 4; p++ {
 		if got[p] != 100 {
 			t.Fatalf("after stop, partition %d committed %d, want 100: %v", p, got[p], got)
@@ -234,7 +219,7 @@ func TestSinkPanicFailsOnlyThatTask(t *testing.T) {
 		t.Fatal("failed task's plugin was not stopped")
 	}
 	produce(t, c, "other", "y", 20)
-	eventually(t, 10*time.Second, "other task keeps working", func() bool { return good.distinct() == 20 })
+	testkit.EventuallyTrue(t, 10*time.Second, "other task keeps working", func() bool { return good.distinct() == 20 })
 	if rg.State() != StateRunning {
 		t.Fatalf("other task state %s", rg.State())
 	}
@@ -247,7 +232,7 @@ func TestSinkStopIsBounded(t *testing.T) {
 	s := newRecordingSink()
 	r := newSink(t, SinkConfig{Common: common(c, st, ID{"s", 0}, map[string]string{"topics": "in"}), Task: s})
 	produce(t, c, "in", "x", 10)
-	eventually(t, 10*time.Second, "records put", func() bool { return s.distinct() == 10 })
+	testkit.EventuallyTrue(t, 10*time.Second, "records put", func() bool { return s.distinct() == 10 })
 	s.mu.Lock()
 	s.blockFlush = make(chan struct{}) // never closed: Flush hangs until its context ends
 	s.mu.Unlock()
@@ -271,16 +256,16 @@ func TestSinkPauseResume(t *testing.T) {
 	s := newRecordingSink()
 	r := newSink(t, SinkConfig{Common: common(c, st, ID{"s", 0}, map[string]string{"topics": "in"}), Task: s})
 	produce(t, c, "in", "a", 10)
-	eventually(t, 10*time.Second, "first records", func() bool { return s.distinct() == 10 })
+	testkit.EventuallyTrue(t, 10*time.Second, "first records", func() bool { return s.distinct() == 10 })
 	r.Pause()
-	eventually(t, 5*time.Second, "PAUSED reported", func() bool { return st.last(ID{"s", 0}) == StatePaused })
+	testkit.EventuallyTrue(t, 5*time.Second, "PAUSED reported", func() bool { return st.last(ID{"s", 0}) == StatePaused })
 	produce(t, c, "in", "b", 10)
-	time.Sleep(300 * time.Millisecond) // a paused task must stay idle; nothing to wait for
-	if n := s.distinct(); n != 10 {
-		t.Fatalf("paused task received records: %d", n)
-	}
+	testkit.Consistently(t, 300*time.Millisecond, "a paused task receives nothing", func() (bool, string) {
+		n := s.distinct()
+		return n == 10, fmt.Sprintf("%d records received", n)
+	})
 	r.Resume()
-	eventually(t, 10*time.Second, "records after resume", func() bool { return s.distinct() == 20 })
+	testkit.EventuallyTrue(t, 10*time.Second, "records after resume", func() bool { return s.distinct() == 20 })
 	if st.last(ID{"s", 0}) != StateRunning {
 		t.Fatalf("state after resume %s", st.last(ID{"s", 0}))
 	}
@@ -295,7 +280,7 @@ func TestSinkBatchBounds(t *testing.T) {
 		MaxPollRecords: 50, MaxBatchBytes: 200}
 	newSink(t, cfg)
 	produce(t, c, "in", "abcdefghij", 300) // ~14-16 bytes per record
-	eventually(t, 10*time.Second, "all put", func() bool { return s.distinct() == 300 })
+	testkit.EventuallyTrue(t, 10*time.Second, "all put", func() bool { return s.distinct() == 300 })
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, n := range s.sizes {
@@ -340,12 +325,12 @@ func TestSinkTopicsRegexAndRequestCommit(t *testing.T) {
 	produce(t, c, "orders.eu", "eu", 10)
 	produce(t, c, "orders.us", "us", 20)
 	produce(t, c, "audit", "audit", 5)
-	eventually(t, 10*time.Second, "both order topics read", func() bool { return s.distinct() == 30 })
+	testkit.EventuallyTrue(t, 10*time.Second, "both order topics read", func() bool { return s.distinct() == 30 })
 	if n := len(r.Assignment()); n != 3 {
 		t.Fatalf("assigned %v, want the 3 partitions of orders.*", r.Assignment())
 	}
-	eventually(t, 10*time.Second, "commit on the task's request", func() bool {
-		eu, us := committed(t, adm, GroupID("rx"), "orders.eu"), committed(t, adm, GroupID("rx"), "orders.us")
+	testkit.EventuallyTrue(t, 10*time.Second, "commit on the task's request", func() bool {
+		eu, us := committed(t, adm, connectnames.SinkGroup("rx"), "orders.eu"), committed(t, adm, connectnames.SinkGroup("rx"), "orders.us")
 		return eu[0] == 10 && us[0]+us[1] == 20
 	})
 	s.mu.Lock()
@@ -405,7 +390,7 @@ func TestSinkOpenErrorFails(t *testing.T) {
 	if r.State() != StateFailed || !strings.Contains(st.trace(ID{"o", 0}), "table missing") {
 		t.Fatalf("state %s trace %q", r.State(), st.trace(ID{"o", 0}))
 	}
-	if got := committed(t, adm, GroupID("o"), "in"); len(got) != 0 {
+	if got := committed(t, adm, connectnames.SinkGroup("o"), "in"); len(got) != 0 {
 		t.Fatalf("a failed task committed %v", got)
 	}
 	if !s.stopped {

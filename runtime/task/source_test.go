@@ -31,12 +31,14 @@ import (
 
 	"github.com/conveyor-dev/conveyor/runtime/metrics"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
+	"github.com/conveyor-dev/conveyor/runtime/task/tasktest"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 func newSource(t *testing.T, cfg SourceConfig) *SourceRunner {
 	t.Helper()
 	r, err := NewSourceRunner(cfg)
-	return startRunner(t, r, err)
+	return tasktest.Start(t, r, err)
 }
 
 // slowAcks delays every produce response by d, so acknowledgements lag
@@ -119,8 +121,8 @@ func TestSourceOffsetsFollowAcks(t *testing.T) {
 	if err := r.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, "all 3000 records acknowledged", func() bool { return task.committedCount() == 3000 })
-	eventually(t, 5*time.Second, "last offset stored", func() bool {
+	testkit.EventuallyTrue(t, 30*time.Second, "all 3000 records acknowledged", func() bool { return task.committedCount() == 3000 })
+	testkit.EventuallyTrue(t, 5*time.Second, "last offset stored", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return last == 2999
@@ -186,7 +188,7 @@ func TestSourceResumesFromStoredOffsets(t *testing.T) {
 	first := &counterSource{topic: "out", limit: 20000, batch: 100}
 	cfg := SourceConfig{Common: common(c, st, ID{"src", 0}, nil), Task: first, Offsets: store, MaxInFlight: 1000}
 	r1 := newSource(t, cfg)
-	eventually(t, 20*time.Second, "some records acknowledged", func() bool { return first.committedCount() >= 500 })
+	testkit.EventuallyTrue(t, 20*time.Second, "some records acknowledged", func() bool { return first.committedCount() >= 500 })
 	took := stop(t, r1, 5*time.Second)
 	if st.last(ID{"src", 0}) != StateUnassigned {
 		t.Fatalf("state after stop %s", st.last(ID{"src", 0}))
@@ -207,7 +209,7 @@ func TestSourceResumesFromStoredOffsets(t *testing.T) {
 	second := &counterSource{topic: "out", limit: 20000, batch: 100}
 	cfg.Task = second
 	newSource(t, cfg)
-	eventually(t, 30*time.Second, "the rest acknowledged", func() bool { return endOffset(t, adm, "out") >= 20000 })
+	testkit.EventuallyTrue(t, 30*time.Second, "the rest acknowledged", func() bool { return endOffset(t, adm, "out") >= 20000 })
 	if second.next != 20000 {
 		t.Fatalf("second task ended at %d", second.next)
 	}
@@ -249,7 +251,7 @@ func TestSourcePanicFailsOnlyThatTask(t *testing.T) {
 	if stored[0] == nil || posOf(stored[0]) != 49 {
 		t.Fatalf("offsets of the 50 acknowledged records not stored after the failure: %v", stored[0])
 	}
-	eventually(t, 10*time.Second, "other task delivers", func() bool { return endOffset(t, adm, "other") == 500 })
+	testkit.EventuallyTrue(t, 10*time.Second, "other task delivers", func() bool { return endOffset(t, adm, "other") == 500 })
 	if rg.State() != StateRunning {
 		t.Fatalf("other task %s", rg.State())
 	}
@@ -261,18 +263,18 @@ func TestSourcePauseResume(t *testing.T) {
 	st := newStatuses()
 	task := &counterSource{topic: "out", limit: 1 << 30, batch: 10}
 	r := newSource(t, SourceConfig{Common: common(c, st, ID{"src", 0}, nil), Task: task, Offsets: newMemOffsets()})
-	eventually(t, 10*time.Second, "records flowing", func() bool { return task.committedCount() > 100 })
+	testkit.EventuallyTrue(t, 10*time.Second, "records flowing", func() bool { return task.committedCount() > 100 })
 	r.Pause()
-	eventually(t, 5*time.Second, "PAUSED", func() bool { return st.last(ID{"src", 0}) == StatePaused })
+	testkit.EventuallyTrue(t, 5*time.Second, "PAUSED", func() bool { return st.last(ID{"src", 0}) == StatePaused })
 	// r.inFlight counts the batches still queued for the sender too.
-	eventually(t, 5*time.Second, "in-flight drained", func() bool { return r.inFlight() == 0 })
+	testkit.EventuallyTrue(t, 5*time.Second, "in-flight drained", func() bool { return r.inFlight() == 0 })
 	n := task.committedCount()
-	time.Sleep(200 * time.Millisecond) // a paused task must stay idle; nothing to wait for
-	if m := task.committedCount(); m != n {
-		t.Fatalf("paused task produced %d more records", m-n)
-	}
+	testkit.Consistently(t, 200*time.Millisecond, "a paused task produces nothing", func() (bool, string) {
+		m := task.committedCount()
+		return m == n, fmt.Sprintf("%d more records produced", m-n)
+	})
 	r.Resume()
-	eventually(t, 5*time.Second, "records after resume", func() bool { return task.committedCount() > n+100 })
+	testkit.EventuallyTrue(t, 5*time.Second, "records after resume", func() bool { return task.committedCount() > n+100 })
 }
 
 // A retriable Poll error is retried, not fatal.
@@ -281,7 +283,7 @@ func TestSourceRetriablePoll(t *testing.T) {
 	st := newStatuses()
 	task := &flakySource{counterSource: counterSource{topic: "out", limit: 100, batch: 10}, failures: 3}
 	newSource(t, SourceConfig{Common: common(c, st, ID{"src", 0}, nil), Task: task, Offsets: newMemOffsets()})
-	eventually(t, 10*time.Second, "all records despite retriable errors", func() bool { return task.committedCount() == 100 })
+	testkit.EventuallyTrue(t, 10*time.Second, "all records despite retriable errors", func() bool { return task.committedCount() == 100 })
 	if st.last(ID{"src", 0}) != StateRunning {
 		t.Fatalf("state %s", st.last(ID{"src", 0}))
 	}
@@ -328,9 +330,9 @@ func TestSourceInitializesProducerWhileTaskStarts(t *testing.T) {
 	})
 	src := &slowStartSource{counterSource: &counterSource{topic: "out", limit: 10, batch: 10}, release: make(chan struct{})}
 	newSource(t, SourceConfig{Common: common(c, newStatuses(), ID{"init", 0}, nil), Task: src, Offsets: newMemOffsets()})
-	eventually(t, 10*time.Second, "the producer id requested while the task starts", func() bool { return inits.Load() > 0 })
+	testkit.EventuallyTrue(t, 10*time.Second, "the producer id requested while the task starts", func() bool { return inits.Load() > 0 })
 	close(src.release)
-	eventually(t, 10*time.Second, "the task's records in Kafka", func() bool { return endOffset(t, adm, "out") == 10 })
+	testkit.EventuallyTrue(t, 10*time.Second, "the task's records in Kafka", func() bool { return endOffset(t, adm, "out") == 10 })
 	if n := inits.Load(); n != 1 {
 		t.Fatalf("%d InitProducerID requests, want 1 (the records use the id got at start)", n)
 	}

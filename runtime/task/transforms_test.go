@@ -27,9 +27,11 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/conveyor-dev/conveyor/runtime/connectnames"
 	"github.com/conveyor-dev/conveyor/runtime/converter"
 	"github.com/conveyor-dev/conveyor/runtime/data"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 // mapSource emits schemaless map values {"n": i} for i below limit on
@@ -127,7 +129,7 @@ func TestSourceTransformsRouteInsertAndCommitDropped(t *testing.T) {
 			t.Fatalf("record %d = %v, want n=%d with origin and topic inserted", i, v, 2*i)
 		}
 	}
-	eventually(t, 10*time.Second, "CommitRecord for all 100 records", func() bool {
+	testkit.EventuallyTrue(t, 10*time.Second, "CommitRecord for all 100 records", func() bool {
 		src.mu.Lock()
 		defer src.mu.Unlock()
 		return len(src.committed) == 100
@@ -171,7 +173,7 @@ func TestSourceTransformFailureNamesAlias(t *testing.T) {
 	cfg.Transforms = map[string]string{"transforms": "ts", "transforms.ts.type": "SetSchemaMetadata$Value",
 		"transforms.ts.schema.name": "x"}
 	newSource(t, cfg)
-	eventually(t, 10*time.Second, "task FAILED", func() bool { return st.last(ID{"bad", 0}) == StateFailed })
+	testkit.EventuallyTrue(t, 10*time.Second, "task FAILED", func() bool { return st.last(ID{"bad", 0}) == StateFailed })
 	trace := st.trace(ID{"bad", 0})
 	if !strings.Contains(trace, `transform "ts"`) || !strings.Contains(trace, "topic in") {
 		t.Fatalf("trace %q should name the alias and the topic", trace)
@@ -240,15 +242,15 @@ func TestSinkUnwrapsChangeEvents(t *testing.T) {
 	cfg.OffsetFlushInterval = 50 * time.Millisecond
 	cfg.Transforms = map[string]string{"transforms": "unwrap", "transforms.unwrap.type": "io.conveyor.transforms.ExtractNewRecordState"}
 	newSink(t, cfg)
-	eventually(t, 10*time.Second, "4 records put and offset 5 committed", func() bool {
-		return sink.total() == 4 && committed(t, adm, GroupID("pg"), "cdc")[0] == 5
+	testkit.EventuallyTrue(t, 10*time.Second, "4 records put and offset 5 committed", func() bool {
+		return sink.total() == 4 && committed(t, adm, connectnames.SinkGroup("pg"), "cdc")[0] == 5
 	})
 	// A poll of dropped records only: consumed and committed all the same.
 	if err := cl.ProduceSync(context.Background(), event("t", 0, "", "")).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "offset 6 committed", func() bool {
-		return committed(t, adm, GroupID("pg"), "cdc")[0] == 6
+	testkit.EventuallyTrue(t, 10*time.Second, "offset 6 committed", func() bool {
+		return committed(t, adm, connectnames.SinkGroup("pg"), "cdc")[0] == 6
 	})
 	if n := sink.total(); n != 4 {
 		t.Fatalf("the sink got %d records, want 4 (the truncates are dropped)", n)
@@ -358,8 +360,8 @@ func TestSinkTransformFailureTolerated(t *testing.T) {
 	cfg.Errors = ErrorConfig{ToleranceAll: true, DLQTopic: "in-dlq", DLQReplication: 1, DLQContextHeaders: true}
 	cfg.Transforms = map[string]string{"transforms": "num", "transforms.num.type": "Cast$Value", "transforms.num.spec": "n:int32"}
 	newSink(t, cfg)
-	eventually(t, 10*time.Second, "2 records put and offset 3 committed", func() bool {
-		return sink.total() == 2 && committedAt(adm, GroupID("s"), "in", 0) == 3
+	testkit.EventuallyTrue(t, 10*time.Second, "2 records put and offset 3 committed", func() bool {
+		return sink.total() == 2 && committedAt(adm, connectnames.SinkGroup("s"), "in", 0) == 3
 	})
 	sink.mu.Lock()
 	for _, r := range sink.puts {
@@ -397,7 +399,7 @@ func TestSourceTransformFailureTolerated(t *testing.T) {
 		"transforms.bad.predicate": "skipped", "predicates": "skipped", "predicates.skipped.type": "HasHeaderKey", "predicates.skipped.name": "skip"}
 	r := newSource(t, cfg)
 	recs := readAll(t, c, "in", 10)
-	eventually(t, 10*time.Second, "CommitRecord for all 20 records", func() bool {
+	testkit.EventuallyTrue(t, 10*time.Second, "CommitRecord for all 20 records", func() bool {
 		src.mu.Lock()
 		defer src.mu.Unlock()
 		return len(src.committed) == 20

@@ -18,15 +18,11 @@ package worker
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/conveyor-dev/conveyor/runtime/converter"
 	"github.com/conveyor-dev/conveyor/runtime/herder"
 	"github.com/conveyor-dev/conveyor/runtime/metrics"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
@@ -53,77 +49,35 @@ type taskRuntime struct {
 	topicUsed func(ctx context.Context, connector, topic string, task int) error
 }
 
-// runner is what both task runners offer.
-type runner interface {
-	Start(ctx context.Context) error
-	Stop(ctx context.Context) error
-	Done() <-chan struct{}
-	Err() error
-	Pause()
-	Resume()
-}
-
 func (t *taskRuntime) StartTask(ctx context.Context, spec herder.TaskSpec) (herder.RunningTask, error) {
-	keyConv, err := converter.FromConfig(true, spec.ConnectorConfig, t.workerConv)
-	if err != nil {
-		return nil, err
-	}
-	valConv, err := converter.FromConfig(false, spec.ConnectorConfig, t.workerConv)
-	if err != nil {
-		return nil, err
-	}
-	// The errors.* keys are connector settings; task configs need not
-	// carry them.
-	errs, err := task.ParseErrorConfig(spec.Plugin.Kind, spec.ConnectorConfig)
-	if err != nil {
-		return nil, err
-	}
 	id := task.ID{Connector: spec.ID.Connector, Task: spec.ID.Task}
-	common := task.Common{
-		ID: id, Config: spec.TaskConfig, Transforms: spec.ConnectorConfig, KeyConverter: keyConv, ValueConverter: valConv,
-		Kafka: t.kafka,
-		// The herder writes statuses (RUNNING at start, FAILED with the
-		// trace when the runner ends); the runner's reports feed metrics.
-		Status:              task.StatusFunc(func(task.ID, task.State, string) {}),
-		Metrics:             t.metrics.Task(id.Connector, id.Task),
-		Logger:              t.log,
-		OffsetFlushInterval: t.flushInterval,
-		OffsetFlushTimeout:  t.flushTimeout,
-		Errors:              errs,
+	ts := task.Spec{
+		Common: task.Common{
+			ID: id, Config: spec.TaskConfig, Kafka: t.kafka,
+			// The herder writes statuses (RUNNING at start, FAILED with the
+			// trace when the runner ends); the runner's reports feed metrics.
+			Status:              task.StatusFunc(func(task.ID, task.State, string) {}),
+			Metrics:             t.metrics.Task(id.Connector, id.Task),
+			Logger:              t.log,
+			OffsetFlushInterval: t.flushInterval,
+			OffsetFlushTimeout:  t.flushTimeout,
+		},
+		Plugin: spec.Plugin, Connector: spec.ConnectorConfig, WorkerConverters: t.workerConv,
+		Consumer: t.consumer, Producer: t.producer, Offsets: store.TaskOffsets{Store: t.offsets},
 	}
-	var r runner
-	switch spec.Plugin.Kind {
-	case plugin.KindSink:
-		sc := task.SinkConfig{Common: common, Task: spec.Plugin.NewSinkTask()}
-		sc.Topics = plugin.SplitList(spec.ConnectorConfig[plugin.KeyTopics])
-		if len(sc.Topics) == 0 {
-			sc.TopicsRegex = strings.TrimSpace(spec.ConnectorConfig[plugin.KeyTopicsRegex])
+	if spec.Plugin.Kind == plugin.KindSource && t.topicUsed != nil {
+		tt := &topicTracker{seen: map[string]bool{}, report: func(ctx context.Context, topic string) error {
+			return t.topicUsed(ctx, spec.ID.Connector, topic, spec.ID.Task)
+		}}
+		if len(plugin.SplitList(spec.ConnectorConfig[plugin.KeyTransforms])) > 0 {
+			// Transforms may route records elsewhere: note the topics
+			// they leave the records with, not the polled ones.
+			ts.TransformedTopic = func(topic string) { tt.note(context.Background(), topic) }
+		} else {
+			ts.WrapSource = func(st plugin.SourceTask) plugin.SourceTask { tt.SourceTask = st; return tt }
 		}
-		if err = t.applyConsumerSettings(&sc); err != nil {
-			return nil, err
-		}
-		r, err = task.NewSinkRunner(sc)
-	case plugin.KindSource:
-		// Like Kafka Connect's producers, ask the broker to create a
-		// missing topic (it decides whether it may).
-		common.Kafka = append(append([]kgo.Opt{}, t.kafka...), kgo.AllowAutoTopicCreation())
-		var st plugin.SourceTask = spec.Plugin.NewSourceTask()
-		if t.topicUsed != nil {
-			tt := &topicTracker{SourceTask: st, seen: map[string]bool{}, report: func(ctx context.Context, topic string) error {
-				return t.topicUsed(ctx, spec.ID.Connector, topic, spec.ID.Task)
-			}}
-			if len(plugin.SplitList(spec.ConnectorConfig[plugin.KeyTransforms])) > 0 {
-				// Transforms may route records elsewhere: note the topics
-				// they leave the records with, not the polled ones.
-				common.TransformedTopic = func(topic string) { tt.note(context.Background(), topic) }
-			} else {
-				st = tt
-			}
-		}
-		r, err = task.NewSourceRunner(task.SourceConfig{Common: common, Task: st, Offsets: store.TaskOffsets{Store: t.offsets}, Producer: t.producer})
-	default:
-		err = fmt.Errorf("plugin %s has unknown kind %q", spec.Plugin.Class, spec.Plugin.Kind)
 	}
+	r, err := task.New(ts)
 	if err != nil {
 		return nil, err
 	}
@@ -134,39 +88,8 @@ func (t *taskRuntime) StartTask(ctx context.Context, spec herder.TaskSpec) (herd
 	return &runningTask{r: r}, nil
 }
 
-// applyConsumerSettings applies the consumer.* worker settings that sink
-// runners understand (Kafka's names).
-func (t *taskRuntime) applyConsumerSettings(sc *task.SinkConfig) error {
-	ms := func(key string, d *time.Duration) error {
-		v, ok := t.consumer[key]
-		if !ok {
-			return nil
-		}
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n <= 0 {
-			return fmt.Errorf("consumer.%s=%q: want a positive number of milliseconds", key, v)
-		}
-		*d = time.Duration(n) * time.Millisecond
-		return nil
-	}
-	if err := ms("session.timeout.ms", &sc.SessionTimeout); err != nil {
-		return err
-	}
-	if err := ms("rebalance.timeout.ms", &sc.RebalanceTimeout); err != nil {
-		return err
-	}
-	if v, ok := t.consumer["max.poll.records"]; ok {
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n <= 0 {
-			return fmt.Errorf("consumer.max.poll.records=%q: want a positive number", v)
-		}
-		sc.MaxPollRecords = n
-	}
-	return nil
-}
-
 // runningTask adapts a runner to herder.RunningTask (and herder.Pauser).
-type runningTask struct{ r runner }
+type runningTask struct{ r task.Runner }
 
 func (t *runningTask) Stop(ctx context.Context) error {
 	err := t.r.Stop(ctx)

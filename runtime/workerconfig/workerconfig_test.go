@@ -24,6 +24,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 func TestDefaults(t *testing.T) {
@@ -197,7 +199,7 @@ func TestRenderGoldenAndRoundTrip(t *testing.T) {
 	c.Extra["value.converter.schemas.enable"] = "false"
 	c.Extra["odd key"] = "value with = sign\nand newline"
 	got := c.Render()
-	golden(t, "render.properties", got)
+	testkit.Golden(t, "testdata/render.properties", got)
 
 	for i := 0; i < 3; i++ { // rendering is stable
 		if !bytes.Equal(c.Render(), got) {
@@ -217,24 +219,6 @@ func TestRenderGoldenAndRoundTrip(t *testing.T) {
 	back.RestHostName = c.RestHostName
 	if !reflect.DeepEqual(back, c) {
 		t.Fatalf("round trip differs:\n%+v\n%+v", back, c)
-	}
-}
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if os.Getenv("UPDATE_GOLDEN") != "" {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with UPDATE_GOLDEN=1 to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("%s differs (UPDATE_GOLDEN=1 to accept):\n%s", path, got)
 	}
 }
 

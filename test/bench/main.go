@@ -62,6 +62,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/conveyor-dev/conveyor/runtime/connectnames"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -240,7 +241,7 @@ func sinkRound(ctx context.Context, w *workerProc, dir, addr string, adm *kadm.C
 	c2 := cpuNow(w)
 	// The task commits and leaves its group while it stops; deleting the
 	// topic before that only makes it log failed commits.
-	waitGroupEmpty(ctx, adm, "connect-"+topic)
+	waitGroupEmpty(ctx, adm, connectnames.SinkGroup(topic))
 	logf("round %d: bare consumer %.0f rec/s, file sink %.0f rec/s: sink_vs_raw_ratio %.3f; CPU: %s", round, rawConsume, sinkRate, sinkRate/rawConsume, cpuSummary(c0, c1, c2))
 	return sinkRate / rawConsume, nil
 }

@@ -20,15 +20,14 @@ package chart
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files")
+	"github.com/conveyor-dev/conveyor/test/testkit"
+)
 
 const chartDir = "../../charts/conveyor"
 
@@ -82,19 +81,7 @@ func TestTemplateGolden(t *testing.T) {
 			if err != nil {
 				t.Fatalf("helm template: %v\n%s", err, got)
 			}
-			golden := filepath.Join("testdata", tc.name+".golden.yaml")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("reading %s (run with -update to create it): %v", golden, err)
-			}
-			if got != string(want) {
-				t.Errorf("helm template %s differs from %s; run `go test ./test/chart -update` and review the diff\n--- got ---\n%s", tc.name, golden, got)
-			}
+			testkit.Golden(t, filepath.Join("testdata", tc.name+".golden.yaml"), []byte(got))
 		})
 	}
 }

@@ -43,8 +43,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
-	"github.com/conveyor-dev/conveyor/test/envtest/envtestutil"
 	"github.com/conveyor-dev/conveyor/test/localcluster"
+	"github.com/conveyor-dev/conveyor/test/testkit/envkit"
 )
 
 // samplesNS is where the Conveyor tests apply config/samples.
@@ -125,7 +125,7 @@ func (w *walk) helmInstall(t *testing.T) {
 	ctx := t.Context()
 	// KEDA's CRDs (not KEDA itself) from the KEDA module, as the envtest suites install them:
 	// the operator discovers them at start and derives ScaledObjects.
-	kedaDir, err := envtestutil.KEDACRDDir()
+	kedaDir, err := envkit.KEDACRDDir()
 	if err != nil {
 		t.Fatal(err)
 	}

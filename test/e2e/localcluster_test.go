@@ -47,6 +47,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/conveyor-dev/conveyor/test/localcluster"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 // podappImage maps to the test program built from test/localcluster/testdata/podapp.
@@ -186,22 +187,13 @@ func leftovers(dir string, pids []int) []string {
 	return out
 }
 
-// waitFor polls cond every 100ms until it returns true or the timeout passes.
+// waitFor waits until cond holds; the failure names the last error.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool, error)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var lastErr error
-	for {
+	testkit.Eventually(t, timeout, what, func() (bool, string) {
 		ok, err := cond()
-		if ok {
-			return
-		}
-		lastErr = err
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s (last error: %v)", timeout, what, lastErr)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return ok, fmt.Sprintf("last error: %v", err)
+	})
 }
 
 func newNamespace(t *testing.T, ctx context.Context) string {

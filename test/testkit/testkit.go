@@ -24,8 +24,10 @@ package testkit
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -34,8 +36,14 @@ import (
 // Update is the one refresh flag of every golden file: go test ./pkg -update.
 var Update = flag.Bool("update", false, "rewrite the golden files in testdata/ from the current output")
 
-// Poll is how often Eventually and Consistently look.
+// Poll is how often Consistently looks, and how soon Eventually looks
+// again after its first look.
 const Poll = 10 * time.Millisecond
+
+// MaxPoll bounds Eventually's interval: it doubles from Poll up to this,
+// so a quick condition is seen at once and a slow one (an API server read)
+// does not load a shared machine with a hundred reads a second.
+const MaxPoll = 100 * time.Millisecond
 
 // Eventually polls cond until it holds, and fails the test when timeout
 // passes first. cond returns what it saw, for the failure message. It
@@ -44,6 +52,7 @@ func Eventually(t testing.TB, timeout time.Duration, what string, cond func() (b
 	t.Helper()
 	start := time.Now()
 	deadline := start.Add(timeout)
+	interval := Poll
 	for {
 		ok, seen := cond()
 		if ok {
@@ -52,8 +61,19 @@ func Eventually(t testing.TB, timeout time.Duration, what string, cond func() (b
 		if time.Now().After(deadline) {
 			t.Fatalf("after %v still waiting for %s; last seen: %s", timeout, what, seen)
 		}
-		time.Sleep(Poll)
+		time.Sleep(interval)
+		interval = min(2*interval, MaxPoll)
 	}
+}
+
+// EventuallyNoError is Eventually for a check that returns an error: it
+// waits until f returns nil, and the failure names the last error.
+func EventuallyNoError(t testing.TB, timeout time.Duration, what string, f func() error) time.Duration {
+	t.Helper()
+	return Eventually(t, timeout, what, func() (bool, string) {
+		err := f()
+		return err == nil, fmt.Sprint(err)
+	})
 }
 
 // EventuallyTrue is Eventually for a condition with nothing to report.
@@ -97,8 +117,58 @@ func Golden(t testing.TB, path string, got []byte) {
 		t.Fatalf("reading golden file %s (run go test with -update to create it): %v", path, err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (check the change, then run go test with -update):\n--- got\n%s\n--- want\n%s", path, got, want)
+		t.Errorf("%s differs (check the change, then run go test with -update):\n%s", path, LineDiff(string(want), string(got)))
 	}
+}
+
+// LineDiff shows the first ten lines that differ between want and got.
+func LineDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var out []string
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var a, b string
+		if i < len(w) {
+			a = w[i]
+		}
+		if i < len(g) {
+			b = g[i]
+		}
+		if a != b {
+			out = append(out, fmt.Sprintf("line %d:\n  want: %s\n  got:  %s", i+1, a, b))
+			if len(out) == 10 {
+				break
+			}
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+var runs = struct {
+	sync.Mutex
+	last  map[string]testing.TB
+	count map[string]int
+}{last: map[string]testing.TB{}, count: map[string]int{}}
+
+// Run is which run of t this is in the process: 1, then 2 and on with
+// go test -count=N (every test of a package runs once before any runs again).
+func Run(t testing.TB) int {
+	runs.Lock()
+	defer runs.Unlock()
+	if runs.last[t.Name()] != t {
+		runs.last[t.Name()] = t
+		runs.count[t.Name()]++
+	}
+	return runs.count[t.Name()]
+}
+
+// Unique is base on a test's first run and base-N on its N-th (-count), for
+// names that live outside the test (Kafka topics, group ids, objects in a
+// shared API server) and must not meet an earlier run's.
+func Unique(t testing.TB, base string) string {
+	if n := Run(t); n > 1 {
+		return fmt.Sprintf("%s-%d", base, n)
+	}
+	return base
 }
 
 // SyncBuffer is a bytes.Buffer safe for concurrent writers (loggers of

@@ -74,3 +74,34 @@ func TestConsistentlyFailsWhenTheConditionBreaks(t *testing.T) {
 	}
 	Consistently(t, 30*time.Millisecond, "always", func() (bool, string) { return true, "" })
 }
+
+func TestEventuallyNoErrorNamesTheLastError(t *testing.T) {
+	var n atomic.Int32
+	EventuallyNoError(t, time.Second, "the third call", func() error {
+		if n.Add(1) < 3 {
+			return fmt.Errorf("call %d", n.Load())
+		}
+		return nil
+	})
+	r := &recorder{TB: t}
+	catch(r, func() {
+		EventuallyNoError(r, 30*time.Millisecond, "never", func() error { return fmt.Errorf("refused-9") })
+	})
+	if !strings.Contains(r.failed, "refused-9") {
+		t.Fatalf("failure message %q should name the last error", r.failed)
+	}
+}
+
+func TestUniqueNamesEachRun(t *testing.T) {
+	if Unique(t, "orders") != Unique(t, "orders") {
+		t.Fatal("one run gave two names")
+	}
+	got := Unique(t, "orders")
+	want := "orders"
+	if n := Run(t); n > 1 {
+		want = fmt.Sprintf("orders-%d", n)
+	}
+	if got != want {
+		t.Fatalf("run %d: Unique = %q, want %q", Run(t), got, want)
+	}
+}

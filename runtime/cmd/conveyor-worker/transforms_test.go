@@ -25,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/conveyor-dev/conveyor/test/testkit"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -131,7 +132,7 @@ func TestConnectorTransforms(t *testing.T) {
 	var topics map[string]struct {
 		Topics []string `json:"topics"`
 	}
-	waitFor(t, "active topics", 10*time.Second, func() bool {
+	testkit.EventuallyTrue(t, 10*time.Second, "active topics", func() bool {
 		call(t, "GET", w.url+"/connectors/src/topics", "", nil, &topics)
 		return len(topics["src"].Topics) > 0
 	})

@@ -40,6 +40,7 @@ import (
 
 	"github.com/conveyor-dev/conveyor/runtime/kafkalog"
 	"github.com/conveyor-dev/conveyor/runtime/store"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 // These tests run conveyor-worker as a separate process (built once) against
@@ -227,17 +228,6 @@ func call(t *testing.T, method, url, token string, body any, out any) int {
 	return resp.StatusCode
 }
 
-func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 type status struct {
 	Connector struct {
 		State string `json:"state"`
@@ -379,7 +369,7 @@ func TestPipelineSurvivesSIGKILL(t *testing.T) {
 	}()
 
 	// Kill once a third went through and both sides committed something.
-	waitFor(t, "a third of the records in the sink file, and commits", 40*time.Second, func() bool {
+	testkit.EventuallyTrue(t, 40*time.Second, "a third of the records in the sink file, and commits", func() bool {
 		if fileLines(out) < total/3 {
 			return false
 		}
@@ -419,7 +409,7 @@ func TestPipelineSurvivesSIGKILL(t *testing.T) {
 	w2 := startWorker(t, cfg)
 	var counts map[string]int
 	var got, torn int
-	waitFor(t, "all records in the sink file after the restart", 60*time.Second, func() bool {
+	testkit.EventuallyTrue(t, 60*time.Second, "all records in the sink file after the restart", func() bool {
 		counts, got, torn = readOutput(t, out)
 		return len(counts) == total
 	})
@@ -483,7 +473,7 @@ func TestSinkTasksFollowPartitions(t *testing.T) {
 		t.Fatalf("creating connector: %d", code)
 	}
 	var st status
-	waitFor(t, "4 running tasks", 30*time.Second, func() bool {
+	testkit.EventuallyTrue(t, 30*time.Second, "4 running tasks", func() bool {
 		call(t, "GET", w.url+"/connectors/wide/status", "", nil, &st)
 		return len(st.Tasks) == 4 && runningTasks(st) == 4
 	})
@@ -500,7 +490,7 @@ func TestSinkTasksFollowPartitions(t *testing.T) {
 	if _, err := c.adm.UpdatePartitions(ctx, 6, "events"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "6 running tasks after growing the topic", 30*time.Second, func() bool {
+	testkit.EventuallyTrue(t, 30*time.Second, "6 running tasks after growing the topic", func() bool {
 		call(t, "GET", w.url+"/connectors/wide/status", "", nil, &st)
 		return len(st.Tasks) == 6 && runningTasks(st) == 6
 	})

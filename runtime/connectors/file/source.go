@@ -212,7 +212,7 @@ func (t *SourceTask) Start(ctx context.Context, tc plugin.SourceTaskContext, con
 	for i, p := range paths {
 		st := &fileState{path: p}
 		if i < len(offsets) && offsets[i] != nil {
-			pos, err := toInt64(offsets[i][OffsetPosition])
+			pos, err := plugin.OffsetInt64(offsets[i][OffsetPosition])
 			if err != nil {
 				return fmt.Errorf("file source task: stored offset of %s: %w", p, err)
 			}
@@ -222,23 +222,6 @@ func (t *SourceTask) Start(ctx context.Context, tc plugin.SourceTaskContext, con
 		t.files = append(t.files, st)
 	}
 	return nil
-}
-
-// toInt64 reads a number that went through a JSON offset store.
-func toInt64(v any) (int64, error) {
-	switch n := v.(type) {
-	case int64:
-		return n, nil
-	case int:
-		return int64(n), nil
-	case int32:
-		return int64(n), nil
-	case float64:
-		return int64(n), nil
-	case json.Number:
-		return n.Int64()
-	}
-	return 0, fmt.Errorf("position %v (%T) is not a number", v, v)
 }
 
 // open opens a file at its position; a missing file is not an error yet.

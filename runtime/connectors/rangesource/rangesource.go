@@ -21,7 +21,6 @@ package rangesource
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -360,7 +359,7 @@ func (t *Task) Start(ctx context.Context, tc plugin.SourceTaskContext, config ma
 		if off == nil || i >= len(t.ranges) {
 			continue
 		}
-		next, err := toInt64(off[OffsetNext])
+		next, err := plugin.OffsetInt64(off[OffsetNext])
 		if err != nil {
 			return fmt.Errorf("range source task: stored offset of range %s: %w", t.ranges[i].r, err)
 		}
@@ -370,20 +369,6 @@ func (t *Task) Start(ctx context.Context, tc plugin.SourceTaskContext, config ma
 		t.log.Info("resuming range", "range", rs.r.String(), "next", rs.next)
 	}
 	return nil
-}
-
-func toInt64(v any) (int64, error) {
-	switch n := v.(type) {
-	case int64:
-		return n, nil
-	case int:
-		return int64(n), nil
-	case float64:
-		return int64(n), nil
-	case json.Number:
-		return n.Int64()
-	}
-	return 0, fmt.Errorf("%v (%T) is not a number", v, v)
 }
 
 // Payload returns the deterministic payload of an ID for a record size:

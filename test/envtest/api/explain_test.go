@@ -19,10 +19,13 @@ package apitest
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 // TestKubectlExplain runs the built kubectl against the API server: kubectl explain prints the
@@ -48,19 +51,12 @@ func TestKubectlExplain(t *testing.T) {
 		t.Run(tc.path, func(t *testing.T) {
 			// The API server publishes a new CRD's OpenAPI a moment after it is established:
 			// retry until the deadline.
-			deadline := time.Now().Add(30 * time.Second)
 			var out string
-			var err error
-			for {
+			testkit.Eventually(t, 30*time.Second, "kubectl explain "+tc.path, func() (bool, string) {
+				var err error
 				out, err = runKubectl(t, "explain", tc.path)
-				if err == nil || time.Now().After(deadline) {
-					break
-				}
-				time.Sleep(200 * time.Millisecond)
-			}
-			if err != nil {
-				t.Fatalf("kubectl explain %s: %v\n%s", tc.path, err, out)
-			}
+				return err == nil, fmt.Sprintf("%v\n%s", err, out)
+			})
 			flat := strings.Join(strings.Fields(out), " ")
 			for _, w := range tc.want {
 				if !strings.Contains(flat, w) {

@@ -28,15 +28,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	connectv1alpha1 "github.com/conveyor-dev/conveyor/api/v1alpha1"
-	"github.com/conveyor-dev/conveyor/test/envtest/envtestutil"
+	"github.com/conveyor-dev/conveyor/test/testkit/envkit"
 )
 
 // One API server for the whole package (started in TestMain).
@@ -44,75 +42,30 @@ var (
 	testEnv    *envtest.Environment
 	cfg        *rest.Config
 	k8sClient  client.Client
-	scheme     = k8sruntime.NewScheme()
 	repoRoot   string
 	kubeconfig string // a kubeconfig file for the built kubectl
 	kubectl    string // path of the built kubectl
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	assets, err := envtestutil.Assets("kubectl")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	repoRoot = envtestutil.RepoRoot()
-
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if err := connectv1alpha1.AddToScheme(scheme); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-
-	testEnv = envtestutil.Environment(assets, nil)
-	cfg, err = testEnv.Start()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "starting envtest with KUBEBUILDER_ASSETS=%s: %v\n", assets, err)
-		return 1
-	}
-	defer func() {
-		if err := testEnv.Stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "stopping envtest: %v\n", err)
+	os.Exit(envkit.Main(m, envkit.Options{Binaries: []string{"kubectl"}}, func(e *envkit.Env) error {
+		testEnv, cfg, k8sClient, repoRoot = e.Env, e.Config, e.Client, envkit.RepoRoot()
+		user, err := testEnv.AddUser(envtest.User{Name: "explainer", Groups: []string{"system:masters"}}, nil)
+		if err != nil {
+			return fmt.Errorf("adding a kubectl user: %w", err)
 		}
-	}()
-
-	k8sClient, err = client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "creating client: %v\n", err)
-		return 1
-	}
-
-	user, err := testEnv.AddUser(envtest.User{Name: "explainer", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "adding a kubectl user: %v\n", err)
-		return 1
-	}
-	kc, err := user.KubeConfig()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "kubeconfig: %v\n", err)
-		return 1
-	}
-	dir, err := os.MkdirTemp("", "apitest-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	kubeconfig = filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	kubectl = filepath.Join(assets, "kubectl")
-
-	return m.Run()
+		kc, err := user.KubeConfig()
+		if err != nil {
+			return fmt.Errorf("kubeconfig: %w", err)
+		}
+		dir, err := e.TempDir("apitest-")
+		if err != nil {
+			return err
+		}
+		kubeconfig = filepath.Join(dir, "kubeconfig")
+		kubectl = filepath.Join(e.Assets, "kubectl")
+		return os.WriteFile(kubeconfig, kc, 0o600)
+	}))
 }
 
 // newNamespace creates a namespace of its own for one test.

@@ -19,25 +19,24 @@ package autoscalingtest
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"reflect"
-	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	kedav1alpha1 "github.com/kedacore/keda/v2/apis/keda/v1alpha1"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 	"github.com/conveyor-dev/conveyor/controllers/autoscaling"
 	"github.com/conveyor-dev/conveyor/test/testkit"
+	"github.com/conveyor-dev/conveyor/test/testkit/envkit"
 )
 
 // TestKEDAInstalledLater runs first (go test runs tests in file and source
@@ -73,7 +72,7 @@ func TestKEDAInstalledLater(t *testing.T) {
 		t.Fatal("the first check reported KEDA before it was installed")
 	}
 
-	installKEDA(t)
+	envkit.InstallKEDA(t, cfg)
 	select {
 	case s := <-changes:
 		if !s {
@@ -149,8 +148,16 @@ func TestKEDAInstalledLater(t *testing.T) {
 	}
 	// A CRD without the field (KEDA before 2.12): the check notices, and
 	// notices again when it comes back.
+	crdScheme := k8sruntime.NewScheme()
+	if err := apiextensionsv1.AddToScheme(crdScheme); err != nil {
+		t.Fatal(err)
+	}
+	crds, err := client.New(cfg, client.Options{Scheme: crdScheme})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var crd apiextensionsv1.CustomResourceDefinition
-	if err := k8sClient.Get(ctx, client.ObjectKey{Name: "scaledobjects.keda.sh"}, &crd); err != nil {
+	if err := crds.Get(ctx, client.ObjectKey{Name: "scaledobjects.keda.sh"}, &crd); err != nil {
 		t.Fatal(err)
 	}
 	orig := crd.DeepCopy()
@@ -159,16 +166,16 @@ func TestKEDAInstalledLater(t *testing.T) {
 		delete(adv.Properties, "scalingModifiers")
 		crd.Spec.Versions[i].Schema.OpenAPIV3Schema.Properties["spec"].Properties["advanced"] = adv
 	}
-	if err := k8sClient.Update(ctx, &crd); err != nil {
+	if err := crds.Update(ctx, &crd); err != nil {
 		t.Fatal(err)
 	}
 	restore := func() {
 		var cur apiextensionsv1.CustomResourceDefinition
-		if err := k8sClient.Get(ctx, client.ObjectKey{Name: orig.Name}, &cur); err != nil {
+		if err := crds.Get(ctx, client.ObjectKey{Name: orig.Name}, &cur); err != nil {
 			t.Fatal(err)
 		}
 		cur.Spec = orig.Spec
-		if err := k8sClient.Update(ctx, &cur); err != nil {
+		if err := crds.Update(ctx, &cur); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -181,24 +188,4 @@ func TestKEDAInstalledLater(t *testing.T) {
 		_, err := checker2.Check()
 		return err == nil && checker2.ScalingModifiers(), fmt.Sprintf("modifiers=%v err=%v", checker2.ScalingModifiers(), err)
 	})
-}
-
-var (
-	kedaOnce sync.Once
-	kedaErr  error
-)
-
-// installKEDA installs KEDA's ScaledObject and TriggerAuthentication CRDs
-// (once per package run) from the KEDA module.
-func installKEDA(t *testing.T) {
-	t.Helper()
-	kedaOnce.Do(func() {
-		_, kedaErr = envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: []string{
-			filepath.Join(kedaCRDs, "keda.sh_scaledobjects.yaml"),
-			filepath.Join(kedaCRDs, "keda.sh_triggerauthentications.yaml"),
-		}, ErrorIfPathMissing: true})
-	})
-	if kedaErr != nil {
-		t.Fatalf("installing KEDA's CRDs: %v", kedaErr)
-	}
 }

@@ -35,6 +35,8 @@ import (
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 	"github.com/conveyor-dev/conveyor/controllers/autoscaling"
 	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
+	"github.com/conveyor-dev/conveyor/test/testkit"
+	"github.com/conveyor-dev/conveyor/test/testkit/envkit"
 )
 
 type servedFlag bool
@@ -47,7 +49,7 @@ func (s servedFlag) Served() bool { return bool(s) }
 // a repeated loop writes nothing, triggers and bounds follow the
 // connectors, and turning autoscaling off removes both objects.
 func TestConvergerFollowsConnectors(t *testing.T) {
-	installKEDA(t)
+	envkit.InstallKEDA(t, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
@@ -102,7 +104,7 @@ func TestConvergerFollowsConnectors(t *testing.T) {
 	if err := k8sClient.Status().Update(ctx, sink); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(ctx, t, "the cache to see the running sink", func() bool {
+	testkit.EventuallyTrue(t, 30*time.Second, "the cache to see the running sink", func() bool {
 		var kc v1alpha1.KafkaConnector
 		return cl.Get(ctx, client.ObjectKeyFromObject(sink), &kc) == nil && kc.Status.State == v1alpha1.ConnectorStateRunning
 	})
@@ -164,7 +166,7 @@ func TestConvergerFollowsConnectors(t *testing.T) {
 	if err := k8sClient.Status().Update(ctx, regex); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(ctx, t, "the cache to see the regex sink", func() bool {
+	testkit.EventuallyTrue(t, 30*time.Second, "the cache to see the regex sink", func() bool {
 		var kc v1alpha1.KafkaConnector
 		return cl.Get(ctx, client.ObjectKeyFromObject(regex), &kc) == nil && kc.Status.State == v1alpha1.ConnectorStateRunning
 	})
@@ -203,7 +205,7 @@ func TestConvergerFollowsConnectors(t *testing.T) {
 	if err := k8sClient.Status().Update(ctx, regex); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(ctx, t, "the cache to see the reported topics", func() bool {
+	testkit.EventuallyTrue(t, 30*time.Second, "the cache to see the reported topics", func() bool {
 		var kc v1alpha1.KafkaConnector
 		return cl.Get(ctx, client.ObjectKeyFromObject(regex), &kc) == nil && len(kc.Status.Topics) == 1
 	})
@@ -213,7 +215,7 @@ func TestConvergerFollowsConnectors(t *testing.T) {
 	if err := k8sClient.Delete(ctx, regex); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(ctx, t, "the cache to lose the regex sink", func() bool {
+	testkit.EventuallyTrue(t, 30*time.Second, "the cache to lose the regex sink", func() bool {
 		return apierrors.IsNotFound(cl.Get(ctx, client.ObjectKeyFromObject(regex), &v1alpha1.KafkaConnector{}))
 	})
 
@@ -229,7 +231,7 @@ func TestConvergerFollowsConnectors(t *testing.T) {
 	if err := k8sClient.Status().Update(ctx, sink); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(ctx, t, "the cache to see the stopped sink", func() bool {
+	testkit.EventuallyTrue(t, 30*time.Second, "the cache to see the stopped sink", func() bool {
 		var kc v1alpha1.KafkaConnector
 		return cl.Get(ctx, client.ObjectKeyFromObject(sink), &kc) == nil && kc.Status.State == v1alpha1.ConnectorStateStopped
 	})
@@ -254,16 +256,5 @@ func TestConvergerFollowsConnectors(t *testing.T) {
 	res, err = (&autoscaling.Converger{Client: cl, KEDA: servedFlag(false)}).ReconcileAutoscaling(ctx, cc, connectcluster.Totals{}, "orders-connect")
 	if err != nil || res.Active || res.Autoscaling.Reason != v1alpha1.ReasonKEDANotInstalled {
 		t.Fatalf("KEDA missing: %+v %v", res, err)
-	}
-}
-
-func waitFor(ctx context.Context, t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s", what)
-		case <-time.After(20 * time.Millisecond):
-		}
 	}
 }

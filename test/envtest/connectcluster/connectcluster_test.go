@@ -42,14 +42,18 @@ import (
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 	cc "github.com/conveyor-dev/conveyor/controllers/connectcluster"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 const waitTimeout = 30 * time.Second
 
-// newNamespace creates a test's namespace; each envtest run starts from an
-// empty API server, so the names are fixed (and listed in watchedNamespaces).
-func newNamespace(t *testing.T, name string) string {
+// newNamespace creates this run's namespace of base (see namespaces).
+func newNamespace(t *testing.T, base string) string {
 	t.Helper()
+	name, err := namespaces.Next(base)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	if err := k8s.Create(context.Background(), ns); err != nil {
 		t.Fatalf("creating namespace %s: %v", name, err)
@@ -57,18 +61,10 @@ func newNamespace(t *testing.T, name string) string {
 	return name
 }
 
-// eventually polls f until it returns nil or the deadline passes.
+// eventually waits until f returns nil, within waitTimeout.
 func eventually(t *testing.T, what string, f func() error) {
 	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = f(); err == nil {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("timed out after %s waiting for %s: %v", waitTimeout, what, err)
+	testkit.EventuallyNoError(t, waitTimeout, what, f)
 }
 
 func newCluster(ns, name string, bootstrap []string) *v1alpha1.ConnectCluster {
@@ -371,8 +367,9 @@ func TestGroupConflict(t *testing.T) {
 	ctx := context.Background()
 	nsA := newNamespace(t, "team-a")
 	nsB := newNamespace(t, "team-b")
+	group := testkit.Unique(t, "shared-group") // the second cluster keeps it
 	first := newCluster(nsA, "connect", kafka.ListenAddrs())
-	first.Spec.GroupID = ptr("shared-group")
+	first.Spec.GroupID = ptr(group)
 	create(t, first)
 	eventually(t, "the first cluster's Deployment", func() error { _, err := getDeployment(nsA, "connect"); return err })
 
@@ -380,7 +377,7 @@ func TestGroupConflict(t *testing.T) {
 	// first, upper case): refused, naming the first.
 	second := newCluster(nsB, "connect", nil)
 	second.Spec.Kafka.BootstrapServers = "other-kafka.example:9092," + strings.ToUpper(kafka.ListenAddrs()[0])
-	second.Spec.GroupID = ptr("shared-group")
+	second.Spec.GroupID = ptr(group)
 	create(t, second)
 	eventually(t, "GroupConflict on the second", condition(nsB, "connect", v1alpha1.ConnectClusterGroupConflict, metav1.ConditionTrue, v1alpha1.ReasonGroupInUse))
 	c := getCluster(t, nsB, "connect")

@@ -29,23 +29,16 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
-	"go.uber.org/zap/zapcore"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 	"github.com/conveyor-dev/conveyor/controllers"
 	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
-	"github.com/conveyor-dev/conveyor/test/envtest/envtestutil"
+	"github.com/conveyor-dev/conveyor/test/testkit/envkit"
 )
 
 const (
@@ -58,105 +51,50 @@ const (
 var (
 	k8s     client.Client
 	restCfg *rest.Config
-	scheme  = runtime.NewScheme()
 	// kafka is the shared 3-broker Kafka most tests use.
 	kafka *kfake.Cluster
 	// mgrCache is the operator's cache, limited to watchedNamespaces.
 	mgrCache cache.Cache
+	// namespaces are the namespaces the operator watches, as with
+	// conveyor operator --watch-namespaces=...: every test works in one of
+	// its own (one per run with -count), and TestWatchNamespaces checks that
+	// the rest is left alone.
+	namespaces *envkit.Namespaces
 )
 
-// watchedNamespaces are the namespaces the operator watches, as with
-// conveyor operator --watch-namespaces=...: every test works in one of its
-// own, and TestWatchNamespaces checks that the rest is left alone.
+// watchedNamespaces are the base names of the watched namespaces.
 var watchedNamespaces = []string{
 	"create", "rollout", "delete", "team-a", "team-b", "outage", "unaffected",
 	"badtopic", "scale", "capacity", "scoped", "foreign", "sasl", "autoscaled", "handoff",
 }
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) (code int) {
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(v1alpha1.AddToScheme(scheme))
-	assets, err := envtestutil.Assets("kube-controller-manager")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(zapLevel())))
-
-	env := envtestutil.Environment(assets, scheme)
-	cfg, err := env.Start()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "starting envtest with KUBEBUILDER_ASSETS=%s: %v\n", assets, err)
-		return 1
-	}
-	defer func() {
-		if err := env.Stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "stopping envtest: %v\n", err)
+	namespaces = envkit.NewNamespaces(watchedNamespaces...)
+	os.Exit(envkit.Main(m, envkit.Options{Binaries: []string{"kube-controller-manager"}}, func(e *envkit.Env) error {
+		k8s, restCfg = e.Client, e.Config
+		var err error
+		if kafka, err = kfake.NewCluster(kfake.NumBrokers(3)); err != nil {
+			return fmt.Errorf("starting kfake: %w", err)
 		}
-	}()
-	restCfg = cfg
-
-	kafka, err = kfake.NewCluster(kfake.NumBrokers(3))
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "starting kfake: %v\n", err)
-		return 1
-	}
-	defer kafka.Close()
-
-	stopKCM, err := startControllerManager(env, assets)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "starting kube-controller-manager: %v\n", err)
-		return 1
-	}
-	defer stopKCM()
-
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Cache:                  controllers.CacheOptions(watchedNamespaces),
-		Controller:             config.Controller{SkipNameValidation: ptr(true)},
-	})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "creating the manager: %v\n", err)
-		return 1
-	}
-	if err := controllers.Setup(mgr, controllers.Options{
-		WorkerImage:       workerImage,
-		OperatorNamespace: operatorNamespace,
-		ConnectCluster: connectcluster.Options{
-			KafkaTimeout:         2 * time.Second,
-			TopicRecheckInterval: topicRecheck,
-			RetryBase:            200 * time.Millisecond,
-			RetryMax:             2 * time.Second,
-			Autoscaler:           &hpaStandIn{},
-		},
-	}); err != nil {
-		fmt.Fprintf(os.Stderr, "setting up reconcilers: %v\n", err)
-		return 1
-	}
-	stopManager, err := envtestutil.StartManager(mgr)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() {
-		if err := stopManager(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			code = 1
+		e.DeferFunc(kafka.Close)
+		stopKCM, err := startControllerManager(e.Env, e.Assets)
+		if err != nil {
+			return fmt.Errorf("starting kube-controller-manager: %w", err)
 		}
-	}()
-	mgrCache = mgr.GetCache()
-	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "creating a client: %v\n", err)
-		return 1
-	}
-	return m.Run()
+		e.DeferFunc(stopKCM)
+		mgr, err := e.StartManager(nil, ctrl.Options{Cache: controllers.CacheOptions(namespaces.All())}, func(mgr ctrl.Manager) error {
+			opts := envkit.OperatorOptions()
+			opts.WorkerImage, opts.OperatorNamespace = workerImage, operatorNamespace
+			opts.ConnectCluster.TopicRecheckInterval = topicRecheck
+			opts.ConnectCluster.Autoscaler = &hpaStandIn{}
+			return controllers.Setup(mgr, opts)
+		})
+		if err != nil {
+			return err
+		}
+		mgrCache = mgr.GetCache()
+		return nil
+	}))
 }
 
 // startControllerManager runs a real kube-controller-manager with only the
@@ -206,14 +144,6 @@ func startControllerManager(env *envtest.Environment, assets string) (func(), er
 			fmt.Fprintf(os.Stderr, "kube-controller-manager log: %s\n", logFile.Name())
 		}
 	}, nil
-}
-
-// zapLevel logs errors only, everything with CONVEYOR_TEST_VERBOSE set.
-func zapLevel() zapcore.Level {
-	if os.Getenv("CONVEYOR_TEST_VERBOSE") != "" {
-		return zapcore.DebugLevel
-	}
-	return zapcore.ErrorLevel
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -37,6 +37,7 @@ import (
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 	"github.com/conveyor-dev/conveyor/controllers/workerclient"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 const (
@@ -86,26 +87,6 @@ func sharedCluster(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
-	}
-}
-
-// eventually polls cond until it holds or the deadline passes; cond
-// returns a description of what it saw for the failure message.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) time.Duration {
-	t.Helper()
-	start := time.Now()
-	deadline := start.Add(timeout)
-	last := ""
-	for {
-		ok, seen := cond()
-		if ok {
-			return time.Since(start)
-		}
-		last = seen
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %s; last seen: %s", timeout, what, last)
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }
 
@@ -198,7 +179,7 @@ func describe(kc *v1alpha1.KafkaConnector) string {
 
 func waitReady(t *testing.T, name string) time.Duration {
 	t.Helper()
-	return eventually(t, settle, name+" Ready=True", func() (bool, string) {
+	return testkit.Eventually(t, settle, name+" Ready=True", func() (bool, string) {
 		kc := getKC(t, name)
 		c := condition(kc, v1alpha1.KafkaConnectorReady)
 		return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == kc.Generation, describe(kc)
@@ -242,11 +223,12 @@ func soSummary(so *kedav1alpha1.ScaledObject) string {
 // tasks, says why, and the ScaledObject follows; 6 partitions → 6.
 func TestTasksLimitedByPartitions(t *testing.T) {
 	sharedCluster(t)
-	createTopic(t, "limits", 4)
+	topic := testkit.Unique(t, "limits") // one topic per run (-count)
+	createTopic(t, topic, 4)
 	start := time.Now()
-	sink(t, "limits", 10, "limits", nil)
+	sink(t, "limits", 10, topic, nil)
 
-	took := eventually(t, resync, "4 effective tasks limited by TopicPartitions", func() (bool, string) {
+	took := testkit.Eventually(t, resync, "4 effective tasks limited by TopicPartitions", func() (bool, string) {
 		kc := getKC(t, "limits")
 		c := condition(kc, v1alpha1.KafkaConnectorTasksLimited)
 		ok := kc.Status.TasksMax == 10 && kc.Status.EffectiveTasks == 4 &&
@@ -260,8 +242,8 @@ func TestTasksLimitedByPartitions(t *testing.T) {
 	if err != nil || len(st.Tasks) != 4 {
 		t.Fatalf("runtime status: %d tasks, err %v; want 4 tasks", len(st.Tasks), err)
 	}
-	wantTrigger := []string{"kafka:connect-limits:limits"}
-	took = eventually(t, settle, "ScaledObject with the sink's trigger and max 4", func() (bool, string) {
+	wantTrigger := []string{"kafka:connect-limits:" + topic}
+	took = testkit.Eventually(t, settle, "ScaledObject with the sink's trigger and max 4", func() (bool, string) {
 		so := scaledObject(t)
 		return so != nil && so.Spec.MaxReplicaCount != nil && *so.Spec.MaxReplicaCount == 4 &&
 			fmt.Sprint(triggersOf(so)) == fmt.Sprint(wantTrigger), soSummary(so)
@@ -269,19 +251,19 @@ func TestTasksLimitedByPartitions(t *testing.T) {
 	t.Logf("ScaledObject max=4 with trigger %v %s after create", wantTrigger, time.Since(start).Round(time.Millisecond))
 
 	grow := time.Now()
-	resp, err := admin(t).CreatePartitions(context.Background(), 2, "limits")
+	resp, err := admin(t).CreatePartitions(context.Background(), 2, topic)
 	if err == nil {
 		err = resp.Error()
 	}
 	if err != nil {
-		t.Fatalf("growing topic limits to 6 partitions: %v", err)
+		t.Fatalf("growing topic %s to 6 partitions: %v", topic, err)
 	}
-	took = eventually(t, resync, "6 effective tasks after growing the topic", func() (bool, string) {
+	took = testkit.Eventually(t, resync, "6 effective tasks after growing the topic", func() (bool, string) {
 		kc := getKC(t, "limits")
 		return kc.Status.EffectiveTasks == 6 && kc.Status.TaskLimit != nil && kc.Status.TaskLimit.Value == 6, describe(kc)
 	})
 	t.Logf("6 effective tasks %s after growing the topic", took.Round(time.Millisecond))
-	eventually(t, settle, "ScaledObject max 6", func() (bool, string) {
+	testkit.Eventually(t, settle, "ScaledObject max 6", func() (bool, string) {
 		so := scaledObject(t)
 		return so != nil && so.Spec.MaxReplicaCount != nil && *so.Spec.MaxReplicaCount == 6, soSummary(so)
 	})
@@ -303,7 +285,7 @@ func patchKC(t *testing.T, name string, mutate func(kc *v1alpha1.KafkaConnector)
 func waitRuntimeState(t *testing.T, name, want string) time.Duration {
 	t.Helper()
 	rc := runtimeClient(t)
-	return eventually(t, settle, fmt.Sprintf("runtime state of %s = %s", name, want), func() (bool, string) {
+	return testkit.Eventually(t, settle, fmt.Sprintf("runtime state of %s = %s", name, want), func() (bool, string) {
 		st, err := rc.Status(context.Background(), name)
 		if err != nil {
 			return false, err.Error()
@@ -317,8 +299,9 @@ func waitRuntimeState(t *testing.T, name, want string) time.Duration {
 // KafkaConnector deletes the connector from the worker.
 func TestStateAndDeleteReachTheRuntime(t *testing.T) {
 	sharedCluster(t)
-	createTopic(t, "lifecycle", 2)
-	sink(t, "lifecycle", 2, "lifecycle", nil)
+	topic := testkit.Unique(t, "lifecycle")
+	createTopic(t, topic, 2)
+	sink(t, "lifecycle", 2, topic, nil)
 	t.Logf("Ready %s after create", waitReady(t, "lifecycle").Round(time.Millisecond))
 	waitRuntimeState(t, "lifecycle", "RUNNING")
 
@@ -332,7 +315,7 @@ func TestStateAndDeleteReachTheRuntime(t *testing.T) {
 	} {
 		patchKC(t, "lifecycle", func(kc *v1alpha1.KafkaConnector) { kc.Spec.State = step.state })
 		took := waitRuntimeState(t, "lifecycle", step.runtime)
-		eventually(t, settle, "status.state "+step.runtime, func() (bool, string) {
+		testkit.Eventually(t, settle, "status.state "+step.runtime, func() (bool, string) {
 			kc := getKC(t, "lifecycle")
 			return string(kc.Status.State) == step.runtime, describe(kc)
 		})
@@ -344,12 +327,12 @@ func TestStateAndDeleteReachTheRuntime(t *testing.T) {
 		t.Fatal(err)
 	}
 	rc := runtimeClient(t)
-	took := eventually(t, settle, "connector lifecycle gone from the runtime", func() (bool, string) {
+	took := testkit.Eventually(t, settle, "connector lifecycle gone from the runtime", func() (bool, string) {
 		_, err := rc.Status(context.Background(), "lifecycle")
 		return workerclient.IsNotFound(err), fmt.Sprint(err)
 	})
 	t.Logf("deleted from the runtime %s after the delete", took.Round(time.Millisecond))
-	eventually(t, settle, "KafkaConnector lifecycle gone (finalizer removed)", func() (bool, string) {
+	testkit.Eventually(t, settle, "KafkaConnector lifecycle gone (finalizer removed)", func() (bool, string) {
 		err := k8s.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: "lifecycle"}, &v1alpha1.KafkaConnector{})
 		return apierrors.IsNotFound(err), fmt.Sprint(err)
 	})
@@ -367,7 +350,7 @@ func reconcilePass(t *testing.T, name, value string) {
 		}
 		kc.Annotations["test.conveyor.dev/poke"] = value
 	})
-	eventually(t, settle, "a reconcile pass of "+name, func() (bool, string) {
+	testkit.Eventually(t, settle, "a reconcile pass of "+name, func() (bool, string) {
 		n := writes.get(name + "/topics")
 		return n > before, fmt.Sprintf("%d topics reads", n)
 	})
@@ -377,8 +360,9 @@ func reconcilePass(t *testing.T, name, value string) {
 // config edit is written exactly once and reaches the runtime.
 func TestConfigEditAppliedOnce(t *testing.T) {
 	sharedCluster(t)
-	createTopic(t, "edits", 1)
-	sink(t, "edits", 1, "edits", nil)
+	topic := testkit.Unique(t, "edits")
+	createTopic(t, topic, 1)
+	sink(t, "edits", 1, topic, nil)
 	waitReady(t, "edits")
 	waitRuntimeState(t, "edits", "RUNNING")
 
@@ -390,7 +374,7 @@ func TestConfigEditAppliedOnce(t *testing.T) {
 
 	patchKC(t, "edits", func(kc *v1alpha1.KafkaConnector) { kc.Spec.Config["partition.check.interval.ms"] = "700" })
 	rc := runtimeClient(t)
-	took := eventually(t, settle, "the edited config in the runtime", func() (bool, string) {
+	took := testkit.Eventually(t, settle, "the edited config in the runtime", func() (bool, string) {
 		cfg, err := rc.ConnectorConfig(context.Background(), "edits")
 		if err != nil {
 			return false, err.Error()
@@ -412,17 +396,18 @@ func TestConfigEditAppliedOnce(t *testing.T) {
 // cluster keeps running.
 func TestBadInputIsolated(t *testing.T) {
 	sharedCluster(t)
-	createTopic(t, "good", 1)
-	sink(t, "good", 1, "good", nil)
+	topic := testkit.Unique(t, "good")
+	createTopic(t, topic, 1)
+	sink(t, "good", 1, topic, nil)
 	waitReady(t, "good")
 
-	unknown := sinkSpec(t, "unknown-class", 1, "good", nil)
+	unknown := sinkSpec(t, "unknown-class", 1, topic, nil)
 	unknown.Spec.Class = "com.example.NoSuchConnector"
 	if err := k8s.Create(context.Background(), unknown); err != nil {
 		t.Fatal(err)
 	}
-	sink(t, "missing-file", 1, "good", map[string]string{"file": ""})
-	sink(t, "bad-interval", 1, "good", map[string]string{"partition.check.interval.ms": "soon"})
+	sink(t, "missing-file", 1, topic, map[string]string{"file": ""})
+	sink(t, "bad-interval", 1, topic, map[string]string{"partition.check.interval.ms": "soon"})
 
 	cases := []struct{ name, reason, mention string }{
 		{"unknown-class", v1alpha1.ReasonPluginNotFound, "com.example.NoSuchConnector"},
@@ -431,7 +416,7 @@ func TestBadInputIsolated(t *testing.T) {
 	}
 	rc := runtimeClient(t)
 	for _, c := range cases {
-		took := eventually(t, settle, c.name+" Ready=False/"+c.reason+" naming "+c.mention, func() (bool, string) {
+		took := testkit.Eventually(t, settle, c.name+" Ready=False/"+c.reason+" naming "+c.mention, func() (bool, string) {
 			kc := getKC(t, c.name)
 			cond := condition(kc, v1alpha1.KafkaConnectorReady)
 			return cond != nil && cond.Status == metav1.ConditionFalse && cond.Reason == c.reason &&
@@ -454,14 +439,18 @@ func TestBadInputIsolated(t *testing.T) {
 // tests left running (limits: 6 tasks, edits: 1, good: 1; the refused ones
 // run nothing) the ScaledObject has one trigger per running sink and
 // max = total effective tasks; pausing a sink drops its trigger, deleting
-// one lowers max.
+// one lowers max. At its end it deletes every connector of the cluster, so
+// a next run (-count) starts from an empty cluster.
 func TestScaledObjectFollowsConnectors(t *testing.T) {
 	sharedCluster(t)
+	t.Cleanup(func() { deleteAllConnectors(t) })
+	// The earlier tests' topics of this run.
+	limits, edits, good := testkit.Unique(t, "limits"), testkit.Unique(t, "edits"), testkit.Unique(t, "good")
 	for _, n := range []string{"limits", "edits", "good"} {
 		waitReady(t, n)
 	}
-	want := []string{"kafka:connect-edits:edits", "kafka:connect-good:good", "kafka:connect-limits:limits"}
-	took := eventually(t, settle, fmt.Sprintf("ScaledObject max 8 with triggers %v", want), func() (bool, string) {
+	want := []string{"kafka:connect-edits:" + edits, "kafka:connect-good:" + good, "kafka:connect-limits:" + limits}
+	took := testkit.Eventually(t, settle, fmt.Sprintf("ScaledObject max 8 with triggers %v", want), func() (bool, string) {
 		so := scaledObject(t)
 		return so != nil && so.Spec.MaxReplicaCount != nil && *so.Spec.MaxReplicaCount == 8 &&
 			fmt.Sprint(triggersOf(so)) == fmt.Sprint(want), soSummary(so)
@@ -470,8 +459,8 @@ func TestScaledObjectFollowsConnectors(t *testing.T) {
 
 	start := time.Now()
 	patchKC(t, "good", func(kc *v1alpha1.KafkaConnector) { kc.Spec.State = v1alpha1.ConnectorTargetPaused })
-	want = []string{"kafka:connect-edits:edits", "kafka:connect-limits:limits"}
-	eventually(t, settle, fmt.Sprintf("triggers %v after pausing good", want), func() (bool, string) {
+	want = []string{"kafka:connect-edits:" + edits, "kafka:connect-limits:" + limits}
+	testkit.Eventually(t, settle, fmt.Sprintf("triggers %v after pausing good", want), func() (bool, string) {
 		so := scaledObject(t)
 		return so != nil && fmt.Sprint(triggersOf(so)) == fmt.Sprint(want), soSummary(so)
 	})
@@ -481,8 +470,8 @@ func TestScaledObjectFollowsConnectors(t *testing.T) {
 	if err := k8s.Delete(context.Background(), getKC(t, "limits")); err != nil {
 		t.Fatal(err)
 	}
-	want = []string{"kafka:connect-edits:edits"}
-	eventually(t, settle, fmt.Sprintf("max 2 and triggers %v after deleting limits", want), func() (bool, string) {
+	want = []string{"kafka:connect-edits:" + edits}
+	testkit.Eventually(t, settle, fmt.Sprintf("max 2 and triggers %v after deleting limits", want), func() (bool, string) {
 		so := scaledObject(t)
 		return so != nil && so.Spec.MaxReplicaCount != nil && *so.Spec.MaxReplicaCount == 2 &&
 			fmt.Sprint(triggersOf(so)) == fmt.Sprint(want), soSummary(so)
@@ -490,13 +479,33 @@ func TestScaledObjectFollowsConnectors(t *testing.T) {
 	t.Logf("deleting the 6-task sink: max=2, its trigger gone in %s", time.Since(start).Round(time.Millisecond))
 
 	// A sink moved to another topic (same task count) moves its trigger.
-	createTopic(t, "edits-v2", 1)
+	moved := testkit.Unique(t, "edits-v2")
+	createTopic(t, moved, 1)
 	start = time.Now()
-	patchKC(t, "edits", func(kc *v1alpha1.KafkaConnector) { kc.Spec.Config["topics"] = "edits-v2" })
-	want = []string{"kafka:connect-edits:edits-v2"}
-	eventually(t, settle, fmt.Sprintf("triggers %v after moving edits to topic edits-v2", want), func() (bool, string) {
+	patchKC(t, "edits", func(kc *v1alpha1.KafkaConnector) { kc.Spec.Config["topics"] = moved })
+	want = []string{"kafka:connect-edits:" + moved}
+	testkit.Eventually(t, settle, fmt.Sprintf("triggers %v after moving edits to topic %s", want, moved), func() (bool, string) {
 		so := scaledObject(t)
 		return so != nil && fmt.Sprint(triggersOf(so)) == fmt.Sprint(want), soSummary(so)
 	})
 	t.Logf("moving a sink to another topic moved its trigger in %s", time.Since(start).Round(time.Millisecond))
+}
+
+// deleteAllConnectors deletes every KafkaConnector of the shared cluster
+// and waits until they and their connectors in the worker are gone.
+func deleteAllConnectors(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	if err := k8s.DeleteAllOf(ctx, &v1alpha1.KafkaConnector{}, client.InNamespace(namespace)); err != nil {
+		t.Fatalf("deleting the KafkaConnectors: %v", err)
+	}
+	rc := runtimeClient(t)
+	testkit.Eventually(t, settle, "no KafkaConnector and no connector in the worker", func() (bool, string) {
+		var list v1alpha1.KafkaConnectorList
+		if err := k8s.List(ctx, &list, client.InNamespace(namespace)); err != nil {
+			return false, err.Error()
+		}
+		names, err := rc.ListConnectors(ctx)
+		return err == nil && len(list.Items) == 0 && len(names) == 0, fmt.Sprintf("%d KafkaConnectors, worker connectors %v (%v)", len(list.Items), names, err)
+	})
 }

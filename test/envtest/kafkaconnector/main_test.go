@@ -24,30 +24,20 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	kedav1alpha1 "github.com/kedacore/keda/v2/apis/keda/v1alpha1"
 	"github.com/twmb/franz-go/pkg/kfake"
-	"go.uber.org/zap/zapcore"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 	"github.com/conveyor-dev/conveyor/controllers"
-	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
 	"github.com/conveyor-dev/conveyor/controllers/workerclient"
 	"github.com/conveyor-dev/conveyor/runtime/worker"
-	"github.com/conveyor-dev/conveyor/test/envtest/envtestutil"
+	"github.com/conveyor-dev/conveyor/test/testkit/envkit"
 )
 
 const (
@@ -62,9 +52,8 @@ const (
 )
 
 var (
-	k8s    client.Client
-	scheme = runtime.NewScheme()
-	kafka  *kfake.Cluster
+	k8s   client.Client
+	kafka *kfake.Cluster
 	// bootstrap is the kfake listen address.
 	bootstrap string
 	// restURL is the worker's REST base URL.
@@ -76,118 +65,44 @@ var (
 	writes = &writeCounter{counts: map[string]int{}}
 )
 
-func TestMain(m *testing.M) { os.Exit(run(m)) }
-
-func run(m *testing.M) (code int) {
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(v1alpha1.AddToScheme(scheme))
-	utilruntime.Must(kedav1alpha1.AddToScheme(scheme))
-	assets, err := envtestutil.Assets()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(zapLevel())))
-
-	kedaCRDs, err := envtestutil.KEDACRDDir()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	env := envtestutil.Environment(assets, scheme)
-	env.CRDInstallOptions = envtest.CRDInstallOptions{Paths: []string{
-		filepath.Join(kedaCRDs, "keda.sh_scaledobjects.yaml"),
-		filepath.Join(kedaCRDs, "keda.sh_triggerauthentications.yaml"),
-	}}
-	outDir, err = os.MkdirTemp("", "conveyor-kc-out-")
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "creating the output directory: %v\n", err)
-		return 1
-	}
-	defer os.RemoveAll(outDir)
-	cfg, err := env.Start()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "starting envtest: %v\n", err)
-		return 1
-	}
-	defer func() {
-		if err := env.Stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "stopping envtest: %v\n", err)
+func TestMain(m *testing.M) {
+	os.Exit(envkit.Main(m, envkit.Options{KEDA: true}, func(e *envkit.Env) (err error) {
+		k8s = e.Client
+		if outDir, err = e.TempDir("conveyor-kc-out-"); err != nil {
+			return err
 		}
-	}()
-
-	kafka, err = kfake.NewCluster(kfake.NumBrokers(1))
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "starting kfake: %v\n", err)
-		return 1
-	}
-	defer kafka.Close()
-	bootstrap = kafka.ListenAddrs()[0]
-
-	w, stopWorker, err := startWorker()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "starting the worker: %v\n", err)
-		return 1
-	}
-	defer stopWorker()
-	restURL = "http://" + w.RESTAddr()
-
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-	})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "creating the manager: %v\n", err)
-		return 1
-	}
-	if err := controllers.Setup(mgr, controllers.Options{
-		WorkerImage:       "ghcr.io/conveyor-dev/conveyor:test",
-		OperatorNamespace: "conveyor-system",
-		ConnectCluster: connectcluster.Options{
-			KafkaTimeout: 2 * time.Second,
-			// Long: the ScaledObject must follow connector changes through
-			// the watch, not through the periodic topic re-check.
-			TopicRecheckInterval: 10 * time.Minute,
-			RetryBase:            200 * time.Millisecond,
-			RetryMax:             2 * time.Second,
-		},
-		KEDACheckInterval: time.Second,
-		WorkerResolver:    workerclient.StaticResolver{restURL},
-		// Short: runtime-side changes (task limits, states) show within
-		// seconds instead of the production 30s.
-		ConnectorResync: connectorResync,
-		WorkerClient: workerclient.Options{
-			HTTPClient:     &http.Client{Transport: writes, Timeout: 10 * time.Second},
-			RequestTimeout: 10 * time.Second,
-		},
-	}); err != nil {
-		fmt.Fprintf(os.Stderr, "setting up reconcilers: %v\n", err)
-		return 1
-	}
-	stopManager, err := envtestutil.StartManager(mgr)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() {
-		if err := stopManager(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			code = 1
+		if kafka, err = kfake.NewCluster(kfake.NumBrokers(1)); err != nil {
+			return fmt.Errorf("starting kfake: %w", err)
 		}
-	}()
-	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "creating a client: %v\n", err)
-		return 1
-	}
-	return m.Run()
+		e.DeferFunc(kafka.Close)
+		bootstrap = kafka.ListenAddrs()[0]
+		w, stopWorker, err := startWorker()
+		if err != nil {
+			return fmt.Errorf("starting the worker: %w", err)
+		}
+		e.DeferFunc(stopWorker)
+		restURL = "http://" + w.RESTAddr()
+		_, err = e.StartManager(nil, ctrl.Options{}, func(mgr ctrl.Manager) error {
+			opts := envkit.OperatorOptions()
+			opts.KEDACheckInterval = time.Second
+			opts.WorkerResolver = workerclient.StaticResolver{restURL}
+			// Short: runtime-side changes (task limits, states) show within
+			// seconds instead of the production 30s.
+			opts.ConnectorResync = connectorResync
+			opts.WorkerClient = workerclient.Options{
+				HTTPClient:     &http.Client{Transport: writes, Timeout: 10 * time.Second},
+				RequestTimeout: 10 * time.Second,
+			}
+			return controllers.Setup(mgr, opts)
+		})
+		return err
+	}))
 }
 
 // startWorker starts one real worker against kfake with the internal topics
 // of the ConnectCluster the tests create.
 func startWorker() (*worker.Worker, func(), error) {
-	return envtestutil.StartWorker(envtestutil.WorkerSpec{
+	return envkit.StartWorker(envkit.WorkerSpec{
 		Bootstrap: bootstrap,
 		Cluster: &v1alpha1.ConnectCluster{Spec: v1alpha1.ConnectClusterSpec{GroupID: ptr(groupID),
 			Storage: v1alpha1.StorageSpec{ReplicationFactor: ptr[int32](1),
@@ -243,13 +158,6 @@ func (c *writeCounter) get(name string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.counts[name]
-}
-
-func zapLevel() zapcore.Level {
-	if os.Getenv("CONVEYOR_TEST_VERBOSE") != "" {
-		return zapcore.DebugLevel
-	}
-	return zapcore.ErrorLevel
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -23,7 +23,6 @@ limitations under the License.
 package secrets
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -41,23 +40,19 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"go.uber.org/zap/zapcore"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/yaml"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 	"github.com/conveyor-dev/conveyor/controllers"
-	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
 	"github.com/conveyor-dev/conveyor/controllers/workerclient"
 	"github.com/conveyor-dev/conveyor/runtime/configprovider"
-	"github.com/conveyor-dev/conveyor/test/envtest/envtestutil"
+	"github.com/conveyor-dev/conveyor/test/testkit"
+	"github.com/conveyor-dev/conveyor/test/testkit/envkit"
 )
 
 // operatorUser is the identity the operator runs as: it holds the generated
@@ -77,31 +72,21 @@ const maxLogVerbosity = 7
 
 var (
 	// k8s is an admin client for the tests' own reads and writes.
-	k8s    client.Client
-	scheme = runtime.NewScheme()
+	k8s client.Client
 	// apiConfig is the admin rest.Config (API server address and CA).
 	apiConfig *rest.Config
 	bootstrap string
 	outDir    string
 	// operatorLog and workerLog hold everything the operator and the
 	// workers logged, at their most verbose levels.
-	operatorLog, workerLog = &syncBuffer{}, &syncBuffer{}
+	operatorLog, workerLog = &testkit.SyncBuffer{}, &testkit.SyncBuffer{}
 	// calls counts the operator's REST requests by method and path.
 	calls = &callCounter{counts: map[string]int{}}
 	// workers are the in-process workers by ConnectCluster ("ns/name").
 	workers = map[string]*testWorker{}
 )
 
-func TestMain(m *testing.M) { os.Exit(run(m)) }
-
-func run(m *testing.M) (code int) {
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(v1alpha1.AddToScheme(scheme))
-	assets, err := envtestutil.Assets()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
+func TestMain(m *testing.M) {
 	var logOut io.Writer = operatorLog
 	if os.Getenv("CONVEYOR_TEST_VERBOSE") != "" {
 		logOut = io.MultiWriter(operatorLog, os.Stderr)
@@ -110,106 +95,49 @@ func run(m *testing.M) (code int) {
 	// From V(8) on, client-go dumps the body of every API response (as
 	// kubectl -v=8 does), Secrets included: a wire trace, not a log level to
 	// run an operator at.
-	ctrl.SetLogger(zap.New(zap.WriteTo(logOut), zap.UseDevMode(true), zap.Level(zapcore.Level(-maxLogVerbosity))))
-
-	outDir, err = os.MkdirTemp("", "conveyor-secrets-out-")
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "creating the output directory: %v\n", err)
-		return 1
-	}
-	defer os.RemoveAll(outDir)
-
-	env := envtestutil.Environment(assets, scheme)
-	// A loaded machine (make test runs beside other work) can take longer
-	// than envtest's default 20s to start the API server.
-	env.ControlPlaneStartTimeout = time.Minute
-	cfg, err := env.Start()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "starting envtest: %v\n", err)
-		return 1
-	}
-	defer func() {
-		if err := env.Stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "stopping envtest: %v\n", err)
+	logger := zap.New(zap.WriteTo(logOut), zap.UseDevMode(true), zap.Level(zapcore.Level(-maxLogVerbosity)))
+	os.Exit(envkit.Main(m, envkit.Options{Logger: &logger}, func(e *envkit.Env) (err error) {
+		k8s, apiConfig = e.Client, e.Config
+		if outDir, err = e.TempDir("conveyor-secrets-out-"); err != nil {
+			return err
 		}
-	}()
-	apiConfig = cfg
-	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "creating a client: %v\n", err)
-		return 1
-	}
-	opCfg, err := operatorConfig(env)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-
-	kafka, err := kfake.NewCluster(kfake.NumBrokers(1))
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "starting kfake: %v\n", err)
-		return 1
-	}
-	defer kafka.Close()
-	bootstrap = kafka.ListenAddrs()[0]
-
-	for _, c := range []struct{ ns, name string }{{nsA, clusterA}, {nsB, clusterB}} {
-		w, err := startWorker(c.ns, c.name)
+		opCfg, err := operatorConfig(e.Env)
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "starting the worker of %s/%s: %v\n", c.ns, c.name, err)
-			return 1
+			return err
 		}
-		defer w.stop()
-		workers[c.ns+"/"+c.name] = w
-	}
-
-	mgr, err := ctrl.NewManager(opCfg, ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-	})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "creating the manager: %v\n", err)
-		return 1
-	}
-	if err := controllers.Setup(mgr, controllers.Options{
-		WorkerImage:       "ghcr.io/conveyor-dev/conveyor:test",
-		OperatorNamespace: "conveyor-system",
-		ConnectCluster: connectcluster.Options{
-			KafkaTimeout:         2 * time.Second,
-			TopicRecheckInterval: 10 * time.Minute,
-			RetryBase:            200 * time.Millisecond,
-			RetryMax:             2 * time.Second,
-		},
-		KEDACheckInterval: time.Minute,
-		WorkerResolver: workerclient.ResolverFunc(func(_ context.Context, cc *v1alpha1.ConnectCluster) ([]string, error) {
-			w, ok := workers[cc.Namespace+"/"+cc.Name]
-			if !ok {
-				return nil, fmt.Errorf("no test worker for ConnectCluster %s/%s", cc.Namespace, cc.Name)
+		kafka, err := kfake.NewCluster(kfake.NumBrokers(1))
+		if err != nil {
+			return fmt.Errorf("starting kfake: %w", err)
+		}
+		e.DeferFunc(kafka.Close)
+		bootstrap = kafka.ListenAddrs()[0]
+		for _, c := range []struct{ ns, name string }{{nsA, clusterA}, {nsB, clusterB}} {
+			w, err := startWorker(c.ns, c.name)
+			if err != nil {
+				return fmt.Errorf("starting the worker of %s/%s: %w", c.ns, c.name, err)
 			}
-			return []string{w.url}, nil
-		}),
-		WorkerClient: workerclient.Options{
-			HTTPClient:     &http.Client{Transport: calls, Timeout: 10 * time.Second},
-			RequestTimeout: 10 * time.Second,
-		},
-		ConnectorResync: connectorResync,
-	}); err != nil {
-		fmt.Fprintf(os.Stderr, "setting up reconcilers: %v\n", err)
-		return 1
-	}
-	stopManager, err := envtestutil.StartManager(mgr)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() {
-		if err := stopManager(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			code = 1
+			e.DeferFunc(w.stop)
+			workers[c.ns+"/"+c.name] = w
 		}
-	}()
-	return m.Run()
+		_, err = e.StartManager(opCfg, ctrl.Options{}, func(mgr ctrl.Manager) error {
+			opts := envkit.OperatorOptions()
+			opts.KEDACheckInterval = time.Minute
+			opts.WorkerResolver = workerclient.ResolverFunc(func(_ context.Context, cc *v1alpha1.ConnectCluster) ([]string, error) {
+				w, ok := workers[cc.Namespace+"/"+cc.Name]
+				if !ok {
+					return nil, fmt.Errorf("no test worker for ConnectCluster %s/%s", cc.Namespace, cc.Name)
+				}
+				return []string{w.url}, nil
+			})
+			opts.WorkerClient = workerclient.Options{
+				HTTPClient:     &http.Client{Transport: calls, Timeout: 10 * time.Second},
+				RequestTimeout: 10 * time.Second,
+			}
+			opts.ConnectorResync = connectorResync
+			return controllers.Setup(mgr, opts)
+		})
+		return err
+	}))
 }
 
 // operatorConfig creates the operator's user, gives it the generated
@@ -218,7 +146,7 @@ func run(m *testing.M) (code int) {
 // permissions it ships with: a missing verb fails here, and RBAC's
 // escalation check applies when it grants the workers "get" on Secrets.
 func operatorConfig(env *envtest.Environment) (*rest.Config, error) {
-	raw, err := os.ReadFile(filepath.Join(envtestutil.RepoRoot(), "config", "rbac", "role.yaml"))
+	raw, err := os.ReadFile(filepath.Join(envkit.RepoRoot(), "config", "rbac", "role.yaml"))
 	if err != nil {
 		return nil, fmt.Errorf("reading the generated ClusterRole: %w", err)
 	}
@@ -288,7 +216,7 @@ func startWorker(ns, name string) (*testWorker, error) {
 	if os.Getenv("CONVEYOR_TEST_VERBOSE") != "" {
 		out = io.MultiWriter(workerLog, os.Stderr)
 	}
-	w, stop, err := envtestutil.StartWorker(envtestutil.WorkerSpec{
+	w, stop, err := envkit.StartWorker(envkit.WorkerSpec{
 		Bootstrap: bootstrap,
 		Cluster:   clusterObject(ns, name),
 		RestToken: restToken,
@@ -302,24 +230,6 @@ func startWorker(ns, name string) (*testWorker, error) {
 		stop()
 		os.RemoveAll(dir)
 	}}, nil
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // callCounter is the operator's HTTP transport to the workers: it counts

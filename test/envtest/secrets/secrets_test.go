@@ -45,6 +45,7 @@ import (
 	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
 	"github.com/conveyor-dev/conveyor/controllers/kafkaconnector"
 	"github.com/conveyor-dev/conveyor/controllers/workerclient"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 const (
@@ -98,7 +99,7 @@ func ensureCluster(t *testing.T, ns, name string) {
 		}
 	}
 	sa := &corev1.ServiceAccount{}
-	eventually(t, settle, "the workers' ServiceAccount", func() (bool, string) {
+	testkit.Eventually(t, settle, "the workers' ServiceAccount", func() (bool, string) {
 		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: connectcluster.ServiceAccountName(cc)}, sa)
 		return err == nil, fmt.Sprint(err)
 	})
@@ -110,23 +111,6 @@ func ensureCluster(t *testing.T, ns, name string) {
 		t.Fatal(err)
 	}
 	clusters[ns+"/"+name] = true
-}
-
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) time.Duration {
-	t.Helper()
-	start := time.Now()
-	deadline := start.Add(timeout)
-	for {
-		ok, seen := cond()
-		if ok {
-			return time.Since(start)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %s; last seen: %s", timeout, what, seen)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -207,6 +191,24 @@ func sink(t *testing.T, ns, cluster, name, topic string, config map[string]strin
 	if err := k8s.Create(context.Background(), kc); err != nil {
 		t.Fatalf("creating KafkaConnector %s/%s: %v", ns, name, err)
 	}
+	// Gone when the test ends, so its Secret references leave the workers'
+	// Role and a next run (-count) can use the name again.
+	t.Cleanup(func() { deleteKC(t, ns, name) })
+}
+
+// deleteKC deletes a KafkaConnector (if still there) and waits until the
+// operator removed its connector and finalizer.
+func deleteKC(t *testing.T, ns, name string) {
+	t.Helper()
+	kc := &v1alpha1.KafkaConnector{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
+	if err := k8s.Delete(context.Background(), kc); client.IgnoreNotFound(err) != nil {
+		t.Errorf("deleting KafkaConnector %s/%s: %v", ns, name, err)
+		return
+	}
+	testkit.Eventually(t, settle, "KafkaConnector "+ns+"/"+name+" gone", func() (bool, string) {
+		err := k8s.Get(context.Background(), client.ObjectKeyFromObject(kc), kc)
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
 }
 
 func getKC(t *testing.T, ns, name string) *v1alpha1.KafkaConnector {
@@ -238,7 +240,7 @@ func describe(kc *v1alpha1.KafkaConnector) string {
 
 func waitReady(t *testing.T, ns, name string) time.Duration {
 	t.Helper()
-	return eventually(t, settle, ns+"/"+name+" Ready=True", func() (bool, string) {
+	return testkit.Eventually(t, settle, ns+"/"+name+" Ready=True", func() (bool, string) {
 		kc := getKC(t, ns, name)
 		c := meta.FindStatusCondition(kc.Status.Conditions, v1alpha1.KafkaConnectorReady)
 		return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == kc.Generation, describe(kc)
@@ -277,7 +279,7 @@ func roleNames(t *testing.T, ns, cluster string) ([]string, bool) {
 
 func waitRoleNames(t *testing.T, ns, cluster string, want ...string) time.Duration {
 	t.Helper()
-	return eventually(t, settle, fmt.Sprintf("the workers' Role of %s/%s lists exactly %v", ns, cluster, want), func() (bool, string) {
+	return testkit.Eventually(t, settle, fmt.Sprintf("the workers' Role of %s/%s lists exactly %v", ns, cluster, want), func() (bool, string) {
 		names, ok := roleNames(t, ns, cluster)
 		if len(want) == 0 {
 			return !ok, fmt.Sprintf("Role present with %v", names)
@@ -299,7 +301,7 @@ func workerReads(ns, cluster, secret, key string) (string, error) {
 func expectForbidden(t *testing.T, ns, cluster, secret string) {
 	t.Helper()
 	// RBAC changes reach the authorizer's cache within moments; wait.
-	eventually(t, settle, fmt.Sprintf("the workers of %s/%s forbidden to read Secret %s", ns, cluster, secret), func() (bool, string) {
+	testkit.Eventually(t, settle, fmt.Sprintf("the workers of %s/%s forbidden to read Secret %s", ns, cluster, secret), func() (bool, string) {
 		_, err := workerReads(ns, cluster, secret, "key")
 		return err != nil && strings.Contains(err.Error(), "forbidden (403)"), fmt.Sprint(err)
 	})
@@ -315,17 +317,18 @@ func TestRoleListsExactlyTheReferencedSecrets(t *testing.T) {
 	for _, s := range []string{"b-creds", "b-creds2", "b-other"} {
 		putSecret(t, nsB, s, map[string]string{"key": "value-of-" + s})
 	}
-	createTopic(t, "b-in", 1)
+	bIn := testkit.Unique(t, "b-in") // one topic per run (-count)
+	createTopic(t, bIn, 1)
 	// The cluster reconciled at least once (its ServiceAccount exists) and
 	// no connector references a Secret: no Role, no access.
 	waitRoleNames(t, nsB, clusterB)
 	expectForbidden(t, nsB, clusterB, "b-creds")
 
 	start := time.Now()
-	sink(t, nsB, clusterB, "b-ref", "b-in", map[string]string{"api.key": "${secret:b-creds:key}"})
+	sink(t, nsB, clusterB, "b-ref", bIn, map[string]string{"api.key": "${secret:b-creds:key}"})
 	took := waitRoleNames(t, nsB, clusterB, "b-creds")
 	t.Logf("Role lists [b-creds] %s after the connector was created", took.Round(time.Millisecond))
-	eventually(t, settle, "the workers read b-creds", func() (bool, string) {
+	testkit.Eventually(t, settle, "the workers read b-creds", func() (bool, string) {
 		v, err := workerReads(nsB, clusterB, "b-creds", "key")
 		return err == nil && v == "value-of-b-creds", fmt.Sprint(err)
 	})
@@ -349,7 +352,7 @@ func TestRoleListsExactlyTheReferencedSecrets(t *testing.T) {
 // waitFileLines waits until the FileSink output file holds n lines.
 func waitFileLines(t *testing.T, path string, n int) {
 	t.Helper()
-	eventually(t, settle, fmt.Sprintf("%d line(s) in %s", n, filepath.Base(path)), func() (bool, string) {
+	testkit.Eventually(t, settle, fmt.Sprintf("%d line(s) in %s", n, filepath.Base(path)), func() (bool, string) {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return false, err.Error()
@@ -369,15 +372,16 @@ func TestSecretValueNeverLeaks(t *testing.T) {
 	value := fmt.Sprintf("pw-%d-Zq7vXk29", time.Now().UnixNano())
 	putSecret(t, nsA, "db", map[string]string{"password": value, "user": "app"})
 	putSecret(t, nsA, "unrelated", map[string]string{"password": "not-for-workers"})
-	createTopic(t, "leak-in", 1)
+	leakIn := testkit.Unique(t, "leak-in") // one topic per run (-count)
+	createTopic(t, leakIn, 1)
 	placeholder := "${secret:db:password}"
-	sink(t, nsA, clusterA, "leak-sink", "leak-in", map[string]string{
+	sink(t, nsA, clusterA, "leak-sink", leakIn, map[string]string{
 		"file":        filepath.Join(outDir, "leak-"+placeholder+".out"),
 		"db.password": placeholder,
 	})
 	waitRoleNames(t, nsA, clusterA, "db")
 	waitReady(t, nsA, "leak-sink")
-	produce(t, "leak-in", "one", "two")
+	produce(t, leakIn, "one", "two")
 	// The task resolved the placeholder: it writes to the file named after
 	// the value.
 	waitFileLines(t, filepath.Join(outDir, "leak-"+value+".out"), 2)
@@ -385,7 +389,7 @@ func TestSecretValueNeverLeaks(t *testing.T) {
 	if kc := getKC(t, nsA, "leak-sink"); kc.Status.SecretsHash == "" {
 		t.Fatalf("status.secretsHash is empty: %s", describe(kc))
 	}
-	assertNoLeak(t, nsA, clusterA, "leak-sink", "leak-in", value, placeholder)
+	assertNoLeak(t, nsA, clusterA, "leak-sink", leakIn, value, placeholder)
 }
 
 // assertNoLeak searches every output for value, and checks that each one
@@ -544,39 +548,42 @@ func TestRotationRestartsOnlyItsUsers(t *testing.T) {
 	ensureCluster(t, nsA, clusterA)
 	v1, v2 := fmt.Sprintf("rot1-%d", time.Now().UnixNano()), fmt.Sprintf("rot2-%d", time.Now().UnixNano())
 	putSecret(t, nsA, "rot", map[string]string{"password": v1})
-	createTopic(t, "rot-in", 1)
-	createTopic(t, "plain-in", 1)
-	sink(t, nsA, clusterA, "rot-sink", "rot-in", map[string]string{"file": filepath.Join(outDir, "rot-${secret:rot:password}.out")})
-	sink(t, nsA, clusterA, "plain-sink", "plain-in", nil)
+	rotIn := testkit.Unique(t, "rot-in") // one topic per run (-count)
+	createTopic(t, rotIn, 1)
+	plainIn := testkit.Unique(t, "plain-in") // one topic per run (-count)
+	createTopic(t, plainIn, 1)
+	sink(t, nsA, clusterA, "rot-sink", rotIn, map[string]string{"file": filepath.Join(outDir, "rot-${secret:rot:password}.out")})
+	sink(t, nsA, clusterA, "plain-sink", plainIn, nil)
 	waitReady(t, nsA, "rot-sink")
 	waitReady(t, nsA, "plain-sink")
-	produce(t, "rot-in", "before")
+	produce(t, rotIn, "before")
 	waitFileLines(t, filepath.Join(outDir, "rot-"+v1+".out"), 1)
 	h0 := getKC(t, nsA, "rot-sink").Status.SecretsHash
 	if h0 == "" {
 		t.Fatal("status.secretsHash is empty for a connector that references a Secret")
 	}
 	rot0, plain0 := restarts("rot-sink"), restarts("plain-sink")
+	rotAll0 := calls.get("POST /connectors/rot-sink/restart?includeTasks=true&onlyFailed=false")
 
 	start := time.Now()
 	putSecret(t, nsA, "rot", map[string]string{"password": v2})
-	took := eventually(t, settle, "rot-sink restarted once with a new secretsHash", func() (bool, string) {
+	took := testkit.Eventually(t, settle, "rot-sink restarted once with a new secretsHash", func() (bool, string) {
 		kc := getKC(t, nsA, "rot-sink")
 		return restarts("rot-sink") == rot0+1 && kc.Status.SecretsHash != h0 && kc.Status.SecretsHash != "",
 			fmt.Sprintf("restarts %d, %s", restarts("rot-sink")-rot0, describe(kc))
 	})
 	t.Logf("rotating Secret rot restarted rot-sink %s after the change (operator resync %s)", took.Round(time.Millisecond), connectorResync)
-	if n := calls.get("POST /connectors/rot-sink/restart?includeTasks=true&onlyFailed=false"); n != 1 {
+	if n := calls.get("POST /connectors/rot-sink/restart?includeTasks=true&onlyFailed=false") - rotAll0; n != 1 {
 		t.Errorf("the rotation restart was not one restart of the connector and all its tasks (%d with includeTasks=true&onlyFailed=false; calls %v)", n, calls.counts)
 	}
 	waitReady(t, nsA, "rot-sink")
-	produce(t, "rot-in", "after")
+	produce(t, rotIn, "after")
 	waitFileLines(t, filepath.Join(outDir, "rot-"+v2+".out"), 1)
 	t.Logf("the restarted task resolved the new value (its output moved to the new file) %s after the change", time.Since(start).Round(time.Millisecond))
 
 	// plain-sink keeps being reconciled (two more passes) and is never restarted.
 	reads := statusReads("plain-sink")
-	eventually(t, settle, "two more reconcile passes of plain-sink", func() (bool, string) {
+	testkit.Eventually(t, settle, "two more reconcile passes of plain-sink", func() (bool, string) {
 		return statusReads("plain-sink") >= reads+2, fmt.Sprint(statusReads("plain-sink") - reads)
 	})
 	if n := restarts("plain-sink") - plain0; n != 0 {
@@ -601,8 +608,8 @@ func TestRotationRestartsOnlyItsUsers(t *testing.T) {
 	if !found {
 		t.Error("no SecretsRotated event for rot-sink")
 	}
-	assertNoLeak(t, nsA, clusterA, "rot-sink", "rot-in", v2, "${secret:rot:password}")
-	assertNoLeak(t, nsA, clusterA, "rot-sink", "rot-in", v1, "${secret:rot:password}")
+	assertNoLeak(t, nsA, clusterA, "rot-sink", rotIn, v2, "${secret:rot:password}")
+	assertNoLeak(t, nsA, clusterA, "rot-sink", rotIn, v1, "${secret:rot:password}")
 }
 
 // TestRestartAnnotations: a new value of connect.conveyor.dev/restart
@@ -611,8 +618,9 @@ func TestRotationRestartsOnlyItsUsers(t *testing.T) {
 // status keeps the values handled, and later passes restart nothing.
 func TestRestartAnnotations(t *testing.T) {
 	ensureCluster(t, nsA, clusterA)
-	createTopic(t, "restart-in", 1)
-	sink(t, nsA, clusterA, "restart-me", "restart-in", nil)
+	restartIn := testkit.Unique(t, "restart-in") // one topic per run (-count)
+	createTopic(t, restartIn, 1)
+	sink(t, nsA, clusterA, "restart-me", restartIn, nil)
 	waitReady(t, nsA, "restart-me")
 	all := func() int {
 		return calls.get("POST /connectors/restart-me/restart?includeTasks=true&onlyFailed=false")
@@ -631,7 +639,7 @@ func TestRestartAnnotations(t *testing.T) {
 		})
 	}
 	setAnnotation(v1alpha1.RestartAnnotation, "2026-11-29T16:00:00Z")
-	took := eventually(t, settle, "one restart of everything, recorded in status", func() (bool, string) {
+	took := testkit.Eventually(t, settle, "one restart of everything, recorded in status", func() (bool, string) {
 		kc := getKC(t, nsA, "restart-me")
 		return all() == a0+1 && kc.Status.LastRestartAnnotation == "2026-11-29T16:00:00Z",
 			fmt.Sprintf("restarts %d, lastRestartAnnotation %q", all()-a0, kc.Status.LastRestartAnnotation)
@@ -639,7 +647,7 @@ func TestRestartAnnotations(t *testing.T) {
 	t.Logf("restart annotation handled in %s", took.Round(time.Millisecond))
 
 	setAnnotation(kafkaconnector.AnnotationRestartTasks, "1")
-	took = eventually(t, settle, "one restart of the connector and its failed tasks, recorded in status", func() (bool, string) {
+	took = testkit.Eventually(t, settle, "one restart of the connector and its failed tasks, recorded in status", func() (bool, string) {
 		kc := getKC(t, nsA, "restart-me")
 		return failed() == f0+1 && kc.Status.LastRestartTasksAnnotation == "1",
 			fmt.Sprintf("restarts %d, lastRestartTasksAnnotation %q", failed()-f0, kc.Status.LastRestartTasksAnnotation)
@@ -647,7 +655,7 @@ func TestRestartAnnotations(t *testing.T) {
 	t.Logf("restart-tasks annotation handled in %s", took.Round(time.Millisecond))
 
 	reads := statusReads("restart-me")
-	eventually(t, settle, "two more reconcile passes", func() (bool, string) {
+	testkit.Eventually(t, settle, "two more reconcile passes", func() (bool, string) {
 		return statusReads("restart-me") >= reads+2, fmt.Sprint(statusReads("restart-me") - reads)
 	})
 	if all() != a0+1 || failed() != f0+1 {
@@ -662,12 +670,13 @@ func TestRestartAnnotations(t *testing.T) {
 func TestSinkGroupConflict(t *testing.T) {
 	ensureCluster(t, nsA, clusterA)
 	ensureCluster(t, nsB, clusterB)
-	createTopic(t, "dup-in", 1)
-	sink(t, nsA, clusterA, "dup", "dup-in", nil)
+	dupIn := testkit.Unique(t, "dup-in") // one topic per run (-count)
+	createTopic(t, dupIn, 1)
+	sink(t, nsA, clusterA, "dup", dupIn, nil)
 	waitReady(t, nsA, "dup")
 
-	sink(t, nsB, clusterB, "dup", "dup-in", map[string]string{"file": filepath.Join(outDir, "dup-b.out")})
-	took := eventually(t, settle, "team-b/dup Ready=False/SinkGroupConflict naming team-a/dup", func() (bool, string) {
+	sink(t, nsB, clusterB, "dup", dupIn, map[string]string{"file": filepath.Join(outDir, "dup-b.out")})
+	took := testkit.Eventually(t, settle, "team-b/dup Ready=False/SinkGroupConflict naming team-a/dup", func() (bool, string) {
 		kc := getKC(t, nsB, "dup")
 		c := meta.FindStatusCondition(kc.Status.Conditions, v1alpha1.KafkaConnectorReady)
 		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == v1alpha1.ReasonSinkGroupConflict &&

@@ -29,6 +29,7 @@ import (
 
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/plugin/plugintest"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 // taskConfigs validates the connector config, starts the connector and
@@ -194,7 +195,7 @@ func TestSnapshotThenStream(t *testing.T) {
 		"INSERT INTO t SELECT g, 0, '2026-01-02 03:04:05+00' FROM generate_series(1, 1000) g")
 	cfgs, _ := taskConfigs(t, e.config, 1)
 	e.run(cfgs[0])
-	eventually(t, 20*time.Second, "the slot created", func() bool {
+	testkit.EventuallyTrue(t, 20*time.Second, "the slot created", func() bool {
 		var n int
 		err := e.db.QueryRow(context.Background(), "SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'cdc_slot'").Scan(&n)
 		return err == nil && n == 1

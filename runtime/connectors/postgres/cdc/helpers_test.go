@@ -38,6 +38,8 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/kafkalog"
 	"github.com/conveyor-dev/conveyor/runtime/store"
 	"github.com/conveyor-dev/conveyor/runtime/task"
+	"github.com/conveyor-dev/conveyor/runtime/task/tasktest"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 var pg *pgtest.Server
@@ -121,43 +123,37 @@ func testLogger(t *testing.T) *slog.Logger {
 }
 
 // run starts the CDC task of the connector's (single) task config in the
-// worker's source runner, with JSON converters without schemas (decimals
-// as numbers).
-func (e *env) run(taskConfig map[string]string) *task.SourceRunner {
+// worker's source runner, built as the worker builds it, with JSON
+// converters without schemas (decimals as numbers) as the worker's
+// defaults.
+func (e *env) run(taskConfig map[string]string) task.Runner {
 	e.t.Helper()
-	conv := func() converter.Converter {
-		c, err := converter.NewJSON(map[string]string{"schemas.enable": "false", "decimal.format": "NUMERIC"})
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		return c
-	}
-	r, err := task.NewSourceRunner(task.SourceConfig{
+	r, err := task.New(task.Spec{
 		Common: task.Common{
 			ID: task.ID{Connector: "cdc", Task: 0}, Config: taskConfig,
-			KeyConverter: conv(), ValueConverter: conv(),
-			Kafka:               append(append([]kgo.Opt{}, e.opts...), kgo.AllowAutoTopicCreation()),
+			Kafka:               e.opts,
 			Status:              task.StatusFunc(func(task.ID, task.State, string) {}),
 			Logger:              testLogger(e.t),
 			OffsetFlushInterval: 100 * time.Millisecond,
 			RetryBackoff:        50 * time.Millisecond,
 		},
-		Task:    Plugin().NewSourceTask(),
+		Plugin: Plugin(), Connector: e.config, WorkerConverters: jsonWithoutSchemas,
 		Offsets: store.TaskOffsets{Store: e.offsets},
 	})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if err := r.Start(context.Background()); err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(func() { e.stop(r) })
-	return r
+	return tasktest.Start(e.t, r, err)
 }
 
-func (e *env) stop(r *task.SourceRunner) {
+// jsonWithoutSchemas are worker converter settings: JSON without schemas,
+// decimals as numbers.
+var jsonWithoutSchemas = map[string]string{
+	"key.converter": converter.JSONClass, "key.converter.schemas.enable": "false", "key.converter.decimal.format": "NUMERIC",
+	"value.converter": converter.JSONClass, "value.converter.schemas.enable": "false", "value.converter.decimal.format": "NUMERIC",
+}
+
+// stop stops r within tasktest.StopTimeout, failing the test on an error.
+func (e *env) stop(r task.Runner) {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), tasktest.StopTimeout)
 	defer cancel()
 	if err := r.Stop(ctx); err != nil {
 		e.t.Errorf("stopping the runner: %v", err)
@@ -167,7 +163,7 @@ func (e *env) stop(r *task.SourceRunner) {
 // waitSlotActive waits until the slot is being read.
 func (e *env) waitSlotActive(slot string) {
 	e.t.Helper()
-	eventually(e.t, 20*time.Second, "slot "+slot+" active", func() bool {
+	testkit.EventuallyTrue(e.t, 20*time.Second, "slot "+slot+" active", func() bool {
 		var active bool
 		err := e.db.QueryRow(context.Background(), "SELECT active FROM pg_replication_slots WHERE slot_name = $1", slot).Scan(&active)
 		return err == nil && active
@@ -185,17 +181,6 @@ func (e *env) confirmedFlush(slot string) pglogrepl.LSN {
 		e.t.Fatal(err)
 	}
 	return l
-}
-
-func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // event is a consumed change record, or a tombstone (no value).

@@ -27,6 +27,7 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/data"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/plugin/plugintest"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 // These tests drive the task through the plugin API directly, standing in
@@ -101,10 +102,10 @@ func TestResumeInsideTransaction(t *testing.T) {
 	// Nothing acknowledged yet: several status intervals pass and the
 	// server's position stays before the transaction's commit (it may
 	// move over WAL without delivered changes), so a restart gets it again.
-	time.Sleep(3 * 500 * time.Millisecond)
-	if got := e.confirmedFlush("cdc_slot"); got >= txLSN.lsn || got < start {
-		t.Fatalf("confirmed_flush_lsn is %s (from %s) before any record was acknowledged; the transaction commits at %s", got, start, txLSN.lsn)
-	}
+	testkit.Consistently(t, 3*500*time.Millisecond, "confirmed_flush_lsn before the transaction's commit while nothing is acknowledged", func() (bool, string) {
+		got := e.confirmedFlush("cdc_slot")
+		return got < txLSN.lsn && got >= start, fmt.Sprintf("confirmed_flush_lsn is %s (from %s); the transaction commits at %s", got, start, txLSN.lsn)
+	})
 
 	// Kafka acknowledged the first 12; their offset is stored; Commit.
 	for _, r := range recs[:12] {
@@ -120,7 +121,7 @@ func TestResumeInsideTransaction(t *testing.T) {
 	}
 	// The transaction is only partly stored: the server may move up to
 	// its commit (so it sends it again after a restart) but not past it.
-	eventually(t, 5*time.Second, "confirmed position at the transaction's commit LSN", func() bool {
+	testkit.EventuallyTrue(t, 5*time.Second, "confirmed position at the transaction's commit LSN", func() bool {
 		return e.confirmedFlush("cdc_slot") == txLSN.lsn
 	})
 	if err := tk.Stop(); err != nil {
@@ -153,7 +154,7 @@ func TestResumeInsideTransaction(t *testing.T) {
 	if err := tk2.Commit(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "confirmed position past the last transaction", func() bool {
+	testkit.EventuallyTrue(t, 5*time.Second, "confirmed position past the last transaction", func() bool {
 		return e.confirmedFlush("cdc_slot") > last.lsn
 	})
 }
@@ -190,10 +191,10 @@ func TestKeepsConnectionWhileNotPolled(t *testing.T) {
 	}
 	before := pid()
 	e.exec("INSERT INTO t SELECT g FROM generate_series(1, 20) g") // more than the task buffers (2 x batch.size)
-	time.Sleep(3 * time.Second)
-	if got := pid(); got != before {
-		t.Fatalf("the replication connection was replaced (server process %d, now %d): the task did not answer within wal_sender_timeout", before, got)
-	}
+	testkit.Consistently(t, 3*time.Second, "the replication connection stays (the task answers within wal_sender_timeout)", func() (bool, string) {
+		got := pid()
+		return got == before, fmt.Sprintf("the server process was %d, now %d", before, got)
+	})
 	recs := pollN(t, tk, 20)
 	for i, r := range recs {
 		if rowID(r) != int32(i+1) {

@@ -21,14 +21,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-
 	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgtest"
 	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/sink"
-	"github.com/conveyor-dev/conveyor/runtime/converter"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/store"
 	"github.com/conveyor-dev/conveyor/runtime/task"
+	"github.com/conveyor-dev/conveyor/runtime/task/tasktest"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 // The CDC source feeds the PostgreSQL sink directly through the unwrap
@@ -49,36 +48,13 @@ func TestUnwrapFeedsThePostgresSink(t *testing.T) {
 			}
 		})
 	}
-	conv := func(isKey bool) converter.Converter {
-		c, err := converter.New(converter.JSONClass, map[string]string{"schemas.enable": "true"}, isKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
-	start := func(r task.Runner, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := r.Start(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-			defer cancel()
-			if err := r.Stop(ctx); err != nil {
-				t.Errorf("stopping: %v", err)
-			}
-		})
-	}
-	start(task.NewSourceRunner(task.SourceConfig{
-		Common: task.Common{ID: task.ID{Connector: "cdc", Task: 0}, Config: cfgs[0],
-			KeyConverter: conv(true), ValueConverter: conv(false),
-			Kafka:  append(append([]kgo.Opt{}, e.opts...), kgo.AllowAutoTopicCreation()),
+	// JSON with schemas: the worker's default converters.
+	src, err := task.New(task.Spec{
+		Common: task.Common{ID: task.ID{Connector: "cdc", Task: 0}, Config: cfgs[0], Kafka: e.opts,
 			Status: status("source"), Logger: testLogger(t), OffsetFlushInterval: 100 * time.Millisecond},
-		Task: Plugin().NewSourceTask(), Offsets: store.TaskOffsets{Store: e.offsets},
-	}))
+		Plugin: Plugin(), Connector: e.config, Offsets: store.TaskOffsets{Store: e.offsets},
+	})
+	tasktest.Start(t, src, err)
 	e.waitSlotActive("cdc_slot")
 
 	sinkCfg := map[string]string{
@@ -90,16 +66,19 @@ func TestUnwrapFeedsThePostgresSink(t *testing.T) {
 	if res := plugin.ValidateConfig(context.Background(), sink.Plugin(), sinkCfg); res.ErrorCount != 0 {
 		t.Fatalf("sink config refused: %+v", res.Errors())
 	}
-	start(task.New(sink.Plugin(), task.Common{ID: task.ID{Connector: "copy", Task: 0}, Config: sinkCfg, Transforms: sinkCfg,
-		KeyConverter: conv(true), ValueConverter: conv(false), Kafka: e.opts,
-		Status: status("sink"), Logger: testLogger(t), OffsetFlushInterval: 100 * time.Millisecond}, nil))
+	snk, err := task.New(task.Spec{
+		Common: task.Common{ID: task.ID{Connector: "copy", Task: 0}, Config: sinkCfg, Kafka: e.opts,
+			Status: status("sink"), Logger: testLogger(t), OffsetFlushInterval: 100 * time.Millisecond},
+		Plugin: sink.Plugin(), Connector: sinkCfg,
+	})
+	tasktest.Start(t, snk, err)
 
 	copied := func() string {
 		return pgtest.QueryString(t, e.url, "SELECT coalesce(string_agg(id || ':' || name || ':' || coalesce(qty::text, '-'), ',' ORDER BY id), '') FROM items_copy")
 	}
 	wait := func(want string) {
 		t.Helper()
-		eventually(t, 20*time.Second, "items_copy = "+want, func() bool { return copied() == want })
+		testkit.EventuallyTrue(t, 20*time.Second, "items_copy = "+want, func() bool { return copied() == want })
 	}
 	wait("1:apple:10,2:pear:5") // the snapshot
 	e.exec("INSERT INTO items VALUES (3, 'fig', NULL)", "UPDATE items SET qty = 11 WHERE id = 1", "DELETE FROM items WHERE id = 2")

@@ -30,7 +30,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgtest"
-	"github.com/conveyor-dev/conveyor/runtime/converter"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/task"
 )
@@ -56,25 +55,13 @@ func startSinks(t *testing.T, c *kfake.Cluster, cfg map[string]string, n int) []
 	t.Helper()
 	var out []task.Runner
 	for i := 0; i < n; i++ {
-		kc, err := converter.New(converter.JSONClass, map[string]string{"schemas.enable": "true"}, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		vc, err := converter.New(converter.JSONClass, map[string]string{"schemas.enable": "true"}, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// errors.* as the worker reads them from the connector config.
-		errs, err := task.ParseErrorConfig(plugin.KindSink, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := task.New(Plugin(), task.Common{
-			ID: task.ID{Connector: "pg-sink", Task: i}, Config: cfg, KeyConverter: kc, ValueConverter: vc,
+		// The worker's default converters (JSON with schemas); errors.*
+		// come from the connector config, as in the worker.
+		r, err := task.New(task.Spec{Common: task.Common{
+			ID: task.ID{Connector: "pg-sink", Task: i}, Config: cfg,
 			Kafka:  []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...), kgo.HeartbeatInterval(100 * time.Millisecond)},
 			Status: task.StatusFunc(func(task.ID, task.State, string) {}), OffsetFlushInterval: 200 * time.Millisecond, RetryBackoff: 50 * time.Millisecond,
-			Errors: errs,
-		}, nil)
+		}, Plugin: Plugin(), Connector: cfg})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -32,10 +32,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgtest"
-	"github.com/conveyor-dev/conveyor/runtime/converter"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/plugin/plugintest"
 	"github.com/conveyor-dev/conveyor/runtime/task"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 // memOffsets is the worker's offset store in memory: offsets go through
@@ -175,17 +175,6 @@ func consume(ctx context.Context, t *testing.T, c *kfake.Cluster, topics []strin
 	}
 }
 
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func rowCount(t *testing.T, url, table string) int {
 	t.Helper()
 	n, err := strconv.Atoi(pgtest.QueryString(t, url, "SELECT count(*)::text FROM "+table))
@@ -222,19 +211,11 @@ func startRunners(t *testing.T, c *kfake.Cluster, cfgs []map[string]string, stor
 	t.Helper()
 	var out []task.Runner
 	for i, cfg := range cfgs {
-		kc, err := converter.New(converter.JSONClass, map[string]string{"schemas.enable": "true"}, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		vc, err := converter.New(converter.JSONClass, map[string]string{"schemas.enable": "true"}, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := task.New(Plugin(), task.Common{
-			ID: task.ID{Connector: "pg-source", Task: i}, Config: cfg, KeyConverter: kc, ValueConverter: vc,
+		r, err := task.New(task.Spec{Common: task.Common{
+			ID: task.ID{Connector: "pg-source", Task: i}, Config: cfg,
 			Kafka: []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}, Status: task.StatusFunc(func(task.ID, task.State, string) {}),
 			OffsetFlushInterval: 100 * time.Millisecond, RetryBackoff: 50 * time.Millisecond,
-		}, store)
+		}, Plugin: Plugin(), Connector: cfg, Offsets: store})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -304,7 +285,7 @@ func TestThroughRunnersExactlyOnceAndKillRestart(t *testing.T) {
 		if want != sizes[tb]+200 {
 			t.Fatalf("%s has %d rows", tb, want)
 		}
-		waitFor(t, 120*time.Second, fmt.Sprintf("%d rows of %s in Kafka", want, tb), func() bool { return s.distinct(topics[i]) >= want })
+		testkit.EventuallyTrue(t, 120*time.Second, fmt.Sprintf("%d rows of %s in Kafka", want, tb), func() bool { return s.distinct(topics[i]) >= want })
 	}
 	for _, tp := range topics {
 		for id, n := range s.snapshot(tp) {
@@ -319,7 +300,7 @@ func TestThroughRunnersExactlyOnceAndKillRestart(t *testing.T) {
 	done := make(chan struct{})
 	go func() { defer close(done); insertRows(t, url, tables, 40, 10) }()
 	before := s.records()
-	waitFor(t, 30*time.Second, "live rows flowing", func() bool { return s.records() >= before+100 })
+	testkit.EventuallyTrue(t, 30*time.Second, "live rows flowing", func() bool { return s.records() >= before+100 })
 	stored := store.kill("pg-source", tables)
 	stopRunners(t, runners)
 	// Let the consumer read everything the dead worker produced.
@@ -330,7 +311,7 @@ func TestThroughRunnersExactlyOnceAndKillRestart(t *testing.T) {
 	}
 	total := 0
 	ends.Each(func(o kadm.ListedOffset) { total += int(o.Offset) })
-	waitFor(t, 30*time.Second, "the consumer to read all produced records", func() bool { return s.records() >= total })
+	testkit.EventuallyTrue(t, 30*time.Second, "the consumer to read all produced records", func() bool { return s.records() >= total })
 	maxSent := map[string]int64{}
 	for i, tp := range topics {
 		for id := range s.snapshot(tp) {
@@ -345,7 +326,7 @@ func TestThroughRunnersExactlyOnceAndKillRestart(t *testing.T) {
 	resent := 0
 	for i, tb := range tables {
 		want := rowCount(t, url, tb)
-		waitFor(t, 120*time.Second, fmt.Sprintf("%d rows of %s after the restart", want, tb), func() bool { return s.distinct(topics[i]) >= want })
+		testkit.EventuallyTrue(t, 120*time.Second, fmt.Sprintf("%d rows of %s after the restart", want, tb), func() bool { return s.distinct(topics[i]) >= want })
 		counts := s.snapshot(topics[i])
 		for id := int64(1); id <= int64(want); id++ {
 			n := counts[id]

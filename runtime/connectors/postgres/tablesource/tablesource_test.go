@@ -263,7 +263,7 @@ func ids(t *testing.T, recs []*plugin.SourceRecord) []int64 {
 	t.Helper()
 	var out []int64
 	for _, r := range recs {
-		n, err := toInt64(r.Value.(*data.Struct).Get("id"))
+		n, err := plugin.OffsetInt64(r.Value.(*data.Struct).Get("id"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -206,20 +206,20 @@ func (t *Task) describe(ctx context.Context, tb pgcommon.Table) (*tableState, er
 // restore sets the position from a stored offset.
 func (st *tableState) restore(off map[string]any) error {
 	if v, ok := off[OffsetIncrementing]; ok && st.incIdx >= 0 {
-		n, err := toInt64(v)
+		n, err := plugin.OffsetInt64(v)
 		if err != nil {
 			return fmt.Errorf("%s: %w", OffsetIncrementing, err)
 		}
 		st.hasInc, st.lastInc = true, n
 	}
 	if v, ok := off[OffsetTimestamp]; ok && st.tsIdx >= 0 {
-		ms, err := toInt64(v)
+		ms, err := plugin.OffsetInt64(v)
 		if err != nil {
 			return fmt.Errorf("%s: %w", OffsetTimestamp, err)
 		}
 		var nanos int64
 		if nv, ok := off[OffsetTimestampNano]; ok {
-			if nanos, err = toInt64(nv); err != nil {
+			if nanos, err = plugin.OffsetInt64(nv); err != nil {
 				return fmt.Errorf("%s: %w", OffsetTimestampNano, err)
 			}
 		}
@@ -230,25 +230,6 @@ func (st *tableState) restore(off map[string]any) error {
 		st.hasTs, st.lastTs = true, time.Unix(sec, nanos).UTC()
 	}
 	return nil
-}
-
-func toInt64(v any) (int64, error) {
-	switch n := v.(type) {
-	case int64:
-		return n, nil
-	case int:
-		return int64(n), nil
-	case int32:
-		return int64(n), nil
-	case float64:
-		if n != math.Trunc(n) {
-			return 0, fmt.Errorf("%v is not an integer", n)
-		}
-		return int64(n), nil
-	case json.Number:
-		return n.Int64()
-	}
-	return 0, fmt.Errorf("%v (%T) is not a number", v, v)
 }
 
 // offset renders a position as a source offset.
@@ -449,7 +430,7 @@ func (t *Task) read() ([]*plugin.SourceRecord, error) {
 		default:
 			v := rec.Value.(*data.Struct)
 			if st.incIdx >= 0 {
-				n, err := toInt64(v.GetIndex(st.incIdx))
+				n, err := plugin.OffsetInt64(v.GetIndex(st.incIdx))
 				if err != nil {
 					t.closeStream()
 					return out, fmt.Errorf("table %s: incrementing column %s: %w", st.table, t.s.incColumn, err)

@@ -14,10 +14,12 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package envtestutil holds what every envtest suite needs to start its one
-// real API server: the Kubernetes test binaries that hack/build-test-binaries.sh
-// builds, the repository's CRDs, and KEDA's CRDs from the module cache.
-package envtestutil
+// Package envkit is the Kubernetes half of the test kit: what every envtest
+// suite needs to start its one real API server (the Kubernetes test binaries
+// that hack/build-test-binaries.sh builds, the repository's CRDs, KEDA's CRDs
+// from the module cache), a manager started and stopped with it, and
+// in-process workers. Main is a suite's whole TestMain.
+package envkit
 
 import (
 	"context"

@@ -1,0 +1,29 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package connectnames holds the names Kafka Connect derives from a
+// connector's name, so that the worker, the operator and the API types use
+// one definition of each. It imports nothing, so api/v1alpha1 may use it
+// without pulling the runtime in.
+package connectnames
+
+// SinkGroupPrefix precedes the connector name in a sink connector's
+// consumer group.
+const SinkGroupPrefix = "connect-"
+
+// SinkGroup is the consumer group of a sink connector's tasks,
+// "connect-<connector>" as in Kafka Connect.
+func SinkGroup(connector string) string { return SinkGroupPrefix + connector }

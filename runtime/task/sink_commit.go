@@ -1,0 +1,143 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package task
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/conveyor-dev/conveyor/runtime/data"
+)
+
+// flushAndCommitLocked flushes the task for the given partitions (nil: all
+// assigned) and commits their offsets once Flush succeeded. When Flush
+// fails and rewind is set, the consumer goes back to the last committed
+// offsets so the unflushed records are delivered again.
+func (r *SinkRunner) flushAndCommitLocked(ctx context.Context, tps []data.TopicPartition, rewind bool) error {
+	if tps == nil {
+		tps = sortedTPs(r.assigned)
+	}
+	offsets := map[data.TopicPartition]int64{}
+	commit := map[string]map[int32]kgo.EpochOffset{}
+	for _, tp := range tps {
+		eo, ok := r.current[tp]
+		if !ok {
+			continue
+		}
+		if c, ok := r.committed[tp]; ok && c == eo.Offset {
+			continue
+		}
+		offsets[tp] = eo.Offset
+		if commit[tp.Topic] == nil {
+			commit[tp.Topic] = map[int32]kgo.EpochOffset{}
+		}
+		commit[tp.Topic][tp.Partition] = eo
+	}
+	if len(offsets) == 0 {
+		return nil
+	}
+	start := time.Now()
+	// Bounded by offset.flush.timeout.ms, and cut short when the task is
+	// abandoned (callbacks pass the client's context, not the task's).
+	cctx, cancel := context.WithTimeout(ctx, r.cfg.OffsetFlushTimeout)
+	defer cancel()
+	defer context.AfterFunc(r.runCtx, cancel)()
+	if err := safe("flushing the sink task", func() error { return r.cfg.Task.Flush(cctx, offsets) }); err != nil {
+		r.cfg.Metrics.OffsetCommit(time.Since(start), err)
+		if rewind {
+			r.rewindLocked(offsets)
+		}
+		return err
+	}
+	// Skipped records' offsets are among these, and those of records the
+	// task reported as errant up to its Flush: commit them only once their
+	// dead letters were acknowledged.
+	if err := r.flushDeadLetters(cctx); err != nil {
+		r.cfg.Metrics.OffsetCommit(time.Since(start), err)
+		return err
+	}
+	var cerr error
+	r.client.CommitOffsetsSync(cctx, commit, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+		if err != nil {
+			cerr = err
+			return
+		}
+		for _, t := range resp.Topics {
+			for _, p := range t.Partitions {
+				if err := kerr.ErrorForCode(p.ErrorCode); err != nil && cerr == nil {
+					cerr = fmt.Errorf("committing %s-%d: %w", t.Topic, p.Partition, err)
+				}
+			}
+		}
+	})
+	r.cfg.Metrics.OffsetCommit(time.Since(start), cerr)
+	if cerr != nil {
+		return fmt.Errorf("committing offsets of connector %s: %w", r.cfg.ID.Connector, cerr)
+	}
+	for tp, o := range offsets {
+		r.committed[tp] = o
+	}
+	r.updateLagLocked()
+	return nil
+}
+
+// rewindLocked seeks the given partitions back to their last committed
+// offsets after a failed flush.
+func (r *SinkRunner) rewindLocked(offsets map[data.TopicPartition]int64) {
+	seek := map[string]map[int32]kgo.EpochOffset{}
+	for tp := range offsets {
+		c, ok := r.committed[tp]
+		if !ok {
+			continue
+		}
+		if seek[tp.Topic] == nil {
+			seek[tp.Topic] = map[int32]kgo.EpochOffset{}
+		}
+		seek[tp.Topic][tp.Partition] = kgo.EpochOffset{Epoch: -1, Offset: c}
+		r.current[tp] = kgo.EpochOffset{Epoch: -1, Offset: c}
+	}
+	if len(seek) > 0 {
+		r.cfg.Logger.Info("flush failed; rewinding to the last committed offsets", "partitions", len(offsets))
+		r.client.SetOffsets(seek)
+	}
+}
+
+// applyResetsLocked applies offsets the task asked for with ResetOffsets.
+func (r *SinkRunner) applyResetsLocked() error {
+	resets := r.tc.takeResets()
+	if len(resets) == 0 {
+		return nil
+	}
+	seek := map[string]map[int32]kgo.EpochOffset{}
+	for tp, o := range resets {
+		if !r.assigned[tp] {
+			continue
+		}
+		if seek[tp.Topic] == nil {
+			seek[tp.Topic] = map[int32]kgo.EpochOffset{}
+		}
+		seek[tp.Topic][tp.Partition] = kgo.EpochOffset{Epoch: -1, Offset: o}
+		r.current[tp] = kgo.EpochOffset{Epoch: -1, Offset: o}
+	}
+	r.client.SetOffsets(seek)
+	return nil
+}
