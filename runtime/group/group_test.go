@@ -25,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/conveyor-dev/conveyor/test/testkit"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -363,14 +364,17 @@ func TestCoordinatorMoves(t *testing.T) {
 	// nobody loses its membership.
 	cc := c.start(t, "c", time.Second)
 	waitMembers(t, []*running{a, b, cc}, "a", "b", "c")
-	time.Sleep(3 * 200 * time.Millisecond) // a few heartbeats at the new coordinator
-	for _, r := range []*running{a, b, cc} {
-		r.h.mu.Lock()
-		lost := r.h.lost
-		r.h.mu.Unlock()
-		if lost != 0 {
-			t.Errorf("member %s lost its membership when the coordinator moved", r.h.name)
+	// A few heartbeats at the new coordinator.
+	testkit.Consistently(t, 3*200*time.Millisecond, "no member loses its membership after the coordinator moved", func() (bool, string) {
+		for _, r := range []*running{a, b, cc} {
+			r.h.mu.Lock()
+			lost := r.h.lost
+			r.h.mu.Unlock()
+			if lost != 0 {
+				return false, "member " + r.h.name + " lost its membership"
+			}
 		}
-	}
+		return true, ""
+	})
 	t.Logf("coordinator moved from broker %d to %d", from, kc.CoordinatorFor("workers"))
 }

@@ -27,10 +27,10 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/conveyor-dev/conveyor/runtime/connectapi"
 	"github.com/conveyor-dev/conveyor/runtime/kafkalog"
+	"github.com/conveyor-dev/conveyor/runtime/kafkatest"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/store"
 	"github.com/conveyor-dev/conveyor/test/testkit"
@@ -208,21 +208,9 @@ func newEnvWith(t *testing.T, assignAll bool) *env {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, "events"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	opts := []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}
-	cl, err := kgo.NewClient(opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	open := func(ctx context.Context, topic kafkalog.Topic, apply func(kafkalog.Record)) (*kafkalog.Log, error) {
-		topic.Create = true
-		return kafkalog.Open(ctx, kafkalog.Config{Topic: topic, ClientOpts: opts, Apply: apply})
-	}
+	_, opts := kafkatest.Cluster(t, kfake.SeedTopics(4, "events"))
+	adm := kafkatest.Admin(t, opts)
+	open := kafkatest.Opener(opts)
 	reg := plugin.NewRegistry()
 	reg.MustRegister(plugin.Plugin{Class: "test.TestSinkConnector", Kind: plugin.KindSink,
 		NewConnector: func() plugin.Connector { return &testSink{} }, NewSinkTask: func() plugin.SinkTask { return nopSinkTask{} }})
@@ -231,7 +219,7 @@ func newEnvWith(t *testing.T, assignAll bool) *env {
 	reg.MustRegister(plugin.Plugin{Class: "test.GreedySinkConnector", Kind: plugin.KindSink,
 		NewConnector: func() plugin.Connector { return &testSink{extra: 1} }, NewSinkTask: func() plugin.SinkTask { return nopSinkTask{} }})
 	e := &env{tasks: &fakeTasks{pausable: map[store.TaskID]*pausableTask{}, running: map[store.TaskID]*fakeTask{}, starts: map[store.TaskID]int{}, specs: map[store.TaskID]TaskSpec{}},
-		adm: kadm.NewClient(cl), ticks: make(chan time.Time)}
+		adm: adm, ticks: make(chan time.Time)}
 	var hp *Herder
 	cfgs, err := store.OpenConfigStore(ctx, open, kafkalog.Topic{Name: "configs"}, func(ev store.ConfigEvent) {
 		if hp != nil {

@@ -59,10 +59,7 @@ func TestTaskMetricsExposition(t *testing.T) {
 		t.Fatalf("sink_lag = %v, want 42", got)
 	}
 
-	rec := httptest.NewRecorder()
-	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
-	body, _ := io.ReadAll(rec.Body)
-	text := string(body)
+	text := scrape(m)
 	for _, want := range []string{
 		`kafka_connect_connector_count 3`,
 		`kafka_connect_task_count{state="RUNNING"} 4`,
@@ -97,11 +94,9 @@ func TestTaskMetricsExposition(t *testing.T) {
 	}
 
 	m.RemoveTask("files", 2)
-	rec = httptest.NewRecorder()
-	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
-	body, _ = io.ReadAll(rec.Body)
+	text = scrape(m)
 	for _, gone := range []string{`kafka_connect_sink_lag{connector="files"`, `kafka_connect_total_records_skipped{connector="files"`, `kafka_connect_last_error_timestamp{connector="files"`} {
-		if strings.Contains(string(body), gone) {
+		if strings.Contains(text, gone) {
 			t.Errorf("%s of a removed task is still exposed", gone)
 		}
 	}
@@ -164,10 +159,7 @@ func TestRebalanceMetrics(t *testing.T) {
 	if got := testutil.ToFloat64(m.sinceRebalance); got < 0 {
 		t.Errorf("time_since_last_rebalance_ms = %v after a rebalance", got)
 	}
-	rec := httptest.NewRecorder()
-	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
-	body, _ := io.ReadAll(rec.Body)
-	text := string(body)
+	text := scrape(m)
 	for _, want := range []string{
 		`kafka_connect_completed_rebalances_total 2`,
 		`kafka_connect_rebalancing 0`,
@@ -182,4 +174,12 @@ func TestRebalanceMetrics(t *testing.T) {
 	if strings.Contains(text, "10.0.0.1") {
 		t.Error("the former leader is still exported")
 	}
+}
+
+// scrape returns m's exposition, as GET /metrics serves it.
+func scrape(m *Metrics) string {
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body, _ := io.ReadAll(rec.Body)
+	return string(body)
 }

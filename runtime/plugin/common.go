@@ -19,6 +19,7 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -300,6 +301,18 @@ func SinkNaturalLimit(ctx context.Context, cc ConnectorContext, config map[strin
 		total += int(parts[t])
 	}
 	return total, TopicPartitions, nil
+}
+
+// SinkTaskConfigs returns max copies of config: the task configs of a sink
+// whose tasks share the work through the consumer group, each seeing the
+// whole configuration.
+func SinkTaskConfigs(config map[string]string, max int) []map[string]string {
+	out := make([]map[string]string, max)
+	for i := range out {
+		out[i] = make(map[string]string, len(config))
+		maps.Copy(out[i], config)
+	}
+	return out
 }
 
 // replicationFactor accepts -1 (the broker's default) or a positive

@@ -22,24 +22,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/conveyor-dev/conveyor/runtime/kafkalog"
+	"github.com/conveyor-dev/conveyor/runtime/kafkatest"
 )
 
 func opener(t *testing.T) (LogOpener, []kgo.Opt) {
 	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	opts := []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}
-	return func(ctx context.Context, topic kafkalog.Topic, apply func(kafkalog.Record)) (*kafkalog.Log, error) {
-		topic.Create = true
-		return kafkalog.Open(ctx, kafkalog.Config{Topic: topic, ClientOpts: opts, Apply: apply})
-	}, opts
+	_, opts := kafkatest.Cluster(t)
+	return kafkatest.Opener(opts), opts
 }
 
 func TestConfigStoreIgnoresUncommittedTaskConfigs(t *testing.T) {

@@ -70,24 +70,15 @@ func BenchmarkSinkRunner(b *testing.B) {
 	s := &nopSink{n: make(chan int, 1024)}
 	cm := common(c, newStatuses(), ID{"bench", 0}, nil)
 	r, err := NewSinkRunner(SinkConfig{Common: cm, Task: s, Topics: []string{"in"}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	start := time.Now()
-	_ = r.Start(context.Background())
-	for got := 0; got < b.N; {
-		got += <-s.n
-	}
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "records/s")
-	b.StopTimer()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	go func() {
-		for range s.n {
+	benchRunner(b, r, err, func() {
+		for got := 0; got < b.N; {
+			got += <-s.n
 		}
-	}()
-	_ = r.Stop(ctx)
+		go func() { // the puts while the runner stops
+			for range s.n {
+			}
+		}()
+	})
 }
 
 // BenchmarkRawConsumer is the baseline for BenchmarkSinkRunner: a bare
@@ -117,20 +108,7 @@ func BenchmarkSourceRunner(b *testing.B) {
 	task := &counterSource{topic: "out", limit: b.N, batch: 1000}
 	cm := common(c, newStatuses(), ID{"bench", 0}, nil)
 	r, err := NewSourceRunner(SourceConfig{Common: cm, Task: task, Offsets: newMemOffsets(), MaxInFlight: benchInFlight})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	start := time.Now()
-	_ = r.Start(context.Background())
-	for task.committedCount() < b.N {
-		time.Sleep(5 * time.Millisecond)
-	}
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "records/s")
-	b.StopTimer()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = r.Stop(ctx)
+	benchRunner(b, r, err, until(func() bool { return task.committedCount() >= b.N }))
 }
 
 // BenchmarkRawProducer is the baseline for BenchmarkSourceRunner: a bare
@@ -174,30 +152,16 @@ func BenchmarkRangeSourceRunner(b *testing.B) {
 	cm.KeyConverter, cm.ValueConverter = nil, nil
 	cm.Metrics = metrics.New().Task("bench", 0)
 	r, err := New(Spec{Common: cm, Plugin: rangesource.Plugin(), Connector: cfgs[0], WorkerConverters: jsonWithoutSchemas, Offsets: newMemOffsets()})
-	if err != nil {
-		b.Fatal(err)
-	}
 	adm := admin(b, c)
-	b.ResetTimer()
-	start := time.Now()
-	_ = r.Start(context.Background())
-	for {
+	benchRunner(b, r, err, until(func() bool {
 		ends, err := adm.ListEndOffsets(context.Background(), "out")
 		if err != nil {
 			b.Fatal(err)
 		}
 		var n int64
 		ends.Each(func(o kadm.ListedOffset) { n += o.Offset })
-		if n >= int64(b.N) {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "records/s")
-	b.StopTimer()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = r.Stop(ctx)
+		return n >= int64(b.N)
+	}))
 }
 
 // BenchmarkFileSinkRunner drains b.N records of 200 bytes from 4 partitions
@@ -213,22 +177,38 @@ func BenchmarkFileSinkRunner(b *testing.B) {
 	cm.KeyConverter, cm.ValueConverter = nil, nil
 	cm.OffsetFlushInterval = 200 * time.Millisecond
 	r, err := New(Spec{Common: cm, Plugin: file.SinkPlugin(), Connector: cfg})
+	want := int64(b.N) * 201
+	benchRunner(b, r, err, until(func() bool {
+		st, err := os.Stat(out)
+		return err == nil && st.Size() >= want
+	}))
+}
+
+// benchRunner times r (built by a constructor that returned err) from
+// Start until wait returns, reports b.N records over that time, and stops
+// r outside the timing.
+func benchRunner(b *testing.B, r Runner, err error, wait func()) {
+	b.Helper()
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	start := time.Now()
 	_ = r.Start(context.Background())
-	want := int64(b.N) * 201
-	for {
-		if st, err := os.Stat(out); err == nil && st.Size() >= want {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	wait()
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "records/s")
 	b.StopTimer()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = r.Stop(ctx)
+}
+
+// until waits for done, looking every 5ms (a benchmark's wait has no
+// deadline: the benchmark's own timeout bounds it).
+func until(done func() bool) func() {
+	return func() {
+		for !done() {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
 }

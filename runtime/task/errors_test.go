@@ -293,7 +293,7 @@ func TestSourceRetriesRetriableConversion(t *testing.T) {
 	cfg.Metrics = m.Task("src", 0)
 	cfg.Errors = ErrorConfig{RetryTimeout: 10 * time.Second, RetryMinDelay: 10 * time.Millisecond}
 	r, err := NewSourceRunner(cfg)
-	r = tasktest.Start(t, r, err)
+	r = tasktest.StartMayFail(t, r, err)
 	got := values(readAll(t, c, "out", 10))
 	for i := range 10 {
 		if got["v-"+strconv.Itoa(i)] != 1 {
@@ -326,7 +326,7 @@ func TestSourceToleranceAllSkipsBadRecords(t *testing.T) {
 	cfg.Metrics = m.Task("src", 0)
 	cfg.Errors = ErrorConfig{ToleranceAll: true, RetryTimeout: 100 * time.Millisecond, RetryMinDelay: 10 * time.Millisecond}
 	r, err := NewSourceRunner(cfg)
-	r = tasktest.Start(t, r, err)
+	r = tasktest.StartMayFail(t, r, err)
 	got := values(readAll(t, c, "out", 8))
 	if len(got) != 8 || got["v-4"] != 0 || got["v-9"] != 0 {
 		t.Fatalf("written: %v", got)

@@ -33,21 +33,18 @@ import (
 
 	"github.com/conveyor-dev/conveyor/runtime/converter"
 	"github.com/conveyor-dev/conveyor/runtime/data"
+	"github.com/conveyor-dev/conveyor/runtime/kafkatest"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
 
 // cluster starts an in-process Kafka with the given topics (name → partitions).
 func cluster(t testing.TB, topics map[string]int32) *kfake.Cluster {
 	t.Helper()
-	opts := []kfake.Opt{kfake.NumBrokers(1)}
+	var opts []kfake.Opt
 	for name, n := range topics {
 		opts = append(opts, kfake.SeedTopics(n, name))
 	}
-	c, err := kfake.NewCluster(opts...)
-	if err != nil {
-		t.Fatalf("starting kfake: %v", err)
-	}
-	t.Cleanup(c.Close)
+	c, _ := kafkatest.Cluster(t, opts...)
 	return c
 }
 
@@ -59,12 +56,7 @@ func kafkaOpts(c *kfake.Cluster) []kgo.Opt {
 
 func admin(t testing.TB, c *kfake.Cluster) *kadm.Client {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return kadm.NewClient(cl)
+	return kafkatest.Admin(t, []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)})
 }
 
 // produce writes n records "prefix-i" with key i to topic, round-robin

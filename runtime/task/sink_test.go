@@ -35,7 +35,7 @@ import (
 func newSink(t *testing.T, cfg SinkConfig) *SinkRunner {
 	t.Helper()
 	r, err := NewSinkRunner(cfg)
-	return tasktest.Start(t, r, err)
+	return tasktest.StartMayFail(t, r, err)
 }
 
 // A failing Flush keeps the offsets uncommitted; a restarted runner

@@ -38,7 +38,7 @@ import (
 func newSource(t *testing.T, cfg SourceConfig) *SourceRunner {
 	t.Helper()
 	r, err := NewSourceRunner(cfg)
-	return tasktest.Start(t, r, err)
+	return tasktest.StartMayFail(t, r, err)
 }
 
 // slowAcks delays every produce response by d, so acknowledgements lag

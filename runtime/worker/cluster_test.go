@@ -43,6 +43,7 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/group"
 	"github.com/conveyor-dev/conveyor/runtime/store"
 	"github.com/conveyor-dev/conveyor/runtime/workerconfig"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 // Short group timings keep the cluster tests fast.
@@ -172,17 +173,14 @@ func doAuth(t *testing.T, token, method, url string, body any) (int, []byte) {
 
 func createConnector(t *testing.T, via *testWorker, cfg map[string]string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	// 409 while a rebalance is in progress: try again.
+	testkit.Eventually(t, 20*time.Second, "connector "+cfg["name"]+" created via "+via.url, func() (bool, string) {
 		code, body := doAuth(t, via.token, http.MethodPost, via.url+"/connectors", map[string]any{"name": cfg["name"], "config": cfg})
-		if code == http.StatusCreated {
-			return
-		}
-		if code != http.StatusConflict || time.Now().After(deadline) {
+		if code != http.StatusCreated && code != http.StatusConflict {
 			t.Fatalf("creating connector %s via %s: %d %s", cfg["name"], via.url, code, body)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return code == http.StatusCreated, fmt.Sprintf("%d %s", code, body)
+	})
 }
 
 // placement maps each task of connector to the worker id that runs it
@@ -225,30 +223,25 @@ func placement(ws []*testWorker, connector string, tasks int) (map[int]string, b
 // placement; it returns the placement and when it was first seen.
 func waitPlacement(t *testing.T, ws []*testWorker, connector string, tasks int, timeout time.Duration, ok func(map[int]string) bool) (map[int]string, time.Time) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
 	var last map[int]string
-	for time.Now().Before(deadline) {
+	testkit.Eventually(t, timeout, "the tasks of "+connector+" placed as wanted", func() (bool, string) {
 		p, running := placement(ws, connector, tasks)
-		if running && ok(p) {
-			return p, time.Now()
-		}
 		if running {
 			last = p
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	st, _ := ws[0].Herder().ConnectorStatus(context.Background(), connector)
-	t.Fatalf("tasks of %s not placed as wanted within %v: last running placement %v, status %+v", connector, timeout, last, st.Tasks)
-	return nil, time.Time{}
+		st, _ := ws[0].Herder().ConnectorStatus(context.Background(), connector)
+		return running && ok(p), fmt.Sprintf("last running placement %v, status %+v", last, st.Tasks)
+	})
+	return last, time.Now()
 }
 
 // waitOneLeader waits until the workers agree on one generation with
 // exactly one leader, whose URL every follower knows.
 func waitOneLeader(t *testing.T, ws []*testWorker) *testWorker {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		var leader *testWorker
+	var leader *testWorker
+	testkit.EventuallyTrue(t, 10*time.Second, "the workers to settle on one leader", func() bool {
+		leader = nil
 		leaders, gens := 0, map[int32]bool{}
 		for _, w := range ws {
 			gens[w.member.Generation().ID] = true
@@ -262,14 +255,11 @@ func waitOneLeader(t *testing.T, ws []*testWorker) *testWorker {
 			for _, w := range ws {
 				agree = agree && w.Herder().LeaderURL() == leader.url
 			}
-			if agree {
-				return leader
-			}
+			return agree
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatal("the workers did not settle on one leader")
-	return nil
+		return false
+	})
+	return leader
 }
 
 func perWorker(p map[int]string) map[string]int {
@@ -433,8 +423,7 @@ func TestClusterFollowerForwardsWrites(t *testing.T) {
 	auth := map[string]string{workerconfig.KeyRestAuthTokenFile: tokenFile}
 	ws := []*testWorker{startTestWorker(t, kafka, auth), startTestWorker(t, kafka, auth), startTestWorker(t, kafka, auth)}
 	var leader, follower *testWorker
-	deadline := time.Now().Add(10 * time.Second)
-	for (leader == nil || follower == nil) && time.Now().Before(deadline) {
+	testkit.EventuallyTrue(t, 10*time.Second, "a leader and a follower that knows it", func() bool {
 		leader, follower = nil, nil
 		for _, w := range ws {
 			if w.Herder().IsLeader() {
@@ -443,11 +432,8 @@ func TestClusterFollowerForwardsWrites(t *testing.T) {
 				follower = w
 			}
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if leader == nil || follower == nil {
-		t.Fatal("no leader and follower found")
-	}
+		return leader != nil && follower != nil
+	})
 	if got := follower.Herder().LeaderURL(); got != leader.url {
 		t.Errorf("follower's leader URL = %s, want %s", got, leader.url)
 	}
@@ -470,13 +456,10 @@ func TestClusterFollowerForwardsWrites(t *testing.T) {
 	t.Logf("connectors per worker: %v", connectorsOn)
 	// Each worker's metrics count what it was assigned, and name the leader.
 	for _, w := range ws {
-		deadline := time.Now().Add(10 * time.Second)
-		for gauge(t, w, "kafka_connect_connector_count", nil) != float64(connectorsOn[w.id]) && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
-		if got := gauge(t, w, "kafka_connect_connector_count", nil); got != float64(connectorsOn[w.id]) {
-			t.Errorf("worker %s: connector_count %v, want %d", w.id, got, connectorsOn[w.id])
-		}
+		testkit.Eventually(t, 10*time.Second, fmt.Sprintf("worker %s: connector_count %d", w.id, connectorsOn[w.id]), func() (bool, string) {
+			got := gauge(t, w, "kafka_connect_connector_count", nil)
+			return got == float64(connectorsOn[w.id]), fmt.Sprint(got)
+		})
 		if got := gauge(t, w, "kafka_connect_leader_name", map[string]string{"leader": leader.url}); got != 1 {
 			t.Errorf("worker %s: leader_name{leader=%q} = %v, want 1", w.id, leader.url, got)
 		}
@@ -491,13 +474,10 @@ func TestClusterFollowerForwardsWrites(t *testing.T) {
 	if code != http.StatusNoContent {
 		t.Fatalf("PUT /connectors/c0/tasks on a follower: %d %s", code, body)
 	}
-	deadline = time.Now().Add(5 * time.Second)
-	for len(leader.configs.TaskConfigs("c0")) != 1 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := len(leader.configs.TaskConfigs("c0")); n != 1 {
-		t.Errorf("task configs of c0 on the leader: %d, want 1", n)
-	}
+	testkit.Eventually(t, 5*time.Second, "one task config of c0 on the leader", func() (bool, string) {
+		n := len(leader.configs.TaskConfigs("c0"))
+		return n == 1, fmt.Sprint(n)
+	})
 	// Unknown connector: the leader's 404 comes back through the follower.
 	code, _ = doAuth(t, follower.token, http.MethodPut, follower.url+"/connectors/nope/tasks", []map[string]string{})
 	if code != http.StatusNotFound {
@@ -596,13 +576,9 @@ func TestClusterAnswers409WhileRebalancing(t *testing.T) {
 	if err := silent.sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for (w.member.Generation().ID != silent.gen || w.Herder().Rebalancing()) && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if w.member.Generation().ID != silent.gen || w.Herder().Rebalancing() {
-		t.Fatalf("the worker did not settle in the silent member's generation %d", silent.gen)
-	}
+	testkit.EventuallyTrue(t, 5*time.Second, fmt.Sprintf("the worker to settle in the silent member's generation %d", silent.gen), func() bool {
+		return w.member.Generation().ID == silent.gen && !w.Herder().Rebalancing()
+	})
 	// Another member joins: a rebalance starts and is held.
 	joiner := &rawMember{cl: newClient()}
 	joined := make(chan error, 1)
@@ -613,13 +589,7 @@ func TestClusterAnswers409WhileRebalancing(t *testing.T) {
 		}
 		joined <- err
 	}()
-	deadline = time.Now().Add(5 * time.Second)
-	for !w.Herder().Rebalancing() && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if !w.Herder().Rebalancing() {
-		t.Fatal("the worker never saw the rebalance")
-	}
+	testkit.EventuallyTrue(t, 5*time.Second, "the worker to see the rebalance", w.Herder().Rebalancing)
 	// Reads are served; writes wait, then get Kafka's 409.
 	if code, body := doJSON(t, http.MethodGet, w.url+"/connectors", nil); code != http.StatusOK {
 		t.Errorf("GET /connectors during a rebalance: %d %s", code, body)

@@ -28,6 +28,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/conveyor-dev/conveyor/runtime/task"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 // A connector's errors.* settings reach its tasks: a file sink reading JSON
@@ -67,16 +68,10 @@ func TestConnectorErrorToleranceAndDeadLetterQueue(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testkit.Eventually(t, 20*time.Second, "the 3 good records in the file", func() (bool, string) {
 		b, _ := os.ReadFile(out)
-		if n := strings.Count(string(b), "\n"); n == 3 {
-			break
-		} else if time.Now().After(deadline) {
-			t.Fatalf("file holds %d lines, want the 3 good records:\n%s", n, b)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return strings.Count(string(b), "\n") == 3, string(b)
+	})
 	cons, err := kgo.NewClient(kgo.SeedBrokers(kafka), kgo.ConsumeTopics("in-dlq"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
 		t.Fatal(err)

@@ -39,6 +39,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/conveyor-dev/conveyor/runtime/kafkalog"
+	"github.com/conveyor-dev/conveyor/runtime/kafkatest"
 	"github.com/conveyor-dev/conveyor/runtime/store"
 	"github.com/conveyor-dev/conveyor/test/testkit"
 )
@@ -88,24 +89,14 @@ type cluster struct {
 
 func newCluster(t *testing.T, seed ...kfake.Opt) *cluster {
 	t.Helper()
-	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(1), kfake.AllowAutoTopicCreation()}, seed...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	opts := []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}
-	cl, err := kgo.NewClient(opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return &cluster{addr: c.ListenAddrs()[0], adm: kadm.NewClient(cl), opts: opts}
+	c, opts := kafkatest.Cluster(t, append([]kfake.Opt{kfake.AllowAutoTopicCreation()}, seed...)...)
+	return &cluster{addr: c.ListenAddrs()[0], adm: kafkatest.Admin(t, opts), opts: opts}
 }
 
 type proc struct {
 	cmd  *exec.Cmd
 	url  string
-	logs *bytes.Buffer
+	logs *testkit.SyncBuffer
 	done chan struct{}
 	err  error
 }
@@ -118,8 +109,8 @@ func startWorker(t *testing.T, cfgPath string) *proc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{cmd: cmd, logs: &bytes.Buffer{}, done: make(chan struct{})}
-	cmd.Stderr = &lockedWriter{w: p.logs}
+	p := &proc{cmd: cmd, logs: &testkit.SyncBuffer{}, done: make(chan struct{})}
+	cmd.Stderr = p.logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -153,17 +144,6 @@ func startWorker(t *testing.T, cfgPath string) *proc {
 		t.Fatalf("worker did not start within 30s\n%s", p.logs.String())
 	}
 	return p
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
 }
 
 func tail(s string, n int) string {

@@ -31,6 +31,7 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/data"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/plugin/plugintest"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 func writeFile(t *testing.T, path, content string) {
@@ -427,19 +428,11 @@ func TestSinkBackgroundSyncFailureFailsTheNextFlush(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testkit.Eventually(t, 10*time.Second, "a failed background sync after writing more than syncChunk bytes", func() (bool, string) {
 		task.syncMu.Lock()
-		failed := task.syncErr != nil
-		task.syncMu.Unlock()
-		if failed {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no failed background sync after writing more than syncChunk bytes (%d syncs)", syncs.Load())
-		}
-		time.Sleep(time.Millisecond)
-	}
+		defer task.syncMu.Unlock()
+		return task.syncErr != nil, fmt.Sprintf("%d syncs", syncs.Load())
+	})
 	err := task.Flush(ctx, nil)
 	if err == nil || !strings.Contains(err.Error(), "disk on fire") {
 		t.Fatalf("flush after a failed background sync: %v", err)

@@ -143,15 +143,7 @@ func (c *SinkConnector) NaturalLimit(ctx context.Context) (int, plugin.Reason, e
 
 // TaskConfigs returns max copies of the connector config.
 func (c *SinkConnector) TaskConfigs(max int) ([]map[string]string, error) {
-	out := make([]map[string]string, max)
-	for i := range out {
-		cfg := make(map[string]string, len(c.config))
-		for k, v := range c.config {
-			cfg[k] = v
-		}
-		out[i] = cfg
-	}
-	return out, nil
+	return plugin.SinkTaskConfigs(c.config, max), nil
 }
 
 // Stop stops the partition watcher.

@@ -17,6 +17,7 @@ limitations under the License.
 package main
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"sync/atomic"
@@ -85,4 +86,20 @@ func newKafkaEnv(topic, connector string, cfg map[string]string) (*kafkaEnv, err
 func (e *kafkaEnv) close() {
 	e.client.Close()
 	e.cluster.Close()
+}
+
+// startRunner builds the runner of spec as the worker does and starts it;
+// stop stops it.
+func startRunner(ctx context.Context, spec task.Spec) (r task.Runner, stop func(), err error) {
+	if r, err = task.New(spec); err != nil {
+		return nil, nil, err
+	}
+	if err := r.Start(ctx); err != nil {
+		return nil, nil, err
+	}
+	return r, func() {
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		_ = r.Stop(sctx)
+	}, nil
 }

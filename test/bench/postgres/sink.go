@@ -32,7 +32,6 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/data"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/plugin/plugintest"
-	"github.com/conveyor-dev/conveyor/runtime/task"
 )
 
 func benchSink(ctx context.Context, conn *pgx.Conn, url string) error {
@@ -278,19 +277,12 @@ func sinkThroughKafka(ctx context.Context, conn *pgx.Conn, url string, recs [][2
 	for _, id := range last {
 		lastIDs = append(lastIDs, id)
 	}
-	r, err := task.New(spec)
+	start, cpu, pgCPU := time.Now(), cpuSeconds(), postgresCPUSeconds()
+	r, stop, err := startRunner(ctx, spec)
 	if err != nil {
 		return 0, err
 	}
-	start, cpu, pgCPU := time.Now(), cpuSeconds(), postgresCPUSeconds()
-	if err := r.Start(ctx); err != nil {
-		return 0, err
-	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		_ = r.Stop(sctx)
-	}()
+	defer stop()
 	var progress []int64 // rows in the table every 50ms, for -v
 	for {
 		var found int

@@ -139,19 +139,12 @@ func sourceThroughKafka(ctx context.Context, url string, n int) (float64, error)
 	defer e.close()
 	spec, adm := e.spec, e.adm
 	spec.Plugin, spec.Offsets = tablesource.Plugin(), nopOffsets{}
-	r, err := task.New(spec)
+	start, cpu, pgCPU := time.Now(), cpuSeconds(), postgresCPUSeconds()
+	r, stop, err := startRunner(ctx, spec)
 	if err != nil {
 		return 0, err
 	}
-	start, cpu, pgCPU := time.Now(), cpuSeconds(), postgresCPUSeconds()
-	if err := r.Start(ctx); err != nil {
-		return 0, err
-	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		_ = r.Stop(sctx)
-	}()
+	defer stop()
 	var first time.Duration
 	var progress []int64 // rows in Kafka every 50ms, for -v
 	for {

@@ -46,6 +46,7 @@ import (
 // is KEDANotInstalled; once KEDA's CRDs are installed the running checker
 // notices by itself, and the derived objects pass KEDA's CRD validation.
 func TestKEDAInstalledLater(t *testing.T) {
+	envkit.RemoveKEDA(t, cfg) // installed by a first run (-count)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)

@@ -75,6 +75,7 @@ func TestMain(m *testing.M) {
 func ptr[T any](v T) *T { return &v }
 
 func TestKEDAAbsentThenInstalled(t *testing.T) {
+	envkit.RemoveKEDA(t, cfg) // installed by a first run (-count)
 	ctx := context.Background()
 	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "keda-absent-"}}
 	if err := k8s.Create(ctx, nsObj); err != nil {

@@ -25,6 +25,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -36,48 +37,88 @@ import (
 // kedaGroupVersion is what discovery serves once KEDA's CRDs are installed.
 const kedaGroupVersion = "keda.sh/v1alpha1"
 
-// InstallKEDA installs KEDA's ScaledObject and TriggerAuthentication CRDs
-// (from the KEDA module) for the rest of the test, and uninstalls them when
-// it ends, waiting until discovery no longer serves them, so a later test
-// (or the next run, with -count) starts without KEDA again.
-func InstallKEDA(t testing.TB, cfg *rest.Config) {
+// kedaCRDs are the install options of KEDA's ScaledObject and
+// TriggerAuthentication CRDs, from the KEDA module.
+func kedaCRDs(t testing.TB) envtest.CRDInstallOptions {
 	t.Helper()
 	dir, err := KEDACRDDir()
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := envtest.CRDInstallOptions{Paths: []string{
+	return envtest.CRDInstallOptions{Paths: []string{
 		filepath.Join(dir, "keda.sh_scaledobjects.yaml"),
 		filepath.Join(dir, "keda.sh_triggerauthentications.yaml"),
 	}, ErrorIfPathMissing: true}
-	crds, err := envtest.InstallCRDs(cfg, opts)
-	if err != nil {
+}
+
+// InstallKEDA installs KEDA's CRDs and waits until they are served. They
+// stay for the rest of the package's tests; a test that needs KEDA absent
+// calls RemoveKEDA first.
+func InstallKEDA(t testing.TB, cfg *rest.Config) {
+	t.Helper()
+	// A removal still under way would take the new CRDs with it.
+	cl, opts := crdClient(t, cfg)
+	testkit.Eventually(t, time.Minute, "no KEDA CRD being removed", func() (bool, string) {
+		for _, crd := range opts.CRDs {
+			var got apiextensionsv1.CustomResourceDefinition
+			err := cl.Get(context.Background(), client.ObjectKey{Name: crd.Name}, &got)
+			if err == nil && !got.DeletionTimestamp.IsZero() {
+				return false, "CRD " + crd.Name + " is being removed"
+			}
+		}
+		return true, ""
+	})
+	if _, err := envtest.InstallCRDs(cfg, kedaCRDs(t)); err != nil {
 		t.Fatalf("installing KEDA's CRDs: %v", err)
 	}
-	t.Cleanup(func() {
-		if err := envtest.UninstallCRDs(cfg, opts); err != nil {
-			t.Errorf("uninstalling KEDA's CRDs: %v", err)
-			return
-		}
-		cl, err := client.New(cfg, client.Options{})
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		testkit.Eventually(t, time.Minute, "KEDA's CRDs gone", func() (bool, string) {
-			for _, crd := range crds {
-				err := cl.Get(context.Background(), client.ObjectKey{Name: crd.Name}, &apiextensionsv1.CustomResourceDefinition{})
-				if !apierrors.IsNotFound(err) {
-					return false, fmt.Sprintf("CRD %s: %v", crd.Name, err)
-				}
+}
+
+// RemoveKEDA uninstalls KEDA's CRDs when they are there and waits until
+// discovery no longer serves them: what a test that starts "without KEDA"
+// calls, so it also holds on a second run (-count) after a test installed
+// them. Without KEDA it returns at once.
+func RemoveKEDA(t testing.TB, cfg *rest.Config) {
+	t.Helper()
+	cl, opts := crdClient(t, cfg)
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, crd := range opts.CRDs {
+		var got apiextensionsv1.CustomResourceDefinition
+		err := cl.Get(context.Background(), client.ObjectKey{Name: crd.Name}, &got)
+		if err == nil && got.DeletionTimestamp.IsZero() {
+			if err := cl.Delete(context.Background(), &got); client.IgnoreNotFound(err) != nil {
+				t.Fatalf("uninstalling CRD %s: %v", crd.Name, err)
 			}
-			_, err := dc.ServerResourcesForGroupVersion(kedaGroupVersion)
-			return apierrors.IsNotFound(err), fmt.Sprintf("discovery of %s: %v", kedaGroupVersion, err)
-		})
+		}
+	}
+	testkit.Eventually(t, time.Minute, "KEDA's CRDs gone", func() (bool, string) {
+		for _, crd := range opts.CRDs {
+			err := cl.Get(context.Background(), client.ObjectKey{Name: crd.Name}, &apiextensionsv1.CustomResourceDefinition{})
+			if !apierrors.IsNotFound(err) {
+				return false, fmt.Sprintf("CRD %s: %v", crd.Name, err)
+			}
+		}
+		_, err := dc.ServerResourcesForGroupVersion(kedaGroupVersion)
+		return apierrors.IsNotFound(err), fmt.Sprintf("discovery of %s: %v", kedaGroupVersion, err)
 	})
+}
+
+// crdClient is a client for CRDs and KEDA's CRDs as read from their files.
+func crdClient(t testing.TB, cfg *rest.Config) (client.Client, envtest.CRDInstallOptions) {
+	t.Helper()
+	opts := kedaCRDs(t)
+	if err := envtest.ReadCRDFiles(&opts); err != nil {
+		t.Fatalf("reading KEDA's CRDs: %v", err)
+	}
+	scheme := k8sruntime.NewScheme()
+	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cl, opts
 }

@@ -36,6 +36,7 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgtest"
 	"github.com/conveyor-dev/conveyor/runtime/converter"
 	"github.com/conveyor-dev/conveyor/runtime/kafkalog"
+	"github.com/conveyor-dev/conveyor/runtime/kafkatest"
 	"github.com/conveyor-dev/conveyor/runtime/store"
 	"github.com/conveyor-dev/conveyor/runtime/task"
 	"github.com/conveyor-dev/conveyor/runtime/task/tasktest"
@@ -85,16 +86,8 @@ func newEnv(t *testing.T, config map[string]string) *env {
 	if e.db, err = pgx.Connect(ctx, e.url); err != nil {
 		t.Fatal(err)
 	}
-	if e.kafka, err = kfake.NewCluster(kfake.NumBrokers(1), kfake.AllowAutoTopicCreation()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.kafka.Close)
-	e.opts = []kgo.Opt{kgo.SeedBrokers(e.kafka.ListenAddrs()...)}
-	open := func(ctx context.Context, topic kafkalog.Topic, apply func(kafkalog.Record)) (*kafkalog.Log, error) {
-		topic.Create = true
-		return kafkalog.Open(ctx, kafkalog.Config{Topic: topic, ClientOpts: e.opts, Apply: apply})
-	}
-	if e.offsets, err = store.OpenOffsetStore(ctx, open, kafkalog.Topic{Name: "connect-offsets"}); err != nil {
+	e.kafka, e.opts = kafkatest.Cluster(t, kfake.AllowAutoTopicCreation())
+	if e.offsets, err = store.OpenOffsetStore(ctx, kafkatest.Opener(e.opts), kafkalog.Topic{Name: "connect-offsets"}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(e.offsets.Close)

@@ -18,6 +18,7 @@ package sink
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -27,6 +28,7 @@ import (
 
 	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgtest"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 const ordersTable = `CREATE TABLE orders (id bigint PRIMARY KEY, qty integer NOT NULL CHECK (qty > 0), note text, price numeric(10,2), at timestamp NOT NULL)`
@@ -77,18 +79,14 @@ func blockWrite(t *testing.T, batchSize string, full, more []*plugin.SinkRecord,
 	if err := b.task.Put(ctx, full); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for b.pid == 0 {
+	testkit.EventuallyTrue(t, 10*time.Second, "the sink's write to wait for the table lock", func() bool {
 		err := b.lock.QueryRow(ctx, `SELECT coalesce(min(pid), 0) FROM pg_stat_activity
 			WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`).Scan(&b.pid)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if b.pid == 0 && time.Now().After(deadline) {
-			t.Fatal("the sink's write did not wait for the table lock within 10s")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return b.pid != 0
+	})
 	if err := b.task.Put(ctx, more); err != nil {
 		t.Fatal(err)
 	}
@@ -173,17 +171,13 @@ func TestRetriableBackgroundFailureRetriedInOrder(t *testing.T) {
 		t.Fatalf("Put after the write in flight lost its connection: %v, want a retriable error", err)
 	}
 	// The runtime puts the same records again until Put accepts them.
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testkit.Eventually(t, 20*time.Second, "Put to accept the records again", func() (bool, string) {
 		err := task.Put(ctx, redelivered)
-		if err == nil {
-			break
-		}
-		if !plugin.IsRetriable(err) || time.Now().After(deadline) {
+		if err != nil && !plugin.IsRetriable(err) {
 			t.Fatalf("putting the records again: %v", err)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err == nil, fmt.Sprint(err)
+	})
 	if err := task.Flush(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -240,14 +234,13 @@ func TestStopCancelsTheWriteInFlight(t *testing.T) {
 	default:
 		t.Fatal("Stop returned while the writer goroutine still runs")
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > goroutines {
-		if time.Now().After(deadline) {
+	testkit.Eventually(t, 5*time.Second, "the goroutines of before Start", func() (bool, string) {
+		if n := runtime.NumGoroutine(); n > goroutines {
 			buf := make([]byte, 1<<16)
-			t.Fatalf("%d goroutines after Stop, %d before Start:\n%s", runtime.NumGoroutine(), goroutines, buf[:runtime.Stack(buf, true)])
+			return false, fmt.Sprintf("%d goroutines after Stop, %d before Start:\n%s", n, goroutines, buf[:runtime.Stack(buf, true)])
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return true, ""
+	})
 	b.release()
 	if got := ordersRows(t, b.url); got != "" {
 		t.Fatalf("rows %q after the cancelled write, want none", got)

@@ -17,7 +17,9 @@ limitations under the License.
 package sink
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -26,6 +28,7 @@ import (
 
 	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgtest"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 // writerState returns whether a write is in flight, how many records are
@@ -40,37 +43,23 @@ func writerState(task *Task) (busy bool, buffered int, failure, fatal error) {
 // taking it.
 func waitFailure(t *testing.T, task *Task) error {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	var err error
+	testkit.EventuallyTrue(t, 20*time.Second, "a failed write", func() bool {
 		_, _, failure, fatal := writerState(task)
-		if fatal != nil {
-			return fatal
-		}
-		if failure != nil {
-			return failure
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no write failed within 20s")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		err = cmp.Or(fatal, failure)
+		return err != nil
+	})
+	return err
 }
 
 // waitRows waits until table orders holds want, and returns how long that
 // took.
 func waitRows(t *testing.T, url, want string, within time.Duration) time.Duration {
 	t.Helper()
-	start := time.Now()
-	for {
+	return testkit.Eventually(t, within, fmt.Sprintf("rows %q without a Flush", want), func() (bool, string) {
 		got := ordersRows(t, url)
-		if got == want {
-			return time.Since(start)
-		}
-		if time.Since(start) > within {
-			t.Fatalf("rows %q after %v without a Flush, want %q", got, within, want)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return got == want, got
+	})
 }
 
 // A trickle of records is committed as it comes, without waiting for a

@@ -32,6 +32,8 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgtest"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/task"
+	"github.com/conveyor-dev/conveyor/runtime/task/tasktest"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 const orderValueSchema = `{"type":"struct","name":"orders","optional":false,"fields":[` +
@@ -62,13 +64,7 @@ func startSinks(t *testing.T, c *kfake.Cluster, cfg map[string]string, n int) []
 			Kafka:  []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...), kgo.HeartbeatInterval(100 * time.Millisecond)},
 			Status: task.StatusFunc(func(task.ID, task.State, string) {}), OffsetFlushInterval: 200 * time.Millisecond, RetryBackoff: 50 * time.Millisecond,
 		}, Plugin: Plugin(), Connector: cfg})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := r.Start(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, r)
+		out = append(out, tasktest.Start(t, r, err))
 	}
 	return out
 }
@@ -93,24 +89,19 @@ func waitCommitted(t *testing.T, adm *kadm.Client, topic string, d time.Duration
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(d)
-	for {
+	testkit.Eventually(t, d, "the sink's group to commit the end offsets", func() (bool, string) {
 		resp, err := adm.FetchOffsets(ctx, "connect-pg-sink")
-		done := err == nil
+		if err != nil {
+			return false, err.Error()
+		}
+		var behind []string
 		ends.Each(func(o kadm.ListedOffset) {
-			c, ok := resp.Lookup(o.Topic, o.Partition)
-			if !ok || c.At < o.Offset {
-				done = false
+			if c, ok := resp.Lookup(o.Topic, o.Partition); !ok || c.At < o.Offset {
+				behind = append(behind, fmt.Sprintf("%d: committed %d of %d", o.Partition, c.At, o.Offset))
 			}
 		})
-		if done {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("sink did not commit the end offsets within %v (last error %v)", d, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return len(behind) == 0, strings.Join(behind, ", ")
+	})
 }
 
 // The must-show: 100k records (60k keys, every 7th record produced twice,

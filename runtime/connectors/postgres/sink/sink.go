@@ -240,15 +240,7 @@ func (c *Connector) NaturalLimit(ctx context.Context) (int, plugin.Reason, error
 
 // TaskConfigs returns max copies of the configuration.
 func (c *Connector) TaskConfigs(max int) ([]map[string]string, error) {
-	out := make([]map[string]string, max)
-	for i := range out {
-		cfg := make(map[string]string, len(c.config))
-		for k, v := range c.config {
-			cfg[k] = v
-		}
-		out[i] = cfg
-	}
-	return out, nil
+	return plugin.SinkTaskConfigs(c.config, max), nil
 }
 
 // Stop does nothing.

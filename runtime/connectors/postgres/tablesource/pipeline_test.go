@@ -35,6 +35,7 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/plugin/plugintest"
 	"github.com/conveyor-dev/conveyor/runtime/task"
+	"github.com/conveyor-dev/conveyor/runtime/task/tasktest"
 	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
@@ -216,13 +217,7 @@ func startRunners(t *testing.T, c *kfake.Cluster, cfgs []map[string]string, stor
 			Kafka: []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}, Status: task.StatusFunc(func(task.ID, task.State, string) {}),
 			OffsetFlushInterval: 100 * time.Millisecond, RetryBackoff: 50 * time.Millisecond,
 		}, Plugin: Plugin(), Connector: cfg, Offsets: store})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := r.Start(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, r)
+		out = append(out, tasktest.StartMayFail(t, r, err))
 	}
 	return out
 }
