@@ -34,7 +34,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	connectv1alpha1 "github.com/conveyor-dev/conveyor/api/v1alpha1"
 	"github.com/conveyor-dev/conveyor/controllers"
@@ -88,6 +87,7 @@ func runOperator(args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("conveyor operator", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	metricsAddr := fs.String("metrics-bind-address", ":8080", "address the metrics endpoint binds to; 0 disables it")
+	metricsSecure := fs.Bool("metrics-secure", true, "serve metrics over HTTPS, only to callers that the API server authenticates (TokenReview) and authorizes for GET /metrics (SubjectAccessReview); false serves plain, open HTTP")
 	probeAddr := fs.String("health-probe-bind-address", ":8081", "address the /healthz and /readyz probes bind to")
 	leaderElect := fs.Bool("leader-elect", false, "elect a leader so that only one operator replica reconciles")
 	watchNamespaces := fs.String("watch-namespaces", "", "comma-separated namespaces to watch; empty watches all")
@@ -111,7 +111,7 @@ func runOperator(args []string, stderr io.Writer) error {
 		// Secret values are never cached: a typed Secret read goes to the API server, one
 		// GET at a time, so the operator needs no list or watch on every Secret.
 		Client:                  client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
-		Metrics:                 metricsserver.Options{BindAddress: *metricsAddr},
+		Metrics:                 controllers.MetricsOptions(*metricsAddr, *metricsSecure),
 		HealthProbeBindAddress:  *probeAddr,
 		LeaderElection:          *leaderElect,
 		LeaderElectionID:        "conveyor-operator.connect.conveyor.dev",

@@ -2,6 +2,7 @@
 # Runs every test tier and prints how long each took:
 #   assets    build (or find cached) Kubernetes test binaries and tools
 #   unit      pure tests and runtime tests against the embedded Kafka (kfake)
+#   fuzz      each go test -fuzz target for FUZZTIME (4s)
 #   cluster   conveyor-worker processes forming one cluster on kfake (test/cluster)
 #   envtest   API behaviour and reconcilers against a real kube-apiserver
 #   kedascale the derived ScaledObjects evaluated with KEDA's own scaler and
@@ -42,6 +43,14 @@ pkgs_of() { go list "$@" 2>/dev/null || true; }
 tier assets assets
 unit_pkgs=$(go list ./... | grep -Ev '/test/(envtest|e2e|cluster)(/|$)')
 tier unit go test $GOTEST_FLAGS -count=1 $unit_pkgs
+# Fuzz targets, a few seconds each (corpus in each package's testdata/fuzz).
+fuzz() {
+  local t
+  for t in runtime/rest:FuzzRequestDecoding runtime/properties:FuzzParse runtime/configprovider:FuzzPlaceholders; do
+    go test -run '^$' -fuzz "^${t##*:}\$" -fuzztime="${FUZZTIME:-4s}" "./${t%%:*}"
+  done
+}
+tier fuzz fuzz
 cluster_pkgs=$(pkgs_of ./test/cluster/...)
 if [[ -n "$cluster_pkgs" ]]; then tier cluster go test $GOTEST_FLAGS -count=1 -p 1 -timeout 15m $cluster_pkgs; fi
 envtest_pkgs=$(pkgs_of ./test/envtest/...)

@@ -101,6 +101,9 @@ var OperatorOwnedWorkerConfigKeys = []string{
 	"sasl.password.file",
 	"worker.id",
 	"max.tasks.per.worker",
+	"metrics.auth.token.file",
+	"config.providers.file.allowed.paths",
+	"config.providers.env.allowed.variables",
 }
 
 // DefaultGroupID is the group id of a ConnectCluster that sets no spec.groupId: "<namespace>.<name>".

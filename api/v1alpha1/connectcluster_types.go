@@ -90,7 +90,8 @@ type ConnectClusterSpec struct {
 	// worker.id and internal.topics.create (the operator itself).
 	// +optional
 	// +kubebuilder:validation:MaxProperties=256
-	// +kubebuilder:validation:XValidation:rule="['group.id', 'bootstrap.servers', 'producer.bootstrap.servers', 'consumer.bootstrap.servers', 'admin.bootstrap.servers', 'config.storage.topic', 'offset.storage.topic', 'status.storage.topic', 'config.storage.replication.factor', 'offset.storage.replication.factor', 'status.storage.replication.factor', 'offset.storage.partitions', 'status.storage.partitions', 'rest.port', 'rest.host.name', 'rest.advertised.host.name', 'rest.advertised.port', 'rest.advertised.listener', 'listeners', 'scheduled.rebalance.max.delay.ms', 'security.protocol', 'sasl.mechanism', 'sasl.jaas.config', 'ssl.truststore.location', 'ssl.truststore.password', 'ssl.keystore.location', 'ssl.keystore.password', 'ssl.key.password', 'internal.topics.create', 'rest.auth.token.file', 'metrics.port', 'ssl.ca.location', 'ssl.certificate.location', 'ssl.key.location', 'sasl.username', 'sasl.password.file', 'worker.id', 'max.tasks.per.worker'].all(k, !(k in self))",messageExpression="'config may not set ' + ['group.id', 'bootstrap.servers', 'producer.bootstrap.servers', 'consumer.bootstrap.servers', 'admin.bootstrap.servers', 'config.storage.topic', 'offset.storage.topic', 'status.storage.topic', 'config.storage.replication.factor', 'offset.storage.replication.factor', 'status.storage.replication.factor', 'offset.storage.partitions', 'status.storage.partitions', 'rest.port', 'rest.host.name', 'rest.advertised.host.name', 'rest.advertised.port', 'rest.advertised.listener', 'listeners', 'scheduled.rebalance.max.delay.ms', 'security.protocol', 'sasl.mechanism', 'sasl.jaas.config', 'ssl.truststore.location', 'ssl.truststore.password', 'ssl.keystore.location', 'ssl.keystore.password', 'ssl.key.password', 'internal.topics.create', 'rest.auth.token.file', 'metrics.port', 'ssl.ca.location', 'ssl.certificate.location', 'ssl.key.location', 'sasl.username', 'sasl.password.file', 'worker.id', 'max.tasks.per.worker'].filter(k, k in self)[0] + ': the operator sets it from spec.groupId, spec.kafka, spec.storage, spec.restApi, spec.metrics, spec.maxTasksPerWorker or spec.rebalance; remove the key and use those fields'",reason=FieldValueForbidden
+	// +kubebuilder:validation:XValidation:rule="['group.id', 'bootstrap.servers', 'producer.bootstrap.servers', 'consumer.bootstrap.servers', 'admin.bootstrap.servers', 'config.storage.topic', 'offset.storage.topic', 'status.storage.topic', 'config.storage.replication.factor', 'offset.storage.replication.factor', 'status.storage.replication.factor', 'offset.storage.partitions', 'status.storage.partitions', 'rest.port', 'rest.host.name', 'rest.advertised.host.name', 'rest.advertised.port', 'rest.advertised.listener', 'listeners', 'scheduled.rebalance.max.delay.ms', 'security.protocol', 'sasl.mechanism', 'sasl.jaas.config', 'ssl.truststore.location', 'ssl.truststore.password', 'ssl.keystore.location', 'ssl.keystore.password', 'ssl.key.password', 'internal.topics.create', 'rest.auth.token.file', 'metrics.port', 'ssl.ca.location', 'ssl.certificate.location', 'ssl.key.location', 'sasl.username', 'sasl.password.file', 'worker.id', 'max.tasks.per.worker', 'metrics.auth.token.file', 'config.providers.file.allowed.paths', 'config.providers.env.allowed.variables'].all(k, !(k in self))",messageExpression="'config may not set ' + ['group.id', 'bootstrap.servers', 'producer.bootstrap.servers', 'consumer.bootstrap.servers', 'admin.bootstrap.servers', 'config.storage.topic', 'offset.storage.topic', 'status.storage.topic', 'config.storage.replication.factor', 'offset.storage.replication.factor', 'status.storage.replication.factor', 'offset.storage.partitions', 'status.storage.partitions', 'rest.port', 'rest.host.name', 'rest.advertised.host.name', 'rest.advertised.port', 'rest.advertised.listener', 'listeners', 'scheduled.rebalance.max.delay.ms', 'security.protocol', 'sasl.mechanism', 'sasl.jaas.config', 'ssl.truststore.location', 'ssl.truststore.password', 'ssl.keystore.location', 'ssl.keystore.password', 'ssl.key.password', 'internal.topics.create', 'rest.auth.token.file', 'metrics.port', 'ssl.ca.location', 'ssl.certificate.location', 'ssl.key.location', 'sasl.username', 'sasl.password.file', 'worker.id', 'max.tasks.per.worker', 'metrics.auth.token.file', 'config.providers.file.allowed.paths', 'config.providers.env.allowed.variables'].filter(k, k in self)[0] + ': the operator sets it from spec.groupId, spec.kafka, spec.storage, spec.restApi, spec.metrics, spec.maxTasksPerWorker, spec.connectorAccess or spec.rebalance; remove the key and use those fields'",reason=FieldValueForbidden
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) >= 1 && size(k) <= 255 && size(self[k]) <= 32768)",message="config keys must be 1 to 255 characters and values at most 32 KiB: use the worker's property names and keep large content in files"
 	Config map[string]string `json:"config,omitempty"`
 
 	// maxTasksPerWorker is how many tasks one worker should run at most.
@@ -139,6 +140,12 @@ type ConnectClusterSpec struct {
 	// +optional
 	// +kubebuilder:default={}
 	Metrics MetricsSpec `json:"metrics,omitempty"`
+
+	// connectorAccess lists what the cluster's connectors may read through
+	// config placeholders: the Secrets (${secret:...}), files (${file:...})
+	// and environment variables (${env:...}). Nothing is allowed by default.
+	// +optional
+	ConnectorAccess *ConnectorAccess `json:"connectorAccess,omitempty"`
 }
 
 // KafkaConnection says how to reach a Kafka cluster.
@@ -221,6 +228,7 @@ type SecretKeyRef struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="a Secret name must be lower case letters, digits, '-' and '.' (a DNS subdomain), such as kafka-credentials"
 	Name string `json:"name"`
 
 	// key within the Secret's data.
@@ -436,6 +444,7 @@ type RackSpec struct {
 	// +kubebuilder:default="topology.kubernetes.io/zone"
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=316
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$')",message="pod.rack.topologyKey must be a node label key, such as topology.kubernetes.io/zone: an optional DNS prefix and '/', then up to 63 letters, digits, '-', '_' or '.'"
 	TopologyKey string `json:"topologyKey,omitempty"`
 }
 
@@ -480,25 +489,6 @@ type NetworkPolicySpec struct {
 	// metrics scrapes from no other namespace.
 	// +optional
 	MetricsNamespaceSelector *metav1.LabelSelector `json:"metricsNamespaceSelector,omitempty"`
-}
-
-// MetricsSpec configures the workers' Prometheus metrics.
-type MetricsSpec struct {
-	// enabled serves Prometheus metrics, named after Kafka Connect's, at
-	// /metrics on port and annotates the pods for scraping. Default true.
-	// +optional
-	// +kubebuilder:default=true
-	Enabled *bool `json:"enabled,omitempty"`
-
-	// port serves /metrics, apart from the REST port 8083 so that the
-	// NetworkPolicy can admit scrapers without opening the REST API to them.
-	// Default 9404.
-	// +optional
-	// +kubebuilder:default=9404
-	// +kubebuilder:validation:Minimum=1024
-	// +kubebuilder:validation:Maximum=65535
-	// +kubebuilder:validation:XValidation:rule="self != 8083",message="metrics.port must differ from 8083, the REST API port"
-	Port *int32 `json:"port,omitempty"`
 }
 
 // ConnectClusterStatus is the observed state of a ConnectCluster.
@@ -559,6 +549,7 @@ type ConnectClusterStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
 // +kubebuilder:resource:shortName=cc,categories=conveyor
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name of a ConnectCluster must be a DNS-1035 label (lower case letters, digits and '-', starting with a letter, such as \"orders\"): its Services are named after it"
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.status.replicas`
 // +kubebuilder:printcolumn:name="Ready Replicas",type=integer,JSONPath=`.status.readyReplicas`

@@ -54,6 +54,14 @@ const (
 	// ReasonSinkGroupConflict: a connector of another ConnectCluster on the same brokers
 	// already uses the sink consumer group connect-<name>.
 	ReasonSinkGroupConflict = "SinkGroupConflict"
+	// ReasonSecretNotAllowed: the config references a Secret that the
+	// ConnectCluster's spec.connectorAccess.secrets does not list; the
+	// workers get no grant for it. The message names the config key.
+	ReasonSecretNotAllowed = "SecretNotAllowed"
+	// ReasonProviderNotAllowed: the config uses ${file:...} or ${env:...}
+	// outside the ConnectCluster's spec.connectorAccess lists. The message
+	// names the config key.
+	ReasonProviderNotAllowed = "ProviderNotAllowed"
 	// ReasonNotLimited: the connector runs as many tasks as tasksMax.
 	ReasonNotLimited = "NotLimited"
 )

@@ -72,10 +72,16 @@ type KafkaConnectorSpec struct {
 	// "${secret:<secret-name>:<key>}" for a Secret in this namespace, which
 	// the worker resolves when a task starts; the config topic, status and
 	// logs only ever hold the placeholder. connector.class, tasks.max and name
-	// are refused here: use class, tasksMax and metadata.name.
+	// are refused here: use class, tasksMax and metadata.name. Keys are at
+	// most 255 characters, values at most 32 KiB. A malformed placeholder is
+	// refused by the operator (Ready=False, ConfigInvalid, naming the key):
+	// a CEL rule scanning every value would exceed the API server's cost
+	// budget.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=512
 	// +kubebuilder:validation:XValidation:rule="!('connector.class' in self) && !('tasks.max' in self) && !('name' in self)",message="config may not set connector.class, tasks.max or name: use spec.class, spec.tasksMax and metadata.name instead",reason=FieldValueForbidden
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) >= 1 && size(k) <= 255)",message="config keys must be 1 to 255 characters long: use the plugin's property names"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) <= 32768)",message="config values may be at most 32 KiB: put large content (a schema, a certificate) in a Secret listed in the ConnectCluster's spec.connectorAccess.secrets and reference it as ${secret:<name>:<key>}"
 	Config map[string]string `json:"config,omitempty"`
 
 	// state is the state to keep the connector in: running (default), paused

@@ -145,7 +145,12 @@ func NewRestToken(r io.Reader) (string, error) {
 // the existing Secret holds, or a new one (NewRestToken) only when there is no
 // Secret yet, so a reconcile never rotates it by accident.
 func BuildRestTokenSecret(cc *v1alpha1.ConnectCluster, token string) *corev1.Secret {
-	ref := cc.RestTokenSecret()
+	return buildTokenSecret(cc, cc.RestTokenSecret(), token)
+}
+
+// buildTokenSecret is a generated token Secret of the cluster: ref's key
+// holds token.
+func buildTokenSecret(cc *v1alpha1.ConnectCluster, ref v1alpha1.SecretKeyRef, token string) *corev1.Secret {
 	return &corev1.Secret{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 		ObjectMeta: objectMeta(cc, ref.Name),

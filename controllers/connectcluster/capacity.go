@@ -40,17 +40,23 @@ type Capacity struct {
 // tasks when one worker runs at most maxTasksPerWorker of them:
 // ceil(totalEffectiveTasks / maxTasksPerWorker). A non-positive
 // maxTasksPerWorker means "no limit" and gives 0, as do non-positive totals.
-// The result saturates at the largest int32.
+// The result is capped at MaxReplicaFloor.
 func CapacityFloor(totalEffectiveTasks, maxTasksPerWorker int64) int32 {
 	if maxTasksPerWorker <= 0 || totalEffectiveTasks <= 0 {
 		return 0
 	}
 	floor := (totalEffectiveTasks + maxTasksPerWorker - 1) / maxTasksPerWorker
-	if floor > int64(^uint32(0)>>1) {
-		return int32(^uint32(0) >> 1)
+	if floor > MaxReplicaFloor {
+		return MaxReplicaFloor
 	}
 	return int32(floor)
 }
+
+// MaxReplicaFloor caps the replicas the capacity rule may add, as
+// spec.replicas is capped: a burst of connectors with large tasksMax (a
+// probe derived 125000) must not start a thousand-fold Deployment. Beyond
+// it, tasks wait unassigned and the condition says why.
+const MaxReplicaFloor = 1000
 
 // DesiredReplicas applies the capacity rule of a cluster without
 // autoscaling: the Deployment runs max(requested, floor) workers with
@@ -68,7 +74,7 @@ func DesiredReplicas(requested int32, totalEffectiveTasks, maxTasksPerWorker int
 			Raised:   true,
 			Reason:   v1alpha1.ReasonTaskFloor,
 			Message: fmt.Sprintf("running %d workers instead of spec.replicas=%d: connectors need %d tasks and maxTasksPerWorker is %d (ceil(%d/%d)=%d)",
-				floor, requested, totalEffectiveTasks, maxTasksPerWorker, totalEffectiveTasks, maxTasksPerWorker, floor),
+				floor, requested, totalEffectiveTasks, maxTasksPerWorker, totalEffectiveTasks, maxTasksPerWorker, floor) + floorCapNote(totalEffectiveTasks, maxTasksPerWorker),
 		}
 	}
 	msg := fmt.Sprintf("running spec.replicas=%d workers", requested)
@@ -76,4 +82,12 @@ func DesiredReplicas(requested int32, totalEffectiveTasks, maxTasksPerWorker int
 		msg += fmt.Sprintf("; connectors need at least %d (%d tasks, at most %d per worker)", floor, totalEffectiveTasks, maxTasksPerWorker)
 	}
 	return Capacity{Replicas: requested, Floor: floor, Reason: v1alpha1.ReasonWithinRequested, Message: msg}
+}
+
+// floorCapNote says when MaxReplicaFloor cut the floor, and the fix.
+func floorCapNote(totalEffectiveTasks, maxTasksPerWorker int64) string {
+	if maxTasksPerWorker <= 0 || (totalEffectiveTasks+maxTasksPerWorker-1)/maxTasksPerWorker <= MaxReplicaFloor {
+		return ""
+	}
+	return fmt.Sprintf(", capped at %d workers: some tasks stay unassigned; lower the connectors' tasksMax or raise maxTasksPerWorker", MaxReplicaFloor)
 }

@@ -24,7 +24,6 @@ import (
 )
 
 func TestCapacityFloor(t *testing.T) {
-	const maxInt32 = int32(^uint32(0) >> 1)
 	for _, tc := range []struct {
 		name       string
 		total, per int64
@@ -38,7 +37,9 @@ func TestCapacityFloor(t *testing.T) {
 		{"rounds up", 9, 4, 3},
 		{"one task", 1, 10, 1},
 		{"limit one", 7, 1, 7},
-		{"saturates", 1 << 40, 1, maxInt32},
+		{"capped", 1 << 40, 1, MaxReplicaFloor},
+		{"the probe's 125000 replicas", 1_000_000, 8, MaxReplicaFloor},
+		{"just under the cap", 8000, 8, 1000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := CapacityFloor(tc.total, tc.per); got != tc.want {
@@ -76,5 +77,15 @@ func TestDesiredReplicas(t *testing.T) {
 				t.Fatalf("message %q does not contain %q", got.Message, tc.wantInMessage)
 			}
 		})
+	}
+}
+
+func TestDesiredReplicasSaysWhenCapped(t *testing.T) {
+	c := DesiredReplicas(1, 1_000_000, 8)
+	if c.Replicas != MaxReplicaFloor || !strings.Contains(c.Message, "capped at 1000") || !strings.Contains(c.Message, "maxTasksPerWorker") {
+		t.Fatalf("%+v", c)
+	}
+	if c := DesiredReplicas(1, 8000, 8); strings.Contains(c.Message, "capped") {
+		t.Fatalf("uncapped floor says capped: %+v", c)
 	}
 }

@@ -39,10 +39,13 @@ type ChildInputs struct {
 	// one, or a new one when there is none. Unused when authentication is off
 	// or restApi.authentication.tokenSecret names the user's own Secret.
 	RestToken string
+	// MetricsToken is the token of the generated metrics token Secret, as
+	// RestToken is of the REST one.
+	MetricsToken string
 	// SASLUsername is the SASL user read from its Secret.
 	SASLUsername string
-	// SecretNames are the Secrets the cluster's connectors reference
-	// (ConnectorSecretNames): the workers may read exactly these.
+	// SecretNames are the allowed Secrets the cluster's connectors reference
+	// (AllowedSecretNames): the workers may read exactly these.
 	SecretNames []string
 }
 
@@ -54,6 +57,7 @@ type Children struct {
 	SecretsRoleBinding  *rbacv1.RoleBinding
 	ConfigMap           *corev1.ConfigMap
 	RestTokenSecret     *corev1.Secret
+	MetricsTokenSecret  *corev1.Secret
 	Service             *corev1.Service
 	PodDisruptionBudget *policyv1.PodDisruptionBudget
 	NetworkPolicy       *networkingv1.NetworkPolicy
@@ -89,6 +93,9 @@ func BuildChildren(cc *v1alpha1.ConnectCluster, in ChildInputs) (*Children, erro
 	if GeneratesRestToken(cc) {
 		ch.RestTokenSecret = BuildRestTokenSecret(cc, in.RestToken)
 	}
+	if GeneratesMetricsToken(cc) {
+		ch.MetricsTokenSecret = BuildMetricsTokenSecret(cc, in.MetricsToken)
+	}
 	if cc.NetworkPolicyEnabled() {
 		ch.NetworkPolicy = BuildNetworkPolicy(cc, in.OperatorNamespace)
 	}
@@ -108,6 +115,7 @@ func (c *Children) Objects() []client.Object {
 	add(c.SecretsRole, c.SecretsRole != nil)
 	add(c.SecretsRoleBinding, c.SecretsRoleBinding != nil)
 	add(c.RestTokenSecret, c.RestTokenSecret != nil)
+	add(c.MetricsTokenSecret, c.MetricsTokenSecret != nil)
 	add(c.ConfigMap, c.ConfigMap != nil)
 	add(c.Service, c.Service != nil)
 	add(c.PodDisruptionBudget, c.PodDisruptionBudget != nil)

@@ -178,9 +178,14 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 		}
 	}
 
-	token := ""
+	token, metricsToken := "", ""
 	if GeneratesRestToken(cc) {
-		if token, err = r.restToken(ctx, cc); err != nil {
+		if token, err = r.generatedToken(ctx, cc, cc.RestTokenSecret(), "REST"); err != nil {
+			return nil, err
+		}
+	}
+	if GeneratesMetricsToken(cc) {
+		if metricsToken, err = r.generatedToken(ctx, cc, cc.MetricsTokenSecret(), "metrics"); err != nil {
 			return nil, err
 		}
 	}
@@ -197,8 +202,9 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 		OperatorNamespace: r.opts.OperatorNamespace,
 		Replicas:          replicas,
 		RestToken:         token,
+		MetricsToken:      metricsToken,
 		SASLUsername:      saslUser,
-		SecretNames:       ConnectorSecretNames(kcs...),
+		SecretNames:       AllowedSecretNames(cc, kcs...),
 	})
 	if err != nil {
 		if st.problem == nil {
@@ -361,17 +367,17 @@ func (r *Reconciler) deleteOwned(ctx context.Context, cc *v1alpha1.ConnectCluste
 	return nil
 }
 
-// restToken returns the token of the generated REST token Secret, creating a
-// token only when the Secret does not exist yet (or holds none).
-func (r *Reconciler) restToken(ctx context.Context, cc *v1alpha1.ConnectCluster) (string, error) {
-	ref := cc.RestTokenSecret()
+// generatedToken returns the token of a generated token Secret (REST or
+// metrics), creating a token only when the Secret does not exist yet (or
+// holds none).
+func (r *Reconciler) generatedToken(ctx context.Context, cc *v1alpha1.ConnectCluster, ref v1alpha1.SecretKeyRef, what string) (string, error) {
 	var s corev1.Secret
 	err := r.apiReader.Get(ctx, types.NamespacedName{Namespace: cc.Namespace, Name: ref.Name}, &s)
 	switch {
 	case err == nil && len(s.Data[ref.Key]) > 0:
 		return string(s.Data[ref.Key]), nil
 	case err != nil && !apierrors.IsNotFound(err):
-		return "", fmt.Errorf("reading the REST token Secret %s: %w", ref.Name, err)
+		return "", fmt.Errorf("reading the %s token Secret %s: %w", what, ref.Name, err)
 	}
 	return NewRestToken(r.opts.Rand)
 }

@@ -273,6 +273,9 @@ func workerVolumes(cc *v1alpha1.ConnectCluster) ([]corev1.VolumeMount, []corev1.
 	if cc.RestAuthenticationEnabled() {
 		sources = append(sources, secretItem(cc.RestTokenSecret(), RestTokenPath))
 	}
+	if cc.MetricsAuthenticationEnabled() {
+		sources = append(sources, secretItem(cc.MetricsTokenSecret(), MetricsTokenPath))
+	}
 	if tls := cc.Spec.Kafka.TLS; tls != nil {
 		for _, f := range []struct {
 			ref  *v1alpha1.SecretKeyRef
@@ -304,6 +307,7 @@ func workerVolumes(cc *v1alpha1.ConnectCluster) ([]corev1.VolumeMount, []corev1.
 // Files of the worker's projected volume, relative to ConfigDir.
 const (
 	RestTokenPath         = "rest/token"
+	MetricsTokenPath      = "metrics/token"
 	KafkaTLSSubdir        = "kafka-tls"
 	KafkaSASLSubdir       = "kafka-sasl"
 	KafkaTLSCAFile        = "ca.crt"

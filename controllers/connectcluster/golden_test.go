@@ -59,6 +59,8 @@ func secureCluster() *v1alpha1.ConnectCluster {
 	cc.Spec.Image = "registry.example.com/conveyor:pinned"
 	cc.Spec.ImagePullPolicy = corev1.PullIfNotPresent
 	cc.Spec.GroupID = ptr.To("payments-connect")
+	cc.Spec.ConnectorAccess = &v1alpha1.ConnectorAccess{Secrets: []string{"payments-db", "vendor-api"}, FilePaths: []string{"/opt/connectors/creds"}, EnvVariables: []string{"VENDOR_REGION"}}
+	cc.Spec.Metrics.Authentication.TokenSecret = &v1alpha1.SecretKeyRef{Name: "scrape-token", Key: "bearer"}
 	cc.Spec.Kafka = v1alpha1.KafkaConnection{
 		BootstrapServers: "broker-0.kafka.svc:9093,broker-1.kafka.svc:9093",
 		TLS: &v1alpha1.KafkaTLS{
@@ -137,7 +139,7 @@ func TestGoldenChildren(t *testing.T) {
 		cc   *v1alpha1.ConnectCluster
 		in   ChildInputs
 	}{
-		{"minimal", minimalCluster(), ChildInputs{Image: testImage, OperatorNamespace: "conveyor-system", Replicas: ptr.To[int32](2), RestToken: "test-token-not-secret"}},
+		{"minimal", minimalCluster(), ChildInputs{Image: testImage, OperatorNamespace: "conveyor-system", Replicas: ptr.To[int32](2), RestToken: "test-token-not-secret", MetricsToken: "test-metrics-token-not-secret"}},
 		{"tls-sasl-overrides", secureCluster(), ChildInputs{Image: "registry.example.com/conveyor:pinned", OperatorNamespace: "conveyor-system", Replicas: ptr.To[int32](3), SASLUsername: "payments-connect",
 			SecretNames: []string{"payments-db", "vendor-api"}}},
 		{"autoscaling", autoscalingCluster(), ChildInputs{Image: testImage, OperatorNamespace: "conveyor-system", Replicas: nil}},

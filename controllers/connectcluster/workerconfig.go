@@ -73,10 +73,17 @@ func BuildWorkerConfig(cc *v1alpha1.ConnectCluster, in WorkerConfigInputs) (*wor
 	if cc.RestAuthenticationEnabled() {
 		cfg.RestAuthTokenFile = ConfigDir + "/" + RestTokenPath
 	}
-	cfg.MetricsPort = 0
+	cfg.MetricsPort, cfg.MetricsAuthTokenFile = 0, ""
 	if cc.MetricsEnabled() {
 		cfg.MetricsPort = int(cc.MetricsPort())
 	}
+	if cc.MetricsAuthenticationEnabled() {
+		cfg.MetricsAuthTokenFile = ConfigDir + "/" + MetricsTokenPath
+	}
+	// What connectors may read through ${file:} and ${env:}: the cluster
+	// owner's lists, nothing else (${secret:} is bounded by the Role).
+	cfg.AllowedFilePaths = slices.Clone(cc.AllowedFilePaths())
+	cfg.AllowedEnvVariables = slices.Clone(cc.AllowedEnvVariables())
 
 	tls, sasl := cc.Spec.Kafka.TLS, cc.Spec.Kafka.SASL
 	cfg.SSLCALocation, cfg.SSLCertificateLocation, cfg.SSLKeyLocation = "", "", ""

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -243,7 +244,7 @@ func (r *Reconciler) workerClient(ctx context.Context, cc *v1alpha1.ConnectClust
 		if !ok || len(tok) == 0 {
 			return nil, fmt.Errorf("REST token Secret %s/%s has no key %q", cc.Namespace, ref.Name, ref.Key)
 		}
-		opts.Token = string(tok)
+		opts.Token = strings.TrimSpace(string(tok)) // the workers trim the file too
 	}
 	return workerclient.Connect(ctx, r.Resolver, cc, opts)
 }

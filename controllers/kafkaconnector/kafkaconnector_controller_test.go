@@ -304,7 +304,8 @@ func newEnv(t *testing.T) *env {
 	}
 	cc := &v1alpha1.ConnectCluster{
 		ObjectMeta: metav1.ObjectMeta{Name: "c1", Namespace: "ns"},
-		Spec:       v1alpha1.ConnectClusterSpec{Kafka: v1alpha1.KafkaConnection{BootstrapServers: "127.0.0.1:9092"}},
+		Spec: v1alpha1.ConnectClusterSpec{Kafka: v1alpha1.KafkaConnection{BootstrapServers: "127.0.0.1:9092"},
+			ConnectorAccess: &v1alpha1.ConnectorAccess{Secrets: []string{"db", "api"}}},
 	}
 	tokenSecret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "c1" + v1alpha1.RestTokenSecretSuffix, Namespace: "ns"},
@@ -768,5 +769,27 @@ func TestRestartAnnotationAtCreationIsRecordedNotActedOn(t *testing.T) {
 	kc := e.get("born-annotated")
 	if kc.Status.LastRestartAnnotation != "2026-01-01T00:00:00Z" || kc.Status.LastRestartTasksAnnotation != "7" {
 		t.Fatalf("handled values %q / %q, want the creation's", kc.Status.LastRestartAnnotation, kc.Status.LastRestartTasksAnnotation)
+	}
+}
+
+// TestAccessRefusals: a Secret the cluster does not list, or a ${file:} or
+// ${env:} without the cluster's allow-list, gives Ready=False naming the
+// key, and the connector is never created on the workers.
+func TestAccessRefusals(t *testing.T) {
+	e := newEnv(t)
+	for name, c := range map[string]struct{ key, value, reason string }{
+		"not-listed": {"connection.password", "${secret:other:password}", v1alpha1.ReasonSecretNotAllowed},
+		"sa-token":   {"topics", "${file:/var/run/secrets/kubernetes.io/serviceaccount/token}", v1alpha1.ReasonProviderNotAllowed},
+		"env":        {"transforms.x.static.value", "${env:HOME}", v1alpha1.ReasonProviderNotAllowed},
+	} {
+		e.apply(name, func(kc *v1alpha1.KafkaConnector) { kc.Spec.Config[c.key] = c.value })
+		e.reconcile(name)
+		r := e.ready(name)
+		if r == nil || r.Status != metav1.ConditionFalse || r.Reason != c.reason || !strings.Contains(r.Message, c.key) {
+			t.Fatalf("%s: Ready = %+v, want %s naming %s", name, r, c.reason, c.key)
+		}
+		if _, err := e.herder.ConnectorConfig(e.ctx, name); err == nil {
+			t.Fatalf("%s: the connector was created", name)
+		}
 	}
 }

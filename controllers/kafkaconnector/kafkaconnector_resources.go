@@ -169,6 +169,12 @@ func (r *Reconciler) observeCluster(ctx context.Context, kc *v1alpha1.KafkaConne
 		l.fail(v1alpha1.ReasonConfigInvalid, "%v", err)
 		return nil
 	}
+	// Only what the cluster's owner allows (spec.connectorAccess): naming a
+	// Secret is not enough to be given it.
+	if p := connectcluster.ConnectorAccessProblem(cc, kc.Spec.Config); p != nil {
+		l.fail(p.Reason, "%s", p.Message)
+		return nil
+	}
 	l.desired = DesiredConfig(kc.Name, kc.Spec.Class, kc.RequestedTasksMax(), kc.Spec.Config)
 	// The workers resolve the Secrets when the connector starts: do not
 	// start it (or give it a new config) before they may read them.

@@ -66,6 +66,8 @@ var problemPolicies = map[string]problemPolicy{
 	v1alpha1.ReasonClusterNotReady:     {retry: (*Reconciler).notReadyRetry},
 	ReasonSecretsNotGranted:            {retry: func(*Reconciler) time.Duration { return secretsGrantRetry }},
 	v1alpha1.ReasonConfigInvalid:       {warn: true},
+	v1alpha1.ReasonSecretNotAllowed:    {warn: true},
+	v1alpha1.ReasonProviderNotAllowed:  {warn: true},
 	v1alpha1.ReasonPluginNotFound:      {warn: true},
 	v1alpha1.ReasonSinkGroupConflict:   {warn: true},
 	ReasonConnectorNotManaged:          {warn: true},

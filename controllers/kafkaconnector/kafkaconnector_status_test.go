@@ -186,6 +186,18 @@ func TestComputeStatus(t *testing.T) {
 				}},
 		},
 		{
+			name: "a Secret the cluster does not allow",
+			kc:   base(),
+			loop: &connectorLoop{problem: condition.Problemf(v1alpha1.ReasonSecretNotAllowed, `config key "db.password" references Secret "other", which ConnectCluster c1 does not allow: ask the cluster's owner to add it to spec.connectorAccess.secrets`)},
+			want: want{ready: metav1.ConditionFalse, readyReason: v1alpha1.ReasonSecretNotAllowed, readyHas: `config key "db.password"`, state: "RUNNING", effective: 2, readySince: now},
+		},
+		{
+			name: "a ${file:} the cluster does not allow",
+			kc:   base(),
+			loop: &connectorLoop{problem: condition.Problemf(v1alpha1.ReasonProviderNotAllowed, `config key "file" uses ${file:...} outside the paths ConnectCluster c1 allows`)},
+			want: want{ready: metav1.ConditionFalse, readyReason: v1alpha1.ReasonProviderNotAllowed, readyHas: `config key "file"`, state: "RUNNING", effective: 2, readySince: now},
+		},
+		{
 			name: "autoRestart in backoff: failed, the count kept, no restart sent",
 			kc: base(func(kc *v1alpha1.KafkaConnector) {
 				kc.Spec.AutoRestart = v1alpha1.AutoRestartSpec{Enabled: ptr.To(true)}
@@ -309,6 +321,8 @@ func TestProblemPolicies(t *testing.T) {
 		{"secrets not granted retries soon", &connectorLoop{problem: condition.Problemf(ReasonSecretsNotGranted, "")}, secretsGrantRetry},
 		{"cluster not ready retries", &connectorLoop{problem: condition.Problemf(v1alpha1.ReasonClusterNotReady, "")}, maxNotReadyRetry},
 		{"invalid config waits for a change", &connectorLoop{problem: condition.Problemf(v1alpha1.ReasonConfigInvalid, "")}, 0},
+		{"a Secret not allowed waits for a change of the cluster", &connectorLoop{problem: condition.Problemf(v1alpha1.ReasonSecretNotAllowed, "")}, 0},
+		{"a provider not allowed waits for a change of the cluster", &connectorLoop{problem: condition.Problemf(v1alpha1.ReasonProviderNotAllowed, "")}, 0},
 		{"missing cluster waits for its watch", &connectorLoop{problem: condition.Problemf(v1alpha1.ReasonClusterNotFound, "")}, 0},
 		{"a finished pass resyncs even with a problem", &connectorLoop{done: true, requeue: 7 * time.Second, problem: condition.Problemf(v1alpha1.ReasonRestartLimitReached, "")}, 7 * time.Second},
 		{"a concurrent creation looks again", &connectorLoop{again: true}, lookAgain},

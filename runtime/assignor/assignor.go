@@ -106,6 +106,10 @@ type Input struct {
 	// Departed lists worker ids known to have left on purpose: their work
 	// moves at once instead of waiting for LostWorkerDelay.
 	Departed []string
+	// MaxTasksPerMember, when positive, caps the tasks one member runs
+	// (max.tasks.per.worker); tasks beyond every member's cap stay
+	// unassigned until more workers join (see capTasks).
+	MaxTasksPerMember int
 }
 
 // MemberAssignment is one member's share of a Result.
@@ -560,6 +564,7 @@ func Assign(in Input) Result {
 	for j, i := range act {
 		assigned[i] = Assignment{Connectors: finalC[j], Tasks: finalT[j]}.Sorted()
 	}
+	capTasks(assigned, members, ts.revoked, in.MaxTasksPerMember)
 	for i, m := range members {
 		res.Members[m.MemberID] = MemberAssignment{
 			Assigned: assigned[i],

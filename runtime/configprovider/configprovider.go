@@ -87,6 +87,11 @@ func ContainsPlaceholder(s string) bool { return placeholderRE.MatchString(s) }
 // Resolver replaces placeholders using registered providers.
 type Resolver struct {
 	providers map[string]Provider
+	// strict (distributed mode) refuses placeholders outside the access
+	// lists instead of leaving them unresolved (see Check).
+	strict bool
+	// seen remembers every value resolved, for Scrub.
+	seen scrubSet
 }
 
 // NewResolver returns a resolver with the given providers by prefix.
@@ -118,6 +123,9 @@ type group struct{ provider, path string }
 // are (as Kafka does). Each provider is asked once per path with all keys
 // needed (one Secret GET per Secret). The input map is never modified.
 func (r *Resolver) Resolve(ctx context.Context, config map[string]string) (map[string]string, error) {
+	if err := r.Check(config); err != nil {
+		return nil, err
+	}
 	needed := map[group][]string{}
 	for _, v := range config {
 		for _, p := range Parse(v) {
@@ -177,6 +185,7 @@ func (r *Resolver) Resolve(ctx context.Context, config map[string]string) (map[s
 			if !ok {
 				return raw
 			}
+			r.seen.add(vals[p.Key], raw)
 			return vals[p.Key]
 		})
 	}

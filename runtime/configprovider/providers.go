@@ -31,6 +31,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -41,6 +42,8 @@ import (
 type EnvProvider struct {
 	// LookupEnv is os.LookupEnv when nil.
 	LookupEnv func(string) (string, bool)
+	// Allowed, when not nil, lists the only variables it may read.
+	Allowed []string
 }
 
 // Get returns the environment variables named by keys.
@@ -54,6 +57,9 @@ func (p EnvProvider) Get(_ context.Context, path string, keys []string) (map[str
 	}
 	out := make(map[string]string, len(keys))
 	for _, k := range keys {
+		if p.Allowed != nil && !slices.Contains(p.Allowed, k) {
+			return nil, fmt.Errorf("environment variable %q is not in the allowed list", k)
+		}
 		v, ok := lookup(k)
 		if !ok {
 			return nil, fmt.Errorf("environment variable %q is not set", k)
@@ -69,6 +75,9 @@ type FileProvider struct {
 	// AllowedPaths, when not empty, restricts reads to files under these
 	// directories.
 	AllowedPaths []string
+	// strict (distributed mode) refuses every path when AllowedPaths is
+	// empty, relative paths, and links that lead outside AllowedPaths.
+	strict bool
 }
 
 // Get reads the file at path (or, with an empty path, each key as a file).
@@ -105,6 +114,9 @@ func (p FileProvider) Get(_ context.Context, path string, keys []string) (map[st
 }
 
 func (p FileProvider) allowed(path string) error {
+	if p.strict {
+		return realAllowed(path, p.AllowedPaths)
+	}
 	if len(p.AllowedPaths) == 0 {
 		return nil
 	}

@@ -142,14 +142,12 @@ func (h *Herder) validate(ctx context.Context, cfg map[string]string) error {
 		return connectapi.BadRequestf("Failed to find any class that implements Connector and which name matches %s, available connectors are: %s",
 			class, strings.Join(h.pluginClasses(), ", "))
 	}
-	check := cfg
-	if h.opts.Resolver != nil {
-		if r, err := h.opts.Resolver.Resolve(ctx, cfg); err == nil {
-			check = r
-		}
+	check, err := h.resolveForValidation(ctx, cfg)
+	if err != nil {
+		return connectapi.BadRequestf("%s", err)
 	}
 	if res := plugin.ValidateConfig(ctx, p, check); res.ErrorCount > 0 {
-		return connectapi.BadRequestf("%s", invalidConfigMessage(res))
+		return connectapi.BadRequestf("%s", h.scrub(invalidConfigMessage(res)))
 	}
 	return nil
 }

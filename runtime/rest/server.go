@@ -28,8 +28,6 @@ package rest
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -63,12 +61,14 @@ type Config struct {
 	// Addr is the listen address; DefaultAddr when empty.
 	Addr string
 	// Token, when not empty, is the bearer token every request must carry
-	// in "Authorization: Bearer <token>", except /health and /readyz (and
-	// /metrics unless MetricsRequireAuth). See ReadTokenFile.
+	// in "Authorization: Bearer <token>", except /health and /readyz. See
+	// ReadTokenFile. Auth, when set, is used instead.
 	Token string
-	// MetricsRequireAuth makes /metrics require the token too. Off by
-	// default: Prometheus scrapes it and the NetworkPolicy guards it.
-	MetricsRequireAuth bool
+	// Auth checks the bearer token (FileToken re-reads a rotated one).
+	Auth *TokenCheck
+	// Scrub, when not nil, rewrites every response body before it is sent
+	// (the worker hides resolved placeholder values with it).
+	Scrub func(string) string
 	// Gatherer, when not nil, is served on /metrics in Prometheus format.
 	Gatherer prometheus.Gatherer
 	// Logger receives one line per request (never bodies); slog.Default()
@@ -111,9 +111,7 @@ type Server struct {
 	mux     *http.ServeMux
 	handler http.Handler
 	http    *http.Server
-	// tokenSum is sha256(token): compared in constant time, and hashing
-	// first keeps the token's length from leaking through timing.
-	tokenSum [sha256.Size]byte
+	auth    *TokenCheck
 }
 
 // New builds a server for the herder. It does not listen yet.
@@ -146,11 +144,12 @@ func New(h connectapi.Herder, cfg Config) (*Server, error) {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
-	if cfg.Token != "" {
-		s.tokenSum = sha256.Sum256([]byte(cfg.Token))
+	s.auth = cfg.Auth
+	if s.auth == nil {
+		s.auth = StaticToken(cfg.Token)
 	}
 	s.routes()
-	s.handler = s.logRequests(s.recoverPanics(s.authenticate(http.HandlerFunc(s.dispatch))))
+	s.handler = s.logRequests(s.recoverPanics(scrubResponses(cfg.Scrub, s.authenticate(http.HandlerFunc(s.dispatch)))))
 	s.http = &http.Server{
 		Addr:              cfg.Addr,
 		Handler:           s.handler,
@@ -200,33 +199,22 @@ func (s *Server) exempt(path string) bool {
 	switch path {
 	case "/health", "/readyz":
 		return true
-	case "/metrics":
-		return !s.cfg.MetricsRequireAuth
 	}
 	return false
 }
 
 func (s *Server) authenticate(next http.Handler) http.Handler {
-	if s.cfg.Token == "" {
+	if !s.auth.Enabled() {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.exempt(r.URL.Path) || s.authorized(r.Header.Get("Authorization")) {
+		if s.exempt(r.URL.Path) || s.auth.Accepts(r.Header.Get("Authorization")) {
 			next.ServeHTTP(w, r)
 			return
 		}
 		w.Header().Set("WWW-Authenticate", `Bearer realm="conveyor"`)
 		writeError(w, http.StatusUnauthorized, "Authentication required: send the header 'Authorization: Bearer <token>' with the worker's REST token")
 	})
-}
-
-func (s *Server) authorized(header string) bool {
-	scheme, tok, ok := strings.Cut(header, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
-	}
-	sum := sha256.Sum256([]byte(strings.TrimSpace(tok)))
-	return subtle.ConstantTimeCompare(sum[:], s.tokenSum[:]) == 1
 }
 
 func (s *Server) recoverPanics(next http.Handler) http.Handler {

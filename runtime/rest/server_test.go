@@ -255,9 +255,9 @@ func goldenCases() []goldenCase {
 			c.WithLabelValues("running").Add(2)
 			reg.MustRegister(c)
 			cfg.Gatherer = reg
-		}, steps: []step{{method: "GET", path: "/metrics", auth: "none", wantStatus: 200}}},
+		}, steps: []step{{method: "GET", path: "/metrics", wantStatus: 200}}},
 		{name: "metrics_auth", setup: func(_ *memHerder, cfg *Config) {
-			cfg.Token, cfg.MetricsRequireAuth, cfg.Gatherer = testToken, true, prometheus.NewRegistry()
+			cfg.Token, cfg.Gatherer = testToken, prometheus.NewRegistry()
 		}, steps: []step{
 			{method: "GET", path: "/metrics", auth: "none", wantStatus: 401},
 			{method: "GET", path: "/metrics", wantStatus: 200},

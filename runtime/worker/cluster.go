@@ -51,6 +51,8 @@ type clusterMember struct {
 	workerID  string
 	url       string
 	lostDelay time.Duration
+	// maxTasks is max.tasks.per.worker (0: no cap), enforced when leading.
+	maxTasks int
 	// readTimeout bounds a read of the config topic during a rebalance.
 	readTimeout time.Duration
 
@@ -125,7 +127,7 @@ func (c *clusterMember) Assign(ctx context.Context, gen group.Generation, joined
 	prev := c.state
 	c.mu.Unlock()
 	res := assignor.Assign(assignor.Input{Members: members, Connectors: c.configs.TaskCounts(), Previous: prev,
-		Now: time.Now(), LostWorkerDelay: c.lostDelay})
+		Now: time.Now(), LostWorkerDelay: c.lostDelay, MaxTasksPerMember: c.maxTasks})
 	for _, m := range members {
 		ma := res.Members[m.MemberID]
 		out[m.MemberID] = assignor.EncodeAssignment(assignor.SyncAssignment{Version: assignor.Version,

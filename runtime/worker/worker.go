@@ -39,7 +39,6 @@ import (
 
 	"github.com/conveyor-dev/conveyor/runtime/assignor"
 	"github.com/conveyor-dev/conveyor/runtime/bundled"
-	"github.com/conveyor-dev/conveyor/runtime/configprovider"
 	"github.com/conveyor-dev/conveyor/runtime/group"
 	"github.com/conveyor-dev/conveyor/runtime/herder"
 	"github.com/conveyor-dev/conveyor/runtime/kafkalog"
@@ -64,8 +63,9 @@ type Options struct {
 	Config *workerconfig.Config
 	// Plugins defaults to the bundled connectors.
 	Plugins *plugin.Registry
-	// Resolver defaults to configprovider.Standard with the in-cluster
-	// secret provider when running in a pod.
+	// Resolver defaults to configprovider.Distributed (standalone:
+	// configprovider.Standard) with the in-cluster secret provider when
+	// running in a pod (see defaultResolver).
 	Resolver herder.Resolver
 	Logger   *slog.Logger
 	Version  string
@@ -87,8 +87,10 @@ type Worker struct {
 	herder   *herder.Herder
 	rest     *rest.Server
 	listener net.Listener
-	metrics  *metrics.Metrics
-	serveErr chan error
+	// metricsSrv serves metrics.port (nil when metrics are on the REST port).
+	metricsSrv *http.Server
+	metrics    *metrics.Metrics
+	serveErr   chan error
 
 	// Distributed mode only: the group membership on a client of its own.
 	groupClient *kgo.Client
@@ -117,12 +119,9 @@ func Start(ctx context.Context, opts Options) (*Worker, error) {
 		opts.Plugins = bundled.Registry()
 	}
 	if opts.Resolver == nil {
-		var secrets configprovider.Provider
-		if sp, err := configprovider.NewInClusterSecretProvider(); err == nil {
-			secrets = sp
-		}
-		opts.Resolver = configprovider.Standard(secrets)
+		opts.Resolver = defaultResolver(cfg, opts.Standalone)
 	}
+	log = scrubLogger(log, opts.Resolver)
 	kopts, err := KafkaOpts(cfg, log)
 	if err != nil {
 		return nil, fmt.Errorf("worker: Kafka client options: %w", err)
@@ -201,7 +200,7 @@ func Start(ctx context.Context, opts Options) (*Worker, error) {
 		cfg.RestPort = ln.Addr().(*net.TCPAddr).Port
 	}
 
-	token, err := cfg.RestAuthToken()
+	auth, err := restAuth(cfg, log)
 	if err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("worker: %w", err)
@@ -218,13 +217,13 @@ func Start(ctx context.Context, opts Options) (*Worker, error) {
 		Admin: adm, Resolver: opts.Resolver,
 		Tasks: &taskRuntime{kafka: kopts, workerConv: cfg.ConverterConfig(), offsets: w.offsets, metrics: w.metrics, log: log,
 			flushInterval: cfg.OffsetFlushInterval, flushTimeout: cfg.OffsetFlushTimeout, consumer: cfg.Prefixed("consumer."), producer: cfg.Prefixed("producer."),
-			topicUsed: w.statuses.PutTopic},
+			topicUsed: scrubTopicUsed(w.statuses.PutTopic, opts.Resolver)},
 		AssignAll: opts.Standalone,
 		ForwardTaskConfigs: func(ctx context.Context, connector string, cfgs []map[string]string) error {
 			hmu.Lock()
 			hh := h
 			hmu.Unlock()
-			return rest.SendTaskConfigs(ctx, forwardClient, hh.LeaderURL(), token, connector, cfgs)
+			return rest.SendTaskConfigs(ctx, forwardClient, hh.LeaderURL(), auth.Token(), connector, cfgs)
 		},
 		LimitCheckInterval: limitEvery,
 		TaskStopTimeout:    cfg.TaskShutdownGracefulTimeout,
@@ -237,6 +236,7 @@ func Start(ctx context.Context, opts Options) (*Worker, error) {
 	var c *clusterMember
 	if !opts.Standalone {
 		c = newClusterMember(hh, w.configs, w.metrics, log, cfg.EffectiveWorkerID(), cfg.AdvertisedURL(), cfg.ScheduledRebalanceMaxDelay, cfg.RebalanceTimeout)
+		c.maxTasks = cfg.MaxTasksPerWorker
 		if w.groupClient, err = kgo.NewClient(kopts...); err != nil {
 			ln.Close()
 			return nil, fmt.Errorf("worker: creating the group's Kafka client: %w", err)
@@ -261,7 +261,14 @@ func Start(ctx context.Context, opts Options) (*Worker, error) {
 	h, cm = hh, c
 	hmu.Unlock()
 	w.herder = hh
-	w.rest, err = rest.New(hh, rest.Config{Addr: ln.Addr().String(), Token: token, Gatherer: w.metrics.Registry(), Logger: log, ForwardClient: forwardClient})
+	restCfg := rest.Config{Addr: ln.Addr().String(), Auth: auth, Scrub: scrubOf(opts.Resolver), Logger: log, ForwardClient: forwardClient}
+	if cfg.MetricsPort == 0 {
+		restCfg.Gatherer = w.metrics.Registry()
+	}
+	w.rest, err = rest.New(hh, restCfg)
+	if err == nil {
+		w.metricsSrv, err = w.startMetrics(restCfg.Scrub)
+	}
 	if err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("worker: %w", err)
@@ -404,6 +411,7 @@ func (w *Worker) Shutdown(ctx context.Context) error {
 			w.groupClient.Close()
 		}
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		w.stopMetrics(sctx)
 		if err := w.rest.Shutdown(sctx); err != nil {
 			// Requests still in flight (e.g. a write waiting out a
 			// rebalance) are cut: the tasks are already stopped and
@@ -432,6 +440,7 @@ func (w *Worker) crash() {
 		defer cancel()
 		_ = w.herder.Close(ctx)
 		_ = w.rest.Shutdown(ctx)
+		w.stopMetrics(ctx)
 		w.closeStores()
 		w.client.Close()
 	})

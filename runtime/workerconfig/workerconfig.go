@@ -59,6 +59,9 @@ const (
 	KeyRestAdvertisedPort             = "rest.advertised.port"
 	KeyRestAuthTokenFile              = "rest.auth.token.file"
 	KeyMetricsPort                    = "metrics.port"
+	KeyMetricsAuthTokenFile           = "metrics.auth.token.file"
+	KeyAllowedFilePaths               = "config.providers.file.allowed.paths"
+	KeyAllowedEnvVariables            = "config.providers.env.allowed.variables"
 	KeySecurityProtocol               = "security.protocol"
 	KeySSLCALocation                  = "ssl.ca.location"
 	KeySSLCertificateLocation         = "ssl.certificate.location"
@@ -171,6 +174,13 @@ type Config struct {
 	// MetricsPort (metrics.port, Conveyor) serves Prometheus metrics on a
 	// separate port; 0 serves them on the REST server at /metrics.
 	MetricsPort int
+	// MetricsAuthTokenFile (metrics.auth.token.file, Conveyor) holds the
+	// bearer token scrapers of metrics.port must send; re-read on change.
+	MetricsAuthTokenFile string
+	// AllowedFilePaths and AllowedEnvVariables (config.providers.*, Conveyor)
+	// are what ${file:} and ${env:} may read in distributed mode; empty
+	// turns the provider off (see configprovider.Access).
+	AllowedFilePaths, AllowedEnvVariables []string
 
 	// SecurityProtocol (security.protocol) is PLAINTEXT, SSL, SASL_PLAINTEXT
 	// or SASL_SSL.
@@ -291,6 +301,12 @@ var fields = []Field{
 		func(c *Config) *string { return &c.RestAuthTokenFile }),
 	intField(KeyMetricsPort, "0", "Separate port for Prometheus metrics; 0 = serve /metrics on the REST port.",
 		func(c *Config) *int { return &c.MetricsPort }),
+	strField(KeyMetricsAuthTokenFile, "", "File holding the bearer token that scrapers of metrics.port must send; set = authentication on.",
+		func(c *Config) *string { return &c.MetricsAuthTokenFile }),
+	listField(KeyAllowedFilePaths, "", "Files or directories ${file:...} placeholders may read in distributed mode; empty = ${file:} off.",
+		func(c *Config) *[]string { return &c.AllowedFilePaths }),
+	listField(KeyAllowedEnvVariables, "", "Environment variables ${env:...} placeholders may read in distributed mode; empty = ${env:} off.",
+		func(c *Config) *[]string { return &c.AllowedEnvVariables }),
 	strField(KeySecurityProtocol, ProtocolPlaintext, "Kafka security protocol: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL.",
 		func(c *Config) *string { return &c.SecurityProtocol }),
 	strField(KeySSLCALocation, "", "PEM file with the CA certificates of the brokers; empty = system roots.",

@@ -83,6 +83,7 @@ func TestConveyor(t *testing.T) {
 		{"InvalidResourcesRefused", w.invalidRefused},
 		{"ServerSideApplyTwiceNoDrift", w.serverSideApplyNoDrift},
 		{"ScaleSpreadsTasksNoRecordLost", w.scale},
+		{"MetricsAuthAndRestTokenRotation", w.metricsAndTokenRotation},
 		{"HelmUpgradeRollsOperator", w.helmUpgrade},
 		{"HelmUninstallKeepsCRDs", w.helmUninstall},
 	}

@@ -221,7 +221,7 @@ func startWorker(ns, name string) (*testWorker, error) {
 		Cluster:   clusterObject(ns, name),
 		RestToken: restToken,
 		Logger:    slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelDebug})).With("worker", ns+"/"+name),
-		Resolver:  configprovider.Standard(secrets),
+		Resolver:  distributedResolver(secrets, clusterObject(ns, name)),
 	})
 	if err != nil {
 		return nil, err

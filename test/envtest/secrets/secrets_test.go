@@ -67,6 +67,7 @@ func clusterObject(ns, name string) *v1alpha1.ConnectCluster {
 				OffsetPartitions: ptr(storagePartitions), StatusPartitions: ptr(storagePartitions)},
 			RestAPI: v1alpha1.RestAPISpec{Authentication: v1alpha1.RestAuthentication{
 				TokenSecret: &v1alpha1.SecretKeyRef{Name: name + "-rest", Key: "token"}}},
+			ConnectorAccess: connectorAccess(ns),
 		},
 	}
 }

@@ -1,0 +1,202 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+)
+
+// curlStatus runs the real curl against url, with the Authorization
+// header when auth is set, and returns the HTTP status it saw.
+func curlStatus(t *testing.T, url, auth string) string {
+	t.Helper()
+	args := []string{"-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "10", url}
+	if auth != "" {
+		args = append(args, "-H", "Authorization: "+auth)
+	}
+	out, err := exec.Command("curl", args...).Output()
+	if err != nil {
+		t.Fatalf("curl %s: %v", url, err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// scrape does what Prometheus does with authorization.credentials_file:
+// reads the token from a file, sends it as a bearer token with
+// Prometheus' Accept header, and parses the text exposition format.
+func scrape(ctx context.Context, url, credentialsFile string) (int, error) {
+	tok, err := os.ReadFile(credentialsFile)
+	if err != nil {
+		return 0, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(tok)))
+	req.Header.Set("Accept", "text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
+	req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", "10")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("scrape: HTTP %d", resp.StatusCode)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return 0, fmt.Errorf("parsing the exposition: %w", err)
+	}
+	return len(families), nil
+}
+
+// restStatus is the HTTP status of GET path on a worker with token.
+func restStatus(ctx context.Context, podIP, token, path string) int {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s:%d%s", podIP, v1alpha1.RestPort, path), nil)
+	if err != nil {
+		return 0
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// metricsAndTokenRotation: the workers' metrics port (9404, what the
+// NetworkPolicy and the scrape annotations name) answers 401 to curl
+// without credentials and serves a Prometheus-style scrape with the
+// cluster's metrics token; /metrics on the REST port needs the REST token.
+// Then the REST token Secret is rotated: the new token (written with a
+// trailing newline) works and the old one gets 401 on every worker, with no
+// pod restarted.
+func (w *walk) metricsAndTokenRotation(t *testing.T) {
+	ctx := t.Context()
+	pods, cc, err := w.cv.WorkerPods(ctx, samplesNS, "scale")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pods) == 0 {
+		t.Fatal("no worker pods of ConnectCluster scale")
+	}
+	port := fmt.Sprint(cc.MetricsPort())
+	if got := pods[0].Annotations["prometheus.io/port"]; got != port {
+		t.Fatalf("scrape annotation prometheus.io/port=%q, metrics port %s", got, port)
+	}
+	mref := cc.MetricsTokenSecret()
+	ms, err := cluster.Client.CoreV1().Secrets(samplesNS).Get(ctx, mref.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("reading the metrics token Secret: %v", err)
+	}
+	credentials := filepath.Join(t.TempDir(), "metrics-token")
+	if err := os.WriteFile(credentials, ms.Data[mref.Key], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	restTok, err := w.cv.RestToken(ctx, cc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods {
+		url := "http://" + p.Status.PodIP + ":" + port + "/metrics"
+		if got := curlStatus(t, url, ""); got != "401" {
+			t.Errorf("curl %s without credentials: %s, want 401", url, got)
+		}
+		if got := curlStatus(t, url, "Bearer "+restTok); got != "401" {
+			t.Errorf("curl %s with the REST token: %s, want 401 (the scrape token is its own)", url, got)
+		}
+		n, err := scrape(ctx, url, credentials)
+		if err != nil || n == 0 {
+			t.Errorf("Prometheus-style scrape of %s: %d families, %v", url, n, err)
+		}
+		t.Logf("scrape of %s: %d metric families", p.Name, n)
+		rest := fmt.Sprintf("http://%s:%d/metrics", p.Status.PodIP, v1alpha1.RestPort)
+		if got := curlStatus(t, rest, ""); got != "401" {
+			t.Errorf("curl %s (REST port) without a token: %s, want 401", rest, got)
+		}
+	}
+
+	// Rotation.
+	restarts := map[types.UID]int32{}
+	for _, p := range pods {
+		for _, s := range p.Status.ContainerStatuses {
+			restarts[p.UID] += s.RestartCount
+		}
+	}
+	ref := cc.RestTokenSecret()
+	newTok := fmt.Sprintf("rotated-%d", time.Now().UnixNano())
+	s, err := cluster.Client.CoreV1().Secrets(samplesNS).Get(ctx, ref.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Data[ref.Key] = []byte(newTok + "\n")
+	start := time.Now()
+	if _, err := cluster.Client.CoreV1().Secrets(samplesNS).Update(ctx, s, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("rotating the REST token: %v", err)
+	}
+	waitFor(t, 90*time.Second, "every worker to take the new REST token and refuse the old one", func() (bool, error) {
+		for _, p := range pods {
+			if got := restStatus(ctx, p.Status.PodIP, newTok, "/connectors"); got != http.StatusOK {
+				return false, fmt.Errorf("%s: new token got %d", p.Name, got)
+			}
+			if got := restStatus(ctx, p.Status.PodIP, restTok, "/connectors"); got != http.StatusUnauthorized {
+				return false, fmt.Errorf("%s: old token got %d", p.Name, got)
+			}
+		}
+		return true, nil
+	})
+	t.Logf("REST token rotated on %d workers %s after the Secret update (the local kubelet re-renders Secret volumes every 20 s; a worker re-reads its token file within 1 s of a change)",
+		len(pods), time.Since(start).Round(100*time.Millisecond))
+	after, _, err := w.cv.WorkerPods(ctx, samplesNS, "scale")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != len(pods) {
+		t.Fatalf("%d worker pods before the rotation, %d after", len(pods), len(after))
+	}
+	for _, p := range after {
+		var n int32
+		for _, s := range p.Status.ContainerStatuses {
+			n += s.RestartCount
+		}
+		if prev, ok := restarts[p.UID]; !ok || prev != n {
+			t.Errorf("pod %s was replaced or restarted by the rotation (restarts %d -> %d, known %v)", p.Name, prev, n, ok)
+		}
+	}
+	// The operator sends the trimmed token: its connectors stay Running.
+	if _, err := w.cv.WaitConnectorsRunning(ctx, samplesNS, 2*time.Minute, "scale-src", "scale-sink"); err != nil {
+		t.Fatal(err)
+	}
+}
