@@ -130,7 +130,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		ccOpts.Wake = wake
 		log := mgr.GetLogger().WithName("keda")
 		cl := mgr.GetClient()
-		checker := &autoscaling.KEDAChecker{Discovery: dc, Interval: opts.KEDACheckInterval, OnChange: func(served bool) {
+		checker := &autoscaling.KEDAChecker{Discovery: dc, OpenAPI: dc.OpenAPIV3(), Interval: opts.KEDACheckInterval, OnChange: func(served bool) {
 			wakeAutoscalingClusters(cl, wake, served, log)
 		}}
 		if checker.Interval <= 0 {
@@ -139,7 +139,8 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		if err := mgr.Add(checker); err != nil {
 			return fmt.Errorf("adding the KEDA checker: %w", err)
 		}
-		ccOpts.Autoscaler = &autoscaling.Converger{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), KEDA: checker}
+		kr := kafkaconnector.KafkaReads{Reader: mgr.GetAPIReader()}
+		ccOpts.Autoscaler = &autoscaling.Converger{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), KEDA: checker, Topics: kr.ListTopics}
 	}
 	if err := connectcluster.NewReconciler(mgr, ccOpts).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the ConnectCluster reconciler: %w", err)

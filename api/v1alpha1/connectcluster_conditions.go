@@ -78,6 +78,10 @@ const (
 	ReasonScaledObjectReady = "ScaledObjectReady"
 	// ReasonScaledObjectNotReady: the ScaledObject exists but KEDA does not report it ready.
 	ReasonScaledObjectNotReady = "ScaledObjectNotReady"
+	// ReasonKEDAWithoutScalingModifiers: KEDA scales the workers, but its ScaledObject CRD
+	// has no spec.advanced.scalingModifiers (KEDA older than 2.12), so the HPA follows the
+	// largest trigger instead of the summed lag and under-scales when lag is spread out.
+	ReasonKEDAWithoutScalingModifiers = "KEDAWithoutScalingModifiers"
 	// ReasonNoSinkConnectors: autoscaling is enabled but no running sink connector gives it
 	// a trigger; the cluster stays at its minimum.
 	ReasonNoSinkConnectors = "NoSinkConnectors"

@@ -21,13 +21,15 @@ import (
 	"fmt"
 
 	kedav1alpha1 "github.com/kedacore/keda/v2/apis/keda/v1alpha1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
@@ -48,8 +50,17 @@ type Converger struct {
 	// manager's GetAPIReader), so no informer is started on CRDs that may
 	// not exist; nil reads through Client.
 	APIReader client.Reader
-	// KEDA says whether KEDA is installed (re-checked periodically).
+	// KEDA says whether KEDA is installed (re-checked periodically). When it
+	// also has a ScalingModifiers() bool method (KEDAChecker does), that says
+	// whether the installed ScaledObject CRD has scalingModifiers; otherwise
+	// it is taken to have them.
 	KEDA interface{ Served() bool }
+	// Topics lists the topic names on a cluster's Kafka, to resolve the
+	// topics of topics.regex sinks (kafkaconnector.KafkaReads.ListTopics).
+	// It is called at every reconcile that has a running regex sink, so the
+	// triggers follow topics as they appear and go. When it is nil or fails,
+	// such a sink's topics are those its workers report (status.topics).
+	Topics func(ctx context.Context, cc *v1alpha1.ConnectCluster) ([]string, error)
 }
 
 func (c *Converger) reader() client.Reader {
@@ -57,6 +68,13 @@ func (c *Converger) reader() client.Reader {
 		return c.APIReader
 	}
 	return c.Client
+}
+
+func (c *Converger) features() Features {
+	if f, ok := c.KEDA.(interface{ ScalingModifiers() bool }); ok {
+		return Features{ScalingModifiers: f.ScalingModifiers()}
+	}
+	return Features{ScalingModifiers: true}
 }
 
 var _ connectcluster.Autoscaler = (*Converger)(nil)
@@ -91,12 +109,13 @@ func (c *Converger) ReconcileAutoscaling(ctx context.Context, cc *v1alpha1.Conne
 	if err := c.Client.List(ctx, &list, client.InNamespace(cc.Namespace), client.MatchingFields{connectcluster.ConnectorClusterRefIndex: cc.Name}); err != nil {
 		return connectcluster.AutoscalingResult{}, fmt.Errorf("listing the connectors of ConnectCluster %s/%s: %w", cc.Namespace, cc.Name, err)
 	}
-	connectors := ConnectorsFrom(list.Items)
-	so, d := BuildScaledObject(cc, connectors, Totals{EffectiveTasks: totals.Tasks}, t)
+	connectors := c.resolveTopics(ctx, cc, ConnectorsFrom(list.Items))
+	f := c.features()
+	so, d := BuildScaledObjectFor(cc, connectors, Totals{EffectiveTasks: totals.Tasks}, t, f)
 	ta := BuildTriggerAuthentication(cc, t)
 
 	if ta != nil && so != nil {
-		if err := c.apply(ctx, cc, ta, func(existing client.Object) { existing.(*kedav1alpha1.TriggerAuthentication).Spec = ta.Spec }); err != nil {
+		if _, err := c.apply(ctx, cc, ta); err != nil {
 			return connectcluster.AutoscalingResult{}, err
 		}
 	} else if err := c.deleteDerived(ctx, cc, t, false, true); err != nil {
@@ -108,68 +127,49 @@ func (c *Converger) ReconcileAutoscaling(ctx context.Context, cc *v1alpha1.Conne
 		}
 		return result(AutoscalingCondition(ConditionInput{Enabled: true, KEDAServed: true}, cc.Generation), false, &d), nil
 	}
-	if err := c.apply(ctx, cc, so, func(existing client.Object) { existing.(*kedav1alpha1.ScaledObject).Spec = so.Spec }); err != nil {
+	stored, err := c.apply(ctx, cc, so)
+	if err != nil {
 		return connectcluster.AutoscalingResult{}, err
 	}
-	cond := AutoscalingCondition(ConditionInput{Enabled: true, KEDAServed: true, Triggers: len(so.Spec.Triggers), ScaledObjectReady: ScaledObjectReadyCondition(so)}, cc.Generation)
+	var applied kedav1alpha1.ScaledObject
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(stored.Object, &applied); err != nil {
+		return connectcluster.AutoscalingResult{}, fmt.Errorf("reading the applied ScaledObject %s/%s: %w", so.Namespace, so.Name, err)
+	}
+	cond := AutoscalingCondition(ConditionInput{
+		Enabled: true, KEDAServed: true, Triggers: len(so.Spec.Triggers),
+		WithoutScalingModifiers: !f.ScalingModifiers,
+		ScaledObjectReady:       ScaledObjectReadyCondition(&applied),
+	}, cc.Generation)
 	return result(cond, true, &d), nil
+}
+
+// resolveTopics sets the topics of running topics.regex sinks from the
+// broker's topic list; without one (no Topics hook, or Kafka did not
+// answer) they keep the topics their workers report.
+func (c *Converger) resolveTopics(ctx context.Context, cc *v1alpha1.ConnectCluster, cs []Connector) []Connector {
+	if c.Topics == nil || !NeedsTopicList(cs) {
+		return cs
+	}
+	all, err := c.Topics(ctx, cc)
+	if err != nil {
+		logf.FromContext(ctx).Info("listing topics for the topics.regex sinks failed; their triggers use the topics their workers report", "error", err.Error())
+		return cs
+	}
+	return ResolveRegexTopics(cs, all)
 }
 
 func value(c metav1.Condition) connectcluster.ConditionValue {
 	return connectcluster.ConditionValue{Status: c.Status == metav1.ConditionTrue, Reason: c.Reason, Message: c.Message}
 }
 
-// apply creates obj or patches the existing object's spec, labels and owner
-// reference when they differ (no write otherwise); obj is left holding the
-// stored object, with KEDA's status.
-func (c *Converger) apply(ctx context.Context, cc *v1alpha1.ConnectCluster, obj client.Object, setSpec func(existing client.Object)) error {
-	kind := fmt.Sprintf("%T", obj)
-	existing := obj.DeepCopyObject().(client.Object)
-	err := c.reader().Get(ctx, client.ObjectKeyFromObject(obj), existing)
-	if kerrors.IsNotFound(err) {
-		if err := controllerutil.SetControllerReference(cc, obj, c.Client.Scheme()); err != nil {
-			return fmt.Errorf("owning %s %s/%s: %w", kind, obj.GetNamespace(), obj.GetName(), err)
-		}
-		if err := c.Client.Create(ctx, obj); err != nil {
-			return fmt.Errorf("creating %s %s/%s: %w", kind, obj.GetNamespace(), obj.GetName(), err)
-		}
-		return nil
+// apply owns obj by the cluster and converges it with server-side apply, as
+// every child of a ConnectCluster is (connectcluster.ApplyChild explains the
+// choice), reading past the cache since KEDA's CRDs are optional.
+func (c *Converger) apply(ctx context.Context, cc *v1alpha1.ConnectCluster, obj client.Object) (*unstructured.Unstructured, error) {
+	if err := controllerutil.SetControllerReference(cc, obj, c.Client.Scheme()); err != nil {
+		return nil, fmt.Errorf("owning %T %s/%s: %w", obj, obj.GetNamespace(), obj.GetName(), err)
 	}
-	if err != nil {
-		return fmt.Errorf("reading %s %s/%s: %w", kind, obj.GetNamespace(), obj.GetName(), err)
-	}
-	before := existing.DeepCopyObject().(client.Object)
-	setSpec(existing)
-	labels := existing.GetLabels()
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	for k, v := range obj.GetLabels() {
-		labels[k] = v
-	}
-	existing.SetLabels(labels)
-	if err := controllerutil.SetControllerReference(cc, existing, c.Client.Scheme()); err != nil {
-		return fmt.Errorf("owning %s %s/%s: %w", kind, obj.GetNamespace(), obj.GetName(), err)
-	}
-	if !equality.Semantic.DeepEqual(before, existing) {
-		if err := c.Client.Patch(ctx, existing, client.MergeFrom(before)); err != nil {
-			return fmt.Errorf("patching %s %s/%s: %w", kind, obj.GetNamespace(), obj.GetName(), err)
-		}
-	}
-	// Hand the stored object (with its status) back to the caller.
-	return copyInto(existing, obj)
-}
-
-func copyInto(from, to client.Object) error {
-	switch t := to.(type) {
-	case *kedav1alpha1.ScaledObject:
-		*t = *from.(*kedav1alpha1.ScaledObject)
-	case *kedav1alpha1.TriggerAuthentication:
-		*t = *from.(*kedav1alpha1.TriggerAuthentication)
-	default:
-		return fmt.Errorf("unexpected derived type %T", to)
-	}
-	return nil
+	return connectcluster.ApplyChild(ctx, c.Client, c.reader(), cc, obj)
 }
 
 // deleteDerived deletes the ScaledObject and/or TriggerAuthentication of the

@@ -50,14 +50,14 @@ func cluster() *v1alpha1.ConnectCluster {
 	}
 }
 
-func connector(name, class string, tasksMax, effective int32, state v1alpha1.ConnectorState, target v1alpha1.ConnectorTargetState, config map[string]string) v1alpha1.KafkaConnector {
+func connector(name, class string, tasksMax, effective int32, state v1alpha1.ConnectorState, target v1alpha1.ConnectorTargetState, config map[string]string, activeTopics ...string) v1alpha1.KafkaConnector {
 	return v1alpha1.KafkaConnector{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "data"},
 		Spec: v1alpha1.KafkaConnectorSpec{
 			ClusterRef: v1alpha1.ClusterReference{Name: "orders"},
 			Class:      class, TasksMax: ptr.To(tasksMax), Config: config, State: target,
 		},
-		Status: v1alpha1.KafkaConnectorStatus{State: state, TasksMax: tasksMax, EffectiveTasks: effective},
+		Status: v1alpha1.KafkaConnectorStatus{State: state, TasksMax: tasksMax, EffectiveTasks: effective, Topics: activeTopics},
 	}
 }
 
@@ -82,7 +82,11 @@ func TestGoldenScaledObjects(t *testing.T) {
 		name       string
 		cluster    func() *v1alpha1.ConnectCluster
 		connectors []v1alpha1.KafkaConnector
-		wantNil    bool
+		// brokerTopics, when set, resolve topics.regex sinks.
+		brokerTopics []string
+		// noModifiers: a KEDA whose CRD lacks scalingModifiers.
+		noModifiers bool
+		wantNil     bool
 	}{
 		{name: "sink-over-partitions", cluster: cluster, connectors: []v1alpha1.KafkaConnector{
 			connector("orders-sink", "PostgresSink", 10, 4, RUNNING, running, map[string]string{"topics": "orders"}),
@@ -93,10 +97,20 @@ func TestGoldenScaledObjects(t *testing.T) {
 		{name: "several-connectors", cluster: cluster, connectors: []v1alpha1.KafkaConnector{
 			connector("orders-cdc", "PostgresCDCSource", 10, 1, RUNNING, running, map[string]string{"slot.name": "conveyor"}),
 			connector("archive", "FileSink", 6, 6, RUNNING, running, map[string]string{"topics": "refunds, orders", "file": "/data/a"}),
-			connector("audit", "FileSink", 2, 2, RUNNING, running, map[string]string{"topics.regex": "audit\\..*", "file": "/data/b"}),
+			connector("audit", "FileSink", 2, 2, RUNNING, running, map[string]string{"topics.regex": "audit\\..*", "file": "/data/b"}, "audit.logins"),
 			connector("paused-sink", "FileSink", 3, 3, PAUSED, paused, map[string]string{"topics": "orders", "file": "/data/c"}),
 			connector("stopped-sink", "FileSink", 5, 5, STOPPED, stopped, map[string]string{"topics": "orders", "file": "/data/d"}),
 			connector("tables", "PostgresTableSource", 4, 3, RUNNING, running, map[string]string{"tables": "a,b,c"}),
+		}},
+		{name: "regex-from-broker", cluster: cluster, brokerTopics: []string{"audit.logins", "audit.payments", "audit", "orders", "xaudit.y"}, connectors: []v1alpha1.KafkaConnector{
+			connector("audit", "FileSink", 4, 4, RUNNING, running, map[string]string{"topics.regex": "audit\\..*", "file": "/data/b"}, "audit.logins"),
+		}},
+		{name: "regex-unresolved", cluster: cluster, wantNil: true, connectors: []v1alpha1.KafkaConnector{
+			connector("audit", "FileSink", 4, 4, RUNNING, running, map[string]string{"topics.regex": "audit\\..*", "file": "/data/b"}),
+		}},
+		{name: "without-scaling-modifiers", cluster: cluster, noModifiers: true, connectors: []v1alpha1.KafkaConnector{
+			connector("archive", "FileSink", 6, 6, RUNNING, running, map[string]string{"topics": "refunds, orders", "file": "/data/a"}),
+			connector("orders-sink", "PostgresSink", 10, 4, RUNNING, running, map[string]string{"topics": "orders"}),
 		}},
 		{name: "cap-min-replicas", cluster: func() *v1alpha1.ConnectCluster {
 			cc := cluster()
@@ -141,7 +155,10 @@ func TestGoldenScaledObjects(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			cc := c.cluster()
 			conns := ConnectorsFrom(c.connectors)
-			so, d := BuildScaledObject(cc, conns, Totals{EffectiveTasks: TotalEffectiveTasks(conns)}, target)
+			if c.brokerTopics != nil {
+				conns = ResolveRegexTopics(conns, c.brokerTopics)
+			}
+			so, d := BuildScaledObjectFor(cc, conns, Totals{EffectiveTasks: TotalEffectiveTasks(conns)}, target, Features{ScalingModifiers: !c.noModifiers})
 			if (so == nil) != c.wantNil {
 				t.Fatalf("ScaledObject nil = %v, want %v", so == nil, c.wantNil)
 			}
@@ -151,6 +168,21 @@ func TestGoldenScaledObjects(t *testing.T) {
 				}
 				if *so.Spec.MinReplicaCount != d.Min || *so.Spec.MaxReplicaCount != d.Max {
 					t.Fatalf("bounds %d..%d differ from the decision %+v", *so.Spec.MinReplicaCount, *so.Spec.MaxReplicaCount, d)
+				}
+				for _, tr := range so.Spec.Triggers {
+					if tr.Metadata["topic"] == "" {
+						t.Fatalf("trigger %s has no topic", tr.Name)
+					}
+				}
+				if (so.Spec.Advanced != nil) == c.noModifiers {
+					t.Fatalf("advanced = %+v with noModifiers %v", so.Spec.Advanced, c.noModifiers)
+				}
+				if so.Spec.Advanced != nil {
+					// KEDA's own admission check: every name in the formula is a
+					// trigger, and the formula compiles and runs.
+					if _, err := kedav1alpha1.ValidateAndCompileScalingModifiers(so.DeepCopy()); err != nil {
+						t.Fatalf("KEDA refuses the formula %q: %v", so.Spec.Advanced.ScalingModifiers.Formula, err)
+					}
 				}
 			}
 			var out goldenOut

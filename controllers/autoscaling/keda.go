@@ -18,8 +18,10 @@ package autoscaling
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,6 +29,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/openapi"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 )
@@ -63,6 +66,93 @@ func IsScaledObjectServed(dc discovery.ServerResourcesInterface) bool {
 	return ok && err == nil
 }
 
+// scaledObjectKind is the kind whose schema ScalingModifiersServed reads.
+const scaledObjectKind = "ScaledObject"
+
+// ScalingModifiersServed reads the ScaledObject schema that the API server
+// publishes (OpenAPI v3 discovery, which every authenticated client may
+// read, so the operator needs no access to CRDs) and reports whether it has
+// spec.advanced.scalingModifiers.formula: KEDA 2.12 and later. A schema
+// that does not list KEDA's group is (false, nil).
+func ScalingModifiersServed(oa openapi.Client) (bool, error) {
+	paths, err := oa.Paths()
+	if err != nil {
+		return false, fmt.Errorf("listing the OpenAPI v3 schemas: %w", err)
+	}
+	gv, ok := paths["apis/"+kedav1alpha1.SchemeGroupVersion.String()]
+	if !ok {
+		return false, nil
+	}
+	raw, err := gv.Schema("application/json")
+	if err != nil {
+		return false, fmt.Errorf("reading the OpenAPI v3 schema of %s: %w", kedav1alpha1.SchemeGroupVersion, err)
+	}
+	var doc struct {
+		Components struct {
+			Schemas map[string]map[string]any `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return false, fmt.Errorf("decoding the OpenAPI v3 schema of %s: %w", kedav1alpha1.SchemeGroupVersion, err)
+	}
+	for _, sch := range doc.Components.Schemas {
+		if !schemaIsKind(sch, scaledObjectKind) {
+			continue
+		}
+		return schemaHas(doc.Components.Schemas, sch, "spec", "advanced", "scalingModifiers", "formula"), nil
+	}
+	return false, nil
+}
+
+// schemaIsKind reports whether an OpenAPI schema is the given kind of KEDA's
+// group (x-kubernetes-group-version-kind).
+func schemaIsKind(sch map[string]any, kind string) bool {
+	gvks, _ := sch["x-kubernetes-group-version-kind"].([]any)
+	for _, g := range gvks {
+		m, _ := g.(map[string]any)
+		if m["group"] == kedav1alpha1.SchemeGroupVersion.Group && m["kind"] == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// schemaHas follows properties (and $ref or allOf to other component
+// schemas) along path.
+func schemaHas(all map[string]map[string]any, sch map[string]any, path ...string) bool {
+	for _, p := range path {
+		sch = deref(all, sch)
+		props, _ := sch["properties"].(map[string]any)
+		next, ok := props[p].(map[string]any)
+		if !ok {
+			return false
+		}
+		sch = next
+	}
+	return true
+}
+
+func deref(all map[string]map[string]any, sch map[string]any) map[string]any {
+	for range 8 {
+		ref, _ := sch["$ref"].(string)
+		if ref == "" {
+			if allOf, _ := sch["allOf"].([]any); len(allOf) == 1 {
+				if m, ok := allOf[0].(map[string]any); ok {
+					sch = m
+					continue
+				}
+			}
+			return sch
+		}
+		target, ok := all[strings.TrimPrefix(ref, "#/components/schemas/")]
+		if !ok {
+			return sch
+		}
+		sch = target
+	}
+	return sch
+}
+
 // KEDAChecker re-checks through discovery, every Interval, whether KEDA is
 // installed, so that KEDA installed (or removed) after the operator started
 // is picked up without a restart. It is a manager Runnable (add it with
@@ -70,13 +160,18 @@ func IsScaledObjectServed(dc discovery.ServerResourcesInterface) bool {
 // ConnectCluster with autoscaling enabled.
 type KEDAChecker struct {
 	Discovery discovery.ServerResourcesInterface
-	Interval  time.Duration
-	OnChange  func(served bool)
+	// OpenAPI, when set, is asked whether the installed ScaledObject CRD
+	// has scalingModifiers (ScalingModifiersServed); without it the CRD is
+	// taken to have them.
+	OpenAPI  openapi.Client
+	Interval time.Duration
+	OnChange func(served bool)
 
-	mu      sync.Mutex
-	served  bool
-	checked bool
-	lastErr error
+	mu       sync.Mutex
+	served   bool
+	noModifs bool
+	checked  bool
+	lastErr  error
 }
 
 // Served returns the last answer (false before the first check).
@@ -86,10 +181,25 @@ func (k *KEDAChecker) Served() bool {
 	return k.served
 }
 
+// ScalingModifiers returns whether the installed ScaledObject CRD has
+// spec.advanced.scalingModifiers (true until a check says otherwise).
+func (k *KEDAChecker) ScalingModifiers() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return !k.noModifs
+}
+
 // Check asks discovery now and records the answer; on an error the previous
 // answer stands.
 func (k *KEDAChecker) Check() (bool, error) {
 	served, err := ScaledObjectServed(k.Discovery)
+	noModifs := false
+	if err == nil && served && k.OpenAPI != nil {
+		var modifs bool
+		if modifs, err = ScalingModifiersServed(k.OpenAPI); err == nil {
+			noModifs = !modifs
+		}
+	}
 	k.mu.Lock()
 	k.lastErr = err
 	if err != nil {
@@ -97,8 +207,8 @@ func (k *KEDAChecker) Check() (bool, error) {
 		k.mu.Unlock()
 		return served, err
 	}
-	changed := !k.checked || served != k.served
-	k.served, k.checked = served, true
+	changed := !k.checked || served != k.served || noModifs != k.noModifs
+	k.served, k.noModifs, k.checked = served, noModifs, true
 	k.mu.Unlock()
 	if changed && k.OnChange != nil {
 		k.OnChange(served)
@@ -136,6 +246,9 @@ type ConditionInput struct {
 	// ScaledObjectReady is KEDA's Ready condition of the existing
 	// ScaledObject; nil while KEDA has not reported on it yet.
 	ScaledObjectReady *metav1.Condition
+	// WithoutScalingModifiers: the installed CRD has no scalingModifiers, so
+	// the ScaledObject has one metric per trigger instead of the composite.
+	WithoutScalingModifiers bool
 }
 
 // AutoscalingCondition is the ConnectCluster's Autoscaling condition:
@@ -157,10 +270,14 @@ func AutoscalingCondition(in ConditionInput, generation int64) metav1.Condition 
 		c.Message = "no running sink connector gives the autoscaler a trigger; the cluster runs the autoscaling minimum"
 	case in.ScaledObjectReady == nil:
 		c.Reason, c.Message = v1alpha1.ReasonScaledObjectNotReady, "waiting for KEDA to report on the ScaledObject"
+	case in.ScaledObjectReady.Status == metav1.ConditionTrue && in.WithoutScalingModifiers:
+		c.Status = metav1.ConditionTrue
+		c.Reason = v1alpha1.ReasonKEDAWithoutScalingModifiers
+		c.Message = fmt.Sprintf("KEDA scales the workers on the largest of %d trigger(s), not on their sum: the installed ScaledObject CRD has no spec.advanced.scalingModifiers (KEDA 2.12 or later), so lag spread over several topics or sinks under-scales; upgrade KEDA", in.Triggers)
 	case in.ScaledObjectReady.Status == metav1.ConditionTrue:
 		c.Status = metav1.ConditionTrue
 		c.Reason = v1alpha1.ReasonScaledObjectReady
-		c.Message = fmt.Sprintf("KEDA scales the workers on the lag of %d trigger(s)", in.Triggers)
+		c.Message = fmt.Sprintf("KEDA scales the workers on the summed lag of %d trigger(s)", in.Triggers)
 	default:
 		c.Reason = v1alpha1.ReasonScaledObjectNotReady
 		c.Message = "KEDA reports the ScaledObject not ready"

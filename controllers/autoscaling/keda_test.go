@@ -125,6 +125,8 @@ func TestAutoscalingCondition(t *testing.T) {
 		{ConditionInput{Enabled: true, KEDAServed: true, Triggers: 1}, metav1.ConditionFalse, v1alpha1.ReasonScaledObjectNotReady},
 		{ConditionInput{Enabled: true, KEDAServed: true, Triggers: 1, ScaledObjectReady: notReady}, metav1.ConditionFalse, v1alpha1.ReasonScaledObjectNotReady},
 		{ConditionInput{Enabled: true, KEDAServed: true, Triggers: 3, ScaledObjectReady: ready}, metav1.ConditionTrue, v1alpha1.ReasonScaledObjectReady},
+		{ConditionInput{Enabled: true, KEDAServed: true, Triggers: 3, ScaledObjectReady: ready, WithoutScalingModifiers: true}, metav1.ConditionTrue, v1alpha1.ReasonKEDAWithoutScalingModifiers},
+		{ConditionInput{Enabled: true, KEDAServed: true, Triggers: 3, ScaledObjectReady: notReady, WithoutScalingModifiers: true}, metav1.ConditionFalse, v1alpha1.ReasonScaledObjectNotReady},
 	}
 	for _, c := range cases {
 		got := AutoscalingCondition(c.in, 3)

@@ -23,10 +23,12 @@ import (
 	"time"
 
 	kedav1alpha1 "github.com/kedacore/keda/v2/apis/keda/v1alpha1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
 
 // Connector is what autoscaling needs to know about one KafkaConnector.
@@ -37,8 +39,15 @@ type Connector struct {
 	Sink bool
 	// Running: the user wants it running and the worker reports RUNNING.
 	Running bool
-	// Topics are a sink's listed topics, sorted; empty for a topics.regex sink.
+	// Topics are the topics a sink reads, sorted: its topics list, or, for a
+	// topics.regex sink, the topics the regex resolves to (ResolveRegexTopics,
+	// from the broker's topic list; until then the topics the worker reports
+	// in status.topics). A regex sink with no resolved topic gets no trigger:
+	// KEDA's kafka trigger without a topic reads whatever the group has
+	// committed, which is every topic or only some (see composite.go).
 	Topics []string
+	// TopicsRegex is a sink's topics.regex; empty for a topics list.
+	TopicsRegex string
 	// EffectiveTasks is status.effectiveTasks; 0 for a stopped connector.
 	EffectiveTasks int32
 }
@@ -49,16 +58,20 @@ func ConnectorsFrom(kcs []v1alpha1.KafkaConnector) []Connector {
 	out := make([]Connector, 0, len(kcs))
 	for i := range kcs {
 		kc := &kcs[i]
-		_, hasTopics := kc.Spec.Config["topics"]
-		_, hasRegex := kc.Spec.Config["topics.regex"]
+		_, hasTopics := kc.Spec.Config[plugin.KeyTopics]
+		regex := strings.TrimSpace(kc.Spec.Config[plugin.KeyTopicsRegex])
 		c := Connector{
 			Name:           kc.Name,
-			Sink:           hasTopics || hasRegex,
+			Sink:           hasTopics || regex != "",
 			Running:        kc.TargetState() == v1alpha1.ConnectorTargetRunning && kc.Status.State == v1alpha1.ConnectorStateRunning,
 			EffectiveTasks: kc.Status.EffectiveTasks,
 		}
-		if c.Sink {
-			c.Topics = splitTopics(kc.Spec.Config["topics"])
+		switch {
+		case hasTopics:
+			c.Topics = splitTopics(kc.Spec.Config[plugin.KeyTopics])
+		case regex != "":
+			c.TopicsRegex = regex
+			c.Topics = splitTopics(strings.Join(kc.Status.Topics, ","))
 		}
 		if kc.TargetState() == v1alpha1.ConnectorTargetStopped {
 			c.EffectiveTasks = 0
@@ -66,6 +79,34 @@ func ConnectorsFrom(kcs []v1alpha1.KafkaConnector) []Connector {
 		out = append(out, c)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// NeedsTopicList reports whether a running sink subscribes by topics.regex,
+// so its topics must be resolved from the broker's topic list.
+func NeedsTopicList(cs []Connector) bool {
+	for _, c := range cs {
+		if c.Sink && c.Running && c.TopicsRegex != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// ResolveRegexTopics returns cs with every topics.regex sink's Topics set to
+// the topics of all (the broker's topic names) that its regex matches, as the
+// sink's own consumer subscribes (plugin.MatchTopics). A regex that does not
+// compile keeps the topics it had (the connector's validation reports it).
+func ResolveRegexTopics(cs []Connector, all []string) []Connector {
+	out := append([]Connector(nil), cs...)
+	for i := range out {
+		if out[i].TopicsRegex == "" {
+			continue
+		}
+		if topics, err := plugin.MatchTopics(out[i].TopicsRegex, all); err == nil {
+			out[i].Topics = topics
+		}
+	}
 	return out
 }
 
@@ -81,9 +122,8 @@ func TotalEffectiveTasks(cs []Connector) int32 {
 func splitTopics(s string) []string {
 	seen := map[string]bool{}
 	var out []string
-	for _, t := range strings.Split(s, ",") {
-		t = strings.TrimSpace(t)
-		if t != "" && !seen[t] {
+	for _, t := range plugin.SplitList(s) {
+		if !seen[t] {
 			seen[t] = true
 			out = append(out, t)
 		}
@@ -123,62 +163,72 @@ const (
 	OffsetResetPolicy = "earliest"
 )
 
-// Triggers returns one kafka trigger per topic of every running sink (one
-// trigger without a topic, meaning all of the group's topics, for a
-// topics.regex sink), in a stable order. KEDA's kafka scaler reads one
-// topic per trigger, hence one trigger per topic.
-func Triggers(cc *v1alpha1.ConnectCluster, connectors []Connector, t Target) []kedav1alpha1.ScaleTriggers {
-	var auth *kedav1alpha1.AuthenticationRef
-	if NeedsTriggerAuthentication(cc) {
-		auth = &kedav1alpha1.AuthenticationRef{Name: t.TriggerAuthenticationName(), Kind: "TriggerAuthentication"}
-	}
-	as := cc.Spec.Autoscaling
-	lag := v1alpha1.DefaultLagThreshold
-	act := v1alpha1.DefaultActivationLagThreshold
-	if as != nil && as.LagThreshold != nil {
-		lag = *as.LagThreshold
-	}
-	if as != nil && as.ActivationLagThreshold != nil {
-		act = *as.ActivationLagThreshold
-	}
-	base := map[string]string{
+// triggerMetadata is the metadata every kafka trigger of the cluster shares.
+func triggerMetadata(cc *v1alpha1.ConnectCluster) map[string]string {
+	lag, act := thresholds(cc)
+	md := map[string]string{
 		"bootstrapServers":       cc.Spec.Kafka.BootstrapServers,
 		"lagThreshold":           strconv.FormatInt(lag, 10),
 		"activationLagThreshold": strconv.FormatInt(act, 10),
 		"offsetResetPolicy":      OffsetResetPolicy,
 	}
 	if tls := cc.Spec.Kafka.TLS; tls != nil {
-		base["tls"] = "enable"
+		md["tls"] = "enable"
 		if tls.InsecureSkipVerify {
-			base["unsafeSsl"] = "true"
+			md["unsafeSsl"] = "true"
 		}
 	}
 	if sasl := cc.Spec.Kafka.SASL; sasl != nil {
-		base["sasl"] = kedaSASL(sasl.Mechanism)
+		md["sasl"] = kedaSASL(sasl.Mechanism)
 	}
+	return md
+}
 
+// thresholds are autoscaling.lagThreshold and activationLagThreshold, with
+// the API defaults.
+func thresholds(cc *v1alpha1.ConnectCluster) (lag, activation int64) {
+	lag, activation = v1alpha1.DefaultLagThreshold, v1alpha1.DefaultActivationLagThreshold
+	if as := cc.Spec.Autoscaling; as != nil {
+		if as.LagThreshold != nil {
+			lag = *as.LagThreshold
+		}
+		if as.ActivationLagThreshold != nil {
+			activation = *as.ActivationLagThreshold
+		}
+	}
+	return lag, activation
+}
+
+// Triggers returns one kafka trigger per topic of every running sink that
+// runs tasks, in a stable order (connectors by name, topics sorted), and the
+// composite formula over them. KEDA's kafka scaler reads one topic per
+// trigger; a sink without a resolved topic gets none (see composite.go).
+func Triggers(cc *v1alpha1.ConnectCluster, connectors []Connector, t Target) ([]kedav1alpha1.ScaleTriggers, string) {
+	var auth *kedav1alpha1.AuthenticationRef
+	if NeedsTriggerAuthentication(cc) {
+		auth = &kedav1alpha1.AuthenticationRef{Name: t.TriggerAuthenticationName(), Kind: "TriggerAuthentication"}
+	}
+	base := triggerMetadata(cc)
+	lag, _ := thresholds(cc)
 	sorted := append([]Connector(nil), connectors...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	names := triggerNames{}
 	var out []kedav1alpha1.ScaleTriggers
+	var terms []sinkTerm
 	for _, c := range sorted {
-		if !c.Sink || !c.Running {
+		if !c.Sink || !c.Running || c.EffectiveTasks <= 0 || len(c.Topics) == 0 {
 			continue
 		}
-		topics := c.Topics
-		if len(topics) == 0 {
-			topics = []string{""}
-		}
-		for _, topic := range topics {
+		term := sinkTerm{capLag: saturatingMul(int64(c.EffectiveTasks), lag)}
+		for _, topic := range c.Topics {
 			md := make(map[string]string, len(base)+2)
 			for k, v := range base {
 				md[k] = v
 			}
 			md["consumerGroup"] = sinkGroupPrefix + c.Name
-			name := c.Name
-			if topic != "" {
-				md["topic"] = topic
-				name += "." + topic
-			}
+			md["topic"] = topic
+			name := names.next(c.Name, topic)
+			term.triggers = append(term.triggers, name)
 			out = append(out, kedav1alpha1.ScaleTriggers{
 				Type:              TriggerType,
 				Name:              name,
@@ -186,8 +236,9 @@ func Triggers(cc *v1alpha1.ConnectCluster, connectors []Connector, t Target) []k
 				AuthenticationRef: auth,
 			})
 		}
+		terms = append(terms, term)
 	}
-	return out
+	return out, formula(terms)
 }
 
 func kedaSASL(m v1alpha1.SASLMechanism) string {
@@ -210,13 +261,29 @@ func seconds(d *metav1.Duration, def time.Duration) *int32 {
 	return ptr.To(clampInt32(int64(v / time.Second)))
 }
 
-// BuildScaledObject returns the cluster's ScaledObject, or nil when no
-// running sink gives it a trigger (KEDA refuses a ScaledObject without
-// triggers; the Deployment then runs the decision's Min workers). The
-// caller sets the owner reference to the ConnectCluster and applies it.
+// Features are what the installed KEDA offers beyond v2.0's ScaledObject.
+type Features struct {
+	// ScalingModifiers: the ScaledObject CRD has spec.advanced.scalingModifiers
+	// (KEDA 2.12 and later), so the triggers can be summed into one metric.
+	ScalingModifiers bool
+}
+
+// BuildScaledObject is BuildScaledObjectFor with a KEDA that has
+// scalingModifiers.
 func BuildScaledObject(cc *v1alpha1.ConnectCluster, connectors []Connector, totals Totals, t Target) (*kedav1alpha1.ScaledObject, Decision) {
+	return BuildScaledObjectFor(cc, connectors, totals, t, Features{ScalingModifiers: true})
+}
+
+// BuildScaledObjectFor returns the cluster's ScaledObject, or nil when no
+// running sink gives it a trigger (KEDA refuses a ScaledObject without
+// triggers; the Deployment then runs the decision's Min workers). With
+// scalingModifiers its one metric is the composite lag (composite.go);
+// without, the HPA takes the largest trigger, which under-scales spread lag,
+// and the Autoscaling condition says so. The caller sets the owner reference
+// to the ConnectCluster and applies it.
+func BuildScaledObjectFor(cc *v1alpha1.ConnectCluster, connectors []Connector, totals Totals, t Target, f Features) (*kedav1alpha1.ScaledObject, Decision) {
 	d := AutoscalingDecision(BoundsInputFor(cc, totals.EffectiveTasks))
-	triggers := Triggers(cc, connectors, t)
+	triggers, formula := Triggers(cc, connectors, t)
 	if len(triggers) == 0 {
 		return nil, d
 	}
@@ -244,6 +311,15 @@ func BuildScaledObject(cc *v1alpha1.ConnectCluster, connectors []Connector, tota
 			MaxReplicaCount: ptr.To(d.Max),
 			Triggers:        triggers,
 		},
+	}
+	if f.ScalingModifiers {
+		lag, act := thresholds(cc)
+		so.Spec.Advanced = &kedav1alpha1.AdvancedConfig{ScalingModifiers: kedav1alpha1.ScalingModifiers{
+			Formula:          formula,
+			Target:           strconv.FormatInt(lag, 10),
+			ActivationTarget: strconv.FormatInt(act, 10),
+			MetricType:       autoscalingv2.AverageValueMetricType,
+		}}
 	}
 	return so, d
 }

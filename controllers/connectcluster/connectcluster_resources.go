@@ -251,36 +251,49 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 	return st, nil
 }
 
-// apply converges one child with server-side apply as the operator's field
-// manager. It refuses to take over an object of the same name that the
-// cluster does not control (a user's own Deployment "<cluster>-connect", say).
+// apply converges one child with server-side apply (ApplyChild); Secrets
+// are read past the cache, as the operator does not watch them.
 func (r *Reconciler) apply(ctx context.Context, cc *v1alpha1.ConnectCluster, o client.Object) error {
+	var reader client.Reader = r.client
+	if _, isSecret := o.(*corev1.Secret); isSecret {
+		reader = r.apiReader
+	}
+	_, err := ApplyChild(ctx, r.client, reader, cc, o)
+	return err
+}
+
+// ApplyChild converges one child of cc with server-side apply as the
+// operator's field manager, and returns the object the API server stored
+// (with its status). Every derived object goes this way, KEDA's too: the
+// operator owns exactly the fields its builders set, so fields another
+// manager sets (an HPA's replicas, KEDA's own annotations, a GitOps tool's
+// labels) are left alone, a field the builder stops setting is removed, and
+// there is no read-modify-write race. It refuses to take over an object of
+// the same name that the cluster does not control (a user's own Deployment
+// "<cluster>-connect", say); reader reads that object (a cache, or the API
+// server for kinds the operator does not watch).
+func ApplyChild(ctx context.Context, cl client.Client, reader client.Reader, cc *v1alpha1.ConnectCluster, o client.Object) (*unstructured.Unstructured, error) {
 	u, err := ApplyForm(o)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	kind := u.GetKind()
 	// A fresh, empty object: decoding into a copy of o would keep o's owner
 	// references when the stored object has none.
 	existing, ok := reflect.New(reflect.TypeOf(o).Elem()).Interface().(client.Object)
 	if !ok {
-		return fmt.Errorf("%s %s is not a client.Object", kind, o.GetName())
-	}
-	// Secrets are read past the cache: the operator does not watch Secrets.
-	var reader client.Reader = r.client
-	if _, isSecret := o.(*corev1.Secret); isSecret {
-		reader = r.apiReader
+		return nil, fmt.Errorf("%s %s is not a client.Object", kind, o.GetName())
 	}
 	switch err := reader.Get(ctx, client.ObjectKeyFromObject(o), existing); {
 	case err == nil && !metav1.IsControlledBy(existing, cc):
-		return fmt.Errorf("%s %s already exists and is not managed by this ConnectCluster: rename or delete it", kind, o.GetName())
+		return nil, fmt.Errorf("%s %s already exists and is not managed by this ConnectCluster: rename or delete it", kind, o.GetName())
 	case err != nil && !apierrors.IsNotFound(err):
-		return fmt.Errorf("reading %s %s: %w", kind, o.GetName(), err)
+		return nil, fmt.Errorf("reading %s %s: %w", kind, o.GetName(), err)
 	}
-	if err := r.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
-		return fmt.Errorf("applying %s %s: %w", kind, o.GetName(), err)
+	if err := cl.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+		return nil, fmt.Errorf("applying %s %s: %w", kind, o.GetName(), err)
 	}
-	return nil
+	return u, nil
 }
 
 // ReplicasHandoffManager is the field manager that keeps spec.replicas of a

@@ -67,6 +67,21 @@ func (k KafkaReads) Partitions(ctx context.Context, cc *v1alpha1.ConnectCluster,
 	return PartitionCounts(rctx, adm, topics)
 }
 
+// ListTopics lists the names of the topics on the cluster's Kafka (internal
+// topics left out, as a topics.regex consumer leaves them out).
+func (k KafkaReads) ListTopics(ctx context.Context, cc *v1alpha1.ConnectCluster) ([]string, error) {
+	adm, rctx, done, err := k.admin(ctx, cc)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	details, err := adm.ListTopics(rctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing the topics of ConnectCluster %s/%s: %w", cc.Namespace, cc.Name, err)
+	}
+	return details.Names(), nil
+}
+
 // Lag reads a sink's consumer group lag (see SinkLag).
 func (k KafkaReads) Lag(ctx context.Context, cc *v1alpha1.ConnectCluster, group string) (*int64, error) {
 	adm, rctx, done, err := k.admin(ctx, cc)

@@ -252,13 +252,24 @@ func SinkTopics(ctx context.Context, cc ConnectorContext, config map[string]stri
 	if expr == "" {
 		return nil, fmt.Errorf("sink connector: set %s or %s", KeyTopics, KeyTopicsRegex)
 	}
-	re, err := regexp.Compile("^(?:" + expr + ")$")
-	if err != nil {
-		return nil, fmt.Errorf("sink connector: %s %q: %w", KeyTopicsRegex, expr, err)
-	}
 	all, err := cc.ListTopics(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("listing topics for %s: %w", KeyTopicsRegex, err)
+	}
+	return MatchTopics(expr, all)
+}
+
+// TopicsRegex is the pattern a topics.regex sink subscribes with: the whole
+// topic name must match, as in Kafka's consumer (Pattern.matches), so
+// "orders" does not match "orders-archive".
+func TopicsRegex(expr string) string { return "^(?:" + expr + ")$" }
+
+// MatchTopics returns the topics of all that a sink with topics.regex expr
+// consumes, sorted.
+func MatchTopics(expr string, all []string) ([]string, error) {
+	re, err := regexp.Compile(TopicsRegex(expr))
+	if err != nil {
+		return nil, fmt.Errorf("sink connector: %s %q: %w", KeyTopicsRegex, expr, err)
 	}
 	var out []string
 	for _, t := range all {

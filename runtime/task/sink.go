@@ -188,7 +188,7 @@ func (r *SinkRunner) ConsumerOpts() []kgo.Opt {
 		kgo.OnPartitionsLost(r.onLost),
 	}
 	if r.cfg.TopicsRegex != "" {
-		opts = append(opts, kgo.ConsumeRegex(), kgo.ConsumeTopics("^(?:"+r.cfg.TopicsRegex+")$"))
+		opts = append(opts, kgo.ConsumeRegex(), kgo.ConsumeTopics(plugin.TopicsRegex(r.cfg.TopicsRegex)))
 	} else {
 		opts = append(opts, kgo.ConsumeTopics(r.cfg.Topics...))
 	}

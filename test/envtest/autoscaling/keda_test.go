@@ -18,12 +18,15 @@ package autoscalingtest
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,6 +35,7 @@ import (
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 	"github.com/conveyor-dev/conveyor/controllers/autoscaling"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 	"github.com/conveyor-dev/conveyor/test/testkit/envkit"
 )
 
@@ -101,7 +105,7 @@ func TestKEDAInstalledLater(t *testing.T) {
 	}
 	connectors := []autoscaling.Connector{
 		{Name: "archive", Sink: true, Running: true, Topics: []string{"orders", "refunds"}, EffectiveTasks: 6},
-		{Name: "audit", Sink: true, Running: true, EffectiveTasks: 2},
+		{Name: "audit", Sink: true, Running: true, TopicsRegex: `audit\..*`, Topics: []string{"audit.logins"}, EffectiveTasks: 2},
 		{Name: "cdc", Running: true, EffectiveTasks: 1},
 	}
 	target := autoscaling.Target{DeploymentName: "orders-connect", Labels: map[string]string{"app.kubernetes.io/instance": "orders"}}
@@ -129,4 +133,60 @@ func TestKEDAInstalledLater(t *testing.T) {
 	if len(got.Spec.Triggers) != 3 {
 		t.Fatalf("%d triggers, want 3 (archive x2 topics, audit)", len(got.Spec.Triggers))
 	}
+	if got.Spec.Advanced == nil || !reflect.DeepEqual(got.Spec.Advanced.ScalingModifiers, so.Spec.Advanced.ScalingModifiers) {
+		t.Fatalf("the stored scalingModifiers differ (pruned by the CRD?): %+v", got.Spec.Advanced)
+	}
+
+	// The installed CRD has scalingModifiers, and the OpenAPI v3 discovery
+	// document says so (it is published a moment after the CRD).
+	testkit.Eventually(t, 30*time.Second, "OpenAPI v3 shows ScaledObject's scalingModifiers", func() (bool, string) {
+		ok, err := autoscaling.ScalingModifiersServed(dc.OpenAPIV3())
+		return ok && err == nil, fmt.Sprintf("served=%v err=%v", ok, err)
+	})
+	checker2 := &autoscaling.KEDAChecker{Discovery: dc, OpenAPI: dc.OpenAPIV3()}
+	if ok, err := checker2.Check(); !ok || err != nil || !checker2.ScalingModifiers() {
+		t.Fatalf("checker: served=%v err=%v modifiers=%v", ok, err, checker2.ScalingModifiers())
+	}
+	// A CRD without the field (KEDA before 2.12): the check notices, and
+	// notices again when it comes back.
+	crdScheme := k8sruntime.NewScheme()
+	if err := apiextensionsv1.AddToScheme(crdScheme); err != nil {
+		t.Fatal(err)
+	}
+	crds, err := client.New(cfg, client.Options{Scheme: crdScheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := crds.Get(ctx, client.ObjectKey{Name: "scaledobjects.keda.sh"}, &crd); err != nil {
+		t.Fatal(err)
+	}
+	orig := crd.DeepCopy()
+	for i := range crd.Spec.Versions {
+		adv := crd.Spec.Versions[i].Schema.OpenAPIV3Schema.Properties["spec"].Properties["advanced"]
+		delete(adv.Properties, "scalingModifiers")
+		crd.Spec.Versions[i].Schema.OpenAPIV3Schema.Properties["spec"].Properties["advanced"] = adv
+	}
+	if err := crds.Update(ctx, &crd); err != nil {
+		t.Fatal(err)
+	}
+	restore := func() {
+		var cur apiextensionsv1.CustomResourceDefinition
+		if err := crds.Get(ctx, client.ObjectKey{Name: orig.Name}, &cur); err != nil {
+			t.Fatal(err)
+		}
+		cur.Spec = orig.Spec
+		if err := crds.Update(ctx, &cur); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testkit.Eventually(t, 30*time.Second, "the check sees the CRD without scalingModifiers", func() (bool, string) {
+		_, err := checker2.Check()
+		return err == nil && !checker2.ScalingModifiers(), fmt.Sprintf("modifiers=%v err=%v", checker2.ScalingModifiers(), err)
+	})
+	restore()
+	testkit.Eventually(t, 30*time.Second, "the check sees scalingModifiers again", func() (bool, string) {
+		_, err := checker2.Check()
+		return err == nil && checker2.ScalingModifiers(), fmt.Sprintf("modifiers=%v err=%v", checker2.ScalingModifiers(), err)
+	})
 }

@@ -18,6 +18,8 @@ package autoscalingtest
 
 import (
 	"context"
+	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -148,6 +150,74 @@ func TestConvergerFollowsConnectors(t *testing.T) {
 	if err != nil || !res.Autoscaling.Status || res.Autoscaling.Reason != v1alpha1.ReasonScaledObjectReady {
 		t.Fatalf("after KEDA's Ready: %+v %v", res, err)
 	}
+
+	// A topics.regex sink: its topics come from the broker's list (the
+	// Topics hook) and follow it from one loop to the next; no trigger is
+	// ever without a topic.
+	regex := &v1alpha1.KafkaConnector{
+		ObjectMeta: metav1.ObjectMeta{Name: "audit", Namespace: ns.Name},
+		Spec: v1alpha1.KafkaConnectorSpec{ClusterRef: v1alpha1.ClusterReference{Name: "orders"}, Class: "FileSink", TasksMax: ptr.To[int32](2),
+			Config: map[string]string{"topics.regex": `audit\..*`, "file": "/data/a"}},
+	}
+	if err := k8sClient.Create(ctx, regex); err != nil {
+		t.Fatal(err)
+	}
+	regex.Status = v1alpha1.KafkaConnectorStatus{State: v1alpha1.ConnectorStateRunning, TasksMax: 2, EffectiveTasks: 2}
+	if err := k8sClient.Status().Update(ctx, regex); err != nil {
+		t.Fatal(err)
+	}
+	testkit.EventuallyTrue(t, 30*time.Second, "the cache to see the regex sink", func() bool {
+		var kc v1alpha1.KafkaConnector
+		return cl.Get(ctx, client.ObjectKeyFromObject(regex), &kc) == nil && kc.Status.State == v1alpha1.ConnectorStateRunning
+	})
+	broker := []string{"orders", "audit.logins"}
+	conv.Topics = func(context.Context, *v1alpha1.ConnectCluster) ([]string, error) { return broker, nil }
+	topicsOf := func() []string {
+		t.Helper()
+		if _, err := conv.ReconcileAutoscaling(ctx, cc, connectcluster.Totals{Connectors: 2, Tasks: 6}, "orders-connect"); err != nil {
+			t.Fatal(err)
+		}
+		if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(so), so); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, tr := range so.Spec.Triggers {
+			out = append(out, tr.Metadata["consumerGroup"]+"/"+tr.Metadata["topic"])
+		}
+		return out
+	}
+	if got := topicsOf(); !reflect.DeepEqual(got, []string{"connect-archive/orders", "connect-audit/audit.logins"}) {
+		t.Fatalf("triggers %v", got)
+	}
+	broker = append(broker, "audit.payments")
+	if got := topicsOf(); !reflect.DeepEqual(got, []string{"connect-archive/orders", "connect-audit/audit.logins", "connect-audit/audit.payments"}) {
+		t.Fatalf("triggers after a new topic %v", got)
+	}
+	if f := so.Spec.Advanced.ScalingModifiers.Formula; f != "min(lag_archive__orders, 4000) + min(lag_audit__audit_logins + lag_audit__audit_payments, 2000)" {
+		t.Fatalf("formula %q", f)
+	}
+	// Kafka not answering: the triggers use the topics the workers report.
+	conv.Topics = func(context.Context, *v1alpha1.ConnectCluster) ([]string, error) { return nil, errors.New("no broker") }
+	if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(regex), regex); err != nil {
+		t.Fatal(err)
+	}
+	regex.Status.Topics = []string{"audit.logins"}
+	if err := k8sClient.Status().Update(ctx, regex); err != nil {
+		t.Fatal(err)
+	}
+	testkit.EventuallyTrue(t, 30*time.Second, "the cache to see the reported topics", func() bool {
+		var kc v1alpha1.KafkaConnector
+		return cl.Get(ctx, client.ObjectKeyFromObject(regex), &kc) == nil && len(kc.Status.Topics) == 1
+	})
+	if got := topicsOf(); !reflect.DeepEqual(got, []string{"connect-archive/orders", "connect-audit/audit.logins"}) {
+		t.Fatalf("triggers from status.topics %v", got)
+	}
+	if err := k8sClient.Delete(ctx, regex); err != nil {
+		t.Fatal(err)
+	}
+	testkit.EventuallyTrue(t, 30*time.Second, "the cache to lose the regex sink", func() bool {
+		return apierrors.IsNotFound(cl.Get(ctx, client.ObjectKeyFromObject(regex), &v1alpha1.KafkaConnector{}))
+	})
 
 	// The sink stops: no trigger is left, so no ScaledObject.
 	if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(sink), sink); err != nil {

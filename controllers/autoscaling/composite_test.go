@@ -1,0 +1,157 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package autoscaling
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/expr-lang/expr"
+	kedav1alpha1 "github.com/kedacore/keda/v2/apis/keda/v1alpha1"
+	"k8s.io/utils/ptr"
+
+	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+)
+
+// TestCompositeFormulaArithmetic evaluates the derived formula with KEDA's
+// own compiler (ValidateAndCompileScalingModifiers, which also wraps it in
+// float()) on lag figures, and checks the sum-of-capped-sums rule. The
+// end-to-end arithmetic against a broker, with KEDA's kafka scaler, is in
+// test/kedascale.
+func TestCompositeFormulaArithmetic(t *testing.T) {
+	const RUNNING, running = v1alpha1.ConnectorStateRunning, v1alpha1.ConnectorTargetRunning
+	cc := cluster() // lagThreshold 1000
+	kcs := []v1alpha1.KafkaConnector{
+		connector("archive", "FileSink", 4, 4, RUNNING, running, map[string]string{"topics": "orders,refunds"}),
+		connector("audit", "FileSink", 2, 2, RUNNING, running, map[string]string{"topics": "audit"}),
+		connector("mirror", "FileSink", 3, 3, RUNNING, running, map[string]string{"topics": "orders"}),
+	}
+	so, _ := BuildScaledObject(cc, ConnectorsFrom(kcs), Totals{EffectiveTasks: 9}, target)
+	prog, err := kedav1alpha1.ValidateAndCompileScalingModifiers(so.DeepCopy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]string{}
+	for _, tr := range so.Spec.Triggers {
+		names[tr.Metadata["consumerGroup"]+"/"+tr.Metadata["topic"]] = tr.Name
+	}
+	cases := []struct {
+		name string
+		lag  map[string]float64 // group/topic → lag
+		want float64
+	}{
+		{"zero lag", map[string]float64{}, 0},
+		{"one topic", map[string]float64{"connect-archive/orders": 1500}, 1500},
+		{"two topics of one sink add up", map[string]float64{"connect-archive/orders": 1500, "connect-archive/refunds": 1500}, 3000},
+		{"a sink is capped at its tasks", map[string]float64{"connect-archive/orders": 3000, "connect-archive/refunds": 3000}, 4000},
+		{"sinks add up, each capped", map[string]float64{"connect-archive/orders": 9000, "connect-audit/audit": 500, "connect-mirror/orders": 2500}, 4000 + 500 + 2500},
+		{"every sink at its cap", map[string]float64{"connect-archive/orders": 9000, "connect-audit/audit": 9000, "connect-mirror/orders": 9000}, 4000 + 2000 + 3000},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			env := map[string]any{}
+			for _, n := range names {
+				env[n] = 0.0
+			}
+			for k, v := range c.lag {
+				n, ok := names[k]
+				if !ok {
+					t.Fatalf("no trigger for %s in %v", k, names)
+				}
+				env[n] = v
+			}
+			got, err := expr.Run(prog, env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.(float64) != c.want {
+				t.Fatalf("formula %q gives %v, want %v", so.Spec.Advanced.ScalingModifiers.Formula, got, c.want)
+			}
+		})
+	}
+}
+
+func TestTriggerNamesAreFormulaIdentifiers(t *testing.T) {
+	n := triggerNames{}
+	got := []string{
+		n.next("archive", "orders.v1"),
+		n.next("archive", "orders-v1"), // same identifier: gets a suffix
+		n.next("a.b", "c"),
+		n.next("a-b", "c"),
+		n.next("in", "not"), // expr keywords are safe behind the prefix
+	}
+	want := []string{"lag_archive__orders_v1", "lag_archive__orders_v1_2", "lag_a_b__c", "lag_a_b__c_2", "lag_in__not"}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("names %v, want %v", got, want)
+		}
+	}
+	// Each compiles as a bare variable in KEDA's expression language.
+	for _, name := range got {
+		if _, err := expr.Compile(name, expr.Env(map[string]float64{name: 1})); err != nil {
+			t.Fatalf("%q is not an identifier: %v", name, err)
+		}
+	}
+	if _, err := expr.Compile("archive.orders", expr.Env(map[string]float64{"archive.orders": 1})); err == nil {
+		t.Fatal("KEDA's compiler accepted a dotted name: the premise of the renaming is gone")
+	}
+}
+
+func TestTriggersSkipSinksThatCannotScale(t *testing.T) {
+	const RUNNING, running = v1alpha1.ConnectorStateRunning, v1alpha1.ConnectorTargetRunning
+	kcs := []v1alpha1.KafkaConnector{
+		connector("no-tasks", "FileSink", 4, 0, RUNNING, running, map[string]string{"topics": "a"}),
+		connector("regex-none", "FileSink", 4, 4, RUNNING, running, map[string]string{"topics.regex": "x.*"}),
+		connector("failed", "FileSink", 4, 4, v1alpha1.ConnectorStateFailed, running, map[string]string{"topics": "b"}),
+		connector("ok", "FileSink", 4, 4, RUNNING, running, map[string]string{"topics": "c"}),
+	}
+	triggers, f := Triggers(cluster(), ConnectorsFrom(kcs), target)
+	if len(triggers) != 1 || triggers[0].Metadata["topic"] != "c" || f != "min(lag_ok__c, 4000)" {
+		t.Fatalf("triggers %+v, formula %q", triggers, f)
+	}
+}
+
+func TestResolveRegexTopicsMatchesWholeNames(t *testing.T) {
+	cs := []Connector{
+		{Name: "a", Sink: true, Running: true, TopicsRegex: "orders|audit\\..*", Topics: []string{"stale"}},
+		{Name: "b", Sink: true, Running: true, Topics: []string{"orders"}},
+		{Name: "c", Sink: true, Running: true, TopicsRegex: "(", Topics: []string{"kept"}},
+	}
+	got := ResolveRegexTopics(cs, []string{"orders", "orders-archive", "audit.x", "audit", "xorders"})
+	if strings.Join(got[0].Topics, ",") != "audit.x,orders" {
+		t.Fatalf("regex topics %v", got[0].Topics)
+	}
+	if strings.Join(got[1].Topics, ",") != "orders" || strings.Join(got[2].Topics, ",") != "kept" {
+		t.Fatalf("listed or invalid-regex topics changed: %v %v", got[1].Topics, got[2].Topics)
+	}
+	if cs[0].Topics[0] != "stale" {
+		t.Fatal("ResolveRegexTopics changed its input")
+	}
+	if !NeedsTopicList(cs) || NeedsTopicList(cs[1:2]) {
+		t.Fatal("NeedsTopicList")
+	}
+}
+
+func TestCapSaturates(t *testing.T) {
+	cc := cluster()
+	cc.Spec.Autoscaling.LagThreshold = ptr.To[int64](math.MaxInt64 / 2)
+	_, f := Triggers(cc, []Connector{{Name: "s", Sink: true, Running: true, Topics: []string{"t"}, EffectiveTasks: 4}}, target)
+	if !strings.Contains(f, "9223372036854775807") {
+		t.Fatalf("formula %q", f)
+	}
+}
