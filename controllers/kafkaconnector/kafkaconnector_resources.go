@@ -53,6 +53,9 @@ type connectorLoop struct {
 	// runtime is the connector's status in the runtime (after a creation,
 	// the one read back; empty when the runtime has none yet).
 	runtime *connectapi.ConnectorStateInfo
+	// view is the connector's entry in a whole-cluster read (clusterViews),
+	// when the pass may use one; nil: ask the workers.
+	view *connectapi.ConnectorExpansion
 
 	// What the pass did.
 	created bool
@@ -89,6 +92,11 @@ type connectorLoop struct {
 
 // stop says the pass must not go on.
 func (l *connectorLoop) stop() bool { return l.problem != nil || l.again }
+
+// acted says the pass changed something in the runtime.
+func (l *connectorLoop) acted() bool {
+	return l.created || l.configKeys != nil || l.action != StateNone || len(l.restarts) > 0
+}
 
 func (l *connectorLoop) fail(reason, format string, args ...any) {
 	l.problem = condition.Problemf(reason, format, args...)
@@ -141,6 +149,11 @@ type loopStep func(ctx context.Context, kc *v1alpha1.KafkaConnector, l *connecto
 // writes nothing to the KafkaConnector but its finalizer.
 func (r *Reconciler) reconcileConnector(ctx context.Context, kc *v1alpha1.KafkaConnector) (*connectorLoop, error) {
 	l := &connectorLoop{requeue: r.resync()}
+	defer func() {
+		if l.acted() {
+			r.views.markActed(kc.Namespace + "/" + kc.Name)
+		}
+	}()
 	for _, step := range []loopStep{
 		r.observeCluster, r.observeRuntime,
 		r.createConnector, r.writeConfig, r.rotateSecrets, r.convergeState,
@@ -193,9 +206,19 @@ func (r *Reconciler) observeCluster(ctx context.Context, kc *v1alpha1.KafkaConne
 	return nil
 }
 
-// observeRuntime reads the connector's status from the workers.
+// observeRuntime reads the connector's status from its cluster's view, or
+// from the workers when the view has none.
 func (r *Reconciler) observeRuntime(ctx context.Context, kc *v1alpha1.KafkaConnector, l *connectorLoop) error {
-	st, err := l.workers.Status(ctx, kc.Name)
+	var st connectapi.ConnectorStateInfo
+	var err error
+	key := kc.Namespace + "/" + kc.Name
+	if !r.views.unchanged(key, kc.ResourceVersion) {
+		st, err = l.workers.Status(ctx, kc.Name)
+	} else if e, ok := r.views.entry(ctx, l.cluster, l.workers, key, kc.Name, r.resync(), r.now()); ok {
+		l.view, st = &e, *e.Status
+	} else {
+		st, err = l.workers.Status(ctx, kc.Name)
+	}
 	switch {
 	case workerclient.IsNotFound(err):
 		l.missing = true
@@ -282,8 +305,11 @@ func (r *Reconciler) writeConfig(ctx context.Context, kc *v1alpha1.KafkaConnecto
 	if l.created {
 		return nil
 	}
-	stored, err := l.workers.ConnectorConfig(ctx, kc.Name)
-	if err != nil {
+	var stored map[string]string
+	var err error
+	if l.view != nil && l.view.Info != nil {
+		stored = l.view.Info.Config
+	} else if stored, err = l.workers.ConnectorConfig(ctx, kc.Name); err != nil {
 		return fmt.Errorf("reading the config of connector %q: %w", kc.Name, err)
 	}
 	diff := DiffConfig(l.desired, stored)
@@ -403,13 +429,10 @@ func (r *Reconciler) convergeState(ctx context.Context, kc *v1alpha1.KafkaConnec
 func (r *Reconciler) observeOutcome(ctx context.Context, kc *v1alpha1.KafkaConnector, l *connectorLoop) error {
 	log := logf.FromContext(ctx)
 	l.limits = r.observeLimits(ctx, kc, l)
-	if info, err := l.workers.Topics(ctx, kc.Name); err == nil {
-		topics := append([]string(nil), info.Topics...)
-		sort.Strings(topics)
-		if len(topics) == 0 {
-			topics = nil
-		}
-		l.topics = &topics
+	if l.view != nil && l.view.Topics != nil && !l.acted() {
+		l.topics = sortedTopics(l.view.Topics.Topics)
+	} else if info, err := l.workers.Topics(ctx, kc.Name); err == nil {
+		l.topics = sortedTopics(info.Topics)
 	} else if !workerclient.IsNotFound(err) {
 		log.V(1).Info("reading active topics failed", "error", err.Error())
 	}
@@ -427,6 +450,16 @@ func (r *Reconciler) observeOutcome(ctx context.Context, kc *v1alpha1.KafkaConne
 	return nil
 }
 
+// sortedTopics is a sorted copy of topics, nil when there is none.
+func sortedTopics(ts []string) *[]string {
+	topics := append([]string(nil), ts...)
+	sort.Strings(topics)
+	if len(topics) == 0 {
+		topics = nil
+	}
+	return &topics
+}
+
 func giveUp(kc *v1alpha1.KafkaConnector, restarts int32, st connectapi.ConnectorStateInfo) bool {
 	m := kc.Spec.AutoRestart.MaxRestarts
 	return kc.AutoRestartEnabled() && m != nil && restarts >= *m && Failed(st)
@@ -437,7 +470,13 @@ func giveUp(kc *v1alpha1.KafkaConnector, restarts int32, st connectapi.Connector
 func (r *Reconciler) observeLimits(ctx context.Context, kc *v1alpha1.KafkaConnector, l *connectorLoop) *observedLimits {
 	var tl TaskLimit
 	effective := int32(-1)
-	if lim, err := l.workers.Limits(ctx, kc.Name); err == nil {
+	lim, err := connectapi.Limits{}, error(nil)
+	if l.view != nil && l.view.Limits != nil && !l.acted() {
+		lim = *l.view.Limits
+	} else {
+		lim, err = l.workers.Limits(ctx, kc.Name)
+	}
+	if err == nil {
 		tl = TaskLimitFromRuntime(lim)
 		effective = int32(lim.EffectiveTasks)
 	} else {

@@ -275,6 +275,20 @@ func (c *Client) ListConnectors(ctx context.Context) ([]string, error) {
 	return out, err
 }
 
+// Expanded is GET /connectors?expand=status&expand=info&expand=limits&expand=topics:
+// every connector of the cluster in one call. A worker that does not know
+// Conveyor's limits and topics expansions leaves those fields nil.
+func (c *Client) Expanded(ctx context.Context) (map[string]connectapi.ConnectorExpansion, error) {
+	var out map[string]connectapi.ConnectorExpansion
+	_, err := c.do(ctx, http.MethodGet, "/connectors", url.Values{"expand": {"status", "info", "limits", "topics"}}, nil, &out)
+	for name, e := range out {
+		if e.Topics != nil {
+			e.Topics.Connector = name
+		}
+	}
+	return out, err
+}
+
 // CreateConnector is POST /connectors, creating the connector in the given
 // initial state ("" for RUNNING). A name in use is connectapi.ErrAlreadyExists.
 func (c *Client) CreateConnector(ctx context.Context, name string, config map[string]string, initial connectapi.InitialState) (connectapi.ConnectorInfo, error) {
