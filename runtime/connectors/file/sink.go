@@ -189,7 +189,8 @@ func (t *SinkTask) Start(_ context.Context, _ plugin.SinkTaskContext, config map
 		return fmt.Errorf("file sink: opening %s: %w", t.path, err)
 	}
 	t.f = f
-	t.buf = make([]byte, 0, writeChunk+4096)
+	// t.buf grows with the first Puts, to at most about writeChunk plus a
+	// line: a sink of a quiet topic keeps a small buffer, not 256 KiB.
 	t.syncReq, t.syncDone = make(chan struct{}, 1), make(chan struct{})
 	if t.fsync == nil {
 		t.fsync = (*os.File).Sync
