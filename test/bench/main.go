@@ -35,7 +35,8 @@ limitations under the License.
 //     its file, the bare consumer's as PollFetches returns them; the
 //     source's as the topic's end offsets, the bare producer's as
 //     acknowledged produce promises. -v logs the CPU per 1M records of each
-//     side. Each run must end within two minutes;
+//     side. Each run must end within two minutes; the median of
+//     -steady-rounds (default 3) rounds counts;
 //   - worker_idle_rss_mb: VmRSS of an idle conveyor-worker process with its
 //     REST server and Kafka clients up.
 //

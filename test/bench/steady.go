@@ -34,7 +34,7 @@ import (
 
 var (
 	steadyRecords = flag.Int("steady-records", 5_000_000, "records of the steady-state measurements (0: none)")
-	steadyRounds  = flag.Int("steady-rounds", 1, "rounds of the steady-state measurements (the median ratio is reported)")
+	steadyRounds  = flag.Int("steady-rounds", 3, "rounds of the steady-state measurements (the median ratio is reported)")
 )
 
 // steadyLimit bounds one steady-state run (the issue: under two minutes).
