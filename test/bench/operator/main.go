@@ -118,13 +118,28 @@ type counter struct {
 }
 
 func (c *counter) RoundTrip(req *http.Request) (*http.Response, error) {
+	c.count(req)
+	return c.next.RoundTrip(req)
+}
+
+// counted counts into c and sends on through next.
+type counted struct {
+	next http.RoundTripper
+	c    *counter
+}
+
+func (t *counted) RoundTrip(req *http.Request) (*http.Response, error) {
+	t.c.count(req)
+	return t.next.RoundTrip(req)
+}
+
+func (c *counter) count(req *http.Request) {
 	if k := c.key(req); k != "" {
 		c.total.Add(1)
 		c.mu.Lock()
 		c.n[k]++
 		c.mu.Unlock()
 	}
-	return c.next.RoundTrip(req)
 }
 
 // snapshot returns the counts so far and resets them.
@@ -253,10 +268,11 @@ func run() error {
 	// REST calls.
 	cfg := rest.CopyConfig(e.Config)
 	cfg.QPS = -1 // as ctrl.GetConfig sets it in production: no client-side rate limit (the API server has fair queuing)
-	var writes *counter
+	// The manager builds several transports (cache, client, events): all
+	// count into one counter.
+	writes := newCounter(nil, apiWrite)
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-		writes = newCounter(rt, apiWrite)
-		return writes
+		return &counted{next: rt, c: writes}
 	}
 	calls := newCounter(nil, restCall)
 	_, err = e.StartManager(cfg, ctrl.Options{
