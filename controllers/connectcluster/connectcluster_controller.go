@@ -172,6 +172,9 @@ type Reconciler struct {
 	recorder  events.EventRecorder
 	opts      Options
 
+	// applied lets a pass skip children it would apply unchanged.
+	applied applyMemo
+
 	mu       sync.Mutex
 	verified map[types.NamespacedName]topicCheckRecord
 	failures map[types.NamespacedName]int

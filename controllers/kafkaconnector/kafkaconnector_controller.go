@@ -70,8 +70,9 @@ const (
 	// maxNotReadyRetry bounds the retry period while the cluster has no
 	// Ready worker.
 	maxNotReadyRetry = 15 * time.Second
-	// DefaultConcurrency is the default MaxConcurrentReconciles.
-	DefaultConcurrency = 8
+	// DefaultConcurrency is the default MaxConcurrentReconciles: 1000
+	// connectors on 5 clusters were Ready in 92s with 8, 61s with 32.
+	DefaultConcurrency = 32
 	// lookAgain is how soon a pass that found the runtime changing under it
 	// runs again.
 	lookAgain = 100 * time.Millisecond
@@ -108,7 +109,9 @@ type Reconciler struct {
 	// MaxConcurrentReconciles is how many KafkaConnectors are reconciled at
 	// once (DefaultConcurrency when zero): a pass mostly waits on the
 	// workers and the API server, so one at a time made 1000 connectors
-	// wait in line.
+	// wait in line. Creations sent together to one cluster also share its
+	// rebalances (a worker answers writes after the rebalance in progress,
+	// and config changes that arrive together make one rebalance).
 	MaxConcurrentReconciles int
 
 	// views are the whole-cluster runtime reads the passes share.
