@@ -363,7 +363,16 @@ func TestIdleResyncReadsTheClusterOnce(t *testing.T) {
 	sharedCluster(t)
 	topic := testkit.Unique(t, "idle")
 	createTopic(t, topic, 1)
-	sink(t, "idle-reads", 1, topic, nil)
+	kc := sink(t, "idle-reads", 1, topic, nil)
+	t.Cleanup(func() { // later tests count the cluster's sinks
+		if err := k8s.Delete(context.Background(), kc); err != nil {
+			t.Error(err)
+		}
+		testkit.Eventually(t, settle, "KafkaConnector idle-reads gone", func() (bool, string) {
+			err := k8s.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: "idle-reads"}, &v1alpha1.KafkaConnector{})
+			return apierrors.IsNotFound(err), fmt.Sprint(err)
+		})
+	})
 	waitReady(t, "idle-reads")
 	waitRuntimeState(t, "idle-reads", "RUNNING")
 	// The passes right after Ready may read directly (their own status
