@@ -19,8 +19,11 @@ package elasticsearch
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/conveyor-dev/conveyor/runtime/connectors/elasticsearch/estest"
 	"github.com/conveyor-dev/conveyor/runtime/data"
@@ -168,5 +171,38 @@ func TestStandinFlushWaitsForEveryRecord(t *testing.T) {
 	}
 	if n := es.Count("orders"); n != 1050 {
 		t.Fatalf("%d documents after Flush, want 1050", n)
+	}
+}
+
+// The sample in config/samples/sinks validates against the stand-in, with
+// its URL and its password placeholder replaced as the worker would.
+func TestStandinSampleValidates(t *testing.T) {
+	b, err := os.ReadFile("../../../config/samples/sinks/connect_v1alpha1_kafkaconnector_elasticsearch.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kc struct {
+		Metadata struct{ Name string }
+		Spec     struct {
+			Class  string
+			Config map[string]string
+		}
+	}
+	if err := yaml.Unmarshal(b, &kc); err != nil {
+		t.Fatal(err)
+	}
+	es, err := estest.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer es.Close()
+	es.Username, es.Password = kc.Spec.Config[KeyUsername], "Sample-Pw-1"
+	cfg := kc.Spec.Config
+	if cfg[KeyPassword] != "${secret:es-credentials:password}" {
+		t.Fatalf("the sample's password is %q, want a placeholder", cfg[KeyPassword])
+	}
+	cfg["name"], cfg["connector.class"], cfg[KeyURL], cfg[KeyPassword] = kc.Metadata.Name, kc.Spec.Class, es.URL, "Sample-Pw-1"
+	if errs := plugin.ValidateConfig(context.Background(), Plugin(), cfg).Errors(); len(errs) > 0 {
+		t.Fatalf("the sample: %v", errs)
 	}
 }
