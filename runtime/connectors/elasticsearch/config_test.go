@@ -19,9 +19,11 @@ package elasticsearch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -29,6 +31,7 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/data"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/plugin/plugintest"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 // Bad settings are refused naming the key and the fix; secrets never show
@@ -204,5 +207,44 @@ func TestStandinSampleValidates(t *testing.T) {
 	cfg["name"], cfg["connector.class"], cfg[KeyURL], cfg[KeyPassword] = kc.Metadata.Name, kc.Spec.Class, es.URL, "Sample-Pw-1"
 	if errs := plugin.ValidateConfig(context.Background(), Plugin(), cfg).Errors(); len(errs) > 0 {
 		t.Fatalf("the sample: %v", errs)
+	}
+}
+
+// A request that fails after its retries keeps its records in the task:
+// the failure reaches the runtime once (here through Put, so no rewind
+// of the consumer would send the records again), and once the server is
+// back the same records are written before Flush returns nil.
+func TestStandinFailedRequestKeepsItsRecords(t *testing.T) {
+	es, err := estest.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer es.Close()
+	task := &Task{}
+	if err := task.Start(context.Background(), plugintest.NewSinkTaskContext(), map[string]string{KeyURL: es.URL, KeyMaxRetries: "1", KeyRetryBackoff: "10"}); err != nil {
+		t.Fatal(err)
+	}
+	defer task.Stop()
+	es.Down()
+	var recs []*plugin.SinkRecord
+	for k := range 100 {
+		recs = append(recs, &plugin.SinkRecord{Topic: "orders", Offset: int64(k), Key: int64(k), Value: `{"n":1}`})
+	}
+	if err := task.Put(context.Background(), recs); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, 30*time.Second, "Put to report the failed request", func() (bool, string) {
+		err := task.Put(context.Background(), nil)
+		return plugin.IsRetriable(err), fmt.Sprint(err)
+	})
+	if err := es.Up(); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, 30*time.Second, "a Flush that succeeds", func() (bool, string) {
+		err := task.Flush(context.Background(), nil)
+		return err == nil, fmt.Sprint(err)
+	})
+	if n := es.Count("orders"); n != 100 {
+		t.Fatalf("%d documents after the server came back and Flush succeeded, want 100", n)
 	}
 }

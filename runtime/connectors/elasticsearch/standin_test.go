@@ -169,11 +169,15 @@ func TestStandinOutageOf10sIsRetriedThrough(t *testing.T) {
 	})
 	e.es.Down()
 	down := time.Now()
-	for i := 1; i <= 5; i++ { // records arrive during the outage
-		batch(i*1000, (i+1)*1000)
+	// Records keep arriving during the outage, 20 every 50 ms, so failures
+	// reach the runtime through Put as well as through Flush. The outage
+	// is the fault under test, of a fixed length: the loop ends with it.
+	next := 1000
+	for time.Since(down) < 10*time.Second {
+		batch(next, next+20)
+		next += 20
+		time.Sleep(50 * time.Millisecond)
 	}
-	// The outage is the fault under test, of a fixed length, not a wait.
-	time.Sleep(10*time.Second - time.Since(down))
 	if r.Err() != nil {
 		t.Fatalf("the task failed during the outage: %v", r.Err())
 	}
@@ -181,9 +185,9 @@ func TestStandinOutageOf10sIsRetriedThrough(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("server down for %v", time.Since(down).Round(time.Millisecond))
-	batch(6000, 7000)
+	batch(next, next+1000)
 	e.waitCommitted(t, 60*time.Second)
-	wantIDs(t, e.es, 0, 7000, nil)
+	wantIDs(t, e.es, 0, next+1000, nil)
 }
 
 // Whole requests answered 429, 503 and 502 and items answered 429 are
