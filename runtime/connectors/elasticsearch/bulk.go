@@ -86,7 +86,7 @@ func (c *client) do(ctx context.Context, method, path string, body []byte) (int,
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return 0, nil, fmt.Errorf("%s %s%s: %w", method, base, path, err)
+		return 0, nil, err // a *url.Error: it names the method and the URL
 	}
 	defer resp.Body.Close()
 	out, err := io.ReadAll(resp.Body)

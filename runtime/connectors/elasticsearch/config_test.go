@@ -248,3 +248,38 @@ func TestStandinFailedRequestKeepsItsRecords(t *testing.T) {
 		t.Fatalf("%d documents after the server came back and Flush succeeded, want 100", n)
 	}
 }
+
+// https with connection.ca.file: the task writes through TLS to a server
+// whose certificate that CA signed; Validate without the CA names
+// connection.url and the certificate problem.
+func TestStandinTLS(t *testing.T) {
+	ca := t.TempDir() + "/ca.pem"
+	es, err := estest.StartTLS(ca)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer es.Close()
+	cfg := map[string]string{"name": "es", "connector.class": "ElasticsearchSink", "topics": "orders", KeyURL: es.URL}
+	errs := plugin.ValidateConfig(context.Background(), Plugin(), cfg).Errors()
+	if len(errs) != 1 || errs[0].Name != KeyURL || !strings.Contains(errs[0].Message, "certificate") {
+		t.Errorf("validating without the CA: %v, want a certificate error on %s", errs, KeyURL)
+	}
+	cfg[KeyCAFile] = ca
+	if errs := plugin.ValidateConfig(context.Background(), Plugin(), cfg).Errors(); len(errs) > 0 {
+		t.Fatalf("validating with the CA: %v", errs)
+	}
+	task := &Task{}
+	if err := task.Start(context.Background(), plugintest.NewSinkTaskContext(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	defer task.Stop()
+	if err := task.Put(context.Background(), []*plugin.SinkRecord{{Topic: "orders", Key: "a", Value: `{"n":1}`}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := task.Flush(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := es.Count("orders"); n != 1 {
+		t.Fatalf("%d documents over https, want 1", n)
+	}
+}

@@ -141,6 +141,7 @@ func TestStandinMalformedDocumentFailsTheTaskNamingItsPosition(t *testing.T) {
 		return false, string(s)
 	})
 	s, trace := st.get()
+	t.Logf("trace: %s", trace)
 	if s != task.StateFailed || !strings.Contains(trace, "orders-0@37") || !strings.Contains(trace, "document_parsing_exception") || strings.Contains(trace, "not a number") {
 		t.Fatalf("state %s, trace:\n%s\nwant FAILED naming orders-0@37 and the reason, without the value", s, trace)
 	}

@@ -54,11 +54,22 @@ package estest
 import (
 	"bufio"
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
+	"io"
+	"log"
+	"math/big"
 	"net"
 	"net/http"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -74,8 +85,9 @@ type Standin struct {
 	// required on every request.
 	Username, Password, APIKey string
 
-	addr string
-	srv  *http.Server
+	addr    string
+	srv     *http.Server
+	tlsConf *tls.Config // serve https when set
 
 	mu       sync.Mutex
 	indices  map[string]*index
@@ -92,20 +104,52 @@ type index struct {
 }
 
 // Start starts a stand-in on 127.0.0.1 and a free port.
-func Start() (*Standin, error) {
-	s := &Standin{indices: map[string]*index{}, statuses: map[int]int{}}
+func Start() (*Standin, error) { return start(nil) }
+
+// StartTLS starts a stand-in that serves https with a new self-signed
+// certificate for 127.0.0.1, and writes that certificate (the CA a client
+// must trust) as PEM into caFile.
+func StartTLS(caFile string) (*Standin, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "estest"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+		return nil, err
+	}
+	cert := tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	return start(&tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+}
+
+func start(tc *tls.Config) (*Standin, error) {
+	s := &Standin{indices: map[string]*index{}, statuses: map[int]int{}, tlsConf: tc}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("estest: listening: %w", err)
 	}
 	s.addr = ln.Addr().String()
 	s.URL = "http://" + s.addr
+	if tc != nil {
+		s.URL = "https://" + s.addr
+	}
 	s.serve(ln)
 	return s, nil
 }
 
 func (s *Standin) serve(ln net.Listener) {
-	srv := &http.Server{Handler: http.HandlerFunc(s.handle), ReadHeaderTimeout: 10 * time.Second}
+	if s.tlsConf != nil {
+		ln = tls.NewListener(ln, s.tlsConf)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(s.handle), ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: log.New(io.Discard, "", 0)} // refused TLS handshakes are what some tests do
 	s.mu.Lock()
 	s.srv = srv
 	s.mu.Unlock()
