@@ -283,3 +283,34 @@ func TestStandinTLS(t *testing.T) {
 		t.Fatalf("%d documents over https, want 1", n)
 	}
 }
+
+// Requests go to the URLs of connection.url in turn.
+func TestStandinURLsInTurn(t *testing.T) {
+	var urls []string
+	var servers []*estest.Standin
+	for range 2 {
+		es, err := estest.Start()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer es.Close()
+		servers, urls = append(servers, es), append(urls, es.URL)
+	}
+	task := &Task{}
+	if err := task.Start(context.Background(), plugintest.NewSinkTaskContext(), map[string]string{KeyURL: strings.Join(urls, ","), KeyBatchSize: "1", KeyMaxInFlight: "1"}); err != nil {
+		t.Fatal(err)
+	}
+	defer task.Stop()
+	for k := range 10 {
+		if err := task.Put(context.Background(), []*plugin.SinkRecord{{Topic: "orders", Offset: int64(k), Key: int64(k), Value: `{"n":1}`}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := task.Flush(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	a, b := servers[0].Count("orders"), servers[1].Count("orders")
+	if a+b != 10 || a < 3 || b < 3 {
+		t.Fatalf("documents per server %d and %d, want 10 spread over both", a, b)
+	}
+}
