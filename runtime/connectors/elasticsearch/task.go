@@ -67,8 +67,8 @@ type Task struct {
 	done   chan struct{} // closed when the dispatcher ended; nil before Start
 	bodies sync.Pool     // *bytes.Buffer request bodies
 
-	mu   sync.Mutex
-	cond *sync.Cond // broadcast on every change of the fields below
+	mu sync.Mutex
+	ws plugin.WriteState // failures and stop, its Cond on mu, broadcast on every change of the fields below
 	// under mu
 	buf          []op      // rendered and not yet sent, in put order
 	lingerUntil  time.Time // when the oldest buffered action has waited linger.ms
@@ -76,9 +76,6 @@ type Task struct {
 	inFlightRecs int       // their records
 	flushing     int       // Flush calls waiting: send partial batches at once
 	held         bool      // Close holds the dispatcher
-	stopped      bool
-	failure      error // a retriable failure not yet returned by Put or Flush
-	fatal        error // returned by every Put and Flush
 }
 
 // Start parses the configuration and starts the dispatcher.
@@ -91,7 +88,7 @@ func (t *Task) Start(_ context.Context, tc plugin.SinkTaskContext, config map[st
 	t.client = newClient(s)
 	t.bodies.New = func() any { return new(bytes.Buffer) }
 	t.ctx, t.cancel = context.WithCancel(context.Background())
-	t.cond = sync.NewCond(&t.mu)
+	t.ws.Cond = sync.NewCond(&t.mu)
 	t.done = make(chan struct{})
 	go t.dispatch()
 	return nil
@@ -104,9 +101,9 @@ func (t *Task) Open(context.Context, []plugin.TopicPartition) error { return nil
 func (t *Task) Put(ctx context.Context, records []*plugin.SinkRecord) error {
 	t.mu.Lock()
 	full := func() bool { return len(t.buf)+t.inFlightRecs >= t.s.maxBuffered }
-	err := t.waitWhile(ctx, full)
+	err := t.ws.WaitWhile(ctx, full)
 	if err == nil {
-		err = t.takeFailure()
+		err = t.ws.TakeFailure()
 	}
 	t.mu.Unlock()
 	if err != nil {
@@ -130,11 +127,11 @@ func (t *Task) Put(ctx context.Context, records []*plugin.SinkRecord) error {
 	if len(t.buf) == 0 {
 		t.lingerUntil = time.Now().Add(t.s.linger)
 		if t.s.linger > 0 {
-			time.AfterFunc(t.s.linger, t.wake)
+			time.AfterFunc(t.s.linger, t.ws.Wake)
 		}
 	}
 	t.buf = append(t.buf, ops...)
-	t.cond.Broadcast()
+	t.ws.Cond.Broadcast()
 	return nil
 }
 
@@ -154,13 +151,13 @@ func (t *Task) Flush(ctx context.Context, _ map[plugin.TopicPartition]int64) err
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.flushing++
-	t.cond.Broadcast()
+	t.ws.Cond.Broadcast()
 	defer func() { t.flushing-- }()
 	pending := func() bool { return len(t.buf) > 0 || t.inFlight > 0 }
-	if err := t.waitWhile(ctx, pending); err != nil {
+	if err := t.ws.WaitWhile(ctx, pending); err != nil {
 		return plugin.Retriable(fmt.Errorf("waiting for %d buffered and %d in-flight records: %w", len(t.buf), t.inFlightRecs, err))
 	}
-	return t.takeFailure()
+	return t.ws.TakeFailure()
 }
 
 // Close waits for the requests in flight (so none of this task lands
@@ -172,9 +169,9 @@ func (t *Task) Close(ctx context.Context, partitions []plugin.TopicPartition) er
 	t.held = true
 	defer func() {
 		t.held = false
-		t.cond.Broadcast()
+		t.ws.Cond.Broadcast()
 	}()
-	if err := t.waitWhile(ctx, func() bool { return t.inFlight > 0 }); err != nil {
+	if err := t.ws.WaitWhile(ctx, func() bool { return t.inFlight > 0 }); err != nil {
 		t.log.Warn("closing partitions with requests still in flight", "requests", t.inFlight, "error", err)
 	}
 	gone := map[plugin.TopicPartition]bool{}
@@ -183,7 +180,7 @@ func (t *Task) Close(ctx context.Context, partitions []plugin.TopicPartition) er
 	}
 	t.buf = slices.DeleteFunc(t.buf, func(o op) bool { return gone[o.rec.TopicPartition()] })
 	if len(t.buf) == 0 {
-		t.failure = nil // nothing left to retry
+		t.ws.Failure = nil // nothing left to retry
 	}
 	return nil
 }
@@ -195,24 +192,17 @@ func (t *Task) Stop() error {
 	}
 	t.cancel()
 	t.mu.Lock()
-	t.stopped = true
-	t.cond.Broadcast()
+	t.ws.Stopped = true
+	t.ws.Cond.Broadcast()
 	t.mu.Unlock()
 	<-t.done
 	t.client.close()
 	return nil
 }
 
-// wake makes the dispatcher look again (a linger time passed).
-func (t *Task) wake() {
-	t.mu.Lock()
-	t.cond.Broadcast()
-	t.mu.Unlock()
-}
-
 // ready says whether the dispatcher should start a request now.
 func (t *Task) ready() bool {
-	if len(t.buf) == 0 || t.held || t.failure != nil || t.fatal != nil || t.inFlight >= t.s.maxInFlight {
+	if len(t.buf) == 0 || t.held || t.ws.Failure != nil || t.ws.Fatal != nil || t.inFlight >= t.s.maxInFlight {
 		return false
 	}
 	return len(t.buf) >= t.s.batchSize || t.flushing > 0 || !time.Now().Before(t.lingerUntil)
@@ -225,12 +215,12 @@ func (t *Task) dispatch() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for {
-		for !t.stopped && !t.ready() {
-			t.cond.Wait()
+		for !t.ws.Stopped && !t.ready() {
+			t.ws.Cond.Wait()
 		}
-		if t.stopped {
+		if t.ws.Stopped {
 			for t.inFlight > 0 {
-				t.cond.Wait()
+				t.ws.Cond.Wait()
 			}
 			return
 		}
@@ -268,19 +258,19 @@ func (t *Task) request(batch []op) {
 	t.inFlightRecs -= len(batch)
 	switch {
 	case err == nil:
-	case plugin.IsRetriable(err) && !t.stopped:
+	case plugin.IsRetriable(err) && !t.ws.Stopped:
 		t.buf = append(slices.Clip(out.left), t.buf...)
-		if t.failure == nil {
-			t.failure = err
+		if t.ws.Failure == nil {
+			t.ws.Failure = err
 		}
 		t.log.Warn("a _bulk request failed after its retries; its records stay buffered and go again", "records", len(out.left), "error", err)
 	case plugin.IsRetriable(err):
 	default:
-		if t.fatal == nil {
-			t.fatal = err
+		if t.ws.Fatal == nil {
+			t.ws.Fatal = err
 		}
 	}
-	t.cond.Broadcast()
+	t.ws.Cond.Broadcast()
 }
 
 // malformed applies behavior.on.malformed.documents to a refused document.
@@ -293,39 +283,4 @@ func (t *Task) malformed(rj rejection) error {
 		return nil
 	}
 	return t.badRecord(t.ctx, rj.rec, rj.error())
-}
-
-// waitWhile waits, with mu held, while pending holds and no failure is to
-// be reported. It returns ctx's cause when ctx ends first, and an error
-// once the task is stopped.
-func (t *Task) waitWhile(ctx context.Context, pending func() bool) error {
-	blocked := func() bool { return pending() && t.failure == nil && t.fatal == nil && !t.stopped }
-	if blocked() {
-		stop := context.AfterFunc(ctx, t.wake)
-		defer stop()
-		for blocked() {
-			if ctx.Err() != nil {
-				return context.Cause(ctx)
-			}
-			t.cond.Wait()
-		}
-	}
-	if t.stopped && t.fatal == nil && t.failure == nil {
-		return errors.New("the task is stopped")
-	}
-	return nil
-}
-
-// takeFailure returns the failure Put or Flush must report: a fatal one
-// every time, a retriable one once (the dispatcher then resumes).
-func (t *Task) takeFailure() error {
-	if t.fatal != nil {
-		return t.fatal
-	}
-	err := t.failure
-	if err != nil {
-		t.failure = nil
-		t.cond.Broadcast()
-	}
-	return err
 }
