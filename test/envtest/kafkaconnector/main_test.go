@@ -35,6 +35,7 @@ import (
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 	"github.com/conveyor-dev/conveyor/controllers"
+	"github.com/conveyor-dev/conveyor/controllers/kafkaconnector"
 	"github.com/conveyor-dev/conveyor/controllers/workerclient"
 	"github.com/conveyor-dev/conveyor/runtime/worker"
 	"github.com/conveyor-dev/conveyor/test/testkit/envkit"
@@ -89,6 +90,9 @@ func TestMain(m *testing.M) {
 			// Short: runtime-side changes (task limits, states) show within
 			// seconds instead of the production 30s.
 			opts.ConnectorResync = connectorResync
+			// Drift reverts 2s, 4s, 8s apart (production: 30s up to 10m).
+			opts.DriftBackoff = kafkaconnector.Backoff{Initial: driftBackoff, Factor: 2, Max: 4 * driftBackoff, ResetAfter: time.Minute}
+			opts.ConnectCluster.ConnectorScanInterval = connectorResync
 			opts.WorkerClient = workerclient.Options{
 				HTTPClient:     &http.Client{Transport: writes, Timeout: 10 * time.Second},
 				RequestTimeout: 10 * time.Second,
@@ -115,7 +119,9 @@ func startWorker() (*worker.Worker, func(), error) {
 // that changes a connector (anything but GET under /connectors/) by
 // connector name, and the reads of /connectors/{c}/topics under
 // "{c}/topics": the reconciler reads them after every write it may make,
-// so a new topics read marks a finished pass.
+// so a new topics read marks a finished pass. Config writes (PUT
+// .../config) count under "{c}/config" too, offsets changes (PATCH or
+// DELETE .../offsets) under "{c}/offsets".
 type writeCounter struct {
 	mu     sync.Mutex
 	counts map[string]int
@@ -130,11 +136,21 @@ func (c *writeCounter) RoundTrip(req *http.Request) (*http.Response, error) {
 		case strings.HasSuffix(req.URL.Path, "/topics"):
 			key = name + "/topics"
 		}
-		if key != "" {
-			c.mu.Lock()
-			c.counts[key]++
-			c.mu.Unlock()
+		also := ""
+		switch {
+		case req.Method == http.MethodPut && strings.HasSuffix(req.URL.Path, "/config"):
+			also = name + "/config"
+		case req.Method != http.MethodGet && strings.HasSuffix(req.URL.Path, "/offsets"):
+			also = name + "/offsets"
 		}
+		c.mu.Lock()
+		if key != "" {
+			c.counts[key]++
+		}
+		if also != "" {
+			c.counts[also]++
+		}
+		c.mu.Unlock()
 	}
 	return http.DefaultTransport.RoundTrip(req)
 }
