@@ -73,7 +73,7 @@ func source(t *testing.T, name, file, topic string, mutate func(*v1alpha1.KafkaC
 // emptyFile creates an empty file in outDir for a FileSource.
 func emptyFile(t *testing.T, name string) string {
 	t.Helper()
-	p := filepath.Join(outDir, testkit.Unique(t, name)+".in")
+	p := filepath.Join(outDir, name+".in")
 	if err := os.WriteFile(p, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -142,8 +142,8 @@ func eventNotes(t *testing.T, name, reason string) []string {
 // every resync (2s here).
 func TestDriftEnforcedWithBackoff(t *testing.T) {
 	sharedCluster(t)
-	name := "drift-enforce"
-	topic := testkit.Unique(t, name)
+	name := testkit.Unique(t, "drift-enforce") // events outlive a run (-count)
+	topic := name
 	createTopic(t, topic, 1)
 	source(t, name, emptyFile(t, name), topic, nil)
 	waitReady(t, name)
@@ -223,8 +223,8 @@ func TestDriftEnforcedWithBackoff(t *testing.T) {
 // (never the values), and a later spec change is still written.
 func TestDriftReported(t *testing.T) {
 	sharedCluster(t)
-	name := "drift-report"
-	topic := testkit.Unique(t, name)
+	name := testkit.Unique(t, "drift-report") // events outlive a run (-count)
+	topic := name
 	createTopic(t, topic, 1)
 	source(t, name, emptyFile(t, name), topic, func(kc *v1alpha1.KafkaConnector) { kc.Spec.DriftPolicy = v1alpha1.DriftReport })
 	waitReady(t, name)
@@ -272,12 +272,13 @@ func TestDriftReported(t *testing.T) {
 func TestUnmanagedConnectorsReported(t *testing.T) {
 	sharedCluster(t)
 	ctx := context.Background()
-	name := "made-by-hand"
-	topic := testkit.Unique(t, name)
+	name := testkit.Unique(t, "made-by-hand") // events outlive a run (-count)
+	topic := name
 	createTopic(t, topic, 1)
 	// A managed one beside it must not be listed.
-	source(t, "declared", emptyFile(t, "declared"), topic, nil)
-	waitReady(t, "declared")
+	declared := testkit.Unique(t, "declared")
+	source(t, declared, emptyFile(t, declared), topic, nil)
+	waitReady(t, declared)
 	rc := runtimeClient(t)
 	if _, err := rc.CreateConnector(ctx, name, map[string]string{"name": name, "connector.class": sourceClass,
 		"file": emptyFile(t, name), "topic": topic}, "RUNNING"); err != nil {
@@ -299,7 +300,7 @@ func TestUnmanagedConnectorsReported(t *testing.T) {
 	t.Logf("reported in the ConnectCluster's status %s after its creation", took.Round(time.Millisecond))
 	testkit.Eventually(t, settle, "a Warning UnmanagedConnectors event naming it", func() (bool, string) {
 		notes := eventNotes(t, clusterName, "UnmanagedConnectors")
-		return len(notes) > 0 && strings.Contains(notes[len(notes)-1], name), fmt.Sprint(notes)
+		return slices.ContainsFunc(notes, func(n string) bool { return strings.HasPrefix(n, "Warning: ") && strings.Contains(n, name) }), fmt.Sprint(notes)
 	})
 	testkit.Consistently(t, 3*connectorResync, name+" still on the worker", func() (bool, string) {
 		names, err := rc.ListConnectors(ctx)

@@ -21,6 +21,7 @@ limitations under the License.
 package kafkaconnector
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -37,6 +38,7 @@ import (
 	"github.com/conveyor-dev/conveyor/controllers"
 	"github.com/conveyor-dev/conveyor/controllers/kafkaconnector"
 	"github.com/conveyor-dev/conveyor/controllers/workerclient"
+	"github.com/conveyor-dev/conveyor/runtime/connectapi"
 	"github.com/conveyor-dev/conveyor/runtime/worker"
 	"github.com/conveyor-dev/conveyor/test/testkit/envkit"
 )
@@ -63,7 +65,7 @@ var (
 	// connectors keep running across tests.
 	outDir string
 	// writes counts the operator's REST writes per connector.
-	writes = &writeCounter{counts: map[string]int{}}
+	writes = &writeCounter{counts: map[string]int{}, created: map[string]string{}}
 )
 
 func TestMain(m *testing.M) {
@@ -125,9 +127,21 @@ func startWorker() (*worker.Worker, func(), error) {
 type writeCounter struct {
 	mu     sync.Mutex
 	counts map[string]int
+	// created is the initial_state of each POST /connectors, by name.
+	created map[string]string
 }
 
 func (c *writeCounter) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodPost && req.URL.Path == "/connectors" && req.GetBody != nil {
+		if body, err := req.GetBody(); err == nil {
+			var create connectapi.CreateConnectorRequest
+			if json.NewDecoder(body).Decode(&create) == nil {
+				c.mu.Lock()
+				c.created[create.Name] = string(create.InitialState)
+				c.mu.Unlock()
+			}
+		}
+	}
 	if name, ok := connectorOf(req); ok {
 		key := ""
 		switch {
@@ -168,6 +182,13 @@ func connectorOf(req *http.Request) (string, bool) {
 	}
 	name, _, _ := strings.Cut(rest, "/")
 	return name, true
+}
+
+// createdState is the initial_state the operator created name with.
+func (c *writeCounter) createdState(name string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.created[name]
 }
 
 func (c *writeCounter) get(name string) int {

@@ -103,10 +103,10 @@ func waitOffsetsResult(t *testing.T, name, requestID string) *v1alpha1.OffsetsSt
 // from the start. The topic's records are counted and compared each time.
 func TestOffsetsAppliedToFileSource(t *testing.T) {
 	sharedCluster(t)
-	name := "offsets-file"
-	topic := testkit.Unique(t, name)
+	name := testkit.Unique(t, "offsets-file") // events outlive a run (-count)
+	topic := name
 	createTopic(t, topic, 1)
-	file := filepath.Join(outDir, testkit.Unique(t, name)+".in")
+	file := filepath.Join(outDir, name+".in")
 	if err := os.WriteFile(file, []byte(strings.Join(lines(0, 10), "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -165,4 +165,36 @@ func TestOffsetsAppliedToFileSource(t *testing.T) {
 	patchKC(t, name, func(kc *v1alpha1.KafkaConnector) { kc.Spec.State = v1alpha1.ConnectorTargetRunning })
 	waitTopic(t, topic, append(append(lines(0, 10), lines(4, 10)...), lines(0, 10)...))
 	t.Logf("resumed after the reset: the file read from the start (26 records) %s after resuming", time.Since(start).Round(time.Millisecond))
+}
+
+// TestOffsetsAtCreation: a FileSource created with spec.offsets is created
+// STOPPED, gets its offsets, and only then runs: its topic holds lines 4 to
+// 9 and nothing before them.
+func TestOffsetsAtCreation(t *testing.T) {
+	sharedCluster(t)
+	name := testkit.Unique(t, "offsets-new") // events outlive a run (-count)
+	topic := name
+	createTopic(t, topic, 1)
+	file := filepath.Join(outDir, name+".in")
+	if err := os.WriteFile(file, []byte(strings.Join(lines(0, 10), "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	source(t, name, file, topic, func(kc *v1alpha1.KafkaConnector) {
+		kc.Spec.Config["value.converter"] = "StringConverter"
+		kc.Spec.Offsets = &v1alpha1.OffsetsRequest{RequestID: "start-at-4", Offsets: []v1alpha1.PartitionOffset{{
+			Partition: map[string]apiextensionsv1.JSON{"file": {Raw: []byte(strconv.Quote(file))}},
+			Offset:    map[string]apiextensionsv1.JSON{"position": {Raw: []byte("32")}},
+		}}}
+	})
+	waitOffsetsResult(t, name, "start-at-4")
+	if st := writes.createdState(name); st != "STOPPED" {
+		t.Fatalf("created with initial_state %q, want STOPPED (it must not run before its offsets are set)", st)
+	}
+	waitReady(t, name)
+	took := waitTopic(t, topic, lines(4, 10))
+	t.Logf("created with offsets: lines 4 to 9 only, %s after Ready", took.Round(time.Millisecond))
+	testkit.Consistently(t, connectorResync, "still 6 records", func() (bool, string) {
+		got := topicValues(t, topic)
+		return len(got) == 6, fmt.Sprint(got)
+	})
 }
