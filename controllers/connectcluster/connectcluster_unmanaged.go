@@ -39,6 +39,10 @@ const DefaultConnectorScanInterval = time.Minute
 // maxUnmanaged bounds status.unmanagedConnectors.
 const maxUnmanaged = 100
 
+// scanTimeout bounds one scan, so that unreachable workers do not hold a
+// reconcile up.
+const scanTimeout = 5 * time.Second
+
 // UnmanagedConnectorsFunc lists the connectors on cc's workers that none of
 // kcs (the KafkaConnectors naming cc) manages. The KafkaConnector
 // reconciler implements it: it holds the worker clients and knows what
@@ -64,7 +68,9 @@ func (r *Reconciler) scanUnmanaged(ctx context.Context, cc *v1alpha1.ConnectClus
 		logf.FromContext(ctx).V(1).Info("listing KafkaConnectors for the unmanaged-connector scan failed", "error", err.Error())
 		return
 	}
-	names, err := r.opts.UnmanagedConnectors(ctx, cc, kcs)
+	sctx, cancel := context.WithTimeout(ctx, scanTimeout)
+	defer cancel()
+	names, err := r.opts.UnmanagedConnectors(sctx, cc, kcs)
 	if err != nil {
 		logf.FromContext(ctx).V(1).Info("listing the connectors on the workers failed; status.unmanagedConnectors keeps its value", "error", err.Error())
 		return
