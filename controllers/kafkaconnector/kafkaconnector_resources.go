@@ -59,9 +59,15 @@ type connectorLoop struct {
 
 	// What the pass did.
 	created bool
-	// configKeys are the keys of the config diff written; nil when the
-	// stored config was left alone.
+	// configKeys are the keys of the config diff written for a spec
+	// change; nil when the stored config was left alone or reverted.
 	configKeys []string
+	// configHash is status.configHash after this pass; nil leaves it.
+	configHash *string
+	// drift is what the config step saw and decided (nil: not run).
+	drift *driftOutcome
+	// offsets is the spec.offsets request handled this pass (nil: none).
+	offsets *v1alpha1.OffsetsStatus
 	// action is the state call sent (pause, resume, stop).
 	action StateAction
 	// restarts are the restarts sent, in order.
@@ -93,9 +99,20 @@ type connectorLoop struct {
 // stop says the pass must not go on.
 func (l *connectorLoop) stop() bool { return l.problem != nil || l.again }
 
-// acted says the pass changed something in the runtime.
+// acted says the pass may have changed something in the runtime: it sent
+// the workers a request other than a read (a create, a config write or
+// revert, a restart, a state change, an offsets change, a validation).
 func (l *connectorLoop) acted() bool {
-	return l.created || l.configKeys != nil || l.action != StateNone || len(l.restarts) > 0
+	return l.workers != nil && l.workers.Writes() > 0
+}
+
+// storedConfig is the config the workers hold: from the cluster view when
+// the pass has one, else read.
+func (l *connectorLoop) storedConfig(ctx context.Context, name string) (map[string]string, error) {
+	if l.view != nil && l.view.Info != nil {
+		return l.view.Info.Config, nil
+	}
+	return l.workers.ConnectorConfig(ctx, name)
 }
 
 func (l *connectorLoop) fail(reason, format string, args ...any) {
@@ -156,7 +173,7 @@ func (r *Reconciler) reconcileConnector(ctx context.Context, kc *v1alpha1.KafkaC
 	}()
 	for _, step := range []loopStep{
 		r.observeCluster, r.observeRuntime,
-		r.createConnector, r.writeConfig, r.rotateSecrets, r.convergeState,
+		r.createConnector, r.reconcileConfig, r.applyOffsets, r.rotateSecrets, r.convergeState,
 		r.observeOutcome,
 	} {
 		if err := step(ctx, kc, l); err != nil || l.stop() {
@@ -258,7 +275,7 @@ func (r *Reconciler) createConnector(ctx context.Context, kc *v1alpha1.KafkaConn
 			return fmt.Errorf("adding finalizer %s: %w", Finalizer, err)
 		}
 	}
-	_, err = l.workers.CreateConnector(ctx, kc.Name, l.desired, InitialState(kc.TargetState()))
+	_, err = l.workers.CreateConnector(ctx, kc.Name, l.desired, createState(kc))
 	switch {
 	case errors.Is(err, connectapi.ErrAlreadyExists):
 		// Created concurrently: look again at once.
@@ -297,33 +314,6 @@ func (r *Reconciler) validate(ctx context.Context, kc *v1alpha1.KafkaConnector, 
 			l.fail(v1alpha1.ReasonConfigInvalid, "%s", msg)
 		}
 	}
-}
-
-// writeConfig writes the desired config of an existing connector when it
-// really differs from the stored one, after the workers validated it.
-func (r *Reconciler) writeConfig(ctx context.Context, kc *v1alpha1.KafkaConnector, l *connectorLoop) error {
-	if l.created {
-		return nil
-	}
-	var stored map[string]string
-	var err error
-	if l.view != nil && l.view.Info != nil {
-		stored = l.view.Info.Config
-	} else if stored, err = l.workers.ConnectorConfig(ctx, kc.Name); err != nil {
-		return fmt.Errorf("reading the config of connector %q: %w", kc.Name, err)
-	}
-	diff := DiffConfig(l.desired, stored)
-	if diff.Empty() {
-		return nil
-	}
-	if r.validate(ctx, kc, l); l.stop() {
-		return nil
-	}
-	if _, _, err := l.workers.PutConnectorConfig(ctx, kc.Name, l.desired); err != nil {
-		return fmt.Errorf("updating the config of connector %q: %w", kc.Name, err)
-	}
-	l.configKeys = diff.Keys()
-	return nil
 }
 
 func handledRestarts(kc *v1alpha1.KafkaConnector) HandledRestarts {

@@ -92,7 +92,13 @@ type Client struct {
 	opts      Options
 	// next is the endpoint to try first: the one that answered last.
 	next int
+	// writes counts the requests sent that are not GETs.
+	writes int
 }
+
+// Writes is how many requests other than GETs the client sent (retries
+// not counted): whether a reconcile pass may have changed the runtime.
+func (c *Client) Writes() int { return c.writes }
 
 // New returns a client for the given worker base URLs ("http://10.0.0.7:8083").
 // A Client is meant for one reconcile and is not safe for concurrent use.
@@ -172,6 +178,9 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 		if body, err = json.Marshal(in); err != nil {
 			return 0, fmt.Errorf("encoding the body of %s %s: %w", method, path, err)
 		}
+	}
+	if method != http.MethodGet {
+		c.writes++
 	}
 	target := path
 	if len(query) > 0 {
@@ -413,5 +422,21 @@ func (c *Client) Topics(ctx context.Context, name string) (connectapi.ActiveTopi
 func (c *Client) Offsets(ctx context.Context, name string) (connectapi.ConnectorOffsets, error) {
 	var out connectapi.ConnectorOffsets
 	_, err := c.do(ctx, http.MethodGet, connectorPath(name, "offsets"), nil, nil, &out)
+	return out, err
+}
+
+// AlterOffsets is PATCH /connectors/{c}/offsets (KIP-875); the connector
+// must be STOPPED. It returns the worker's message.
+func (c *Client) AlterOffsets(ctx context.Context, name string, offsets connectapi.ConnectorOffsets) (connectapi.Message, error) {
+	var out connectapi.Message
+	_, err := c.do(ctx, http.MethodPatch, connectorPath(name, "offsets"), nil, offsets, &out)
+	return out, err
+}
+
+// ResetOffsets is DELETE /connectors/{c}/offsets (KIP-875); the connector
+// must be STOPPED. It returns the worker's message.
+func (c *Client) ResetOffsets(ctx context.Context, name string) (connectapi.Message, error) {
+	var out connectapi.Message
+	_, err := c.do(ctx, http.MethodDelete, connectorPath(name, "offsets"), nil, nil, &out)
 	return out, err
 }
