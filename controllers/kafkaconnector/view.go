@@ -38,7 +38,8 @@ import (
 // edit, an annotation or anyone's change is read fresh from the workers),
 // and the view is younger than the resync and was started after the
 // connector's last action (create, config write, restart, state change)
-// finished: what a pass acts on is never older than what it did. Reads are
+// finished and after its previous pass looked: what a pass acts on is never
+// older than what it did or saw. Reads are
 // numbered from one counter, so "after" does not depend on clocks.
 type clusterViews struct {
 	seq   atomic.Uint64
@@ -46,6 +47,8 @@ type clusterViews struct {
 	views map[string]*clusterView
 	// acted is the counter's value when each connector's last action ended.
 	acted sync.Map // namespace/name -> uint64
+	// passed is the counter's value when each connector's last pass looked.
+	passed sync.Map // namespace/name -> uint64
 	// left is the resourceVersion each connector's last pass left.
 	left sync.Map // namespace/name -> string
 }
@@ -87,9 +90,15 @@ func (v *clusterViews) markActed(connector string) {
 // read). ok is false when there is no usable view or the connector is not
 // in it (the caller then asks the workers directly).
 func (v *clusterViews) entry(ctx context.Context, cc *v1alpha1.ConnectCluster, workers *workerclient.Client, connector, name string, maxAge time.Duration, now time.Time) (connectapi.ConnectorExpansion, bool) {
+	// Newer than the connector's last action and its previous pass: a
+	// pass that retries soon (tasks still starting) sees a new read, not
+	// the one its previous pass saw.
 	after := uint64(0)
 	if a, ok := v.acted.Load(connector); ok {
 		after = a.(uint64)
+	}
+	if p, ok := v.passed.Swap(connector, v.seq.Add(1)); ok {
+		after = max(after, p.(uint64))
 	}
 	key := viewKey(cc)
 	v.mu.Lock()

@@ -376,22 +376,22 @@ func TestIdleResyncReadsTheClusterOnce(t *testing.T) {
 	waitReady(t, "idle-reads")
 	waitRuntimeState(t, "idle-reads", "RUNNING")
 	// The passes right after Ready may read directly (their own status
-	// write changed the object); then three resyncs pass without one.
+	// write changed the object); then two resyncs pass without one.
 	last, since := -1, time.Time{}
-	testkit.Eventually(t, settle+3*connectorResync, "three resyncs without a per-connector read of idle-reads", func() (bool, string) {
+	testkit.Eventually(t, settle+2*connectorResync, "two resyncs without a per-connector read of idle-reads", func() (bool, string) {
 		n := writes.get("idle-reads/reads")
 		if n != last {
 			last, since = n, time.Now()
 		}
-		return time.Since(since) > 3*connectorResync, fmt.Sprintf("%d per-connector reads, the last %s ago", n, time.Since(since).Round(time.Millisecond))
+		return time.Since(since) > 2*connectorResync, fmt.Sprintf("%d per-connector reads, the last %s ago", n, time.Since(since).Round(time.Millisecond))
 	})
 	e0 := writes.get("expand")
-	testkit.Consistently(t, 3*connectorResync, "no per-connector read of idle-reads at rest", func() (bool, string) {
+	testkit.Consistently(t, 2*connectorResync, "no per-connector read of idle-reads at rest", func() (bool, string) {
 		n := writes.get("idle-reads/reads")
 		return n == last, fmt.Sprintf("%d per-connector reads (was %d)", n, last)
 	})
 	if n := writes.get("expand") - e0; n < 1 {
-		t.Fatalf("no whole-cluster read in %s: the resync passes did not run", 3*connectorResync)
+		t.Fatalf("no whole-cluster read in %s: the resync passes did not run", 2*connectorResync)
 	}
 	// The connector is still watched: a runtime change shows at a resync.
 	rc := runtimeClient(t)
