@@ -38,8 +38,9 @@ import (
 // edit, an annotation or anyone's change is read fresh from the workers),
 // and the view is younger than the resync and was started after the
 // connector's last action (create, config write, restart, state change)
-// finished and after its previous pass looked: what a pass acts on is never
-// older than what it did or saw. Reads are
+// finished and, for a pass that follows its previous one quickly, after
+// that one looked: what a pass acts on is never older than what it did or
+// saw. Reads are
 // numbered from one counter, so "after" does not depend on clocks.
 type clusterViews struct {
 	seq   atomic.Uint64
@@ -48,7 +49,7 @@ type clusterViews struct {
 	// acted is the counter's value when each connector's last action ended.
 	acted sync.Map // namespace/name -> uint64
 	// passed is the counter's value when each connector's last pass looked.
-	passed sync.Map // namespace/name -> uint64
+	passed sync.Map // namespace/name -> passMark
 	// left is the resourceVersion each connector's last pass left.
 	left sync.Map // namespace/name -> string
 }
@@ -62,6 +63,12 @@ func (v *clusterViews) leave(connector, resourceVersion string) {
 func (v *clusterViews) unchanged(connector, resourceVersion string) bool {
 	rv, ok := v.left.Load(connector)
 	return ok && rv.(string) == resourceVersion
+}
+
+// passMark is when a connector's pass looked.
+type passMark struct {
+	seq uint64
+	at  time.Time
 }
 
 // clusterView is one whole-cluster read.
@@ -90,15 +97,18 @@ func (v *clusterViews) markActed(connector string) {
 // read). ok is false when there is no usable view or the connector is not
 // in it (the caller then asks the workers directly).
 func (v *clusterViews) entry(ctx context.Context, cc *v1alpha1.ConnectCluster, workers *workerclient.Client, connector, name string, maxAge time.Duration, now time.Time) (connectapi.ConnectorExpansion, bool) {
-	// Newer than the connector's last action and its previous pass: a
-	// pass that retries soon (tasks still starting) sees a new read, not
-	// the one its previous pass saw.
+	// Newer than the connector's last action, and than its previous pass
+	// when that was less than a quarter resync ago: a pass that retries soon
+	// (tasks still starting) sees a new read, not the one its previous
+	// pass saw, while resync passes share one read per resync.
 	after := uint64(0)
 	if a, ok := v.acted.Load(connector); ok {
 		after = a.(uint64)
 	}
-	if p, ok := v.passed.Swap(connector, v.seq.Add(1)); ok {
-		after = max(after, p.(uint64))
+	if p, ok := v.passed.Swap(connector, passMark{seq: v.seq.Add(1), at: now}); ok {
+		if pm := p.(passMark); now.Sub(pm.at) < maxAge/4 {
+			after = max(after, pm.seq)
+		}
 	}
 	key := viewKey(cc)
 	v.mu.Lock()
