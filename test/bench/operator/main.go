@@ -191,7 +191,11 @@ func restCall(req *http.Request) string {
 	if len(p) >= 2 && p[0] == "connectors" {
 		p[1] = "{c}"
 	}
-	return req.Method + " /" + strings.Join(p, "/")
+	k := req.Method + " /" + strings.Join(p, "/")
+	if req.URL.Query().Has("expand") {
+		k += "?expand" // the kafkaconnector reconciler's whole-cluster read
+	}
+	return k
 }
 
 func run() error {
