@@ -502,7 +502,10 @@ type ConnectClusterStatus struct {
 	// +patchMergeKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
 
-	// observedGeneration is the spec generation the status describes.
+	// observedGeneration is the spec generation the status describes; 0
+	// until the operator's first pass (the API server defaults it), so
+	// kstatus reads a new object as InProgress, never as Current.
+	// +kubebuilder:default=0
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
@@ -567,6 +570,7 @@ type ConnectCluster struct {
 	Spec ConnectClusterSpec `json:"spec"`
 
 	// status is the state the operator observed.
+	// +kubebuilder:default={}
 	// +optional
 	Status ConnectClusterStatus `json:"status,omitempty"`
 }

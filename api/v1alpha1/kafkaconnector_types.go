@@ -187,7 +187,10 @@ type KafkaConnectorStatus struct {
 	// +patchMergeKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
 
-	// observedGeneration is the spec generation the status describes.
+	// observedGeneration is the spec generation the status describes; 0
+	// until the operator's first pass (the API server defaults it), so
+	// kstatus reads a new object as InProgress, never as Current.
+	// +kubebuilder:default=0
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
@@ -287,6 +290,7 @@ type KafkaConnector struct {
 	Spec KafkaConnectorSpec `json:"spec"`
 
 	// status is the state the operator observed.
+	// +kubebuilder:default={}
 	// +optional
 	Status KafkaConnectorStatus `json:"status,omitempty"`
 }
