@@ -96,6 +96,11 @@ const EnvPodIP = "POD_IP"
 // group.instance.id when that key is unset.
 const EnvGroupInstanceID = "GROUP_INSTANCE_ID"
 
+// EnvRack is the environment variable (the operator sets it from the pod's
+// topology label, pod.rack.topologyKey, through the Downward API) whose
+// value becomes client.rack when that key is unset.
+const EnvRack = "CONVEYOR_RACK"
+
 // Security protocols (security.protocol), as in Kafka.
 const (
 	ProtocolPlaintext     = "PLAINTEXT"
@@ -336,7 +341,7 @@ var fields = []Field{
 		func(c *Config) *string { return &c.SASLUsername }),
 	strField(KeySASLPasswordFile, "", "File holding the SASL password.",
 		func(c *Config) *string { return &c.SASLPasswordFile }),
-	strField(KeyClientRack, "", "Rack (zone) of this worker; consumers fetch from a replica in the same rack when the brokers allow it (KIP-392).",
+	strField(KeyClientRack, "", "Rack (zone) of this worker; consumers fetch from a replica in the same rack when the brokers allow it (KIP-392); unset = $CONVEYOR_RACK.",
 		func(c *Config) *string { return &c.ClientRack }),
 	strField(KeyWorkerID, "", "Name of this worker in statuses; empty = advertised host:port.",
 		func(c *Config) *string { return &c.WorkerID }),
@@ -423,7 +428,9 @@ func Load(path string) (*Config, error) {
 }
 
 // ApplyEnv fills settings that come from the environment: an unset
-// group.instance.id becomes $GROUP_INSTANCE_ID, an unset
+// group.instance.id becomes $GROUP_INSTANCE_ID, an unset client.rack
+// $CONVEYOR_RACK (the node's zone: sink consumers then fetch from a replica
+// in it, KIP-392), an unset
 // rest.advertised.host.name becomes $POD_IP, and so does an unset
 // rest.host.name, so that a worker pod's REST server listens on the pod's
 // own address only: probes, Services, the operator and other workers all
@@ -440,6 +447,9 @@ func (c *Config) ApplyEnv(getenv func(string) string) {
 	}
 	if c.GroupInstanceID == "" {
 		c.GroupInstanceID = strings.TrimSpace(getenv(EnvGroupInstanceID))
+	}
+	if c.ClientRack == "" {
+		c.ClientRack = strings.TrimSpace(getenv(EnvRack))
 	}
 }
 
