@@ -55,6 +55,7 @@ const (
 	KeyInternalTopicsCreate           = "internal.topics.create"
 	KeyRestHostName                   = "rest.host.name"
 	KeyRestPort                       = "rest.port"
+	KeyRestThreadsMax                 = "rest.threads.max"
 	KeyRestAdvertisedHostName         = "rest.advertised.host.name"
 	KeyRestAdvertisedPort             = "rest.advertised.port"
 	KeyRestAuthTokenFile              = "rest.auth.token.file"
@@ -171,6 +172,9 @@ type Config struct {
 	RestHostName string
 	// RestPort (rest.port) is the REST API port; 0 picks a free port (tests).
 	RestPort int
+	// RestThreadsMax (rest.threads.max) bounds the REST requests served at
+	// once; more wait (up to the request timeout) for a slot, then get 503.
+	RestThreadsMax int
 	// RestAdvertisedHostName (rest.advertised.host.name) is the host other
 	// workers use to reach this one. Unset, it is taken from $POD_IP, then
 	// from rest.host.name, then the host name.
@@ -311,6 +315,8 @@ var fields = []Field{
 		func(c *Config) *int { return &c.RestPort }),
 	strField(KeyRestAdvertisedHostName, "", "Host other workers use to reach this one; unset = $POD_IP, then rest.host.name, then the host name.",
 		func(c *Config) *string { return &c.RestAdvertisedHostName }),
+	intField(KeyRestThreadsMax, "200", "REST requests served at once; more wait up to the request timeout for a slot, then get 503 (probes and /metrics are never held).",
+		func(c *Config) *int { return &c.RestThreadsMax }),
 	intField(KeyRestAdvertisedPort, "0", "Port other workers use to reach this one; 0 = rest.port.",
 		func(c *Config) *int { return &c.RestAdvertisedPort }),
 	strField(KeyRestAuthTokenFile, "", "File holding the REST bearer token; set = authentication on (except /health, /readyz).",
