@@ -126,27 +126,41 @@ func TestKstatus(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	paused := sinkSpec(t, "ks-paused-"+sfx, 1, topic, nil)
+	paused.Spec.State = v1alpha1.ConnectorTargetPaused
+	if err := k8s.Create(ctx, paused); err != nil {
+		t.Fatal(err)
+	}
+
+	// want is kstatus' answer, argo what config/argocd/health.lua says.
 	rows := []struct {
 		kind, name string
 		want       status.Status
+		argo       string
 		why        string
 	}{
-		{"ConnectCluster", readyCC, status.CurrentStatus, "workers Ready"},
-		{"ConnectCluster", pendingCC, status.InProgressStatus, "no worker ready yet (WorkersNotReady)"},
-		{"ConnectCluster", missingSecretCC, status.FailedStatus, "restApi token Secret missing (SecretNotFound)"},
-		{"KafkaConnector", running, status.CurrentStatus, "connector and task RUNNING"},
-		{"KafkaConnector", noPlugin.Name, status.FailedStatus, "class names no plugin (PluginNotFound)"},
-		{"KafkaConnector", failedTask, status.FailedStatus, "its task FAILED (TasksFailed)"},
-		{"KafkaConnector", noCluster.Name, status.InProgressStatus, "clusterRef not there yet (ClusterNotFound)"},
+		{"ConnectCluster", readyCC, status.CurrentStatus, "Healthy", "workers Ready"},
+		{"ConnectCluster", pendingCC, status.InProgressStatus, "Progressing", "no worker ready yet (WorkersNotReady)"},
+		{"ConnectCluster", missingSecretCC, status.FailedStatus, "Degraded", "restApi token Secret missing (SecretNotFound)"},
+		{"KafkaConnector", running, status.CurrentStatus, "Healthy", "connector and task RUNNING"},
+		{"KafkaConnector", paused.Name, status.CurrentStatus, "Suspended", "paused as spec.state asks (ConnectorPaused)"},
+		{"KafkaConnector", noPlugin.Name, status.FailedStatus, "Degraded", "class names no plugin (PluginNotFound)"},
+		{"KafkaConnector", failedTask, status.FailedStatus, "Degraded", "its task FAILED (TasksFailed)"},
+		{"KafkaConnector", noCluster.Name, status.InProgressStatus, "Progressing", "clusterRef not there yet (ClusterNotFound)"},
 	}
 	for _, r := range rows {
 		var last *status.Result
+		var obj *unstructured.Unstructured
 		testkit.Eventually(t, resync+10*time.Second, fmt.Sprintf("kstatus of %s %s to be %s (%s)", r.kind, r.name, r.want, r.why), func() (bool, string) {
 			res, u := kstatusOf(t, r.kind, r.name)
-			last = res
+			last, obj = res, u
 			return res.Status == r.want, fmt.Sprintf("%s %q; %s", res.Status, res.Message, conditionsOf(u))
 		})
-		t.Logf("%-14s %-28s %-10s %s: %s", r.kind, r.name, last.Status, r.why, last.Message)
+		argo, msg := argoHealth(t, obj)
+		if argo != r.argo {
+			t.Errorf("Argo CD health of %s %s: %s %q, want %s (%s; %s)", r.kind, r.name, argo, msg, r.argo, r.why, conditionsOf(obj))
+		}
+		t.Logf("%-14s %-28s kstatus %-10s argo %-11s %s: %s", r.kind, r.name, last.Status, argo, r.why, last.Message)
 	}
 
 	// Objects the operator has not seen yet: a server-side dry run answers
@@ -175,10 +189,11 @@ func TestKstatus(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Status != status.InProgressStatus {
-			t.Errorf("kstatus of a new %s %s the operator has not seen: %s %q (%s), want InProgress", kind, o.GetName(), res.Status, res.Message, conditionsOf(u))
+		argo, msg := argoHealth(t, u)
+		if res.Status != status.InProgressStatus || argo != "Progressing" {
+			t.Errorf("a new %s %s the operator has not seen: kstatus %s %q, Argo CD %s %q (%s), want InProgress and Progressing", kind, o.GetName(), res.Status, res.Message, argo, msg, conditionsOf(u))
 		} else {
-			t.Logf("new %-14s %-28s %-10s %s", kind, o.GetName(), res.Status, res.Message)
+			t.Logf("new %-14s %-28s kstatus %-10s argo %-11s %s", kind, o.GetName(), res.Status, argo, res.Message)
 		}
 	}
 }
