@@ -197,7 +197,9 @@ type TaskLimit struct {
 // KafkaConnectorStatus is the observed state of a connector.
 type KafkaConnectorStatus struct {
 	// conditions: Ready (the connector and all its tasks run as spec.state
-	// asks) and TasksLimited (the connector runs fewer tasks than tasksMax).
+	// asks), TasksLimited (the connector runs fewer tasks than tasksMax),
+	// and Reconciling / Stalled for kstatus (converging by itself / needs a
+	// change by the user).
 	// +optional
 	// +listType=map
 	// +listMapKey=type
