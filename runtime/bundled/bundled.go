@@ -23,6 +23,7 @@ import (
 	pgsink "github.com/conveyor-dev/conveyor/runtime/connectors/postgres/sink"
 	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/tablesource"
 	"github.com/conveyor-dev/conveyor/runtime/connectors/rangesource"
+	redissink "github.com/conveyor-dev/conveyor/runtime/connectors/redis"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
 
@@ -35,6 +36,7 @@ func Plugins() []plugin.Plugin {
 		cdc.Plugin(),
 		tablesource.Plugin(),
 		pgsink.Plugin(),
+		redissink.Plugin(),
 	}
 }
 
