@@ -24,6 +24,7 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/tablesource"
 	"github.com/conveyor-dev/conveyor/runtime/connectors/rangesource"
 	redissink "github.com/conveyor-dev/conveyor/runtime/connectors/redis"
+	s3sink "github.com/conveyor-dev/conveyor/runtime/connectors/s3"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
 
@@ -37,6 +38,7 @@ func Plugins() []plugin.Plugin {
 		tablesource.Plugin(),
 		pgsink.Plugin(),
 		redissink.Plugin(),
+		s3sink.Plugin(),
 	}
 }
 
