@@ -59,25 +59,40 @@ func StartKafka(t testing.TB, topics map[string]int32) *Kafka {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.ProducerLinger(5*time.Millisecond),
+	cl := NewProducer(t, c.ListenAddrs()...)
+	return &Kafka{Cluster: c, Client: cl, Admin: kadm.NewClient(cl)}
+}
+
+// NewProducer returns a client of the brokers that writes each record to
+// its Partition, closed when the test ends.
+func NewProducer(t testing.TB, brokers ...string) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ProducerLinger(5*time.Millisecond),
 		kgo.MaxBufferedRecords(100_000), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(cl.Close)
-	return &Kafka{Cluster: c, Client: cl, Admin: kadm.NewClient(cl)}
+	return cl
 }
 
 // Produce writes the records (Partition is honoured) and waits for every
 // acknowledgement.
 func (k *Kafka) Produce(t testing.TB, records ...*kgo.Record) {
 	t.Helper()
+	Produce(t, k.Client, records...)
+}
+
+// Produce writes the records through cl and waits for every
+// acknowledgement; a client made with [NewProducer] honours Partition.
+func Produce(t testing.TB, cl *kgo.Client, records ...*kgo.Record) {
+	t.Helper()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var first error
 	for _, r := range records {
 		wg.Add(1)
-		k.Client.Produce(context.Background(), r, func(_ *kgo.Record, err error) {
+		cl.Produce(context.Background(), r, func(_ *kgo.Record, err error) {
 			defer wg.Done()
 			if err != nil {
 				mu.Lock()
@@ -119,13 +134,20 @@ func (k *Kafka) StartTasks(t testing.TB, p plugin.Plugin, connector string, conf
 // of every partition of topic: every record was written and flushed.
 func (k *Kafka) WaitCommitted(t testing.TB, connector, topic string, d time.Duration) {
 	t.Helper()
+	WaitCommitted(t, k.Admin, connector, topic, d)
+}
+
+// WaitCommitted waits until the connector's group committed the end offset
+// of every partition of topic on the cluster adm talks to.
+func WaitCommitted(t testing.TB, adm *kadm.Client, connector, topic string, d time.Duration) {
+	t.Helper()
 	ctx := context.Background()
-	ends, err := k.Admin.ListEndOffsets(ctx, topic)
+	ends, err := adm.ListEndOffsets(ctx, topic)
 	if err != nil {
 		t.Fatal(err)
 	}
 	testkit.Eventually(t, d, "group "+Group(connector)+" to commit the end offsets of "+topic, func() (bool, string) {
-		resp, err := k.Admin.FetchOffsets(ctx, Group(connector))
+		resp, err := adm.FetchOffsets(ctx, Group(connector))
 		if err != nil {
 			return false, err.Error()
 		}
