@@ -57,6 +57,7 @@ const (
 	KeyFlushSize      = "flush.size"
 	KeyRotateInterval = "rotate.interval.ms"
 	KeyRotateSchedule = "rotate.schedule.interval.ms"
+	KeyFormat         = "format.class"
 	KeyCompression    = "s3.compression.type"
 	KeyPartSize       = "s3.part.size"
 	KeyNullValues     = "behavior.on.null.values"
@@ -72,6 +73,8 @@ const (
 	NullIgnore       = "ignore"
 	NullWrite        = "write"
 	NullFail         = "fail"
+	FormatJSON       = "json"
+	FormatBytes      = "bytes"
 	PartitionerKafka = "default"
 	PartitionerTime  = "time"
 )
@@ -104,6 +107,9 @@ func Plugin() plugin.Plugin {
 		{Name: KeyRotateSchedule, Type: plugin.TypeLong, Default: "-1", Group: group, Importance: plugin.ImportanceMedium, Width: plugin.WidthShort,
 			DisplayName: "Scheduled rotate interval (ms)", Validator: plugin.AtLeast(-1),
 			Doc: "Upload an object that has been open this many ms of wall-clock time at the next offset commit, so a trickle of records is not held back; -1: off. Object boundaries then depend on timing: after a crash a redelivery may cut objects elsewhere (at-least-once records, not exactly-once objects)."},
+		{Name: KeyFormat, Type: plugin.TypeString, Default: FormatJSON, Group: group, Importance: plugin.ImportanceHigh, Width: plugin.WidthShort,
+			DisplayName: "Format", Validator: plugin.OneOf(FormatJSON, FormatBytes, confluentJSON, confluentBytes), Recommended: []string{FormatJSON, FormatBytes},
+			Doc: "json: one JSON value per line (.json), as JsonConverter writes payloads; bytes: the value's bytes as they are, one per line (.bin), for a ByteArrayConverter or StringConverter value that is JSON or text already, written without being parsed. Confluent's JsonFormat and ByteArrayFormat class names work too."},
 		{Name: KeyCompression, Type: plugin.TypeString, Default: CompressionNone, Group: group, Importance: plugin.ImportanceMedium, Width: plugin.WidthShort,
 			DisplayName: "Compression", Validator: plugin.OneOf(CompressionNone, CompressionGzip), Recommended: []string{CompressionNone, CompressionGzip},
 			Doc: "none: .json objects; gzip: .json.gz objects."},
@@ -134,7 +140,14 @@ func Plugin() plugin.Plugin {
 	}
 }
 
+// Confluent's format class names, accepted for their formats.
+const (
+	confluentJSON  = "io.confluent.connect.s3.format.json.JsonFormat"
+	confluentBytes = "io.confluent.connect.s3.format.bytearray.ByteArrayFormat"
+)
+
 type settings struct {
+	bytes          bool // format.class=bytes
 	bucket         string
 	endpoint       string
 	opts           *minio.Options
@@ -162,6 +175,7 @@ func parse(config map[string]string) (*settings, error) {
 		bucket:         cfg.String(KeyBucket),
 		topicsDir:      strings.Trim(cfg.String(KeyTopicsDir), "/"),
 		flushSize:      cfg.Int(KeyFlushSize),
+		bytes:          cfg.String(KeyFormat) == FormatBytes || cfg.String(KeyFormat) == confluentBytes,
 		gzip:           cfg.String(KeyCompression) == CompressionGzip,
 		partSize:       uint64(cfg.Int(KeyPartSize)),
 		nulls:          cfg.String(KeyNullValues),

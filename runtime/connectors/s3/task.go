@@ -47,13 +47,14 @@ type object struct {
 	firstTS time.Time // timestamp of the first record
 	opened  time.Time // wall clock, for rotate.schedule.interval.ms
 	schema  *data.Schema
+	taken   bool // an uploader has it
 	buf     bytes.Buffer
 	gz      *gzip.Writer
 }
 
 // Task fills one object per topic partition in Put and hands each full
-// object to its uploader goroutine, which uploads objects one at a time
-// in order and retries network failures and 5xx answers with backoff
+// object to its uploader goroutines, which upload up to four objects at
+// once, oldest first, and retry network failures and 5xx answers with backoff
 // until they succeed. It implements plugin.SinkPreCommitter: the runtime
 // commits, per partition, the first offset of the oldest object not yet
 // uploaded (or, with none, everything put), so a crash redelivers exactly
@@ -79,8 +80,12 @@ type Task struct {
 	fatal   error
 }
 
-// maxPending bounds the full objects waiting for the uploader.
-const maxPending = 4
+// uploaders is how many objects upload at once; maxPending bounds the
+// full objects waiting for them (and so the memory they hold).
+const (
+	uploaders  = 4
+	maxPending = 8
+)
 
 // Start parses the configuration and starts the uploader.
 func (t *Task) Start(_ context.Context, tc plugin.SinkTaskContext, config map[string]string) error {
@@ -98,7 +103,14 @@ func (t *Task) Start(_ context.Context, tc plugin.SinkTaskContext, config map[st
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	t.cond = sync.NewCond(&t.mu)
 	t.done = make(chan struct{})
-	go t.upload()
+	var wg sync.WaitGroup
+	for range uploaders {
+		wg.Go(t.upload)
+	}
+	go func() {
+		wg.Wait()
+		close(t.done)
+	}()
 	return nil
 }
 
@@ -178,6 +190,15 @@ func (t *Task) encode(r *plugin.SinkRecord) (string, error) {
 			return "", fmt.Errorf("record %s/%d: a null value (tombstone), and behavior.on.null.values=fail", r.TopicPartition(), r.Offset)
 		}
 		t.line = append(t.line, "null\n"...)
+	} else if t.s.bytes {
+		switch v := r.Value.(type) {
+		case []byte:
+			t.line = append(append(t.line, v...), '\n')
+		case string:
+			t.line = append(append(t.line, v...), '\n')
+		default:
+			return "", fmt.Errorf("record %s/%d: the value is %T; format.class=bytes needs bytes or a string (ByteArrayConverter, StringConverter)", r.TopicPartition(), r.Offset, r.Value)
+		}
 	} else {
 		var err error
 		if t.line, err = (data.JSONEncoder{NumericDecimal: true}).Append(t.line, r.ValueSchema, r.Value); err != nil {
@@ -255,8 +276,11 @@ func (t *Task) ends(o *object, r *plugin.SinkRecord, path string) bool {
 // newObject opens the object that starts with r.
 func (t *Task) newObject(r *plugin.SinkRecord, path string) *object {
 	ext := ".json"
+	if t.s.bytes {
+		ext = ".bin"
+	}
 	if t.s.gzip {
-		ext = ".json.gz"
+		ext += ".gz"
 	}
 	dir := "partition=" + strconv.Itoa(int(r.Partition))
 	if t.s.timePartition {
@@ -395,19 +419,29 @@ func (t *Task) waitWhile(ctx context.Context, pending func() bool) error {
 	return nil
 }
 
-// upload is the uploader goroutine.
+// upload is an uploader goroutine: it takes the oldest object no other
+// uploader has. Objects of one partition may finish out of order;
+// PreCommit commits only up to the oldest one still pending.
 func (t *Task) upload() {
-	defer close(t.done)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for {
-		for !t.stop && (len(t.pending) == 0 || t.fatal != nil) {
+		var o *object
+		for !t.stop && t.fatal == nil {
+			if i := slices.IndexFunc(t.pending, func(o *object) bool { return !o.taken }); i >= 0 {
+				o = t.pending[i]
+				break
+			}
 			t.cond.Wait()
 		}
-		if t.stop {
-			return
+		if t.stop || t.fatal != nil {
+			if t.stop {
+				return
+			}
+			t.cond.Wait()
+			continue
 		}
-		o := t.pending[0]
+		o.taken = true
 		t.mu.Unlock()
 		err := t.put(o)
 		t.mu.Lock()
