@@ -41,6 +41,11 @@ assets() {
   CONVEYOR_VERSITYGW=$(hack/versitygw.sh)
   export CONVEYOR_REDIS_SERVER CONVEYOR_VERSITYGW
   echo "CONVEYOR_REDIS_SERVER=$CONVEYOR_REDIS_SERVER CONVEYOR_VERSITYGW=$CONVEYOR_VERSITYGW"
+  # ZincSearch, the Elasticsearch-compatible server of the Elasticsearch
+  # sink's smoke test (built once into ~/.cache/conveyor).
+  CONVEYOR_ZINCSEARCH=$(hack/zincsearch.sh)
+  export CONVEYOR_ZINCSEARCH
+  echo "CONVEYOR_ZINCSEARCH=$CONVEYOR_ZINCSEARCH"
   KUBEBUILDER_ASSETS=$(hack/build-test-binaries.sh all)
   export KUBEBUILDER_ASSETS
   echo "KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS"

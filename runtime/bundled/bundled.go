@@ -18,6 +18,7 @@ limitations under the License.
 package bundled
 
 import (
+	"github.com/conveyor-dev/conveyor/runtime/connectors/elasticsearch"
 	"github.com/conveyor-dev/conveyor/runtime/connectors/file"
 	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/cdc"
 	pgsink "github.com/conveyor-dev/conveyor/runtime/connectors/postgres/sink"
@@ -39,6 +40,7 @@ func Plugins() []plugin.Plugin {
 		pgsink.Plugin(),
 		redissink.Plugin(),
 		s3sink.Plugin(),
+		elasticsearch.Plugin(),
 	}
 }
 

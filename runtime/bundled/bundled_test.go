@@ -26,7 +26,7 @@ import (
 func TestRegistry(t *testing.T) {
 	r := Registry()
 	list := r.List()
-	if len(list) != 8 {
+	if len(list) != 9 {
 		t.Fatalf("%d plugins", len(list))
 	}
 	for name, kind := range map[string]plugin.Kind{
@@ -38,6 +38,7 @@ func TestRegistry(t *testing.T) {
 		"PostgresTableSource": plugin.KindSource, "PostgresSinkConnector": plugin.KindSink,
 		"RedisSink": plugin.KindSink, "S3Sink": plugin.KindSink,
 		"dev.conveyor.connect.postgres.PostgresTableSourceConnector": plugin.KindSource,
+		"ElasticsearchSink": plugin.KindSink,
 	} {
 		p, ok := r.Lookup(name)
 		if !ok || p.Kind != kind || p.Version == "" {
