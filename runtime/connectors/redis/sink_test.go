@@ -150,3 +150,29 @@ func TestRedisSinkValidation(t *testing.T) {
 		t.Fatalf("a good config: %v", res.Errors())
 	}
 }
+
+// TLS: a rediss:// URL with redis.tls.ca.file reaches a server that speaks
+// only TLS; without the CA the certificate is refused, naming the URL key.
+func TestRedisSinkTLS(t *testing.T) {
+	cert, key, err := servers.SelfSignedCert(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := servers.For(t).Redis(servers.RedisOptions{TLSCert: cert, TLSKey: key, TLSCA: cert})
+	cfg := map[string]string{"name": "c", "connector.class": Class, "topics": "orders", KeyURL: r.URL(), KeyTLSCAFile: cert}
+	if res := plugin.ValidateConfig(context.Background(), Plugin(), cfg); res.ErrorCount != 0 {
+		t.Fatalf("TLS config: %v", res.Errors())
+	}
+	task := startTask(t, cfg)
+	putFlush(t, task, &plugin.SinkRecord{Topic: "orders", Key: "tls", Value: "yes"})
+	c := r.Client()
+	defer c.Close()
+	if v := c.Get(context.Background(), "tls").Val(); v != "yes" {
+		t.Fatalf("tls = %q, want yes", v)
+	}
+	delete(cfg, KeyTLSCAFile)
+	res := plugin.ValidateConfig(context.Background(), Plugin(), cfg)
+	if errs := res.Errors(); len(errs) != 1 || errs[0].Name != KeyURL || !strings.Contains(errs[0].Message, "certificate") {
+		t.Fatalf("without the CA: %v, want a certificate error on %s", errs, KeyURL)
+	}
+}

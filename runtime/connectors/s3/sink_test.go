@@ -127,3 +127,26 @@ func TestS3SinkValidation(t *testing.T) {
 		t.Fatalf("a good config: %v", res.Errors())
 	}
 }
+
+// format.class=bytes writes the values' bytes as they are, one per line,
+// into .bin objects; a value that is no bytes or string is a bad record.
+func TestS3SinkBytesFormat(t *testing.T) {
+	s, c := bucket(t)
+	task := &Task{}
+	if err := task.Start(context.Background(), plugintest.NewSinkTaskContext(), sinkConfig("raw", "t", s, KeyFormat, FormatBytes, KeyFlushSize, "2")); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = task.Stop() })
+	ctx := context.Background()
+	if err := task.Put(ctx, []*plugin.SinkRecord{{Topic: "t", Offset: 0, Value: []byte(`{"b":1, "a":2}`)}, {Topic: "t", Offset: 1, Value: "text"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := task.Flush(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	checkObjects(t, objects(t, c, "raw"), map[string]string{"t/partition=0/t+0+0000000000.bin": "{\"b\":1, \"a\":2}\ntext\n"})
+	err := task.Put(ctx, []*plugin.SinkRecord{{Topic: "t", Offset: 2, Value: int64(3)}})
+	if err == nil || !strings.Contains(err.Error(), "record t-0/2") || !strings.Contains(err.Error(), "format.class=bytes") {
+		t.Fatalf("got %v, want an error naming the record and the format", err)
+	}
+}

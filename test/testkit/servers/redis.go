@@ -18,6 +18,8 @@ package servers
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,6 +41,10 @@ type RedisOptions struct {
 	Durable bool
 	// Password, when set, is required of clients (requirepass).
 	Password string
+	// TLSCert and TLSKey, when set, make the server speak only TLS with
+	// this certificate and key (PEM files); TLSCA is the CA file clients
+	// verify it with.
+	TLSCert, TLSKey, TLSCA string
 }
 
 // Redis is a running redis-server.
@@ -47,6 +53,7 @@ type Redis struct {
 	// Addr is host:port.
 	Addr     string
 	Password string
+	tlsCA    string
 }
 
 // StartRedis starts redis-server on a free loopback port with no
@@ -64,7 +71,11 @@ func StartRedis(ctx context.Context, opts RedisOptions) (*Redis, error) {
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	args := []string{"--port", itoa(port), "--bind", "127.0.0.1", "--save", "", "--daemonize", "no",
+	portArgs := []string{"--port", itoa(port)}
+	if opts.TLSCert != "" {
+		portArgs = []string{"--port", "0", "--tls-port", itoa(port), "--tls-cert-file", opts.TLSCert, "--tls-key-file", opts.TLSKey, "--tls-auth-clients", "no"}
+	}
+	args := []string{"--bind", "127.0.0.1", "--save", "", "--daemonize", "no",
 		"--dir", opts.Dir, "--protected-mode", "no", "--loglevel", "warning"}
 	if opts.Durable {
 		args = append(args, "--appendonly", "yes", "--appendfsync", "always")
@@ -74,7 +85,8 @@ func StartRedis(ctx context.Context, opts RedisOptions) (*Redis, error) {
 	if opts.Password != "" {
 		args = append(args, "--requirepass", opts.Password)
 	}
-	r := &Redis{Addr: fmt.Sprintf("127.0.0.1:%d", port), Password: opts.Password}
+	args = append(portArgs, args...)
+	r := &Redis{Addr: fmt.Sprintf("127.0.0.1:%d", port), Password: opts.Password, tlsCA: opts.TLSCA}
 	r.process = process{name: "redis-server " + r.Addr, bin: bin, args: args, log: filepath.Join(opts.Dir, "redis.log")}
 	r.ready = func(ctx context.Context) error {
 		c := r.Client()
@@ -87,10 +99,23 @@ func StartRedis(ctx context.Context, opts RedisOptions) (*Redis, error) {
 	return r, nil
 }
 
-// URL is the server's redis:// URL (without the password).
-func (r *Redis) URL() string { return "redis://" + r.Addr }
+// URL is the server's redis:// (or rediss://) URL, without the password.
+func (r *Redis) URL() string {
+	if r.tlsCA != "" {
+		return "rediss://" + r.Addr
+	}
+	return "redis://" + r.Addr
+}
 
 // Client returns a new client of the server (database 0).
 func (r *Redis) Client() *goredis.Client {
-	return goredis.NewClient(&goredis.Options{Addr: r.Addr, Password: r.Password, MaxRetries: -1})
+	o := &goredis.Options{Addr: r.Addr, Password: r.Password, MaxRetries: -1}
+	if r.tlsCA != "" {
+		pool := x509.NewCertPool()
+		if pem, err := os.ReadFile(r.tlsCA); err == nil {
+			pool.AppendCertsFromPEM(pem)
+		}
+		o.TLSConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	}
+	return goredis.NewClient(o)
 }
