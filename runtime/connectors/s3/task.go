@@ -32,6 +32,7 @@ import (
 
 	"github.com/minio/minio-go/v7"
 
+	"github.com/conveyor-dev/conveyor/runtime/connectors/connutil"
 	"github.com/conveyor-dev/conveyor/runtime/data"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
@@ -398,20 +399,8 @@ func (t *Task) Stop() error {
 // the task runs; it returns ctx's cause when ctx ends first.
 func (t *Task) waitWhile(ctx context.Context, pending func() bool) error {
 	blocked := func() bool { return pending() && t.fatal == nil && !t.stop }
-	if !blocked() {
-		return nil
-	}
-	stop := context.AfterFunc(ctx, func() {
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		t.cond.Broadcast()
-	})
-	defer stop()
-	for blocked() {
-		if ctx.Err() != nil {
-			return context.Cause(ctx)
-		}
-		t.cond.Wait()
+	if err := connutil.WaitCond(ctx, t.cond, blocked); err != nil {
+		return err
 	}
 	if t.stop && t.fatal == nil {
 		return errors.New("the task is stopped")
