@@ -18,6 +18,7 @@ package redis
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -174,5 +175,46 @@ func TestRedisSinkTLS(t *testing.T) {
 	res := plugin.ValidateConfig(context.Background(), Plugin(), cfg)
 	if errs := res.Errors(); len(errs) != 1 || errs[0].Name != KeyURL || !strings.Contains(errs[0].Message, "certificate") {
 		t.Fatalf("without the CA: %v, want a certificate error on %s", errs, KeyURL)
+	}
+}
+
+// Cluster mode: against a real three-node Redis Cluster, keys are routed
+// to the nodes owning their slots; every key lands, spread over all nodes.
+func TestRedisSinkClusterMode(t *testing.T) {
+	rc := servers.For(t).RedisCluster(3)
+	cfg := map[string]string{"name": "c", "connector.class": Class, "topics": "orders", KeyURL: rc.URL(), KeyCluster: "true"}
+	if res := plugin.ValidateConfig(context.Background(), Plugin(), cfg); res.ErrorCount != 0 {
+		t.Fatalf("cluster config: %v", res.Errors())
+	}
+	task := startTask(t, cfg)
+	var recs []*plugin.SinkRecord
+	for i := 0; i < 3000; i++ {
+		recs = append(recs, &plugin.SinkRecord{Topic: "orders", Offset: int64(i), Key: "key-" + strconv.Itoa(i), Value: strconv.Itoa(i)})
+	}
+	putFlush(t, task, recs...)
+	total := int64(0)
+	for i, n := range rc.Nodes {
+		c := n.Client()
+		size := c.DBSize(context.Background()).Val()
+		c.Close()
+		if size == 0 {
+			t.Errorf("node %d holds no key", i)
+		}
+		total += size
+	}
+	if total != 3000 {
+		t.Fatalf("the nodes hold %d keys, want 3000", total)
+	}
+	// Without cluster mode, the first redirection fails the task with the fix.
+	delete(cfg, KeyCluster)
+	cfg[KeyURL] = rc.Nodes[0].URL()
+	plain := startTask(t, cfg)
+	ctx := context.Background()
+	err := plain.Put(ctx, recs)
+	if err == nil {
+		err = plain.Flush(ctx, nil)
+	}
+	if err == nil || !strings.Contains(err.Error(), "redis.cluster.enabled=true") {
+		t.Fatalf("without cluster mode: %v, want the fix named", err)
 	}
 }

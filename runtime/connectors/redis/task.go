@@ -220,7 +220,7 @@ func (t *Task) write(batch []op) error {
 		if t.ctx.Err() != nil {
 			return nil // stopping: the records are delivered again
 		}
-		if !retriable(err) {
+		if !retriable(err) || (!t.s.cluster && redirected(err)) {
 			return t.refused(batch, cmds)
 		}
 		t.log.Warn("writing to Redis failed; retrying the batch", "records", len(batch), "attempt", attempt, "backoff", backoff, "error", err)
@@ -260,7 +260,7 @@ func (t *Task) pipeline(batch []op) ([][]goredis.Cmder, error) {
 	}
 	for _, cs := range cmds {
 		for _, c := range cs {
-			if e := c.Err(); e != nil && retriable(e) {
+			if e := c.Err(); e != nil && retriable(e) && (t.s.cluster || !redirected(e)) {
 				return cmds, e
 			}
 		}
@@ -278,6 +278,9 @@ func (t *Task) refused(batch []op, cmds [][]goredis.Cmder) error {
 				continue
 			}
 			r := batch[i].rec
+			if redirected(err) {
+				return fmt.Errorf("Redis redirected %s (%v): the server is a Redis Cluster; set redis.cluster.enabled=true", strings.ToUpper(c.Name()), err)
+			}
 			if authFailed(err) {
 				// No record's fault: the task fails, nothing goes to the dead letter queue.
 				return fmt.Errorf("Redis refused the credentials (redis.username, redis.password): %w", err)
@@ -316,4 +319,11 @@ func retriable(err error) bool {
 func authFailed(err error) bool {
 	msg := err.Error()
 	return strings.HasPrefix(msg, "NOAUTH") || strings.HasPrefix(msg, "WRONGPASS")
+}
+
+// redirected tells a cluster's MOVED or ASK answer, which only a cluster
+// client follows.
+func redirected(err error) bool {
+	msg := err.Error()
+	return strings.HasPrefix(msg, "MOVED ") || strings.HasPrefix(msg, "ASK ")
 }

@@ -22,7 +22,10 @@ import (
 	"crypto/x509"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -60,6 +63,10 @@ type Redis struct {
 // persistence (--save ”), or with an fsync'd append-only file when
 // opts.Durable, and waits until it answers PING.
 func StartRedis(ctx context.Context, opts RedisOptions) (*Redis, error) {
+	return startRedis(ctx, opts)
+}
+
+func startRedis(ctx context.Context, opts RedisOptions, extra ...string) (*Redis, error) {
 	bin, err := findBinary(EnvRedisServer, "redis-server not found: run hack/redis.sh (make test does)", "redis-server")
 	if err != nil {
 		return nil, err
@@ -85,7 +92,7 @@ func StartRedis(ctx context.Context, opts RedisOptions) (*Redis, error) {
 	if opts.Password != "" {
 		args = append(args, "--requirepass", opts.Password)
 	}
-	args = append(portArgs, args...)
+	args = append(append(portArgs, args...), extra...)
 	r := &Redis{Addr: fmt.Sprintf("127.0.0.1:%d", port), Password: opts.Password, tlsCA: opts.TLSCA}
 	r.process = process{name: "redis-server " + r.Addr, bin: bin, args: args, log: filepath.Join(opts.Dir, "redis.log")}
 	r.ready = func(ctx context.Context) error {
@@ -118,4 +125,74 @@ func (r *Redis) Client() *goredis.Client {
 		o.TLSConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}
 	return goredis.NewClient(o)
+}
+
+// RedisCluster is a Redis Cluster of masters without replicas.
+type RedisCluster struct {
+	Nodes []*Redis
+}
+
+// StartRedisCluster starts n redis-servers in cluster mode (folders under
+// dir), joins them with redis-cli --cluster create (the slots spread over
+// all of them) and waits until every node says cluster_state:ok.
+func StartRedisCluster(ctx context.Context, dir string, n int) (*RedisCluster, error) {
+	cli, err := findBinary("CONVEYOR_REDIS_CLI", "redis-cli not found: run hack/redis.sh (make test does)", "redis-cli")
+	if err != nil {
+		return nil, err
+	}
+	rc := &RedisCluster{}
+	addrs := []string{}
+	for i := 0; i < n; i++ {
+		d := filepath.Join(dir, fmt.Sprintf("node%d", i))
+		r, err := startRedis(ctx, RedisOptions{Dir: d}, "--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(d, "nodes.conf"), "--cluster-node-timeout", "2000")
+		if err != nil {
+			rc.Kill()
+			return nil, err
+		}
+		rc.Nodes = append(rc.Nodes, r)
+		addrs = append(addrs, r.Addr)
+	}
+	args := append([]string{"--cluster", "create"}, addrs...)
+	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
+	if out, err := exec.CommandContext(ctx, cli, args...).CombinedOutput(); err != nil {
+		rc.Kill()
+		return nil, fmt.Errorf("servers: redis-cli --cluster create: %w\n%s", err, out)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for _, r := range rc.Nodes {
+		for {
+			c := r.Client()
+			info, err := c.ClusterInfo(ctx).Result()
+			c.Close()
+			if err == nil && strings.Contains(info, "cluster_state:ok") {
+				break
+			}
+			if time.Now().After(deadline) {
+				rc.Kill()
+				return nil, fmt.Errorf("servers: Redis Cluster not ok within 30s (%v): %s", err, info)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	return rc, nil
+}
+
+// URL is the cluster's redis:// URL: the first node, the others as addr=.
+func (rc *RedisCluster) URL() string {
+	u := "redis://" + rc.Nodes[0].Addr
+	for i, r := range rc.Nodes[1:] {
+		sep := "&"
+		if i == 0 {
+			sep = "?"
+		}
+		u += sep + "addr=" + r.Addr
+	}
+	return u
+}
+
+// Kill kills every node.
+func (rc *RedisCluster) Kill() {
+	for _, r := range rc.Nodes {
+		_ = r.Kill()
+	}
 }

@@ -48,6 +48,17 @@ func (s T) Redis(opts RedisOptions) *Redis {
 	return r
 }
 
+// RedisCluster starts a Redis Cluster of n masters (see [StartRedisCluster]).
+func (s T) RedisCluster(n int) *RedisCluster {
+	s.t.Helper()
+	rc, err := StartRedisCluster(context.Background(), s.t.TempDir(), n)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(rc.Kill)
+	return rc
+}
+
 // S3 starts a versitygw server (see [StartS3]) in a temporary folder.
 func (s T) S3() *S3 {
 	s.t.Helper()
