@@ -87,6 +87,9 @@ type Spec struct {
 	// WrapSource, when set, wraps the source task the plugin made (the
 	// worker notes the topics a task writes to this way).
 	WrapSource func(plugin.SourceTask) plugin.SourceTask
+	// ExactlyOnce, when set, runs a source task transactionally; Offsets
+	// must then implement TransactionalOffsets.
+	ExactlyOnce *ExactlyOnce
 }
 
 // New creates the runner of one task of s.Plugin; Start runs it.
@@ -123,7 +126,7 @@ func New(s Spec) (Runner, error) {
 		if s.WrapSource != nil {
 			st = s.WrapSource(st)
 		}
-		return NewSourceRunner(SourceConfig{Common: c, Task: st, Offsets: s.Offsets, Producer: s.Producer})
+		return NewSourceRunner(SourceConfig{Common: c, Task: st, Offsets: s.Offsets, Producer: s.Producer, ExactlyOnce: s.ExactlyOnce})
 	case plugin.KindSink:
 		if s.Plugin.NewSinkTask == nil {
 			return nil, fmt.Errorf("plugin %s has no sink task", s.Plugin.Class)
@@ -134,6 +137,9 @@ func New(s Spec) (Runner, error) {
 			sc.TopicsRegex = strings.TrimSpace(s.Connector[plugin.KeyTopicsRegex])
 		}
 		if err := ConsumerSettings(s.Consumer, &sc); err != nil {
+			return nil, fmt.Errorf("task %s: %w", c.ID, err)
+		}
+		if sc.ReadCommitted, err = readCommitted(s.Consumer, s.Connector); err != nil {
 			return nil, fmt.Errorf("task %s: %w", c.ID, err)
 		}
 		return NewSinkRunner(sc)
@@ -173,4 +179,26 @@ func ConsumerSettings(m map[string]string, sc *SinkConfig) error {
 		sc.MaxPollRecords = n
 	}
 	return nil
+}
+
+// KeyConsumerIsolationOverride is a sink connector's
+// consumer.override.isolation.level: read_committed or read_uncommitted,
+// over the worker's consumer.isolation.level.
+const KeyConsumerIsolationOverride = "consumer.override.isolation.level"
+
+// readCommitted reads the sink consumer's isolation level: the
+// connector's consumer.override.isolation.level, else the worker's
+// consumer.isolation.level, else read_uncommitted (Kafka's default).
+func readCommitted(worker, connector map[string]string) (bool, error) {
+	key, v := KeyConsumerIsolationOverride, connector[KeyConsumerIsolationOverride]
+	if strings.TrimSpace(v) == "" {
+		key, v = "consumer.isolation.level", worker["isolation.level"]
+	}
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", "read_uncommitted":
+		return false, nil
+	case "read_committed":
+		return true, nil
+	}
+	return false, fmt.Errorf("%s=%q: use read_committed or read_uncommitted", key, v)
 }

@@ -74,15 +74,17 @@ type Options struct {
 
 // Worker is one running worker.
 type Worker struct {
-	cfg      *workerconfig.Config
-	log      *slog.Logger
-	client   *kgo.Client
-	configs  *store.ConfigStore
-	offsets  *store.OffsetStore
-	statuses *store.StatusStore
-	herder   *herder.Herder
-	rest     *rest.Server
-	listener net.Listener
+	cfg     *workerconfig.Config
+	log     *slog.Logger
+	client  *kgo.Client
+	configs *store.ConfigStore
+	offsets *store.OffsetStore
+	// connOffsets holds connectors' own offsets topics (exactly-once).
+	connOffsets *connOffsets
+	statuses    *store.StatusStore
+	herder      *herder.Herder
+	rest        *rest.Server
+	listener    net.Listener
 	// metricsSrv serves metrics.port (nil when metrics are on the REST port).
 	metricsSrv *http.Server
 	metrics    *metrics.Metrics
@@ -314,6 +316,9 @@ func (w *Worker) closeStores() {
 	}
 	if w.offsets != nil {
 		w.offsets.Close()
+	}
+	if w.connOffsets != nil {
+		w.connOffsets.close()
 	}
 	if w.statuses != nil {
 		w.statuses.Close()
