@@ -35,7 +35,9 @@ func TestExactlyOnceInsertModeWritesEachRecordOnce(t *testing.T) {
 	url := pg.CreateDatabase(t)
 	pgtest.ExecURL(t, url, "CREATE TABLE orders (id bigint, qty integer, note text, price numeric, at timestamp)")
 	cfg := with(baseConfig(url), KeyExactlyOnce, "true")
-	count := func() string { return pgtest.QueryString(t, url, `SELECT count(*) || '/' || count(DISTINCT id) FROM orders`) }
+	count := func() string {
+		return pgtest.QueryString(t, url, `SELECT count(*) || '/' || count(DISTINCT id) FROM orders`)
+	}
 
 	task := startTask(t, cfg)
 	putFlush(t, task, order(0, 1, 1, "a"), order(1, 2, 2, "b"), order(2, 3, 3, "c"))
