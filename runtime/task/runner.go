@@ -149,7 +149,8 @@ func New(s Spec) (Runner, error) {
 
 // ConsumerSettings applies the consumer settings a sink runner understands,
 // by Kafka's names (the worker's consumer.* keys without the prefix):
-// session.timeout.ms, rebalance.timeout.ms and max.poll.records. Other
+// session.timeout.ms, rebalance.timeout.ms, max.poll.records and
+// fetch.max.bytes (the most one fetch response holds). Other
 // keys are left to Kafka's clients and ignored here. A bad value is an
 // error naming the key.
 func ConsumerSettings(m map[string]string, sc *SinkConfig) error {
@@ -170,6 +171,13 @@ func ConsumerSettings(m map[string]string, sc *SinkConfig) error {
 	}
 	if err := ms("rebalance.timeout.ms", &sc.RebalanceTimeout); err != nil {
 		return err
+	}
+	if v, ok := m["fetch.max.bytes"]; ok {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 1024 || n > 1<<30 {
+			return fmt.Errorf("consumer.fetch.max.bytes=%q: want a number of bytes from 1024 to 1073741824", v)
+		}
+		sc.FetchMaxBytes = int32(n)
 	}
 	if v, ok := m["max.poll.records"]; ok {
 		n, err := strconv.Atoi(strings.TrimSpace(v))

@@ -18,11 +18,13 @@ package sink
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgcommon"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
@@ -68,6 +70,12 @@ func offsetsDDL(tbl pgcommon.Table) string {
 // ensureOffsetsTable creates the offsets table when it is missing.
 func ensureOffsetsTable(ctx context.Context, conn *pgx.Conn, tbl pgcommon.Table) error {
 	if _, err := conn.Exec(ctx, offsetsDDL(tbl)); err != nil {
+		// Tasks starting together race on IF NOT EXISTS: the loser sees
+		// a unique violation (23505) or a duplicate table (42P07).
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && (pgErr.Code == "23505" || pgErr.Code == "42P07") {
+			return nil
+		}
 		return fmt.Errorf("creating the exactly-once offsets table %s (%s): %w", tbl, KeyExactlyOnceOffsets, err)
 	}
 	return nil
