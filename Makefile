@@ -52,6 +52,7 @@ bench:
 	go run ./test/bench
 	CONVEYOR_PG_BIN=$$(hack/postgres.sh) go run ./test/bench/postgres
 	go run ./test/bench/cluster
+	go run ./test/bench/elasticsearch
 
 .PHONY: lint
 lint:

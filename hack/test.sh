@@ -35,6 +35,11 @@ assets() {
   CONVEYOR_PG_BIN=$(hack/postgres.sh)
   export CONVEYOR_PG_BIN
   echo "CONVEYOR_PG_BIN=$CONVEYOR_PG_BIN"
+  # ZincSearch, the Elasticsearch-compatible server of the Elasticsearch
+  # sink's smoke test (built once into ~/.cache/conveyor).
+  CONVEYOR_ZINCSEARCH=$(hack/zincsearch.sh)
+  export CONVEYOR_ZINCSEARCH
+  echo "CONVEYOR_ZINCSEARCH=$CONVEYOR_ZINCSEARCH"
   KUBEBUILDER_ASSETS=$(hack/build-test-binaries.sh all)
   export KUBEBUILDER_ASSETS
   echo "KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS"

@@ -160,6 +160,11 @@ type ConnectClusterSpec struct {
 	// and environment variables (${env:...}). Nothing is allowed by default.
 	// +optional
 	ConnectorAccess *ConnectorAccess `json:"connectorAccess,omitempty"`
+
+	// driftPolicy is the default spec.driftPolicy of the cluster's
+	// KafkaConnectors (enforce or report; absent: enforce).
+	// +optional
+	DriftPolicy DriftPolicy `json:"driftPolicy,omitempty"`
 }
 
 // KafkaConnection says how to reach a Kafka cluster.
@@ -554,6 +559,15 @@ type ConnectClusterStatus struct {
 	// tasks is the total of the connectors' effective task counts.
 	// +optional
 	Tasks int32 `json:"tasks,omitempty"`
+
+	// unmanagedConnectors are connectors on the workers that no
+	// KafkaConnector of this cluster manages (created through the REST API,
+	// or left by a deleted KafkaConnector whose finalizer was removed by
+	// hand), sorted, at most 100. The operator never deletes them.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=100
+	UnmanagedConnectors []string `json:"unmanagedConnectors,omitempty"`
 }
 
 // ConnectCluster is a group of Conveyor workers: a Kafka

@@ -126,6 +126,12 @@ type Options struct {
 	// Clock and Rand default to the real ones.
 	Clock clock.PassiveClock
 	Rand  io.Reader
+	// UnmanagedConnectors, when set, lists the connectors on a cluster's
+	// workers that no KafkaConnector manages, for
+	// status.unmanagedConnectors; ConnectorScanInterval is how often a
+	// healthy cluster is scanned (default DefaultConnectorScanInterval).
+	UnmanagedConnectors   UnmanagedConnectorsFunc
+	ConnectorScanInterval time.Duration
 	// MaxConcurrentReconciles defaults to 4: a cluster whose Kafka is down
 	// must not hold up the others for KafkaTimeout each.
 	MaxConcurrentReconciles int
@@ -346,6 +352,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	r.scanUnmanaged(ctx, cc, st)
 	updated := computeStatus(cc, st, metav1.NewTime(r.opts.Clock.Now()))
 	if err := r.writeStatus(ctx, cc, updated); err != nil {
 		return ctrl.Result{}, err
@@ -372,6 +379,9 @@ func (r *Reconciler) result(key types.NamespacedName, st *loopState) ctrl.Result
 		// The cluster waits for the winner to go; the watch on clusters of
 		// the same group wakes it up.
 		return ctrl.Result{}
+	}
+	if r.opts.UnmanagedConnectors != nil {
+		return ctrl.Result{RequeueAfter: min(r.opts.TopicRecheckInterval, r.scanInterval())}
 	}
 	return ctrl.Result{RequeueAfter: r.opts.TopicRecheckInterval}
 }

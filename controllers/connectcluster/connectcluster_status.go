@@ -70,6 +70,9 @@ func computeStatus(cc *v1alpha1.ConnectCluster, st *loopState, now metav1.Time) 
 	s.RestURL = RestURL(cc)
 	s.Connectors = st.totals.Connectors
 	s.Tasks = st.totals.Tasks
+	if st.unmanaged != nil {
+		s.UnmanagedConnectors = *st.unmanaged
+	}
 
 	dep := st.deployment
 	if st.conflict != nil {
@@ -202,6 +205,7 @@ func (r *Reconciler) emitEvents(cc *v1alpha1.ConnectCluster, s *v1alpha1.Connect
 		o := meta.FindStatusCondition(old, t)
 		return n, o == nil || o.Status != status || o.Reason != n.Reason
 	}
+	r.emitUnmanagedEvents(cc, s)
 	if c, ok := became(v1alpha1.ConnectClusterGroupConflict, metav1.ConditionTrue); ok {
 		r.recorder.Eventf(cc, nil, corev1.EventTypeWarning, EventGroupConflict, "Refuse", "%s", c.Message)
 	}

@@ -97,6 +97,9 @@ type Reconciler struct {
 	Now func() time.Time
 	// Backoff is the autoRestart schedule (DefaultBackoff when zero).
 	Backoff Backoff
+	// DriftBackoff is the revert schedule of driftPolicy enforce
+	// (DefaultDriftBackoff when zero).
+	DriftBackoff Backoff
 	// Resync is how often a connector's runtime status is read again when
 	// nothing in the API server changed (DefaultResync when zero); tests
 	// shorten it.

@@ -72,6 +72,7 @@ var problemPolicies = map[string]problemPolicy{
 	v1alpha1.ReasonSinkGroupConflict:   {warn: true},
 	ReasonConnectorNotManaged:          {warn: true},
 	v1alpha1.ReasonRestartLimitReached: {warn: true},
+	ReasonApplyingOffsets:              {retry: func(*Reconciler) time.Duration { return offsetsRetry }},
 }
 
 // computeStatus derives the new status from the old one and what the pass
@@ -117,6 +118,8 @@ func computeStatus(kc *v1alpha1.KafkaConnector, l *connectorLoop, now metav1.Tim
 	if l.done {
 		RuntimeStatus(*l.runtime, s)
 	}
+	driftStatus(kc, l, s, now, set)
+	offsetsStatus(l, s)
 	switch {
 	case l.problem != nil:
 		set(metav1.Condition{Type: v1alpha1.KafkaConnectorReady, Status: metav1.ConditionFalse, Reason: l.problem.Reason, Message: l.problem.Message})
@@ -159,6 +162,8 @@ func (r *Reconciler) emitEvents(kc *v1alpha1.KafkaConnector, s *v1alpha1.KafkaCo
 			r.event(kc, corev1.EventTypeWarning, string(rs.kind), "Restart", "restarted failed connector %s and its failed tasks (attempt %d)", kc.Name, rs.attempt)
 		}
 	}
+	r.emitDriftEvents(kc, s, l)
+	r.emitOffsetsEvents(kc, l)
 	if l.action != StateNone {
 		r.event(kc, corev1.EventTypeNormal, "StateChanged", string(l.action), "asked the workers to %s connector %s", l.action, kc.Name)
 	}

@@ -18,6 +18,7 @@ limitations under the License.
 package bundled
 
 import (
+	"github.com/conveyor-dev/conveyor/runtime/connectors/elasticsearch"
 	"github.com/conveyor-dev/conveyor/runtime/connectors/file"
 	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/cdc"
 	pgsink "github.com/conveyor-dev/conveyor/runtime/connectors/postgres/sink"
@@ -35,6 +36,7 @@ func Plugins() []plugin.Plugin {
 		cdc.Plugin(),
 		tablesource.Plugin(),
 		pgsink.Plugin(),
+		elasticsearch.Plugin(),
 	}
 }
 

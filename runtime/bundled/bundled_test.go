@@ -26,7 +26,7 @@ import (
 func TestRegistry(t *testing.T) {
 	r := Registry()
 	list := r.List()
-	if len(list) != 6 {
+	if len(list) != 7 {
 		t.Fatalf("%d plugins", len(list))
 	}
 	for name, kind := range map[string]plugin.Kind{
@@ -37,6 +37,7 @@ func TestRegistry(t *testing.T) {
 		"PostgresCDCSource":   plugin.KindSource,
 		"PostgresTableSource": plugin.KindSource, "PostgresSinkConnector": plugin.KindSink,
 		"dev.conveyor.connect.postgres.PostgresTableSourceConnector": plugin.KindSource,
+		"ElasticsearchSink": plugin.KindSink,
 	} {
 		p, ok := r.Lookup(name)
 		if !ok || p.Kind != kind || p.Version == "" {
