@@ -61,11 +61,12 @@ type eosSource struct {
 	limit, batch int
 	plan         map[int]string
 
-	mu    sync.Mutex
-	next  int
-	polls int
-	start int // resume position read from the offsets
-	txc   plugin.TransactionContext
+	mu      sync.Mutex
+	next    int
+	polls   int
+	start   int // resume position read from the offsets
+	commits int
+	txc     plugin.TransactionContext
 }
 
 func (s *eosSource) Start(ctx context.Context, tc plugin.SourceTaskContext, _ map[string]string) error {
@@ -115,6 +116,21 @@ func (s *eosSource) Poll(ctx context.Context) ([]*plugin.SourceRecord, error) {
 }
 
 func (s *eosSource) Stop() error { return nil }
+
+// Commit counts the task commits: the runtime calls it only after a
+// transaction committed (the CDC source confirms its WAL position here).
+func (s *eosSource) Commit(context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.commits++
+	return nil
+}
+
+func (s *eosSource) commitCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.commits
+}
 
 type eosEnv struct {
 	kopts   []kgo.Opt
@@ -363,6 +379,9 @@ func TestExactlyOnceFailedCommitAbortsOffsets(t *testing.T) {
 	}
 	if all := offsetValues(t, readTopic(t, e.kopts, e.adm, "offsets", false)); !slices.Contains(all, 29) {
 		t.Fatalf("offsets written %v: the refused transaction never wrote offset 29, so the test proves nothing", all)
+	}
+	if n := src.commitCount(); n != 2 {
+		t.Fatalf("the task's Commit ran %d times, want 2: never for the refused transaction (a CDC source would confirm a WAL position that is not in Kafka)", n)
 	}
 	if err := e.offsets.ReadToEnd(context.Background()); err != nil {
 		t.Fatal(err)
