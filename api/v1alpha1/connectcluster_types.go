@@ -95,16 +95,13 @@ type ConnectClusterSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) >= 1 && size(k) <= 255 && size(self[k]) <= 32768)",message="config keys must be 1 to 255 characters and values at most 32 KiB: use the worker's property names and keep large content in files"
 	Config map[string]string `json:"config,omitempty"`
 
-	// exactlyOnce turns on exactly-once source connectors (KIP-618): the
-	// workers run with exactly.once.source.support=enabled, every source task
-	// writes its records and source offsets in one Kafka transaction, and
-	// before new task configs of a connector start the leader fences the
-	// producers of its earlier tasks. Sink consumers then read
-	// read_committed unless spec.config sets consumer.isolation.level. The
-	// Kafka principal needs WRITE and DESCRIBE on the transactional ids
-	// "<groupId>-*" (the ExactlyOnce condition says when it lacks them).
-	// The worker key exactly.once.source.support in spec.config does the
-	// same (and allows "preparing" for a rolling upgrade); set one of the two.
+	// exactlyOnce turns on exactly-once sources (KIP-618): workers run with
+	// exactly.once.source.support=enabled (records and source offsets in one
+	// transaction, earlier tasks fenced before new task configs start), and
+	// sink consumers read read_committed unless spec.config sets
+	// consumer.isolation.level. The Kafka principal needs WRITE and DESCRIBE
+	// on transactional ids "<groupId>-*" (see the ExactlyOnce condition).
+	// Or set exactly.once.source.support in spec.config, not both.
 	// +optional
 	ExactlyOnce *bool `json:"exactlyOnce,omitempty"`
 
@@ -324,20 +321,6 @@ type StorageSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000
 	StatusPartitions *int32 `json:"statusPartitions,omitempty"`
-}
-
-// RebalanceSpec tunes how workers share connectors and tasks.
-type RebalanceSpec struct {
-	// lostWorkerDelay is how long the tasks of a worker that vanished without
-	// leaving the group (a crash, a lost node) wait for it to come back before
-	// they move to other workers, as a duration such as "30s" or "2m". Planned
-	// departures (scale-down, rolling updates) move tasks at once and never
-	// wait. Kafka Connect's default is five minutes; Conveyor's is 30s. At
-	// most 1h.
-	// +optional
-	// +kubebuilder:default="30s"
-	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s') && duration(self) <= duration('1h')",message="rebalance.lostWorkerDelay must be a duration between 0s and 1h, such as \"30s\""
-	LostWorkerDelay *metav1.Duration `json:"lostWorkerDelay,omitempty"`
 }
 
 // AutoscalingSpec configures the KEDA ScaledObject the operator derives

@@ -236,9 +236,6 @@ func (r *SinkRunner) Start(ctx context.Context) error {
 		r.cancelClient = ccancel
 		defer ccancel()
 		opts := r.cfg.clientOpts(append(r.ConsumerOpts(), kgo.WithContext(cctx)))
-		if r.cfg.ReadCommitted {
-			r.cfg.Logger.Info("consuming read_committed: records of aborted transactions are skipped")
-		}
 		// Holding mu while creating the client keeps the rebalance
 		// callbacks (which take mu) from seeing a nil client.
 		r.mu.Lock()

@@ -35,17 +35,32 @@ import (
 // offsets every offset.flush.interval.ms, 200 ms here; exactly-once commits
 // them with each transaction). The ratio is exactly-once records/s over
 // at-least-once records/s.
-func eosRound(ctx context.Context, alo, eos *workerProc, round int) (float64, error) {
+// The ratio of the round is appended to ratios; a nil eos worker (-only
+// names another measurement) does nothing.
+func eosRound(ctx context.Context, alo, eos *workerProc, round int, ratios *[]float64) error {
+	if eos == nil {
+		return nil
+	}
 	aloRate, err := sourceRunToOffset(ctx, alo, fmt.Sprintf("bench-alo-%d", round))
 	if err != nil {
-		return 0, err
+		return err
 	}
 	eosRate, err := sourceRunToOffset(ctx, eos, fmt.Sprintf("bench-eos-%d", round))
 	if err != nil {
-		return 0, err
+		return err
 	}
 	logf("round %d: range source at-least-once %.0f rec/s, exactly-once %.0f rec/s: source_eos_vs_atleastonce_ratio %.3f", round, aloRate, eosRate, eosRate/aloRate)
-	return eosRate / aloRate, nil
+	*ratios = append(*ratios, eosRate/aloRate)
+	return nil
+}
+
+// startEOSWorker starts the exactly-once worker (group bench-eos, its own
+// internal topics) unless -only names another measurement.
+func startEOSWorker(ctx context.Context, bin, dir, addr string) (*workerProc, error) {
+	if *only != "" && *only != "eos" {
+		return nil, nil
+	}
+	return startWorker(ctx, bin, dir, addr, "bench-eos", "exactly.once.source.support=enabled")
 }
 
 // sourceRunToOffset creates a RangeSource on worker w and measures the

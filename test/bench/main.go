@@ -26,12 +26,8 @@ limitations under the License.
 //     records of about 200 B (JSON without schema), divided by records/s of
 //     a bare franz-go producer writing 1M x 200 B records (idempotent,
 //     acks=all, as the source runner);
-//   - source_eos_vs_atleastonce_ratio: records/s of the RangeSource (one
-//     task) on a worker with exactly.once.source.support=enabled (one
-//     transaction per poll, records and source offsets in it), divided by
-//     records/s of the same source on the at-least-once worker; each timed
-//     from the connector's creation until its stored offset covers every
-//     record (eos.go);
+//   - source_eos_vs_atleastonce_ratio: the RangeSource exactly-once
+//     against the same source at-least-once, method in eos.go;
 //   - worker_idle_rss_mb: VmRSS of an idle conveyor-worker process with its
 //     REST server and Kafka clients up.
 //
@@ -140,7 +136,7 @@ func run() error {
 	adm := kadm.NewClient(cl)
 
 	// Idle memory first, on a fresh worker.
-	w, err := startWorker(ctx, bin, dir, addr)
+	w, err := startWorker(ctx, bin, dir, addr, "bench")
 	if err != nil {
 		return err
 	}
@@ -164,12 +160,10 @@ func run() error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	var eosW *workerProc
-	if *only == "" || *only == "eos" {
-		if eosW, err = startWorkerNamed(ctx, bin, dir, addr, "bench-eos", "exactly.once.source.support=enabled"); err != nil {
-			w.stop()
-			return err
-		}
+	eosW, err := startEOSWorker(ctx, bin, dir, addr)
+	if err != nil {
+		w.stop()
+		return err
 	}
 	ratios, err := measure(ctx, w, eosW, dir, addr, adm)
 	w.stop()
@@ -213,12 +207,8 @@ func measure(ctx context.Context, w, eosW *workerProc, dir, addr string, adm *ka
 			}
 			sourceRatios = append(sourceRatios, r)
 		}
-		if eosW != nil {
-			r, err := eosRound(ctx, w, eosW, round)
-			if err != nil {
-				return nil, err
-			}
-			eosRatios = append(eosRatios, r)
+		if err := eosRound(ctx, w, eosW, round, &eosRatios); err != nil {
+			return nil, err
 		}
 	}
 	var out []figure
@@ -332,13 +322,9 @@ func (w *workerProc) stop() {
 	}
 }
 
-func startWorker(ctx context.Context, bin, dir, addr string) (*workerProc, error) {
-	return startWorkerNamed(ctx, bin, dir, addr, "bench")
-}
-
-// startWorkerNamed starts a worker of group name, with internal topics
-// of its own and extra config lines.
-func startWorkerNamed(ctx context.Context, bin, dir, addr, name string, extra ...string) (*workerProc, error) {
+// startWorker starts a worker of group name, with internal topics of
+// its own and extra config lines.
+func startWorker(ctx context.Context, bin, dir, addr, name string, extra ...string) (*workerProc, error) {
 	cfg := filepath.Join(dir, name+".properties")
 	props := strings.Join(append([]string{
 		"bootstrap.servers=" + addr,
