@@ -323,6 +323,20 @@ type StorageSpec struct {
 	StatusPartitions *int32 `json:"statusPartitions,omitempty"`
 }
 
+// RebalanceSpec tunes how workers share connectors and tasks.
+type RebalanceSpec struct {
+	// lostWorkerDelay is how long the tasks of a worker that vanished without
+	// leaving the group (a crash, a lost node) wait for it to come back before
+	// they move to other workers, as a duration such as "30s" or "2m". Planned
+	// departures (scale-down, rolling updates) move tasks at once and never
+	// wait. Kafka Connect's default is five minutes; Conveyor's is 30s. At
+	// most 1h.
+	// +optional
+	// +kubebuilder:default="30s"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s') && duration(self) <= duration('1h')",message="rebalance.lostWorkerDelay must be a duration between 0s and 1h, such as \"30s\""
+	LostWorkerDelay *metav1.Duration `json:"lostWorkerDelay,omitempty"`
+}
+
 // AutoscalingSpec configures the KEDA ScaledObject the operator derives
 // for the cluster.
 //
@@ -493,66 +507,6 @@ type NetworkPolicySpec struct {
 	MetricsNamespaceSelector *metav1.LabelSelector `json:"metricsNamespaceSelector,omitempty"`
 }
 
-// ConnectClusterStatus is the observed state of a ConnectCluster.
-type ConnectClusterStatus struct {
-	// conditions: Ready (workers up and the group formed), Reconciled
-	// (children match the spec), Autoscaling, GroupConflict, CapacityRaised.
-	// +optional
-	// +listType=map
-	// +listMapKey=type
-	// +patchStrategy=merge
-	// +patchMergeKey=type
-	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
-
-	// observedGeneration is the spec generation the status describes.
-	// +optional
-	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-
-	// groupId is the Kafka Connect group the workers use: spec.groupId or the
-	// default the operator chose at creation.
-	// +optional
-	GroupID string `json:"groupId,omitempty"`
-
-	// replicas is the number of worker pods that exist.
-	// +optional
-	Replicas int32 `json:"replicas,omitempty"`
-
-	// readyReplicas is the number of worker pods that are ready.
-	// +optional
-	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
-
-	// desiredReplicas is the worker count the operator asks for: spec.replicas
-	// raised to the task floor, or the autoscaler's bounds while autoscaling.
-	// +optional
-	DesiredReplicas int32 `json:"desiredReplicas,omitempty"`
-
-	// selector is the label selector of the worker pods, in string form, for
-	// the scale subresource and the HPA.
-	// +optional
-	Selector string `json:"selector,omitempty"`
-
-	// restUrl is the in-cluster URL of the workers' Kafka Connect REST API.
-	// +optional
-	RestURL string `json:"restUrl,omitempty"`
-
-	// connectors is the number of KafkaConnectors assigned to this cluster.
-	// +optional
-	Connectors int32 `json:"connectors,omitempty"`
-
-	// tasks is the total of the connectors' effective task counts.
-	// +optional
-	Tasks int32 `json:"tasks,omitempty"`
-
-	// unmanagedConnectors are connectors on the workers that no
-	// KafkaConnector of this cluster manages (created through the REST API,
-	// or left by a deleted KafkaConnector whose finalizer was removed by
-	// hand), sorted, at most 100. The operator never deletes them.
-	// +optional
-	// +listType=atomic
-	// +kubebuilder:validation:MaxItems=100
-	UnmanagedConnectors []string `json:"unmanagedConnectors,omitempty"`
-}
-
 // ConnectCluster is a group of Conveyor workers: a Kafka
 // Connect-compatible distributed worker cluster that runs KafkaConnectors.
 //
@@ -578,6 +532,7 @@ type ConnectCluster struct {
 	Spec ConnectClusterSpec `json:"spec"`
 
 	// status is the state the operator observed.
+	// +kubebuilder:default={}
 	// +optional
 	Status ConnectClusterStatus `json:"status,omitempty"`
 }

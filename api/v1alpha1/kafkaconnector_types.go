@@ -209,7 +209,9 @@ type TaskLimit struct {
 // KafkaConnectorStatus is the observed state of a connector.
 type KafkaConnectorStatus struct {
 	// conditions: Ready (the connector and all its tasks run as spec.state
-	// asks) and TasksLimited (the connector runs fewer tasks than tasksMax).
+	// asks), TasksLimited (the connector runs fewer tasks than tasksMax),
+	// and Reconciling / Stalled for kstatus (converging by itself / needs a
+	// change by the user).
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -217,7 +219,10 @@ type KafkaConnectorStatus struct {
 	// +patchMergeKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
 
-	// observedGeneration is the spec generation the status describes.
+	// observedGeneration is the spec generation the status describes; 0
+	// until the operator's first pass (the API server defaults it), so
+	// kstatus reads a new object as InProgress, never as Current.
+	// +kubebuilder:default=0
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
@@ -333,6 +338,7 @@ type KafkaConnector struct {
 	Spec KafkaConnectorSpec `json:"spec"`
 
 	// status is the state the operator observed.
+	// +kubebuilder:default={}
 	// +optional
 	Status KafkaConnectorStatus `json:"status,omitempty"`
 }
