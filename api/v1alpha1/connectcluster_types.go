@@ -28,6 +28,7 @@ import (
 // topics: they hold every connector config and offset.
 //
 // +kubebuilder:validation:XValidation:rule="has(self.groupId) == has(oldSelf.groupId) && (!has(self.groupId) || self.groupId == oldSelf.groupId)",message="groupId cannot be added, removed or changed after creation: the cluster's connector configs and offsets live under the original group; create a new ConnectCluster to use another group",fieldPath=".groupId",reason=FieldValueForbidden
+// +kubebuilder:validation:XValidation:rule="!has(self.exactlyOnce) || !has(self.config) || !('exactly.once.source.support' in self.config)",message="set exactly-once either with spec.exactlyOnce or with config[\"exactly.once.source.support\"], not both",fieldPath=".exactlyOnce"
 type ConnectClusterSpec struct {
 	// replicas is the number of worker pods when autoscaling is disabled. The
 	// operator may run more: never fewer than ceil(total effective tasks /
@@ -93,6 +94,16 @@ type ConnectClusterSpec struct {
 	// +kubebuilder:validation:XValidation:rule="['group.id', 'bootstrap.servers', 'producer.bootstrap.servers', 'consumer.bootstrap.servers', 'admin.bootstrap.servers', 'config.storage.topic', 'offset.storage.topic', 'status.storage.topic', 'config.storage.replication.factor', 'offset.storage.replication.factor', 'status.storage.replication.factor', 'offset.storage.partitions', 'status.storage.partitions', 'rest.port', 'rest.host.name', 'rest.advertised.host.name', 'rest.advertised.port', 'rest.advertised.listener', 'listeners', 'scheduled.rebalance.max.delay.ms', 'security.protocol', 'sasl.mechanism', 'sasl.jaas.config', 'ssl.truststore.location', 'ssl.truststore.password', 'ssl.keystore.location', 'ssl.keystore.password', 'ssl.key.password', 'internal.topics.create', 'rest.auth.token.file', 'metrics.port', 'ssl.ca.location', 'ssl.certificate.location', 'ssl.key.location', 'sasl.username', 'sasl.password.file', 'worker.id', 'group.instance.id', 'max.tasks.per.worker', 'metrics.auth.token.file', 'config.providers.file.allowed.paths', 'config.providers.env.allowed.variables'].all(k, !(k in self))",messageExpression="'config may not set ' + ['group.id', 'bootstrap.servers', 'producer.bootstrap.servers', 'consumer.bootstrap.servers', 'admin.bootstrap.servers', 'config.storage.topic', 'offset.storage.topic', 'status.storage.topic', 'config.storage.replication.factor', 'offset.storage.replication.factor', 'status.storage.replication.factor', 'offset.storage.partitions', 'status.storage.partitions', 'rest.port', 'rest.host.name', 'rest.advertised.host.name', 'rest.advertised.port', 'rest.advertised.listener', 'listeners', 'scheduled.rebalance.max.delay.ms', 'security.protocol', 'sasl.mechanism', 'sasl.jaas.config', 'ssl.truststore.location', 'ssl.truststore.password', 'ssl.keystore.location', 'ssl.keystore.password', 'ssl.key.password', 'internal.topics.create', 'rest.auth.token.file', 'metrics.port', 'ssl.ca.location', 'ssl.certificate.location', 'ssl.key.location', 'sasl.username', 'sasl.password.file', 'worker.id', 'group.instance.id', 'max.tasks.per.worker', 'metrics.auth.token.file', 'config.providers.file.allowed.paths', 'config.providers.env.allowed.variables'].filter(k, k in self)[0] + ': the operator sets it from spec.groupId, spec.kafka, spec.storage, spec.restApi, spec.metrics, spec.maxTasksPerWorker, spec.connectorAccess or spec.rebalance; remove the key and use those fields'",reason=FieldValueForbidden
 	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) >= 1 && size(k) <= 255 && size(self[k]) <= 32768)",message="config keys must be 1 to 255 characters and values at most 32 KiB: use the worker's property names and keep large content in files"
 	Config map[string]string `json:"config,omitempty"`
+
+	// exactlyOnce turns on exactly-once sources (KIP-618): workers run with
+	// exactly.once.source.support=enabled (records and source offsets in one
+	// transaction, earlier tasks fenced before new task configs start), and
+	// sink consumers read read_committed unless spec.config sets
+	// consumer.isolation.level. The Kafka principal needs WRITE and DESCRIBE
+	// on transactional ids "<groupId>-*" (see the ExactlyOnce condition).
+	// Or set exactly.once.source.support in spec.config, not both.
+	// +optional
+	ExactlyOnce *bool `json:"exactlyOnce,omitempty"`
 
 	// maxTasksPerWorker is how many tasks one worker should run at most.
 	// Without autoscaling the operator runs at least ceil(total effective
@@ -496,66 +507,6 @@ type NetworkPolicySpec struct {
 	MetricsNamespaceSelector *metav1.LabelSelector `json:"metricsNamespaceSelector,omitempty"`
 }
 
-// ConnectClusterStatus is the observed state of a ConnectCluster.
-type ConnectClusterStatus struct {
-	// conditions: Ready (workers up and the group formed), Reconciled
-	// (children match the spec), Autoscaling, GroupConflict, CapacityRaised.
-	// +optional
-	// +listType=map
-	// +listMapKey=type
-	// +patchStrategy=merge
-	// +patchMergeKey=type
-	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
-
-	// observedGeneration is the spec generation the status describes.
-	// +optional
-	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-
-	// groupId is the Kafka Connect group the workers use: spec.groupId or the
-	// default the operator chose at creation.
-	// +optional
-	GroupID string `json:"groupId,omitempty"`
-
-	// replicas is the number of worker pods that exist.
-	// +optional
-	Replicas int32 `json:"replicas,omitempty"`
-
-	// readyReplicas is the number of worker pods that are ready.
-	// +optional
-	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
-
-	// desiredReplicas is the worker count the operator asks for: spec.replicas
-	// raised to the task floor, or the autoscaler's bounds while autoscaling.
-	// +optional
-	DesiredReplicas int32 `json:"desiredReplicas,omitempty"`
-
-	// selector is the label selector of the worker pods, in string form, for
-	// the scale subresource and the HPA.
-	// +optional
-	Selector string `json:"selector,omitempty"`
-
-	// restUrl is the in-cluster URL of the workers' Kafka Connect REST API.
-	// +optional
-	RestURL string `json:"restUrl,omitempty"`
-
-	// connectors is the number of KafkaConnectors assigned to this cluster.
-	// +optional
-	Connectors int32 `json:"connectors,omitempty"`
-
-	// tasks is the total of the connectors' effective task counts.
-	// +optional
-	Tasks int32 `json:"tasks,omitempty"`
-
-	// unmanagedConnectors are connectors on the workers that no
-	// KafkaConnector of this cluster manages (created through the REST API,
-	// or left by a deleted KafkaConnector whose finalizer was removed by
-	// hand), sorted, at most 100. The operator never deletes them.
-	// +optional
-	// +listType=atomic
-	// +kubebuilder:validation:MaxItems=100
-	UnmanagedConnectors []string `json:"unmanagedConnectors,omitempty"`
-}
-
 // ConnectCluster is a group of Conveyor workers: a Kafka
 // Connect-compatible distributed worker cluster that runs KafkaConnectors.
 //
@@ -581,6 +532,7 @@ type ConnectCluster struct {
 	Spec ConnectClusterSpec `json:"spec"`
 
 	// status is the state the operator observed.
+	// +kubebuilder:default={}
 	// +optional
 	Status ConnectClusterStatus `json:"status,omitempty"`
 }

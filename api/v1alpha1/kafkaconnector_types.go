@@ -84,6 +84,18 @@ type KafkaConnectorSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) <= 32768)",message="config values may be at most 32 KiB: put large content (a schema, a certificate) in a Secret listed in the ConnectCluster's spec.connectorAccess.secrets and reference it as ${secret:<name>:<key>}"
 	Config map[string]string `json:"config,omitempty"`
 
+	// exactlyOnce asks for exactly-once delivery. For a source connector it
+	// sets exactly.once.support: Requested (run transactionally when the
+	// cluster has exactly-once on) or Required (refuse the connector unless
+	// the cluster has it on and the plugin supports it). For a sink it makes
+	// the consumer read read_committed (consumer.override.isolation.level),
+	// so records of aborted transactions never reach it; a sink config with
+	// exactly.once=true (the PostgreSQL sink) gets that default too. Unset,
+	// the config keys decide.
+	// +optional
+	// +kubebuilder:validation:Enum=Requested;Required
+	ExactlyOnce ExactlyOnceRequest `json:"exactlyOnce,omitempty"`
+
 	// state is the state to keep the connector in: running (default), paused
 	// (tasks stay assigned but process nothing) or stopped (tasks shut down,
 	// config and offsets kept).
@@ -197,7 +209,9 @@ type TaskLimit struct {
 // KafkaConnectorStatus is the observed state of a connector.
 type KafkaConnectorStatus struct {
 	// conditions: Ready (the connector and all its tasks run as spec.state
-	// asks) and TasksLimited (the connector runs fewer tasks than tasksMax).
+	// asks), TasksLimited (the connector runs fewer tasks than tasksMax),
+	// and Reconciling / Stalled for kstatus (converging by itself / needs a
+	// change by the user).
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -205,7 +219,10 @@ type KafkaConnectorStatus struct {
 	// +patchMergeKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
 
-	// observedGeneration is the spec generation the status describes.
+	// observedGeneration is the spec generation the status describes; 0
+	// until the operator's first pass (the API server defaults it), so
+	// kstatus reads a new object as InProgress, never as Current.
+	// +kubebuilder:default=0
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
@@ -321,6 +338,7 @@ type KafkaConnector struct {
 	Spec KafkaConnectorSpec `json:"spec"`
 
 	// status is the state the operator observed.
+	// +kubebuilder:default={}
 	// +optional
 	Status KafkaConnectorStatus `json:"status,omitempty"`
 }
@@ -337,3 +355,12 @@ type KafkaConnectorList struct {
 func init() {
 	SchemeBuilder.Register(&KafkaConnector{}, &KafkaConnectorList{})
 }
+
+// ExactlyOnceRequest is a KafkaConnector's spec.exactlyOnce.
+type ExactlyOnceRequest string
+
+// Values of spec.exactlyOnce.
+const (
+	ExactlyOnceRequested ExactlyOnceRequest = "Requested"
+	ExactlyOnceRequired  ExactlyOnceRequest = "Required"
+)

@@ -29,6 +29,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -45,6 +46,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers/statusmetrics"
 )
 
 // The operator's permissions for ConnectClusters. Secrets are read one at a
@@ -183,7 +185,9 @@ type Reconciler struct {
 
 	mu       sync.Mutex
 	verified map[types.NamespacedName]topicCheckRecord
-	failures map[types.NamespacedName]int
+	// eosChecked remembers successful transaction probes (exactlyonce.go).
+	eosChecked map[types.NamespacedName]topicCheckRecord
+	failures   map[types.NamespacedName]int
 }
 
 type topicCheckRecord struct {
@@ -219,12 +223,13 @@ func NewReconciler(mgr ctrl.Manager, opts Options) *Reconciler {
 		opts.MaxConcurrentReconciles = 4
 	}
 	return &Reconciler{
-		client:    mgr.GetClient(),
-		apiReader: mgr.GetAPIReader(),
-		recorder:  mgr.GetEventRecorder("conveyor-operator"),
-		opts:      opts,
-		verified:  map[types.NamespacedName]topicCheckRecord{},
-		failures:  map[types.NamespacedName]int{},
+		client:     mgr.GetClient(),
+		apiReader:  mgr.GetAPIReader(),
+		recorder:   mgr.GetEventRecorder("conveyor-operator"),
+		opts:       opts,
+		verified:   map[types.NamespacedName]topicCheckRecord{},
+		eosChecked: map[types.NamespacedName]topicCheckRecord{},
+		failures:   map[types.NamespacedName]int{},
 	}
 }
 
@@ -340,6 +345,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if apierrors.IsNotFound(err) {
 			// Owner references let the garbage collector remove the children.
 			r.forget(req.NamespacedName)
+			statusmetrics.DeleteCluster(req.Namespace, req.Name)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("reading ConnectCluster %s: %w", req.NamespacedName, err)
@@ -357,6 +363,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.writeStatus(ctx, cc, updated); err != nil {
 		return ctrl.Result{}, err
 	}
+	statusmetrics.Cluster(cc.Namespace, cc.Name, meta.FindStatusCondition(updated.Conditions, v1alpha1.ConnectClusterReady), updated.DesiredReplicas, updated.ReadyReplicas)
 	r.emitEvents(cc, updated, st)
 	return r.result(req.NamespacedName, st), nil
 }

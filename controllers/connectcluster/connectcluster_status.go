@@ -113,6 +113,11 @@ func computeStatus(cc *v1alpha1.ConnectCluster, st *loopState, now metav1.Time) 
 		set(v1alpha1.ConnectClusterTopicsReady, metav1.ConditionUnknown, st.problem.Reason, "not checked: "+st.problem.Message)
 	}
 
+	// ExactlyOnce
+	if st.eos != nil {
+		set(v1alpha1.ConnectClusterExactlyOnce, st.eos.status, st.eos.reason, st.eos.message)
+	}
+
 	// Autoscaling and CapacityRaised
 	switch {
 	case !cc.AutoscalingEnabled():
@@ -157,7 +162,27 @@ func computeStatus(cc *v1alpha1.ConnectCluster, st *loopState, now metav1.Time) 
 		}
 		set(v1alpha1.ConnectClusterReady, bool2(ready), reason, msg)
 	}
+
+	// Reconciling and Stalled, for kstatus
+	rec, stall := condition.Progress([]*metav1.Condition{
+		meta.FindStatusCondition(s.Conditions, v1alpha1.ConnectClusterReconciled),
+		meta.FindStatusCondition(s.Conditions, v1alpha1.ConnectClusterReady),
+	}, clusterStalled, cc.Generation)
+	set(rec.Type, rec.Status, rec.Reason, rec.Message)
+	set(stall.Type, stall.Status, stall.Reason, stall.Message)
 	return s
+}
+
+// clusterStalled reports whether a Ready or Reconciled reason needs the
+// user to act (kstatus Failed); the other reasons settle by themselves
+// (Reconciling: workers starting or rolling, Kafka not answering yet, a
+// child being written again).
+func clusterStalled(reason string) bool {
+	switch reason {
+	case v1alpha1.ReasonGroupInUse, v1alpha1.ReasonInvalidSpec, v1alpha1.ReasonSecretNotFound, v1alpha1.ReasonTopicInvalid:
+		return true
+	}
+	return false
 }
 
 // workersReady decides the Ready condition from the Deployment's figures.

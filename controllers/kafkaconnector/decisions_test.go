@@ -93,6 +93,12 @@ func TestEstimateTaskLimit(t *testing.T) {
 		{"unlisted class with topics is a sink",
 			EstimateInput{Class: "SomeOtherSink", Config: map[string]string{"topics": "t"}, PartitionCounts: map[string]int32{"t": 3}},
 			i32(3), ReasonTopicPartitions},
+		{"the Redis sink's limit is its partitions",
+			EstimateInput{Class: "RedisSink", Config: map[string]string{"topics": "orders", "redis.url": "redis://r:6379"}, PartitionCounts: map[string]int32{"orders": 12}},
+			i32(12), ReasonTopicPartitions},
+		{"the S3 sink's limit is its partitions",
+			EstimateInput{Class: "S3Sink", Config: map[string]string{"topics": "a,b", "s3.bucket.name": "lake"}, PartitionCounts: map[string]int32{"a": 4, "b": 8}},
+			i32(12), ReasonTopicPartitions},
 		{"cdc source is a single reader",
 			EstimateInput{Class: ClassPostgresCDCSource, Config: map[string]string{"tasks.max": "10"}},
 			i32(1), ReasonSingleReader},
@@ -336,5 +342,29 @@ func TestSecretsHash(t *testing.T) {
 	}
 	if !SecretRotated(h0, rotated) || SecretRotated("", h0) || SecretRotated(h0, h0) || SecretRotated(h0, "") {
 		t.Error("SecretRotated: only a recorded, different, non-empty hash is a rotation")
+	}
+}
+
+// spec.exactlyOnce sets exactly.once.support and a read_committed sink
+// consumer; an exactly-once sink config (exactly.once=true) gets
+// read_committed too; keys in spec.config win.
+func TestWithExactlyOnce(t *testing.T) {
+	cases := []struct {
+		req       string
+		config    map[string]string
+		support   string
+		isolation string
+	}{
+		{"", map[string]string{"topics": "t"}, "", ""},
+		{"Required", map[string]string{"topic": "t"}, "required", "read_committed"},
+		{"Requested", map[string]string{"exactly.once.support": "required"}, "required", "read_committed"},
+		{"", map[string]string{"exactly.once": "true"}, "", "read_committed"},
+		{"", map[string]string{"exactly.once": "true", "consumer.override.isolation.level": "read_uncommitted"}, "", "read_uncommitted"},
+	}
+	for _, c := range cases {
+		got := WithExactlyOnce(DesiredConfig("c", "Cls", 1, c.config), c.req)
+		if got[KeyExactlyOnceSupport] != c.support || got[KeyConsumerIsolationOverride] != c.isolation {
+			t.Errorf("%q %v: exactly.once.support=%q isolation=%q, want %q %q", c.req, c.config, got[KeyExactlyOnceSupport], got[KeyConsumerIsolationOverride], c.support, c.isolation)
+		}
 	}
 }

@@ -126,7 +126,26 @@ func computeStatus(kc *v1alpha1.KafkaConnector, l *connectorLoop, now metav1.Tim
 	case l.done:
 		set(ReadyCondition(kc.TargetState(), *l.runtime, s.EffectiveTasks, kc.Generation))
 	}
+	rec, stall := condition.Progress([]*metav1.Condition{meta.FindStatusCondition(s.Conditions, v1alpha1.KafkaConnectorReady)}, connectorStalled, kc.Generation)
+	set(rec)
+	set(stall)
 	return s
+}
+
+// connectorStalled reports whether a Ready reason needs the user to act
+// (kstatus Failed): the problems that warn, and a FAILED connector or task.
+// The others (a cluster not there or not Ready yet, tasks being assigned, a
+// Secret grant on its way) settle by themselves: Reconciling.
+func connectorStalled(reason string) bool {
+	switch reason {
+	case v1alpha1.ReasonConnectorFailed, v1alpha1.ReasonTasksFailed:
+		return true
+	case v1alpha1.ReasonClusterNotFound:
+		// Applied together with its ConnectCluster, a connector may look
+		// for it before the cache has it: a wait, not a failure.
+		return false
+	}
+	return problemPolicies[reason].warn
 }
 
 // writeStatus patches the status subresource, once, and only when it changed.

@@ -24,6 +24,8 @@ import (
 	pgsink "github.com/conveyor-dev/conveyor/runtime/connectors/postgres/sink"
 	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/tablesource"
 	"github.com/conveyor-dev/conveyor/runtime/connectors/rangesource"
+	redissink "github.com/conveyor-dev/conveyor/runtime/connectors/redis"
+	s3sink "github.com/conveyor-dev/conveyor/runtime/connectors/s3"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
 
@@ -36,6 +38,8 @@ func Plugins() []plugin.Plugin {
 		cdc.Plugin(),
 		tablesource.Plugin(),
 		pgsink.Plugin(),
+		redissink.Plugin(),
+		s3sink.Plugin(),
 		elasticsearch.Plugin(),
 	}
 }

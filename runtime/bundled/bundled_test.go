@@ -26,7 +26,7 @@ import (
 func TestRegistry(t *testing.T) {
 	r := Registry()
 	list := r.List()
-	if len(list) != 7 {
+	if len(list) != 9 {
 		t.Fatalf("%d plugins", len(list))
 	}
 	for name, kind := range map[string]plugin.Kind{
@@ -36,6 +36,7 @@ func TestRegistry(t *testing.T) {
 		"dev.conveyor.connect.range.RangeSourceConnector": plugin.KindSource,
 		"PostgresCDCSource":   plugin.KindSource,
 		"PostgresTableSource": plugin.KindSource, "PostgresSinkConnector": plugin.KindSink,
+		"RedisSink": plugin.KindSink, "S3Sink": plugin.KindSink,
 		"dev.conveyor.connect.postgres.PostgresTableSourceConnector": plugin.KindSource,
 		"ElasticsearchSink": plugin.KindSink,
 	} {

@@ -48,6 +48,11 @@ func (c *Config) Validate() error {
 			bad(KeyBootstrapServers, "%q has an invalid port", s)
 		}
 	}
+	switch strings.ToLower(c.ExactlyOnceSourceSupport) {
+	case "disabled", "preparing", "enabled":
+	default:
+		bad(KeyExactlyOnceSourceSupport, "%q: use disabled, preparing or enabled", c.ExactlyOnceSourceSupport)
+	}
 	if strings.TrimSpace(c.GroupID) == "" {
 		bad(KeyGroupID, "required: set the group the workers of this cluster share")
 	}
@@ -98,6 +103,9 @@ func (c *Config) Validate() error {
 		if p.v < 0 || p.v > 65535 {
 			bad(p.key, "%d is not a port (0-65535)", p.v)
 		}
+	}
+	if c.RestThreadsMax < 1 {
+		bad(KeyRestThreadsMax, "%d is invalid: use at least 1 (default 200)", c.RestThreadsMax)
 	}
 	if c.MetricsPort != 0 && c.MetricsPort == c.RestPort {
 		bad(KeyMetricsPort, "%d is also rest.port; use 0 to serve metrics on the REST server", c.MetricsPort)
