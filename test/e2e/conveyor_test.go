@@ -728,7 +728,6 @@ func (w *walk) scale(t *testing.T) {
 	})
 }
 
-
 // topicIDs reads a topic to its end with kcat and returns the distinct record IDs.
 func topicIDs(t *testing.T, topic string) map[int64]bool {
 	t.Helper()

@@ -97,7 +97,8 @@ func (c *Cluster) installKEDA(ctx context.Context, kedaDir string) error {
 		return fmt.Errorf("installing KEDA: %w\n%s", err, out)
 	}
 	if out, err := c.RunKubectl(ctx, "", "wait", "--for=condition=Available", "--timeout=150s", "apiservice/v1beta1.external.metrics.k8s.io"); err != nil {
-		return fmt.Errorf("waiting for KEDA's metrics API (APIService v1beta1.external.metrics.k8s.io; logs in %s/logs/keda_*): %w\n%s", c.Dir, err, out)
+		state, _ := c.RunKubectl(ctx, "", "get", "deployments,replicasets,pods,endpointslices,events", "-n", "keda")
+		return fmt.Errorf("waiting for KEDA's metrics API (APIService v1beta1.external.metrics.k8s.io; logs in %s/logs/keda_*): %w\n%s\n%s", c.Dir, err, out, state)
 	}
 	if out, err := c.RunKubectl(ctx, "", "-n", "keda", "wait", "--for=condition=Available", "--timeout=120s", "deployment/keda-operator"); err != nil {
 		return fmt.Errorf("waiting for the KEDA operator: %w\n%s", err, out)

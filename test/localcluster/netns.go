@@ -64,6 +64,21 @@ type netNS struct {
 
 	mu        sync.Mutex
 	listeners []net.Listener
+	dials     chan dialRequest // served by the one goroutine that lives in the namespace
+	quit      chan struct{}    // closed by stop: that goroutine ends
+	dialer    chan struct{}    // closed when it ended
+	quitOnce  sync.Once
+}
+
+type dialRequest struct {
+	ctx           context.Context
+	network, addr string
+	reply         chan dialResult
+}
+
+type dialResult struct {
+	conn net.Conn
+	err  error
 }
 
 // startNetNS creates the namespace and configures its loopback link.
@@ -108,8 +123,41 @@ func startNetNS(ctx context.Context, logf func(string, ...any)) (*netNS, error) 
 		n.stop()
 		return nil, fmt.Errorf("opening %s: %w", n.path, err)
 	}
+	n.dials, n.quit, n.dialer = make(chan dialRequest), make(chan struct{}), make(chan struct{})
+	entered := make(chan error, 1)
+	go n.dialLoop(entered)
+	if err := <-entered; err != nil {
+		n.stop()
+		return nil, err
+	}
 	logf("network namespace %s (holder pid %d), %s/%d on its loopback", n.path, cmd.Process.Pid, netnsHostIP, netnsPrefixLen)
 	return n, nil
+}
+
+// dialLoop moves its goroutine's OS thread into the namespace for good and dials there
+// for DialContext, one connection at a time (every address it reaches is local, so a dial
+// ends at once). The thread stays locked until stop: the Go runtime ends a thread whose
+// locked goroutine returns, and a thread's end sends Pdeathsig to the processes it started
+// (kube-controller-manager, the pods), so no other goroutine may lock a thread and return.
+func (n *netNS) dialLoop(entered chan<- error) {
+	defer close(n.dialer)
+	runtime.LockOSThread()
+	if err := unix.Setns(int(n.file.Fd()), unix.CLONE_NEWNET); err != nil {
+		entered <- fmt.Errorf("entering the cluster's network namespace: %w", err)
+		return
+	}
+	entered <- nil
+	for {
+		select {
+		case <-n.quit:
+			return
+		case req := <-n.dials:
+			ctx, cancel := context.WithTimeout(req.ctx, 5*time.Second)
+			c, err := (&net.Dialer{}).DialContext(ctx, req.network, req.addr)
+			cancel()
+			req.reply <- dialResult{c, err}
+		}
+	}
 }
 
 // wrap prefixes a command line so that it runs inside the namespace (nsenter execs the
@@ -127,29 +175,21 @@ func (n *netNS) command(name string, args ...string) *exec.Cmd {
 	return exec.Command(argv[0], argv[1:]...)
 }
 
-// DialContext dials from inside the namespace: a goroutine locks itself to its OS thread,
-// moves that thread into the namespace and dials. The socket belongs to the namespace for
-// good, so the connection then works from any thread. The thread is never unlocked, so the
-// Go runtime throws it away when the goroutine ends instead of reusing it elsewhere.
+// DialContext dials from inside the namespace (through dialLoop). The socket belongs to
+// the namespace for good, so the connection then works from any thread.
 func (n *netNS) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
 	if n == nil {
 		return (&net.Dialer{}).DialContext(ctx, network, addr)
 	}
-	type result struct {
-		conn net.Conn
-		err  error
+	req := dialRequest{ctx: ctx, network: network, addr: addr, reply: make(chan dialResult, 1)}
+	select {
+	case n.dials <- req:
+	case <-n.dialer:
+		return nil, errors.New("the cluster's network namespace is gone (the cluster stopped)")
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
-	ch := make(chan result, 1)
-	go func() {
-		runtime.LockOSThread()
-		if err := unix.Setns(int(n.file.Fd()), unix.CLONE_NEWNET); err != nil {
-			ch <- result{err: fmt.Errorf("entering the cluster's network namespace: %w", err)}
-			return
-		}
-		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-		ch <- result{c, err}
-	}()
-	r := <-ch
+	r := <-req.reply
 	return r.conn, r.err
 }
 
@@ -218,6 +258,11 @@ func (n *netNS) stop() {
 	if n.holder.Process != nil {
 		_ = syscall.Kill(-n.holder.Process.Pid, syscall.SIGKILL)
 		<-n.done
+	}
+	// Last, when every process of the cluster is gone: the dialing thread ends with it.
+	if n.quit != nil {
+		n.quitOnce.Do(func() { close(n.quit) })
+		<-n.dialer
 	}
 	if n.file != nil {
 		_ = n.file.Close()
