@@ -44,14 +44,16 @@ const (
 	ns           = "autoscale"
 	lagThreshold = 1000
 	minWorkers   = 2
-	// Sink a reads a1 and a2, sink b reads b1 and b2; every topic has 2 partitions, so each
-	// sink runs 4 tasks (8 in all, which is also where the operator caps maxReplicas).
-	perTopicA = 4000 // sink a: lag 8000, capped at 4 tasks × 1000
-	perTopicB = 800  // sink b: lag 1600, below its cap of 4000
-	// The composite: min(8000, 4000) + min(1600, 4000) = 5600 → ceil(5.6) = 6 workers.
-	// Without the task cap it would be 9600 → 8 (maxReplicas); with one trigger per topic
-	// the HPA's maximum over them would give 2 (each topic is capped at 2 partitions × 1000).
-	wantPeak = 6
+	// Sink a reads a1 and a2 with tasksMax 2, sink b reads b1 and b2 with tasksMax 4; every
+	// topic has 2 partitions, so sink a runs 2 tasks (limited by tasksMax) and sink b 4:
+	// 6 in all, which is also where the operator caps maxReplicas.
+	tasksA, tasksB = 2, 4
+	perTopicA      = 4000 // sink a: lag 8000; KEDA caps each topic at 2 partitions × 1000
+	perTopicB      = 800  // sink b: lag 1600, below its cap of 4 tasks × 1000
+	// The composite: min(2000 + 2000, 2 tasks × 1000) + min(800 + 800, 4000) = 3600 →
+	// ceil(3.6) = 4 workers. Without the task cap it would be 5600 → 6 (maxReplicas); with
+	// one trigger per topic the HPA's maximum over them would give 2.
+	wantPeak = 4
 	// Records written while the cluster scales down, 100 per topic.
 	perTopicLate = 100
 )
@@ -119,11 +121,17 @@ func TestAutoscaleUpAndDown(t *testing.T) {
 		return fmt.Errorf("no Autoscaling condition in %v", cc.Status.Conditions)
 	})
 
-	// 1. Scale up to the composite need, capped by the sinks' tasks: exactly 6, and no more.
+	// 1. Scale up to the composite need, capped by the sinks' tasks: exactly 4, and no more.
 	peak := 0
 	testkit.EventuallyNoError(t, 2*time.Minute, fmt.Sprintf("%d Ready workers", wantPeak), func() error {
+		all, _, err := cv.WorkerPods(ctx, ns, "as")
+		if err != nil {
+			return err
+		}
+		if peak = max(peak, len(all)); peak > wantPeak {
+			t.Fatalf("the workers went up to %d, want %d (the composite need capped by tasks); HPA %s", peak, wantPeak, hpaState(ctx))
+		}
 		pods, err := readyWorkers(ctx)
-		peak = max(peak, len(pods))
 		if err != nil {
 			return err
 		}
@@ -137,8 +145,8 @@ func TestAutoscaleUpAndDown(t *testing.T) {
 	if peak > wantPeak {
 		t.Fatalf("the workers went up to %d, want %d (the composite need capped by tasks)", peak, wantPeak)
 	}
-	// The HPA keeps asking for 6 over several of its syncs (2s) while the backlog lasts.
-	testkit.Consistently(t, 8*time.Second, "the HPA to keep 6 workers", func() (bool, string) {
+	// The HPA keeps asking for 4 over several of its syncs (2s) while the backlog lasts.
+	testkit.Consistently(t, 8*time.Second, "the HPA to keep 4 workers", func() (bool, string) {
 		hpa, err := theHPA(ctx)
 		if err != nil {
 			return false, err.Error()
@@ -146,8 +154,8 @@ func TestAutoscaleUpAndDown(t *testing.T) {
 		return hpa.Status.DesiredReplicas == wantPeak, fmt.Sprintf("HPA desires %d workers, want %d: %s", hpa.Status.DesiredReplicas, wantPeak, hpaState(ctx))
 	})
 
-	// 2. The new workers take tasks through the cooperative rebalance: all six run some of
-	// the 8 tasks.
+	// 2. The new workers take tasks through the cooperative rebalance: all four run some of
+	// the 6 tasks.
 	pods, err := readyWorkers(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -156,7 +164,7 @@ func TestAutoscaleUpAndDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testkit.EventuallyNoError(t, 90*time.Second, "the 8 sink tasks to spread over the 6 workers", func() error {
+	testkit.EventuallyNoError(t, 90*time.Second, fmt.Sprintf("the %d sink tasks to spread over the %d workers", tasksA+tasksB, wantPeak), func() error {
 		per, err := tasksPerWorker(ctx, pods[0].Status.PodIP, token)
 		if err != nil {
 			return err
@@ -165,7 +173,7 @@ func TestAutoscaleUpAndDown(t *testing.T) {
 		for _, c := range per {
 			n += c
 		}
-		if n != 8 || len(per) != wantPeak {
+		if n != tasksA+tasksB || len(per) != wantPeak {
 			return fmt.Errorf("%d running tasks on %d workers: %v", n, len(per), per)
 		}
 		return nil
@@ -220,7 +228,7 @@ func TestAutoscaleUpAndDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testkit.EventuallyNoError(t, 30*time.Second, "the 8 sink tasks to run on the 2 workers left", func() error {
+	testkit.EventuallyNoError(t, 30*time.Second, fmt.Sprintf("the %d sink tasks to run on the %d workers left", tasksA+tasksB, minWorkers), func() error {
 		per, err := tasksPerWorker(ctx, live[0].Status.PodIP, token)
 		if err != nil {
 			return err
@@ -232,7 +240,7 @@ func TestAutoscaleUpAndDown(t *testing.T) {
 			}
 			n += c
 		}
-		if n != 8 {
+		if n != tasksA+tasksB {
 			return fmt.Errorf("%d running tasks: %v", n, per)
 		}
 		return nil
@@ -263,7 +271,7 @@ func TestAutoscaleUpAndDown(t *testing.T) {
 }
 
 func manifest(kafka, dir string) string {
-	sink := func(name string, topics []string) string {
+	sink := func(name string, topics []string, tasksMax int) string {
 		return fmt.Sprintf(`---
 apiVersion: connect.conveyor.dev/v1alpha1
 kind: KafkaConnector
@@ -272,12 +280,12 @@ metadata:
 spec:
   clusterRef: {name: as}
   class: FileSink
-  tasksMax: 4
+  tasksMax: %d
   config:
     topics: %s
     file: %s/%s.jsonl
     rate: "1"
-`, name, strings.Join(topics, ","), dir, name)
+`, name, tasksMax, strings.Join(topics, ","), dir, name)
 	}
 	return fmt.Sprintf(`apiVersion: connect.conveyor.dev/v1alpha1
 kind: ConnectCluster
@@ -305,7 +313,7 @@ spec:
     lagThreshold: %d
     pollingInterval: 1s
     cooldownPeriod: 15s
-`, minWorkers, kafka, minWorkers, lagThreshold) + sink("sink-a", topicsA) + sink("sink-b", topicsB)
+`, minWorkers, kafka, minWorkers, lagThreshold) + sink("sink-a", topicsA, tasksA) + sink("sink-b", topicsB, tasksB)
 }
 
 // tasksPerWorker counts the RUNNING tasks of both sinks per worker id, as the worker at
