@@ -52,6 +52,8 @@ bench:
 	go run ./test/bench
 	CONVEYOR_PG_BIN=$$(hack/postgres.sh) go run ./test/bench/postgres
 	go run ./test/bench/cluster
+	CONVEYOR_REDIS_SERVER=$$(hack/redis.sh) CONVEYOR_VERSITYGW=$$(hack/versitygw.sh) go run ./test/bench/sinks
+	go run ./test/bench/elasticsearch
 
 .PHONY: lint
 lint:

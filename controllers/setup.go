@@ -62,6 +62,9 @@ type Options struct {
 	// again when nothing in the API server changed (default
 	// kafkaconnector.DefaultResync, 30s; conveyor operator --connector-resync).
 	ConnectorResync time.Duration
+	// DriftBackoff is the revert schedule of driftPolicy enforce (default
+	// kafkaconnector.DefaultDriftBackoff); tests shorten it.
+	DriftBackoff kafkaconnector.Backoff
 }
 
 // CacheOptions limits what the manager watches to the given namespaces
@@ -142,9 +145,6 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		kr := kafkaconnector.KafkaReads{Reader: mgr.GetAPIReader()}
 		ccOpts.Autoscaler = &autoscaling.Converger{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), KEDA: checker, Topics: kr.ListTopics}
 	}
-	if err := connectcluster.NewReconciler(mgr, ccOpts).SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("setting up the ConnectCluster reconciler: %w", err)
-	}
 	resolver := opts.WorkerResolver
 	if resolver == nil {
 		resolver = workerclient.PodResolver{Reader: mgr.GetClient()}
@@ -159,6 +159,13 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		ClientOptions: opts.WorkerClient,
 		Partitions:    kr.Partitions,
 		Lag:           kr.Lag,
+		DriftBackoff:  opts.DriftBackoff,
+	}
+	if ccOpts.UnmanagedConnectors == nil {
+		ccOpts.UnmanagedConnectors = kcr.UnmanagedConnectors
+	}
+	if err := connectcluster.NewReconciler(mgr, ccOpts).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the ConnectCluster reconciler: %w", err)
 	}
 	if err := kcr.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the KafkaConnector reconciler: %w", err)

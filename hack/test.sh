@@ -36,6 +36,17 @@ assets() {
   CONVEYOR_PG_BIN=$(hack/postgres.sh)
   export CONVEYOR_PG_BIN
   echo "CONVEYOR_PG_BIN=$CONVEYOR_PG_BIN"
+  # The sink connectors' servers: redis-server (Debian) and versitygw (S3,
+  # built into the cache), see hack/redis.sh and hack/versitygw.sh.
+  CONVEYOR_REDIS_SERVER=$(hack/redis.sh)
+  CONVEYOR_VERSITYGW=$(hack/versitygw.sh)
+  export CONVEYOR_REDIS_SERVER CONVEYOR_VERSITYGW
+  echo "CONVEYOR_REDIS_SERVER=$CONVEYOR_REDIS_SERVER CONVEYOR_VERSITYGW=$CONVEYOR_VERSITYGW"
+  # ZincSearch, the Elasticsearch-compatible server of the Elasticsearch
+  # sink's smoke test (built once into ~/.cache/conveyor).
+  CONVEYOR_ZINCSEARCH=$(hack/zincsearch.sh)
+  export CONVEYOR_ZINCSEARCH
+  echo "CONVEYOR_ZINCSEARCH=$CONVEYOR_ZINCSEARCH"
   KUBEBUILDER_ASSETS=$(hack/build-test-binaries.sh all)
   export KUBEBUILDER_ASSETS
   echo "KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS"

@@ -146,6 +146,11 @@ type ConnectClusterSpec struct {
 	// and environment variables (${env:...}). Nothing is allowed by default.
 	// +optional
 	ConnectorAccess *ConnectorAccess `json:"connectorAccess,omitempty"`
+
+	// driftPolicy is the default spec.driftPolicy of the cluster's
+	// KafkaConnectors (enforce or report; absent: enforce).
+	// +optional
+	DriftPolicy DriftPolicy `json:"driftPolicy,omitempty"`
 }
 
 // KafkaConnection says how to reach a Kafka cluster.
@@ -493,57 +498,6 @@ type NetworkPolicySpec struct {
 	MetricsNamespaceSelector *metav1.LabelSelector `json:"metricsNamespaceSelector,omitempty"`
 }
 
-// ConnectClusterStatus is the observed state of a ConnectCluster.
-type ConnectClusterStatus struct {
-	// conditions: Ready (workers up and the group formed), Reconciled
-	// (children match the spec), Autoscaling, GroupConflict, CapacityRaised.
-	// +optional
-	// +listType=map
-	// +listMapKey=type
-	// +patchStrategy=merge
-	// +patchMergeKey=type
-	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
-
-	// observedGeneration is the spec generation the status describes.
-	// +optional
-	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-
-	// groupId is the Kafka Connect group the workers use: spec.groupId or the
-	// default the operator chose at creation.
-	// +optional
-	GroupID string `json:"groupId,omitempty"`
-
-	// replicas is the number of worker pods that exist.
-	// +optional
-	Replicas int32 `json:"replicas,omitempty"`
-
-	// readyReplicas is the number of worker pods that are ready.
-	// +optional
-	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
-
-	// desiredReplicas is the worker count the operator asks for: spec.replicas
-	// raised to the task floor, or the autoscaler's bounds while autoscaling.
-	// +optional
-	DesiredReplicas int32 `json:"desiredReplicas,omitempty"`
-
-	// selector is the label selector of the worker pods, in string form, for
-	// the scale subresource and the HPA.
-	// +optional
-	Selector string `json:"selector,omitempty"`
-
-	// restUrl is the in-cluster URL of the workers' Kafka Connect REST API.
-	// +optional
-	RestURL string `json:"restUrl,omitempty"`
-
-	// connectors is the number of KafkaConnectors assigned to this cluster.
-	// +optional
-	Connectors int32 `json:"connectors,omitempty"`
-
-	// tasks is the total of the connectors' effective task counts.
-	// +optional
-	Tasks int32 `json:"tasks,omitempty"`
-}
-
 // ConnectCluster is a group of Conveyor workers: a Kafka
 // Connect-compatible distributed worker cluster that runs KafkaConnectors.
 //
@@ -569,6 +523,7 @@ type ConnectCluster struct {
 	Spec ConnectClusterSpec `json:"spec"`
 
 	// status is the state the operator observed.
+	// +kubebuilder:default={}
 	// +optional
 	Status ConnectClusterStatus `json:"status,omitempty"`
 }

@@ -96,6 +96,24 @@ type KafkaConnectorSpec struct {
 	// +optional
 	// +kubebuilder:default={}
 	AutoRestart AutoRestartSpec `json:"autoRestart,omitempty"`
+
+	// driftPolicy is what the operator does when the connector's config on
+	// the workers is changed behind its back (through the REST API):
+	// enforce writes the spec's config back, with a ConfigDrift condition, a
+	// Warning event naming the keys and exponential backoff when the edits
+	// go on; report leaves the change and shows the key-level difference in
+	// the ConfigDrift condition. Absent: the ConnectCluster's
+	// spec.driftPolicy, else enforce. A change of the spec is written in
+	// either case.
+	// +optional
+	DriftPolicy DriftPolicy `json:"driftPolicy,omitempty"`
+
+	// offsets sets or resets the connector's offsets once per requestId:
+	// the operator stops the connector, applies them (Kafka Connect's
+	// KIP-875) and brings it back to spec.state; status.offsets records the
+	// outcome.
+	// +optional
+	Offsets *OffsetsRequest `json:"offsets,omitempty"`
 }
 
 // ClusterReference names a ConnectCluster in the same namespace.
@@ -179,7 +197,9 @@ type TaskLimit struct {
 // KafkaConnectorStatus is the observed state of a connector.
 type KafkaConnectorStatus struct {
 	// conditions: Ready (the connector and all its tasks run as spec.state
-	// asks) and TasksLimited (the connector runs fewer tasks than tasksMax).
+	// asks), TasksLimited (the connector runs fewer tasks than tasksMax),
+	// and Reconciling / Stalled for kstatus (converging by itself / needs a
+	// change by the user).
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -187,7 +207,10 @@ type KafkaConnectorStatus struct {
 	// +patchMergeKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
 
-	// observedGeneration is the spec generation the status describes.
+	// observedGeneration is the spec generation the status describes; 0
+	// until the operator's first pass (the API server defaults it), so
+	// kstatus reads a new object as InProgress, never as Current.
+	// +kubebuilder:default=0
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
@@ -260,6 +283,22 @@ type KafkaConnectorStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=64
 	SecretsHash string `json:"secretsHash,omitempty"`
+
+	// configHash digests the connector config the operator last wrote or
+	// found in place (a SHA-256 of keys and placeholders, never resolved
+	// values): a difference on the workers while it still matches the spec
+	// is drift, not a spec change.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	ConfigHash string `json:"configHash,omitempty"`
+
+	// drift is the last config drift seen on the workers (keys only).
+	// +optional
+	Drift *ConfigDriftStatus `json:"drift,omitempty"`
+
+	// offsets is the outcome of the last spec.offsets request handled.
+	// +optional
+	Offsets *OffsetsStatus `json:"offsets,omitempty"`
 }
 
 // KafkaConnector is a connector run by a ConnectCluster: a source that
@@ -287,6 +326,7 @@ type KafkaConnector struct {
 	Spec KafkaConnectorSpec `json:"spec"`
 
 	// status is the state the operator observed.
+	// +kubebuilder:default={}
 	// +optional
 	Status KafkaConnectorStatus `json:"status,omitempty"`
 }

@@ -22,6 +22,10 @@ package condition
 import (
 	"fmt"
 	"unicode/utf8"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 )
 
 // MaxMessage is the API server's bound on a condition message, in bytes.
@@ -59,4 +63,38 @@ func Truncate(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + cutMark
+}
+
+// Progress derives the Reconciling and Stalled conditions (kstatus' InProgress
+// and Failed) from the conditions that must all be True for the object to be
+// current. A condition that is not True (or not set yet) makes the object
+// Stalled when stalled(reason) says the user must act, else Reconciling; a
+// stalled condition wins over one that is merely in progress. All True: both
+// False.
+func Progress(required []*metav1.Condition, stalled func(reason string) bool, generation int64) (reconciling, stall metav1.Condition) {
+	reconciling = metav1.Condition{Type: v1alpha1.ConditionReconciling, Status: metav1.ConditionFalse, ObservedGeneration: generation,
+		Reason: v1alpha1.ReasonConverged, Message: "nothing is in progress"}
+	stall = metav1.Condition{Type: v1alpha1.ConditionStalled, Status: metav1.ConditionFalse, ObservedGeneration: generation,
+		Reason: v1alpha1.ReasonConverged, Message: "nothing needs a change by the user"}
+	var pending *metav1.Condition
+	for _, c := range required {
+		switch {
+		case c == nil:
+			if pending == nil {
+				pending = &metav1.Condition{Reason: v1alpha1.ReasonReconciling, Message: "the operator has not reported yet"}
+			}
+		case c.Status == metav1.ConditionTrue:
+		case stalled(c.Reason):
+			stall.Status, stall.Reason, stall.Message = metav1.ConditionTrue, c.Reason, Truncate(c.Type+": "+c.Message, MaxMessage)
+			reconciling.Reason, reconciling.Message = v1alpha1.ReasonStalled, "stalled: "+c.Reason
+			return reconciling, stall
+		case pending == nil:
+			pending = &metav1.Condition{Reason: c.Reason, Message: c.Type + ": " + c.Message}
+		}
+	}
+	if pending != nil {
+		reconciling.Status, reconciling.Reason, reconciling.Message = metav1.ConditionTrue, pending.Reason, Truncate(pending.Message, MaxMessage)
+		stall.Reason, stall.Message = v1alpha1.ReasonProgressing, "the operator expects the object to converge by itself"
+	}
+	return reconciling, stall
 }

@@ -29,6 +29,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -45,6 +46,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers/statusmetrics"
 )
 
 // The operator's permissions for ConnectClusters. Secrets are read one at a
@@ -126,6 +128,12 @@ type Options struct {
 	// Clock and Rand default to the real ones.
 	Clock clock.PassiveClock
 	Rand  io.Reader
+	// UnmanagedConnectors, when set, lists the connectors on a cluster's
+	// workers that no KafkaConnector manages, for
+	// status.unmanagedConnectors; ConnectorScanInterval is how often a
+	// healthy cluster is scanned (default DefaultConnectorScanInterval).
+	UnmanagedConnectors   UnmanagedConnectorsFunc
+	ConnectorScanInterval time.Duration
 	// MaxConcurrentReconciles defaults to 4: a cluster whose Kafka is down
 	// must not hold up the others for KafkaTimeout each.
 	MaxConcurrentReconciles int
@@ -331,6 +339,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if apierrors.IsNotFound(err) {
 			// Owner references let the garbage collector remove the children.
 			r.forget(req.NamespacedName)
+			statusmetrics.DeleteCluster(req.Namespace, req.Name)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("reading ConnectCluster %s: %w", req.NamespacedName, err)
@@ -343,10 +352,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	r.scanUnmanaged(ctx, cc, st)
 	updated := computeStatus(cc, st, metav1.NewTime(r.opts.Clock.Now()))
 	if err := r.writeStatus(ctx, cc, updated); err != nil {
 		return ctrl.Result{}, err
 	}
+	statusmetrics.Cluster(cc.Namespace, cc.Name, meta.FindStatusCondition(updated.Conditions, v1alpha1.ConnectClusterReady), updated.DesiredReplicas, updated.ReadyReplicas)
 	r.emitEvents(cc, updated, st)
 	return r.result(req.NamespacedName, st), nil
 }
@@ -369,6 +380,9 @@ func (r *Reconciler) result(key types.NamespacedName, st *loopState) ctrl.Result
 		// The cluster waits for the winner to go; the watch on clusters of
 		// the same group wakes it up.
 		return ctrl.Result{}
+	}
+	if r.opts.UnmanagedConnectors != nil {
+		return ctrl.Result{RequeueAfter: min(r.opts.TopicRecheckInterval, r.scanInterval())}
 	}
 	return ctrl.Result{RequeueAfter: r.opts.TopicRecheckInterval}
 }

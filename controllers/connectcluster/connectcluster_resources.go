@@ -65,6 +65,9 @@ type loopState struct {
 	appliedReplicas   *int32
 	// retry asks for a requeue with backoff.
 	retry bool
+	// unmanaged are the connectors no KafkaConnector manages (nil: not
+	// scanned this loop).
+	unmanaged *[]string
 }
 
 type topicsOutcome struct {

@@ -70,6 +70,9 @@ func computeStatus(cc *v1alpha1.ConnectCluster, st *loopState, now metav1.Time) 
 	s.RestURL = RestURL(cc)
 	s.Connectors = st.totals.Connectors
 	s.Tasks = st.totals.Tasks
+	if st.unmanaged != nil {
+		s.UnmanagedConnectors = *st.unmanaged
+	}
 
 	dep := st.deployment
 	if st.conflict != nil {
@@ -154,7 +157,27 @@ func computeStatus(cc *v1alpha1.ConnectCluster, st *loopState, now metav1.Time) 
 		}
 		set(v1alpha1.ConnectClusterReady, bool2(ready), reason, msg)
 	}
+
+	// Reconciling and Stalled, for kstatus
+	rec, stall := condition.Progress([]*metav1.Condition{
+		meta.FindStatusCondition(s.Conditions, v1alpha1.ConnectClusterReconciled),
+		meta.FindStatusCondition(s.Conditions, v1alpha1.ConnectClusterReady),
+	}, clusterStalled, cc.Generation)
+	set(rec.Type, rec.Status, rec.Reason, rec.Message)
+	set(stall.Type, stall.Status, stall.Reason, stall.Message)
 	return s
+}
+
+// clusterStalled reports whether a Ready or Reconciled reason needs the
+// user to act (kstatus Failed); the other reasons settle by themselves
+// (Reconciling: workers starting or rolling, Kafka not answering yet, a
+// child being written again).
+func clusterStalled(reason string) bool {
+	switch reason {
+	case v1alpha1.ReasonGroupInUse, v1alpha1.ReasonInvalidSpec, v1alpha1.ReasonSecretNotFound, v1alpha1.ReasonTopicInvalid:
+		return true
+	}
+	return false
 }
 
 // workersReady decides the Ready condition from the Deployment's figures.
@@ -197,6 +220,7 @@ func (r *Reconciler) emitEvents(cc *v1alpha1.ConnectCluster, s *v1alpha1.Connect
 		o := meta.FindStatusCondition(old, t)
 		return n, o == nil || o.Status != status || o.Reason != n.Reason
 	}
+	r.emitUnmanagedEvents(cc, s)
 	if c, ok := became(v1alpha1.ConnectClusterGroupConflict, metav1.ConditionTrue); ok {
 		r.recorder.Eventf(cc, nil, corev1.EventTypeWarning, EventGroupConflict, "Refuse", "%s", c.Message)
 	}

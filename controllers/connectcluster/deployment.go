@@ -41,8 +41,9 @@ const (
 	// membership, KIP-345): the pod name, so a restarted container takes
 	// back its place in the group and its tasks without a rebalance.
 	EnvGroupInstanceID = workerconfig.EnvGroupInstanceID
-	// EnvRack carries the node's zone (pod.rack.topologyKey) for client.rack.
-	EnvRack = "CONVEYOR_RACK"
+	// EnvRack carries the node's zone (pod.rack.topologyKey); the worker
+	// takes it as client.rack.
+	EnvRack = workerconfig.EnvRack
 	// WorkerBinary is the worker's command in the image.
 	WorkerBinary = "conveyor-worker"
 	// workerUID is the non-root user the worker runs as (distroless "nonroot").

@@ -20,6 +20,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -173,6 +174,27 @@ func TestGoldenChildren(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Setenv(workerconfig.EnvPodIP, "10.1.2.3")
+			// The Downward API as the kubelet resolves it, for a pod whose
+			// node is in zone eu-west-1b (PodTopologyLabels copies the
+			// node's topology labels onto the pod).
+			podLabels := map[string]string{corev1.LabelTopologyZone: "eu-west-1b"}
+			wantRack := ""
+			t.Setenv(workerconfig.EnvRack, "")
+			for _, e := range ch.Deployment.Spec.Template.Spec.Containers[0].Env {
+				if e.Name != EnvRack {
+					continue
+				}
+				key, ok := strings.CutPrefix(e.ValueFrom.FieldRef.FieldPath, "metadata.labels['")
+				key, ok2 := strings.CutSuffix(key, "']")
+				if !ok || !ok2 {
+					t.Fatalf("%s from %q: not a pod label", EnvRack, e.ValueFrom.FieldRef.FieldPath)
+				}
+				wantRack = podLabels[key]
+				t.Setenv(workerconfig.EnvRack, wantRack)
+			}
+			if (tc.cc.Spec.Pod != nil && tc.cc.Spec.Pod.Rack != nil) != (wantRack != "") {
+				t.Fatalf("pod.rack %+v but the rack from the pod's labels is %q", tc.cc.Spec.Pod, wantRack)
+			}
 			loaded, err := workerconfig.Load(path)
 			if err != nil {
 				t.Fatalf("the worker cannot load the rendered config: %v\n%s", err, props)
@@ -182,6 +204,9 @@ func TestGoldenChildren(t *testing.T) {
 			}
 			if got, want := loaded.RestListenAddress(), "10.1.2.3:8083"; got != want {
 				t.Errorf("REST listen address %s, want %s (rest.host.name from POD_IP: pods sharing a network namespace must not collide)", got, want)
+			}
+			if loaded.ClientRack != wantRack {
+				t.Errorf("client.rack %q, want %q (the node's zone, from pod.rack)", loaded.ClientRack, wantRack)
 			}
 			if loaded.GroupID != tc.cc.GroupID() || loaded.ConfigStorageTopic != tc.cc.ConfigTopic() {
 				t.Errorf("group %q / config topic %q do not match the cluster", loaded.GroupID, loaded.ConfigStorageTopic)

@@ -26,6 +26,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -38,6 +39,7 @@ import (
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
+	"github.com/conveyor-dev/conveyor/controllers/statusmetrics"
 	"github.com/conveyor-dev/conveyor/controllers/workerclient"
 )
 
@@ -97,6 +99,9 @@ type Reconciler struct {
 	Now func() time.Time
 	// Backoff is the autoRestart schedule (DefaultBackoff when zero).
 	Backoff Backoff
+	// DriftBackoff is the revert schedule of driftPolicy enforce
+	// (DefaultDriftBackoff when zero).
+	DriftBackoff Backoff
 	// Resync is how often a connector's runtime status is read again when
 	// nothing in the API server changed (DefaultResync when zero); tests
 	// shorten it.
@@ -178,6 +183,9 @@ func (r *Reconciler) backoff() Backoff {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	kc := &v1alpha1.KafkaConnector{}
 	if err := r.Client.Get(ctx, req.NamespacedName, kc); err != nil {
+		if apierrors.IsNotFound(err) {
+			statusmetrics.DeleteConnector(req.Namespace, req.Name)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !kc.DeletionTimestamp.IsZero() {
@@ -188,6 +196,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if werr := r.writeStatus(ctx, kc, status); werr != nil {
 		err = errors.Join(err, werr)
 	}
+	statusmetrics.Connector(kc.Namespace, kc.Name, kc.Spec.ClusterRef.Name, meta.FindStatusCondition(status.Conditions, v1alpha1.KafkaConnectorReady))
 	r.emitEvents(kc, status, l)
 	if err != nil {
 		return ctrl.Result{}, err

@@ -56,9 +56,15 @@ type connectorLoop struct {
 
 	// What the pass did.
 	created bool
-	// configKeys are the keys of the config diff written; nil when the
-	// stored config was left alone.
+	// configKeys are the keys of the config diff written for a spec
+	// change; nil when the stored config was left alone or reverted.
 	configKeys []string
+	// configHash is status.configHash after this pass; nil leaves it.
+	configHash *string
+	// drift is what the config step saw and decided (nil: not run).
+	drift *driftOutcome
+	// offsets is the spec.offsets request handled this pass (nil: none).
+	offsets *v1alpha1.OffsetsStatus
 	// action is the state call sent (pause, resume, stop).
 	action StateAction
 	// restarts are the restarts sent, in order.
@@ -143,7 +149,7 @@ func (r *Reconciler) reconcileConnector(ctx context.Context, kc *v1alpha1.KafkaC
 	l := &connectorLoop{requeue: r.resync()}
 	for _, step := range []loopStep{
 		r.observeCluster, r.observeRuntime,
-		r.createConnector, r.writeConfig, r.rotateSecrets, r.convergeState,
+		r.createConnector, r.reconcileConfig, r.applyOffsets, r.rotateSecrets, r.convergeState,
 		r.observeOutcome,
 	} {
 		if err := step(ctx, kc, l); err != nil || l.stop() {
@@ -235,7 +241,7 @@ func (r *Reconciler) createConnector(ctx context.Context, kc *v1alpha1.KafkaConn
 			return fmt.Errorf("adding finalizer %s: %w", Finalizer, err)
 		}
 	}
-	_, err = l.workers.CreateConnector(ctx, kc.Name, l.desired, InitialState(kc.TargetState()))
+	_, err = l.workers.CreateConnector(ctx, kc.Name, l.desired, createState(kc))
 	switch {
 	case errors.Is(err, connectapi.ErrAlreadyExists):
 		// Created concurrently: look again at once.
@@ -274,30 +280,6 @@ func (r *Reconciler) validate(ctx context.Context, kc *v1alpha1.KafkaConnector, 
 			l.fail(v1alpha1.ReasonConfigInvalid, "%s", msg)
 		}
 	}
-}
-
-// writeConfig writes the desired config of an existing connector when it
-// really differs from the stored one, after the workers validated it.
-func (r *Reconciler) writeConfig(ctx context.Context, kc *v1alpha1.KafkaConnector, l *connectorLoop) error {
-	if l.created {
-		return nil
-	}
-	stored, err := l.workers.ConnectorConfig(ctx, kc.Name)
-	if err != nil {
-		return fmt.Errorf("reading the config of connector %q: %w", kc.Name, err)
-	}
-	diff := DiffConfig(l.desired, stored)
-	if diff.Empty() {
-		return nil
-	}
-	if r.validate(ctx, kc, l); l.stop() {
-		return nil
-	}
-	if _, _, err := l.workers.PutConnectorConfig(ctx, kc.Name, l.desired); err != nil {
-		return fmt.Errorf("updating the config of connector %q: %w", kc.Name, err)
-	}
-	l.configKeys = diff.Keys()
-	return nil
 }
 
 func handledRestarts(kc *v1alpha1.KafkaConnector) HandledRestarts {

@@ -72,6 +72,7 @@ var problemPolicies = map[string]problemPolicy{
 	v1alpha1.ReasonSinkGroupConflict:   {warn: true},
 	ReasonConnectorNotManaged:          {warn: true},
 	v1alpha1.ReasonRestartLimitReached: {warn: true},
+	ReasonApplyingOffsets:              {retry: func(*Reconciler) time.Duration { return offsetsRetry }},
 }
 
 // computeStatus derives the new status from the old one and what the pass
@@ -117,13 +118,34 @@ func computeStatus(kc *v1alpha1.KafkaConnector, l *connectorLoop, now metav1.Tim
 	if l.done {
 		RuntimeStatus(*l.runtime, s)
 	}
+	driftStatus(kc, l, s, now, set)
+	offsetsStatus(l, s)
 	switch {
 	case l.problem != nil:
 		set(metav1.Condition{Type: v1alpha1.KafkaConnectorReady, Status: metav1.ConditionFalse, Reason: l.problem.Reason, Message: l.problem.Message})
 	case l.done:
 		set(ReadyCondition(kc.TargetState(), *l.runtime, s.EffectiveTasks, kc.Generation))
 	}
+	rec, stall := condition.Progress([]*metav1.Condition{meta.FindStatusCondition(s.Conditions, v1alpha1.KafkaConnectorReady)}, connectorStalled, kc.Generation)
+	set(rec)
+	set(stall)
 	return s
+}
+
+// connectorStalled reports whether a Ready reason needs the user to act
+// (kstatus Failed): the problems that warn, and a FAILED connector or task.
+// The others (a cluster not there or not Ready yet, tasks being assigned, a
+// Secret grant on its way) settle by themselves: Reconciling.
+func connectorStalled(reason string) bool {
+	switch reason {
+	case v1alpha1.ReasonConnectorFailed, v1alpha1.ReasonTasksFailed:
+		return true
+	case v1alpha1.ReasonClusterNotFound:
+		// Applied together with its ConnectCluster, a connector may look
+		// for it before the cache has it: a wait, not a failure.
+		return false
+	}
+	return problemPolicies[reason].warn
 }
 
 // writeStatus patches the status subresource, once, and only when it changed.
@@ -159,6 +181,8 @@ func (r *Reconciler) emitEvents(kc *v1alpha1.KafkaConnector, s *v1alpha1.KafkaCo
 			r.event(kc, corev1.EventTypeWarning, string(rs.kind), "Restart", "restarted failed connector %s and its failed tasks (attempt %d)", kc.Name, rs.attempt)
 		}
 	}
+	r.emitDriftEvents(kc, s, l)
+	r.emitOffsetsEvents(kc, l)
 	if l.action != StateNone {
 		r.event(kc, corev1.EventTypeNormal, "StateChanged", string(l.action), "asked the workers to %s connector %s", l.action, kc.Name)
 	}

@@ -401,3 +401,19 @@ func (c *Client) Offsets(ctx context.Context, name string) (connectapi.Connector
 	_, err := c.do(ctx, http.MethodGet, connectorPath(name, "offsets"), nil, nil, &out)
 	return out, err
 }
+
+// AlterOffsets is PATCH /connectors/{c}/offsets (KIP-875); the connector
+// must be STOPPED. It returns the worker's message.
+func (c *Client) AlterOffsets(ctx context.Context, name string, offsets connectapi.ConnectorOffsets) (connectapi.Message, error) {
+	var out connectapi.Message
+	_, err := c.do(ctx, http.MethodPatch, connectorPath(name, "offsets"), nil, offsets, &out)
+	return out, err
+}
+
+// ResetOffsets is DELETE /connectors/{c}/offsets (KIP-875); the connector
+// must be STOPPED. It returns the worker's message.
+func (c *Client) ResetOffsets(ctx context.Context, name string) (connectapi.Message, error) {
+	var out connectapi.Message
+	_, err := c.do(ctx, http.MethodDelete, connectorPath(name, "offsets"), nil, nil, &out)
+	return out, err
+}

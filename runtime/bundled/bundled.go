@@ -18,11 +18,14 @@ limitations under the License.
 package bundled
 
 import (
+	"github.com/conveyor-dev/conveyor/runtime/connectors/elasticsearch"
 	"github.com/conveyor-dev/conveyor/runtime/connectors/file"
 	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/cdc"
 	pgsink "github.com/conveyor-dev/conveyor/runtime/connectors/postgres/sink"
 	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/tablesource"
 	"github.com/conveyor-dev/conveyor/runtime/connectors/rangesource"
+	redissink "github.com/conveyor-dev/conveyor/runtime/connectors/redis"
+	s3sink "github.com/conveyor-dev/conveyor/runtime/connectors/s3"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
 
@@ -35,6 +38,9 @@ func Plugins() []plugin.Plugin {
 		cdc.Plugin(),
 		tablesource.Plugin(),
 		pgsink.Plugin(),
+		redissink.Plugin(),
+		s3sink.Plugin(),
+		elasticsearch.Plugin(),
 	}
 }
 

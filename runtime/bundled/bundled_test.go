@@ -26,7 +26,7 @@ import (
 func TestRegistry(t *testing.T) {
 	r := Registry()
 	list := r.List()
-	if len(list) != 6 {
+	if len(list) != 9 {
 		t.Fatalf("%d plugins", len(list))
 	}
 	for name, kind := range map[string]plugin.Kind{
@@ -36,7 +36,9 @@ func TestRegistry(t *testing.T) {
 		"dev.conveyor.connect.range.RangeSourceConnector": plugin.KindSource,
 		"PostgresCDCSource":   plugin.KindSource,
 		"PostgresTableSource": plugin.KindSource, "PostgresSinkConnector": plugin.KindSink,
+		"RedisSink": plugin.KindSink, "S3Sink": plugin.KindSink,
 		"dev.conveyor.connect.postgres.PostgresTableSourceConnector": plugin.KindSource,
+		"ElasticsearchSink": plugin.KindSink,
 	} {
 		p, ok := r.Lookup(name)
 		if !ok || p.Kind != kind || p.Version == "" {

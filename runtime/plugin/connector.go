@@ -174,6 +174,21 @@ type SinkTask interface {
 	Stop() error
 }
 
+// SinkPreCommitter is an optional interface of a SinkTask that makes
+// records durable on its own schedule, as Kafka Connect's
+// SinkTask.preCommit: an object store sink uploads a file of flush.size
+// records at once and must not have the offsets of a file still being
+// filled committed. When a task implements it, the runtime calls PreCommit
+// instead of Flush, with the same offsets (per partition the offset after
+// the last record put), and commits the offsets it returns: per
+// partition the offset of the first record not yet durable, never more
+// than given; a partition left out is not committed. After a restart or
+// a rebalance the records from the committed offsets on are delivered
+// again. An error is handled as a failed Flush.
+type SinkPreCommitter interface {
+	PreCommit(ctx context.Context, offsets map[TopicPartition]int64) (map[TopicPartition]int64, error)
+}
+
 // SinkTaskContext is what the runtime offers a sink task.
 type SinkTaskContext interface {
 	// Logger returns a logger tagged with connector and task.

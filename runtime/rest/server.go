@@ -41,6 +41,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/conveyor-dev/conveyor/runtime/connectapi"
+	"github.com/conveyor-dev/conveyor/runtime/loglevel"
 )
 
 // DefaultAddr is where Kafka Connect workers listen.
@@ -83,6 +84,12 @@ type Config struct {
 	// ForwardClient sends writes to the leader; a client with
 	// RequestTimeout when nil.
 	ForwardClient *http.Client
+	// MaxConcurrent (rest.threads.max) bounds the requests served at once;
+	// more wait up to RequestTimeout for a slot, then get 503. 0: no bound.
+	MaxConcurrent int
+	// Loggers, when not nil, are the worker's run-time log levels, served
+	// on /admin/loggers (Kafka's KIP-495 shapes).
+	Loggers *loglevel.Levels
 	// Server timeouts; defaults above when zero. The write timeout is
 	// RequestTimeout plus 30 s.
 	ReadHeaderTimeout, ReadTimeout, IdleTimeout time.Duration
@@ -144,12 +151,14 @@ func New(h connectapi.Herder, cfg Config) (*Server, error) {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	s.log = s.log.With("logger", "rest") // its name on /admin/loggers
 	s.auth = cfg.Auth
 	if s.auth == nil {
 		s.auth = StaticToken(cfg.Token)
 	}
 	s.routes()
-	s.handler = s.logRequests(s.recoverPanics(scrubResponses(cfg.Scrub, s.authenticate(http.HandlerFunc(s.dispatch)))))
+	s.adminRoutes()
+	s.handler = s.logRequests(s.recoverPanics(scrubResponses(cfg.Scrub, s.authenticate(s.limitConcurrency(http.HandlerFunc(s.dispatch))))))
 	s.http = &http.Server{
 		Addr:              cfg.Addr,
 		Handler:           s.handler,

@@ -26,6 +26,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/conveyor-dev/conveyor/runtime/data"
+	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
 
 // flushAndCommitLocked flushes the task for the given partitions (nil: all
@@ -61,12 +62,15 @@ func (r *SinkRunner) flushAndCommitLocked(ctx context.Context, tps []data.TopicP
 	cctx, cancel := context.WithTimeout(ctx, r.cfg.OffsetFlushTimeout)
 	defer cancel()
 	defer context.AfterFunc(r.runCtx, cancel)()
-	if err := safe("flushing the sink task", func() error { return r.cfg.Task.Flush(cctx, offsets) }); err != nil {
+	if err := safe("flushing the sink task", func() error { return r.flushTask(cctx, offsets, commit) }); err != nil {
 		r.cfg.Metrics.OffsetCommit(time.Since(start), err)
 		if rewind {
 			r.rewindLocked(offsets)
 		}
 		return err
+	}
+	if len(commit) == 0 {
+		return nil
 	}
 	// Skipped records' offsets are among these, and those of records the
 	// task reported as errant up to its Flush: commit them only once their
@@ -93,10 +97,43 @@ func (r *SinkRunner) flushAndCommitLocked(ctx context.Context, tps []data.TopicP
 	if cerr != nil {
 		return fmt.Errorf("committing offsets of connector %s: %w", r.cfg.ID.Connector, cerr)
 	}
-	for tp, o := range offsets {
-		r.committed[tp] = o
+	for t, ps := range commit {
+		for p, eo := range ps {
+			r.committed[data.TopicPartition{Topic: t, Partition: p}] = eo.Offset
+		}
 	}
 	r.updateLagLocked()
+	return nil
+}
+
+// flushTask makes the records put durable: Flush, or for a task that
+// implements plugin.SinkPreCommitter its PreCommit, whose answer narrows
+// commit to the offsets it declares durable.
+func (r *SinkRunner) flushTask(ctx context.Context, offsets map[data.TopicPartition]int64, commit map[string]map[int32]kgo.EpochOffset) error {
+	pc, ok := r.cfg.Task.(plugin.SinkPreCommitter)
+	if !ok {
+		return r.cfg.Task.Flush(ctx, offsets)
+	}
+	durable, err := pc.PreCommit(ctx, offsets)
+	if err != nil {
+		return err
+	}
+	for t, ps := range commit {
+		for p, eo := range ps {
+			tp := data.TopicPartition{Topic: t, Partition: p}
+			o, ok := durable[tp]
+			c, done := r.committed[tp]
+			switch {
+			case !ok || (done && o <= c):
+				delete(ps, p)
+			case o < eo.Offset:
+				ps[p] = kgo.EpochOffset{Epoch: -1, Offset: o}
+			}
+		}
+		if len(ps) == 0 {
+			delete(commit, t)
+		}
+	}
 	return nil
 }
 

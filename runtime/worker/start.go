@@ -224,7 +224,8 @@ func (w *Worker) buildMember(ctx context.Context, undo *undoStack) error {
 // membership, which from now on retries for as long as the worker runs.
 func (w *Worker) serve(ctx context.Context, undo *undoStack) error {
 	var err error
-	restCfg := rest.Config{Addr: w.listener.Addr().String(), Auth: w.auth, Scrub: scrubOf(w.resolver), Logger: w.log, ForwardClient: w.forwardClient}
+	restCfg := rest.Config{Addr: w.listener.Addr().String(), Auth: w.auth, Scrub: scrubOf(w.resolver), Logger: w.log, ForwardClient: w.forwardClient,
+		MaxConcurrent: w.cfg.RestThreadsMax, Loggers: w.logLevels}
 	if w.cfg.MetricsPort == 0 {
 		restCfg.Gatherer = w.metrics.Registry()
 	}

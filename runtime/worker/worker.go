@@ -39,6 +39,7 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/bundled"
 	"github.com/conveyor-dev/conveyor/runtime/group"
 	"github.com/conveyor-dev/conveyor/runtime/herder"
+	"github.com/conveyor-dev/conveyor/runtime/loglevel"
 	"github.com/conveyor-dev/conveyor/runtime/metrics"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/rest"
@@ -64,8 +65,11 @@ type Options struct {
 	// running in a pod (see defaultResolver).
 	Resolver herder.Resolver
 	Logger   *slog.Logger
-	Version  string
-	Commit   string
+	// LogLevels, when set, are the run-time levels behind Logger, changed
+	// through /admin/loggers.
+	LogLevels *loglevel.Levels
+	Version   string
+	Commit    string
 	// Standalone makes this worker run every connector and task itself;
 	// otherwise (distributed mode) it joins the group named by group.id
 	// and runs its share.
@@ -83,6 +87,8 @@ type Worker struct {
 	herder   *herder.Herder
 	rest     *rest.Server
 	listener net.Listener
+	// logLevels are the run-time log levels (nil: fixed).
+	logLevels *loglevel.Levels
 	// metricsSrv serves metrics.port (nil when metrics are on the REST port).
 	metricsSrv *http.Server
 	metrics    *metrics.Metrics
@@ -128,7 +134,7 @@ func Start(ctx context.Context, opts Options) (*Worker, error) {
 		return nil, errors.New("worker: no configuration")
 	}
 	opts = opts.withDefaults()
-	w := &Worker{cfg: opts.Config, log: opts.Logger, metrics: metrics.New(), serveErr: make(chan error, 1),
+	w := &Worker{cfg: opts.Config, log: opts.Logger, logLevels: opts.LogLevels, metrics: metrics.New(), serveErr: make(chan error, 1),
 		stopped: make(chan struct{}), countNow: make(chan struct{}, 1), joined: make(chan struct{})}
 	var undo undoStack
 	for _, step := range w.startSteps(opts) {

@@ -99,6 +99,9 @@ func (c *Config) Validate() error {
 			bad(p.key, "%d is not a port (0-65535)", p.v)
 		}
 	}
+	if c.RestThreadsMax < 1 {
+		bad(KeyRestThreadsMax, "%d is invalid: use at least 1 (default 200)", c.RestThreadsMax)
+	}
 	if c.MetricsPort != 0 && c.MetricsPort == c.RestPort {
 		bad(KeyMetricsPort, "%d is also rest.port; use 0 to serve metrics on the REST server", c.MetricsPort)
 	}

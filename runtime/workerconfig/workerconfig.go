@@ -55,6 +55,7 @@ const (
 	KeyInternalTopicsCreate           = "internal.topics.create"
 	KeyRestHostName                   = "rest.host.name"
 	KeyRestPort                       = "rest.port"
+	KeyRestThreadsMax                 = "rest.threads.max"
 	KeyRestAdvertisedHostName         = "rest.advertised.host.name"
 	KeyRestAdvertisedPort             = "rest.advertised.port"
 	KeyRestAuthTokenFile              = "rest.auth.token.file"
@@ -95,6 +96,11 @@ const EnvPodIP = "POD_IP"
 // the pod name through the Downward API) whose value becomes
 // group.instance.id when that key is unset.
 const EnvGroupInstanceID = "GROUP_INSTANCE_ID"
+
+// EnvRack is the environment variable (the operator sets it from the pod's
+// topology label, pod.rack.topologyKey, through the Downward API) whose
+// value becomes client.rack when that key is unset.
+const EnvRack = "CONVEYOR_RACK"
 
 // Security protocols (security.protocol), as in Kafka.
 const (
@@ -166,6 +172,9 @@ type Config struct {
 	RestHostName string
 	// RestPort (rest.port) is the REST API port; 0 picks a free port (tests).
 	RestPort int
+	// RestThreadsMax (rest.threads.max) bounds the REST requests served at
+	// once; more wait (up to the request timeout) for a slot, then get 503.
+	RestThreadsMax int
 	// RestAdvertisedHostName (rest.advertised.host.name) is the host other
 	// workers use to reach this one. Unset, it is taken from $POD_IP, then
 	// from rest.host.name, then the host name.
@@ -306,6 +315,8 @@ var fields = []Field{
 		func(c *Config) *int { return &c.RestPort }),
 	strField(KeyRestAdvertisedHostName, "", "Host other workers use to reach this one; unset = $POD_IP, then rest.host.name, then the host name.",
 		func(c *Config) *string { return &c.RestAdvertisedHostName }),
+	intField(KeyRestThreadsMax, "200", "REST requests served at once; more wait up to the request timeout for a slot, then get 503 (probes and /metrics are never held).",
+		func(c *Config) *int { return &c.RestThreadsMax }),
 	intField(KeyRestAdvertisedPort, "0", "Port other workers use to reach this one; 0 = rest.port.",
 		func(c *Config) *int { return &c.RestAdvertisedPort }),
 	strField(KeyRestAuthTokenFile, "", "File holding the REST bearer token; set = authentication on (except /health, /readyz).",
@@ -336,7 +347,7 @@ var fields = []Field{
 		func(c *Config) *string { return &c.SASLUsername }),
 	strField(KeySASLPasswordFile, "", "File holding the SASL password.",
 		func(c *Config) *string { return &c.SASLPasswordFile }),
-	strField(KeyClientRack, "", "Rack (zone) of this worker; consumers fetch from a replica in the same rack when the brokers allow it (KIP-392).",
+	strField(KeyClientRack, "", "Rack (zone) of this worker; consumers fetch from a replica in the same rack when the brokers allow it (KIP-392); unset = $CONVEYOR_RACK.",
 		func(c *Config) *string { return &c.ClientRack }),
 	strField(KeyWorkerID, "", "Name of this worker in statuses; empty = advertised host:port.",
 		func(c *Config) *string { return &c.WorkerID }),
@@ -423,7 +434,9 @@ func Load(path string) (*Config, error) {
 }
 
 // ApplyEnv fills settings that come from the environment: an unset
-// group.instance.id becomes $GROUP_INSTANCE_ID, an unset
+// group.instance.id becomes $GROUP_INSTANCE_ID, an unset client.rack
+// $CONVEYOR_RACK (the node's zone: sink consumers then fetch from a replica
+// in it, KIP-392), an unset
 // rest.advertised.host.name becomes $POD_IP, and so does an unset
 // rest.host.name, so that a worker pod's REST server listens on the pod's
 // own address only: probes, Services, the operator and other workers all
@@ -440,6 +453,9 @@ func (c *Config) ApplyEnv(getenv func(string) string) {
 	}
 	if c.GroupInstanceID == "" {
 		c.GroupInstanceID = strings.TrimSpace(getenv(EnvGroupInstanceID))
+	}
+	if c.ClientRack == "" {
+		c.ClientRack = strings.TrimSpace(getenv(EnvRack))
 	}
 }
 

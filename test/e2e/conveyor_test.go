@@ -576,6 +576,9 @@ spec:
   maxTasksPerWorker: 8
   rebalance:
     lostWorkerDelay: 5s
+  networkPolicy:
+    metricsNamespaceSelector:
+      matchLabels: {kubernetes.io/metadata.name: %s}
 ---
 apiVersion: connect.conveyor.dev/v1alpha1
 kind: KafkaConnector
@@ -603,7 +606,7 @@ spec:
   config:
     topics: scale-numbers
     file: /tmp/scale.jsonl
-`, kafka, scaleRecords, scaleRate)
+`, kafka, monitoringNS, scaleRecords, scaleRate)
 }
 
 const (

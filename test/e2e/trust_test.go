@@ -27,6 +27,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -53,32 +54,32 @@ func curlStatus(t *testing.T, url, auth string) string {
 // scrape does what Prometheus does with authorization.credentials_file:
 // reads the token from a file, sends it as a bearer token with
 // Prometheus' Accept header, and parses the text exposition format.
-func scrape(ctx context.Context, url, credentialsFile string) (int, error) {
+func scrape(ctx context.Context, url, credentialsFile string) (map[string]*dto.MetricFamily, error) {
 	tok, err := os.ReadFile(credentialsFile)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(tok)))
 	req.Header.Set("Accept", "text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
 	req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", "10")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("scrape: HTTP %d", resp.StatusCode)
+		return nil, fmt.Errorf("scrape: HTTP %d", resp.StatusCode)
 	}
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := p.TextToMetricFamilies(resp.Body)
 	if err != nil {
-		return 0, fmt.Errorf("parsing the exposition: %w", err)
+		return nil, fmt.Errorf("parsing the exposition: %w", err)
 	}
-	return len(families), nil
+	return families, nil
 }
 
 // restStatus is the HTTP status of GET path on a worker with token.
@@ -129,6 +130,10 @@ func (w *walk) metricsAndTokenRotation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The path Prometheus takes: from a namespace the NetworkPolicy admits
+	// to the metrics port, and only to it.
+	metricsPathAllowed(t, cc)
+	scraped := map[string]map[string]*dto.MetricFamily{} // pod IP -> families
 	for _, p := range pods {
 		url := "http://" + p.Status.PodIP + ":" + port + "/metrics"
 		if got := curlStatus(t, url, ""); got != "401" {
@@ -137,16 +142,19 @@ func (w *walk) metricsAndTokenRotation(t *testing.T) {
 		if got := curlStatus(t, url, "Bearer "+restTok); got != "401" {
 			t.Errorf("curl %s with the REST token: %s, want 401 (the scrape token is its own)", url, got)
 		}
-		n, err := scrape(ctx, url, credentials)
-		if err != nil || n == 0 {
-			t.Errorf("Prometheus-style scrape of %s: %d families, %v", url, n, err)
+		fams, err := scrape(ctx, url, credentials)
+		if err != nil || len(fams) == 0 {
+			t.Errorf("Prometheus-style scrape of %s: %d families, %v", url, len(fams), err)
 		}
-		t.Logf("scrape of %s: %d metric families", p.Name, n)
+		scraped[p.Status.PodIP] = fams
+		t.Logf("scrape of %s: %d metric families", p.Name, len(fams))
 		rest := fmt.Sprintf("http://%s:%d/metrics", p.Status.PodIP, v1alpha1.RestPort)
 		if got := curlStatus(t, rest, ""); got != "401" {
 			t.Errorf("curl %s (REST port) without a token: %s, want 401", rest, got)
 		}
 	}
+
+	sinkLagScraped(t, w.cv, scraped)
 
 	// Rotation.
 	restarts := map[types.UID]int32{}

@@ -38,6 +38,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 
+	"github.com/conveyor-dev/conveyor/runtime/loglevel"
 	"github.com/conveyor-dev/conveyor/runtime/properties"
 	"github.com/conveyor-dev/conveyor/runtime/worker"
 	"github.com/conveyor-dev/conveyor/runtime/workerconfig"
@@ -118,7 +119,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		usage(stdout)
 		return 0
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	// INFO at start; PUT /admin/loggers/{logger} changes it at run time.
+	levels := loglevel.New(slog.LevelInfo)
+	log := slog.New(levels.Handler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: loglevel.Lowest})))
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err == nil {
@@ -144,7 +147,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "conveyor-worker: %v\n", err)
 			return 1
 		}
-		return serve(cfg, false, nil, log, stdout, stderr)
+		return serve(cfg, false, nil, log, levels, stdout, stderr)
 	}
 
 	// Standalone: an in-process broker and internal topic creation.
@@ -206,10 +209,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "conveyor-worker: %v\n", err)
 		return 1
 	}
-	return serve(cfg, true, connectors, log, stdout, stderr)
+	return serve(cfg, true, connectors, log, levels, stdout, stderr)
 }
 
-func serve(cfg *workerconfig.Config, standalone bool, connectors []map[string]string, log *slog.Logger, stdout, stderr io.Writer) int {
+func serve(cfg *workerconfig.Config, standalone bool, connectors []map[string]string, log *slog.Logger, levels *loglevel.Levels, stdout, stderr io.Writer) int {
 	for _, k := range cfg.UnknownKeys() {
 		log.Warn("unknown worker configuration key (typo?)", "key", k)
 	}
@@ -218,7 +221,7 @@ func serve(cfg *workerconfig.Config, standalone bool, connectors []map[string]st
 	// The limit bounds reaching Kafka and reading the internal topics; the
 	// group join runs on in the background for as long as it takes.
 	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	w, err := worker.Start(startCtx, worker.Options{Config: cfg, Logger: log, Version: version, Standalone: standalone})
+	w, err := worker.Start(startCtx, worker.Options{Config: cfg, Logger: log, LogLevels: levels, Version: version, Standalone: standalone})
 	cancel()
 	if err != nil {
 		fmt.Fprintf(stderr, "conveyor-worker: %v\n", err)

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -471,6 +472,111 @@ func TestSinkRateCapsRecordsPerSecond(t *testing.T) {
 	defer cancel()
 	err := task.Put(cctx, sinkRecords("t", 30, 1000))
 	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Put with its context ended while pacing: %v, want context.Canceled", err)
+		t.Fatalf("Put with its context ended while pacing: %v, want context.DeadlineExceeded", err)
+	}
+}
+
+// taskFiles is the number of files in each task config.
+func taskFiles(t *testing.T, tcs []map[string]string) ([]int, map[string]int) {
+	t.Helper()
+	var counts []int
+	seen := map[string]int{}
+	for _, tc := range tcs {
+		var fs []string
+		if err := json.Unmarshal([]byte(tc[KeyTaskFiles]), &fs); err != nil {
+			t.Fatal(err)
+		}
+		counts = append(counts, len(fs))
+		for _, f := range fs {
+			seen[f]++
+		}
+	}
+	return counts, seen
+}
+
+// TestSourceDirectorySplitAndNewFiles: a directory of 5 files with
+// tasks.max=3 gives tasks with 2, 2 and 1 files (each file once; hidden
+// files and subdirectories left out); a glob selects its files; a file
+// added to the directory makes the connector ask for task reconfiguration,
+// and the new task configs hold it; the tasks read every file's lines.
+func TestSourceDirectorySplitAndNewFiles(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	for i := range 5 {
+		writeFile(t, filepath.Join(dir, fmt.Sprintf("part-%d.log", i)), fmt.Sprintf("line %d\n", i))
+	}
+	writeFile(t, filepath.Join(dir, ".hidden"), "no\n")
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cc := plugintest.NewConnectorContext(nil)
+	c := &SourceConnector{}
+	cfg := map[string]string{"name": "fs", "connector.class": "FileSource", "file": dir, "topic": "t", KeyFilesCheckIntervalMs: "50"}
+	if err := c.Start(ctx, cc, cfg); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Stop() })
+	limit, reason, err := c.NaturalLimit(ctx)
+	if err != nil || limit != 5 || reason != plugin.Files {
+		t.Fatalf("natural limit %d %s %v, want 5 Files", limit, reason, err)
+	}
+	n, _ := plugin.EffectiveTasks(3, limit, reason)
+	tcs, err := c.TaskConfigs(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts, seen := taskFiles(t, tcs)
+	if !slices.Equal(counts, []int{2, 2, 1}) || len(seen) != 5 {
+		t.Fatalf("5 files over tasks.max=3: files per task %v, files %v; want [2 2 1] and 5 distinct", counts, seen)
+	}
+	t.Logf("5 files, tasks.max=3: files per task %v", counts)
+
+	// The tasks read every file.
+	store := plugintest.NewOffsetStore()
+	got := map[string]bool{}
+	for _, tc := range tcs {
+		task := startSource(t, store, tc)
+		testkit.EventuallyTrue(t, 10*time.Second, "a task reading its files", func() bool {
+			recs, err := task.Poll(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range recs {
+				got[r.Value.(string)] = true
+			}
+			return len(recs) == 0
+		})
+	}
+	if len(got) != 5 {
+		t.Fatalf("lines read by the tasks: %v, want line 0..4", got)
+	}
+
+	// A new file: reconfiguration requested, and the new configs hold it.
+	before := cc.Reconfigurations()
+	writeFile(t, filepath.Join(dir, "part-5.log"), "line 5\n")
+	testkit.EventuallyTrue(t, 10*time.Second, "a reconfiguration request after a file appeared", func() bool { return cc.Reconfigurations() > before })
+	if limit, _, _ := c.NaturalLimit(ctx); limit != 6 {
+		t.Fatalf("natural limit %d after a 6th file, want 6", limit)
+	}
+	tcs, _ = c.TaskConfigs(3)
+	counts, seen = taskFiles(t, tcs)
+	if !slices.Equal(counts, []int{2, 2, 2}) || seen[filepath.Join(dir, "part-5.log")] != 1 {
+		t.Fatalf("after the 6th file: files per task %v, files %v", counts, seen)
+	}
+	// Nothing changes: no more requests.
+	after := cc.Reconfigurations()
+	testkit.Consistently(t, 300*time.Millisecond, "no request while the set stays", func() (bool, string) {
+		return cc.Reconfigurations() == after, fmt.Sprint(cc.Reconfigurations())
+	})
+
+	// A glob picks its files only.
+	g := &SourceConnector{}
+	if err := g.Start(ctx, plugintest.NewConnectorContext(nil), map[string]string{"name": "g", "connector.class": "FileSource",
+		"files": filepath.Join(dir, "part-[0-2].log"), "topic": "t"}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = g.Stop() })
+	if limit, _, _ := g.NaturalLimit(ctx); limit != 3 {
+		t.Fatalf("glob part-[0-2].log: natural limit %d, want 3", limit)
 	}
 }

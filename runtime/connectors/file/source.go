@@ -29,7 +29,9 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/conveyor-dev/conveyor/runtime/data"
@@ -70,9 +72,11 @@ func SourcePlugin() plugin.Plugin {
 		Doc:     "Reads text files line by line into a topic; one task per file at most; resumes from stored offsets.",
 		Spec: plugin.ConfigSpec{Fields: []plugin.ConfigField{
 			{Name: KeyFile, Type: plugin.TypeString, Group: "File", Importance: plugin.ImportanceHigh, Width: plugin.WidthLong,
-				Doc: "A file to read. Set file or files."},
+				Doc: "A file to read, a directory (its regular files) or a glob (/data/*.log). Set file or files."},
 			{Name: KeyFiles, Type: plugin.TypeList, Group: "File", Importance: plugin.ImportanceHigh, Width: plugin.WidthLong,
-				Doc: "Files to read, comma-separated; each file is read by one task. Set file or files."},
+				Doc: "Files, directories or globs, comma-separated; the files are spread over the tasks, each read by one task. Set file or files."},
+			{Name: KeyFilesCheckIntervalMs, Type: plugin.TypeLong, Default: "5000", Group: "File", Importance: plugin.ImportanceLow, Width: plugin.WidthShort,
+				Validator: plugin.Between(0, 3600000), Doc: "How often directories and globs are listed again; a changed set of files reconfigures the tasks. 0: never."},
 			{Name: KeyTopic, Type: plugin.TypeString, Required: true, Group: "File", Importance: plugin.ImportanceHigh, Width: plugin.WidthMedium,
 				Validator: plugin.NonEmpty(), Doc: "The topic to publish lines to."},
 			{Name: KeyBatchSize, Type: plugin.TypeInt, Default: "2000", Group: "File", Importance: plugin.ImportanceLow, Width: plugin.WidthShort,
@@ -102,10 +106,15 @@ func files(config map[string]string) []string {
 	return out
 }
 
-// SourceConnector splits the configured files over tasks.
+// SourceConnector splits the configured files over tasks; directories and
+// globs are listed again every files.check.interval.ms.
 type SourceConnector struct {
-	config map[string]string
-	files  []string
+	config  map[string]string
+	entries []string // as configured: files, directories, globs
+	mu      sync.Mutex
+	files   []string // entries expanded
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
 }
 
 // Validate requires at least one file.
@@ -116,26 +125,47 @@ func (c *SourceConnector) Validate(_ context.Context, config map[string]string) 
 	return nil
 }
 
-// Start records the configuration.
-func (c *SourceConnector) Start(_ context.Context, _ plugin.ConnectorContext, config map[string]string) error {
+// Start records the configuration, expands directories and globs, and
+// watches them when there are any.
+func (c *SourceConnector) Start(_ context.Context, cc plugin.ConnectorContext, config map[string]string) error {
 	c.config = config
-	c.files = files(config)
-	if len(c.files) == 0 {
+	c.entries = files(config)
+	if len(c.entries) == 0 {
 		return errors.New("file source: set file or files to at least one path")
+	}
+	fs, err := expand(c.entries)
+	if err != nil {
+		return err
+	}
+	c.files = fs
+	cfg, err := SourcePlugin().Spec.Parse(config)
+	if err != nil {
+		return err
+	}
+	if interval := time.Duration(cfg.Long(KeyFilesCheckIntervalMs)) * time.Millisecond; interval > 0 && slices.ContainsFunc(c.entries, isDynamic) {
+		ctx, cancel := context.WithCancel(context.Background())
+		c.cancel = cancel
+		c.wg.Go(func() { c.watchFiles(ctx, cc, interval) })
 	}
 	return nil
 }
 
 // NaturalLimit is the number of files: one task per file at most.
 func (c *SourceConnector) NaturalLimit(context.Context) (int, plugin.Reason, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	return len(c.files), plugin.Files, nil
 }
 
-// TaskConfigs deals the files round-robin over min(max, files) tasks.
+// TaskConfigs deals the files (sorted) round-robin over min(max, files)
+// tasks: 5 files and 3 tasks give 2, 2 and 1.
 func (c *SourceConnector) TaskConfigs(max int) ([]map[string]string, error) {
-	n := min(max, len(c.files))
+	c.mu.Lock()
+	files := slices.Clone(c.files)
+	c.mu.Unlock()
+	n := min(max, len(files))
 	groups := make([][]string, n)
-	for i, f := range c.files {
+	for i, f := range files {
 		groups[i%n] = append(groups[i%n], f)
 	}
 	out := make([]map[string]string, n)
@@ -154,8 +184,14 @@ func (c *SourceConnector) TaskConfigs(max int) ([]map[string]string, error) {
 	return out, nil
 }
 
-// Stop does nothing: the connector holds no resources.
-func (c *SourceConnector) Stop() error { return nil }
+// Stop stops the directory and glob watcher.
+func (c *SourceConnector) Stop() error {
+	if c.cancel != nil {
+		c.cancel()
+	}
+	c.wg.Wait()
+	return nil
+}
 
 type fileState struct {
 	path    string
@@ -195,8 +231,8 @@ func (t *SourceTask) Start(ctx context.Context, tc plugin.SourceTaskContext, con
 		if err := json.Unmarshal([]byte(raw), &paths); err != nil {
 			return fmt.Errorf("file source task: invalid %s: %w", KeyTaskFiles, err)
 		}
-	} else {
-		paths = files(config)
+	} else if paths, err = expand(files(config)); err != nil {
+		return err
 	}
 	if len(paths) == 0 {
 		return errors.New("file source task: no files assigned")

@@ -75,6 +75,23 @@ func TestSamplesAccepted(t *testing.T) {
 	for _, o := range connectors {
 		validateWithBundledPlugin(t, o)
 	}
+	// The sink samples in config/samples/sinks need their servers (each
+	// sink's package validates its sample against one): here the API
+	// server must take them.
+	sinkFiles, err := filepath.Glob(filepath.Join(dir, "sinks", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range sinkFiles {
+		for _, o := range decodeYAMLObjects(t, f) {
+			o.SetNamespace(ns)
+			t.Run("sinks/"+filepath.Base(f)+"/"+o.GetName(), func(t *testing.T) {
+				if err := k8sClient.Create(ctx(t), o, client.FieldValidation("Strict")); err != nil {
+					t.Fatalf("the API server refused sample %s %s: %v", o.GetKind(), o.GetName(), err)
+				}
+			})
+		}
+	}
 	if kinds["ConnectCluster"] < 1 || kinds["KafkaConnector"] < 2 {
 		t.Errorf("samples hold %v; want at least one ConnectCluster and two KafkaConnectors (a source and a sink)", kinds)
 	}

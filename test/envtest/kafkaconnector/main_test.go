@@ -21,6 +21,7 @@ limitations under the License.
 package kafkaconnector
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -35,7 +36,9 @@ import (
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 	"github.com/conveyor-dev/conveyor/controllers"
+	"github.com/conveyor-dev/conveyor/controllers/kafkaconnector"
 	"github.com/conveyor-dev/conveyor/controllers/workerclient"
+	"github.com/conveyor-dev/conveyor/runtime/connectapi"
 	"github.com/conveyor-dev/conveyor/runtime/worker"
 	"github.com/conveyor-dev/conveyor/test/testkit/envkit"
 )
@@ -62,7 +65,7 @@ var (
 	// connectors keep running across tests.
 	outDir string
 	// writes counts the operator's REST writes per connector.
-	writes = &writeCounter{counts: map[string]int{}}
+	writes = &writeCounter{counts: map[string]int{}, created: map[string]string{}}
 )
 
 func TestMain(m *testing.M) {
@@ -89,6 +92,9 @@ func TestMain(m *testing.M) {
 			// Short: runtime-side changes (task limits, states) show within
 			// seconds instead of the production 30s.
 			opts.ConnectorResync = connectorResync
+			// Drift reverts 2s, 4s, 8s apart (production: 30s up to 10m).
+			opts.DriftBackoff = kafkaconnector.Backoff{Initial: driftBackoff, Factor: 2, Max: 4 * driftBackoff, ResetAfter: time.Minute}
+			opts.ConnectCluster.ConnectorScanInterval = connectorResync
 			opts.WorkerClient = workerclient.Options{
 				HTTPClient:     &http.Client{Transport: writes, Timeout: 10 * time.Second},
 				RequestTimeout: 10 * time.Second,
@@ -115,13 +121,27 @@ func startWorker() (*worker.Worker, func(), error) {
 // that changes a connector (anything but GET under /connectors/) by
 // connector name, and the reads of /connectors/{c}/topics under
 // "{c}/topics": the reconciler reads them after every write it may make,
-// so a new topics read marks a finished pass.
+// so a new topics read marks a finished pass. Config writes (PUT
+// .../config) count under "{c}/config" too, offsets changes (PATCH or
+// DELETE .../offsets) under "{c}/offsets".
 type writeCounter struct {
 	mu     sync.Mutex
 	counts map[string]int
+	// created is the initial_state of each POST /connectors, by name.
+	created map[string]string
 }
 
 func (c *writeCounter) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodPost && req.URL.Path == "/connectors" && req.GetBody != nil {
+		if body, err := req.GetBody(); err == nil {
+			var create connectapi.CreateConnectorRequest
+			if json.NewDecoder(body).Decode(&create) == nil {
+				c.mu.Lock()
+				c.created[create.Name] = string(create.InitialState)
+				c.mu.Unlock()
+			}
+		}
+	}
 	if name, ok := connectorOf(req); ok {
 		key := ""
 		switch {
@@ -130,11 +150,21 @@ func (c *writeCounter) RoundTrip(req *http.Request) (*http.Response, error) {
 		case strings.HasSuffix(req.URL.Path, "/topics"):
 			key = name + "/topics"
 		}
-		if key != "" {
-			c.mu.Lock()
-			c.counts[key]++
-			c.mu.Unlock()
+		also := ""
+		switch {
+		case req.Method == http.MethodPut && strings.HasSuffix(req.URL.Path, "/config"):
+			also = name + "/config"
+		case req.Method != http.MethodGet && strings.HasSuffix(req.URL.Path, "/offsets"):
+			also = name + "/offsets"
 		}
+		c.mu.Lock()
+		if key != "" {
+			c.counts[key]++
+		}
+		if also != "" {
+			c.counts[also]++
+		}
+		c.mu.Unlock()
 	}
 	return http.DefaultTransport.RoundTrip(req)
 }
@@ -152,6 +182,13 @@ func connectorOf(req *http.Request) (string, bool) {
 	}
 	name, _, _ := strings.Cut(rest, "/")
 	return name, true
+}
+
+// createdState is the initial_state the operator created name with.
+func (c *writeCounter) createdState(name string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.created[name]
 }
 
 func (c *writeCounter) get(name string) int {

@@ -264,13 +264,5 @@ func CheckConnection(ctx context.Context, config map[string]string) (*pgx.Conn, 
 // FieldErrors returns the problems in err as field errors: those of a
 // *plugin.ConfigError, a plugin.FieldError, or else err on field fallback.
 func FieldErrors(err error, fallback string) []plugin.FieldError {
-	var ce *plugin.ConfigError
-	if errors.As(err, &ce) {
-		return ce.Fields
-	}
-	var fe plugin.FieldError
-	if errors.As(err, &fe) {
-		return []plugin.FieldError{fe}
-	}
-	return []plugin.FieldError{{Name: fallback, Message: err.Error()}}
+	return plugin.AsFieldErrors(err, fallback)
 }

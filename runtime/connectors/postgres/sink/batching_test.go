@@ -36,7 +36,7 @@ import (
 func writerState(task *Task) (busy bool, buffered int, failure, fatal error) {
 	task.mu.Lock()
 	defer task.mu.Unlock()
-	return task.busy, len(task.buf), task.failure, task.fatal
+	return task.busy, len(task.buf), task.ws.Failure, task.ws.Fatal
 }
 
 // waitFailure waits until a write failed and returns the failure, without

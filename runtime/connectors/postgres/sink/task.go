@@ -18,7 +18,6 @@ package sink
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -85,17 +84,14 @@ type Task struct {
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the writer goroutine ended; nil before Start
 
-	mu   sync.Mutex
-	cond *sync.Cond // signalled on every change of the fields below
+	mu sync.Mutex
+	ws plugin.WriteState // failures and stop, its Cond on mu, signalled on every change of the fields below
 	// under mu
 	buf         []*plugin.SinkRecord // put and not taken by a write, in put order
 	spare       []*plugin.SinkRecord // a written batch's emptied slice, reused for buf
 	busy        bool                 // a write is in flight
 	cancelWrite context.CancelFunc   // cancels the write in flight
 	held        bool                 // Close holds the writer: no new write starts
-	stopped     bool                 // Stop was called: the writer ends
-	failure     error                // a retriable failure not yet returned by Put or Flush
-	fatal       error                // a non-retriable failure, returned by every Put and Flush
 }
 
 // Start parses the configuration, opens the connection and starts the
@@ -113,7 +109,7 @@ func (t *Task) Start(ctx context.Context, tc plugin.SinkTaskContext, config map[
 	}
 	t.conn = conn
 	t.ctx, t.cancel = context.WithCancel(context.Background())
-	t.cond = sync.NewCond(&t.mu)
+	t.ws.Cond = sync.NewCond(&t.mu)
 	t.done = make(chan struct{})
 	go t.run()
 	return nil
@@ -130,14 +126,14 @@ func (t *Task) Put(ctx context.Context, records []*plugin.SinkRecord) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	full := func() bool { return len(t.buf) >= t.s.batchSize }
-	if err := t.waitWhile(ctx, full); err != nil {
+	if err := t.ws.WaitWhile(ctx, full); err != nil {
 		return plugin.Retriable(fmt.Errorf("waiting for the write in flight to make room for %d records (%d buffered): %w", len(records), len(t.buf), err))
 	}
-	if err := t.takeFailure(); err != nil {
+	if err := t.ws.TakeFailure(); err != nil {
 		return err
 	}
 	t.buf = append(t.buf, records...)
-	t.cond.Broadcast()
+	t.ws.Cond.Broadcast()
 	return nil
 }
 
@@ -148,10 +144,10 @@ func (t *Task) Flush(ctx context.Context, _ map[plugin.TopicPartition]int64) err
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	pending := func() bool { return t.busy || len(t.buf) > 0 }
-	if err := t.waitWhile(ctx, pending); err != nil {
+	if err := t.ws.WaitWhile(ctx, pending); err != nil {
 		return plugin.Retriable(fmt.Errorf("waiting for %d buffered records and the write in flight: %w", len(t.buf), err))
 	}
-	return t.takeFailure()
+	return t.ws.TakeFailure()
 }
 
 // Close drops buffered records of revoked partitions (they were flushed
@@ -165,7 +161,7 @@ func (t *Task) Close(ctx context.Context, partitions []plugin.TopicPartition) er
 	t.held = true
 	defer func() {
 		t.held = false
-		t.cond.Broadcast()
+		t.ws.Cond.Broadcast()
 	}()
 	if t.busy {
 		stop := context.AfterFunc(ctx, func() {
@@ -177,7 +173,7 @@ func (t *Task) Close(ctx context.Context, partitions []plugin.TopicPartition) er
 		})
 		defer stop()
 		for t.busy {
-			t.cond.Wait()
+			t.ws.Cond.Wait()
 		}
 	}
 	gone := map[plugin.TopicPartition]bool{}
@@ -186,7 +182,7 @@ func (t *Task) Close(ctx context.Context, partitions []plugin.TopicPartition) er
 	}
 	t.buf = slices.DeleteFunc(t.buf, func(r *plugin.SinkRecord) bool { return gone[r.TopicPartition()] })
 	if len(t.buf) == 0 {
-		t.failure = nil // nothing left to retry or to report
+		t.ws.Failure = nil // nothing left to retry or to report
 	}
 	return nil
 }
@@ -199,8 +195,8 @@ func (t *Task) Stop() error {
 	}
 	if t.done != nil {
 		t.mu.Lock()
-		t.stopped = true
-		t.cond.Broadcast()
+		t.ws.Stopped = true
+		t.ws.Cond.Broadcast()
 		t.mu.Unlock()
 		<-t.done
 	}
@@ -219,16 +215,16 @@ func (t *Task) run() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for {
-		for !t.stopped && (len(t.buf) == 0 || t.held || t.failure != nil || t.fatal != nil) {
-			t.cond.Wait()
+		for !t.ws.Stopped && (len(t.buf) == 0 || t.held || t.ws.Failure != nil || t.ws.Fatal != nil) {
+			t.ws.Cond.Wait()
 		}
-		if t.stopped {
+		if t.ws.Stopped {
 			return
 		}
 		batch := t.take()
 		ctx, cancel := context.WithCancel(t.ctx)
 		t.busy, t.cancelWrite = true, cancel
-		t.cond.Broadcast() // room in the buffer
+		t.ws.Cond.Broadcast() // room in the buffer
 		t.mu.Unlock()
 		err := t.write(ctx, batch)
 		done := 0
@@ -239,7 +235,7 @@ func (t *Task) run() {
 		t.mu.Lock()
 		t.busy, t.cancelWrite = false, nil
 		t.settle(batch, done, err)
-		t.cond.Broadcast()
+		t.ws.Cond.Broadcast()
 	}
 }
 
@@ -290,48 +286,8 @@ func (t *Task) settle(batch []*plugin.SinkRecord, done int, err error) {
 		clear(batch[:cap(batch)])
 		t.spare = batch[:0]
 	case plugin.IsRetriable(err):
-		t.buf, t.failure = append(batch[done:], t.buf...), err
+		t.buf, t.ws.Failure = append(batch[done:], t.buf...), err
 	default:
-		t.fatal = err
+		t.ws.Fatal = err
 	}
-}
-
-// waitWhile waits, with mu held, while pending holds and no failure is
-// to be reported. It returns ctx's cause when ctx ends first, and an error
-// once the task is stopped.
-func (t *Task) waitWhile(ctx context.Context, pending func() bool) error {
-	blocked := func() bool { return pending() && t.failure == nil && t.fatal == nil && !t.stopped }
-	if blocked() {
-		stop := context.AfterFunc(ctx, func() {
-			t.mu.Lock()
-			defer t.mu.Unlock()
-			t.cond.Broadcast()
-		})
-		defer stop()
-		for blocked() {
-			if ctx.Err() != nil {
-				return context.Cause(ctx)
-			}
-			t.cond.Wait()
-		}
-	}
-	if t.stopped && t.fatal == nil && t.failure == nil {
-		return errors.New("the task is stopped")
-	}
-	return nil
-}
-
-// takeFailure returns the failure Put or Flush must report: a
-// non-retriable one every time, a retriable one once (the writer then
-// resumes).
-func (t *Task) takeFailure() error {
-	if t.fatal != nil {
-		return t.fatal
-	}
-	err := t.failure
-	if err != nil {
-		t.failure = nil
-		t.cond.Broadcast()
-	}
-	return err
 }

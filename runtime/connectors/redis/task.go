@@ -1,0 +1,329 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/conveyor-dev/conveyor/runtime/connectors/connutil"
+	"github.com/conveyor-dev/conveyor/runtime/plugin"
+)
+
+// Task turns records into commands in Put and writes them on its own
+// writer goroutine, one pipeline at a time, so that the runtime fetches
+// and converts the next records while Redis works on the previous ones.
+//
+// The contract:
+//   - Put encodes its records (a record that cannot be written, such as
+//     one without a key, goes to the errant record reporter, or fails Put
+//     naming its position when there is none) and appends them to the
+//     queue; it waits only while redis.batch.size records are queued.
+//   - The writer takes up to redis.batch.size queued records, in put
+//     order, and sends them as one pipeline. A pipeline that fails on the
+//     network (or on a server that is loading, read-only or out of memory)
+//     is sent again after a backoff, until it succeeds or the task stops:
+//     SET, DEL and HSET are idempotent, so a partly applied pipeline
+//     written again ends the same. A command the server refuses for good
+//     (WRONGTYPE, say) goes to the errant record reporter, or stops the
+//     writer with an error naming the record, which every later Put and
+//     Flush returns.
+//   - Flush returns once every record put so far was written.
+//   - Close drops queued records of revoked partitions after waiting for
+//     the pipeline in flight, so no write of this task lands after the
+//     next owner's.
+type Task struct {
+	s      *settings
+	log    *slog.Logger
+	errant plugin.ErrantRecordReporter
+	client goredis.UniversalClient
+
+	ctx    context.Context // the writes' context, cancelled by Stop
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu    sync.Mutex
+	cond  *sync.Cond
+	queue []op // under mu
+	busy  bool // a pipeline is in flight
+	held  bool // Close holds the writer
+	stop  bool
+	fatal error
+}
+
+// Start parses the configuration and starts the writer.
+func (t *Task) Start(_ context.Context, tc plugin.SinkTaskContext, config map[string]string) error {
+	s, err := parse(config)
+	if err != nil {
+		return err
+	}
+	t.s, t.log, t.errant = s, tc.Logger(), tc.ErrantRecordReporter()
+	t.client = s.client()
+	t.ctx, t.cancel = context.WithCancel(context.Background())
+	t.cond = sync.NewCond(&t.mu)
+	t.done = make(chan struct{})
+	go t.run()
+	return nil
+}
+
+// Open does nothing.
+func (t *Task) Open(context.Context, []plugin.TopicPartition) error { return nil }
+
+// Put encodes the records and queues them for the writer.
+func (t *Task) Put(ctx context.Context, records []*plugin.SinkRecord) error {
+	ops := make([]op, 0, len(records))
+	for _, r := range records {
+		o, err := t.s.encode(r)
+		if err != nil {
+			if t.errant == nil {
+				return err
+			}
+			if rerr := t.errant.Report(ctx, r, err); rerr != nil {
+				return rerr
+			}
+			continue
+		}
+		ops = append(ops, o)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.waitWhile(ctx, func() bool { return len(t.queue) >= t.s.batchSize }); err != nil {
+		return plugin.Retriable(fmt.Errorf("waiting for Redis to take %d queued records: %w", len(t.queue), err))
+	}
+	if t.fatal != nil {
+		return t.fatal
+	}
+	t.queue = append(t.queue, ops...)
+	t.cond.Broadcast()
+	return nil
+}
+
+// Flush waits until every record put so far is written.
+func (t *Task) Flush(ctx context.Context, _ map[plugin.TopicPartition]int64) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.waitWhile(ctx, func() bool { return t.busy || len(t.queue) > 0 }); err != nil {
+		return plugin.Retriable(fmt.Errorf("waiting for Redis to write %d queued records: %w", len(t.queue), err))
+	}
+	return t.fatal
+}
+
+// Close waits for the pipeline in flight and drops the queued records of
+// the revoked partitions.
+func (t *Task) Close(ctx context.Context, partitions []plugin.TopicPartition) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.held = true
+	defer func() {
+		t.held = false
+		t.cond.Broadcast()
+	}()
+	_ = t.waitWhile(ctx, func() bool { return t.busy })
+	gone := map[plugin.TopicPartition]bool{}
+	for _, tp := range partitions {
+		gone[tp] = true
+	}
+	t.queue = slices.DeleteFunc(t.queue, func(o op) bool { return gone[o.rec.TopicPartition()] })
+	return nil
+}
+
+// Stop cancels the pipeline in flight, waits for the writer and closes
+// the client; records not flushed are delivered again.
+func (t *Task) Stop() error {
+	if t.done == nil {
+		return nil
+	}
+	t.cancel()
+	t.mu.Lock()
+	t.stop = true
+	t.cond.Broadcast()
+	t.mu.Unlock()
+	<-t.done
+	return t.client.Close()
+}
+
+// waitWhile waits with mu held while pending holds, the writer has not
+// failed and the task runs; it returns ctx's cause when ctx ends first.
+func (t *Task) waitWhile(ctx context.Context, pending func() bool) error {
+	blocked := func() bool { return pending() && t.fatal == nil && !t.stop }
+	if err := connutil.WaitCond(ctx, t.cond, blocked); err != nil {
+		return err
+	}
+	if t.stop && t.fatal == nil {
+		return errors.New("the task is stopped")
+	}
+	return nil
+}
+
+// run is the writer goroutine.
+func (t *Task) run() {
+	defer close(t.done)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for {
+		for !t.stop && (len(t.queue) == 0 || t.held || t.fatal != nil) {
+			t.cond.Wait()
+		}
+		if t.stop {
+			return
+		}
+		n := min(len(t.queue), t.s.batchSize)
+		batch := slices.Clone(t.queue[:n])
+		t.queue = slices.Delete(t.queue, 0, n)
+		t.busy = true
+		t.cond.Broadcast()
+		t.mu.Unlock()
+		err := t.write(batch)
+		t.mu.Lock()
+		t.busy = false
+		if err != nil && t.fatal == nil {
+			t.fatal = err
+		}
+		t.cond.Broadcast()
+	}
+}
+
+// write sends one batch until it is written, it fails for good or the
+// task stops.
+func (t *Task) write(batch []op) error {
+	backoff := 100 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		cmds, err := t.pipeline(batch)
+		if err == nil {
+			if attempt > 1 {
+				t.log.Info("Redis writes resumed", "attempts", attempt, "records", len(batch))
+			}
+			return nil
+		}
+		if t.ctx.Err() != nil {
+			return nil // stopping: the records are delivered again
+		}
+		if !retriable(err) || (!t.s.cluster && redirected(err)) {
+			return t.refused(batch, cmds)
+		}
+		t.log.Warn("writing to Redis failed; retrying the batch", "records", len(batch), "attempt", attempt, "backoff", backoff, "error", err)
+		select {
+		case <-t.ctx.Done():
+			return nil
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+// pipeline sends the batch's commands as one pipeline; cmds[i] holds the
+// commands of batch[i]. It returns the first error, retriable ones first.
+func (t *Task) pipeline(batch []op) ([][]goredis.Cmder, error) {
+	ctx := t.ctx
+	p := t.client.Pipeline()
+	cmds := make([][]goredis.Cmder, len(batch))
+	for i, o := range batch {
+		switch {
+		case t.s.mode == ModeStream:
+			cmds[i] = []goredis.Cmder{p.XAdd(ctx, &goredis.XAddArgs{Stream: o.key, Values: o.fields})}
+		case o.del:
+			cmds[i] = []goredis.Cmder{p.Del(ctx, o.key)}
+		case t.s.mode == ModeHash:
+			cmds[i] = []goredis.Cmder{p.Del(ctx, o.key), p.HSet(ctx, o.key, o.fields...)}
+			if t.s.ttl > 0 {
+				cmds[i] = append(cmds[i], p.PExpire(ctx, o.key, t.s.ttl))
+			}
+		default:
+			cmds[i] = []goredis.Cmder{p.Set(ctx, o.key, o.value, t.s.ttl)}
+		}
+	}
+	_, err := p.Exec(ctx)
+	if err == nil {
+		return cmds, nil
+	}
+	for _, cs := range cmds {
+		for _, c := range cs {
+			if e := c.Err(); e != nil && retriable(e) && (t.s.cluster || !redirected(e)) {
+				return cmds, e
+			}
+		}
+	}
+	return cmds, err
+}
+
+// refused hands the records whose commands the server refused for good
+// to the errant record reporter, or returns the error naming the first.
+func (t *Task) refused(batch []op, cmds [][]goredis.Cmder) error {
+	for i, cs := range cmds {
+		for _, c := range cs {
+			err := c.Err()
+			if err == nil {
+				continue
+			}
+			r := batch[i].rec
+			if redirected(err) {
+				return fmt.Errorf("Redis redirected %s (%v): the server is a Redis Cluster; set redis.cluster.enabled=true", strings.ToUpper(c.Name()), err)
+			}
+			if authFailed(err) {
+				// No record's fault: the task fails, nothing goes to the dead letter queue.
+				return fmt.Errorf("Redis refused the credentials (redis.username, redis.password): %w", err)
+			}
+			err = fmt.Errorf("record %s/%d: Redis refused %s: %w", r.TopicPartition(), r.Offset, strings.ToUpper(c.Name()), err)
+			if t.errant == nil {
+				return err
+			}
+			if rerr := t.errant.Report(t.ctx, r, err); rerr != nil {
+				return rerr
+			}
+			break
+		}
+	}
+	return nil
+}
+
+// retriable tells errors worth sending again (the network, a server that
+// is starting, a replica, a full memory, a cluster moving slots) from a
+// command the server refuses for good.
+func retriable(err error) bool {
+	var re goredis.Error
+	if !errors.As(err, &re) {
+		return true // the network, a timeout, a closed connection
+	}
+	msg := re.Error()
+	for _, p := range []string{"LOADING", "READONLY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "BUSY", "OOM", "MOVED", "ASK", "NOREPLICAS"} {
+		if strings.HasPrefix(msg, p+" ") || msg == p {
+			return true
+		}
+	}
+	return false
+}
+
+// authFailed tells a refusal of the credentials.
+func authFailed(err error) bool {
+	msg := err.Error()
+	return strings.HasPrefix(msg, "NOAUTH") || strings.HasPrefix(msg, "WRONGPASS")
+}
+
+// redirected tells a cluster's MOVED or ASK answer, which only a cluster
+// client follows.
+func redirected(err error) bool {
+	msg := err.Error()
+	return strings.HasPrefix(msg, "MOVED ") || strings.HasPrefix(msg, "ASK ")
+}

@@ -1,0 +1,485 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package s3
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+
+	"github.com/conveyor-dev/conveyor/runtime/connectors/connutil"
+	"github.com/conveyor-dev/conveyor/runtime/data"
+	"github.com/conveyor-dev/conveyor/runtime/plugin"
+)
+
+// object is one object being filled or waiting for its upload.
+type object struct {
+	tp      plugin.TopicPartition
+	name    string
+	path    string // the time partitioner's path; "" otherwise
+	start   int64  // offset of the first record
+	last    int64  // offset of the last record
+	count   int
+	firstTS time.Time // timestamp of the first record
+	opened  time.Time // wall clock, for rotate.schedule.interval.ms
+	schema  *data.Schema
+	taken   bool // an uploader has it
+	buf     bytes.Buffer
+	gz      *gzip.Writer
+}
+
+// Task fills one object per topic partition in Put and hands each full
+// object to its uploader goroutines, which upload up to four objects at
+// once, oldest first, and retry network failures and 5xx answers with backoff
+// until they succeed. It implements plugin.SinkPreCommitter: the runtime
+// commits, per partition, the first offset of the oldest object not yet
+// uploaded (or, with none, everything put), so a crash redelivers exactly
+// the records of the objects that were not complete, and they are cut
+// into the same objects again.
+type Task struct {
+	s      *settings
+	log    *slog.Logger
+	errant plugin.ErrantRecordReporter
+	client *minio.Client
+	line   []byte
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	open    map[plugin.TopicPartition]*object // being filled; Put's own, but PreCommit reads it under mu
+	next    map[plugin.TopicPartition]int64   // offset after the last record taken, per partition
+	pending []*object                         // full, in upload order; the head may be uploading
+	stop    bool
+	fatal   error
+}
+
+// uploaders is how many objects upload at once; maxPending bounds the
+// full objects waiting for them (and so the memory they hold).
+const (
+	uploaders  = 4
+	maxPending = 8
+)
+
+// Start parses the configuration and starts the uploader.
+func (t *Task) Start(_ context.Context, tc plugin.SinkTaskContext, config map[string]string) error {
+	s, err := parse(config)
+	if err != nil {
+		return err
+	}
+	c, err := s.client()
+	if err != nil {
+		return err
+	}
+	t.s, t.log, t.errant, t.client = s, tc.Logger(), tc.ErrantRecordReporter(), c
+	t.open = map[plugin.TopicPartition]*object{}
+	t.next = map[plugin.TopicPartition]int64{}
+	t.ctx, t.cancel = context.WithCancel(context.Background())
+	t.cond = sync.NewCond(&t.mu)
+	t.done = make(chan struct{})
+	var wg sync.WaitGroup
+	for range uploaders {
+		wg.Go(t.upload)
+	}
+	go func() {
+		wg.Wait()
+		close(t.done)
+	}()
+	return nil
+}
+
+// Open does nothing: objects start with their first record.
+func (t *Task) Open(context.Context, []plugin.TopicPartition) error { return nil }
+
+// Put adds the records to their partitions' objects.
+func (t *Task) Put(ctx context.Context, records []*plugin.SinkRecord) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.fatal != nil {
+		return t.fatal
+	}
+	for _, r := range records {
+		tp := r.TopicPartition()
+		if n, ok := t.next[tp]; ok && r.Offset < n {
+			// Taken already: a Put retried after a pause, or records
+			// rewound after a failed commit.
+			continue
+		}
+		path, err := t.encode(r)
+		if errors.Is(err, errSkip) {
+			t.next[tp] = r.Offset + 1
+			continue
+		}
+		if err != nil {
+			if t.errant == nil {
+				return err
+			}
+			t.mu.Unlock()
+			rerr := t.errant.Report(ctx, r, err)
+			t.mu.Lock()
+			if rerr != nil {
+				return rerr
+			}
+			t.next[tp] = r.Offset + 1
+			continue
+		}
+		o := t.open[tp]
+		if o != nil && t.ends(o, r, path) {
+			if err := t.finish(ctx, o); err != nil {
+				return err // o stays open; r comes again
+			}
+			o = nil
+		}
+		if o == nil {
+			o = t.newObject(r, path)
+			t.open[tp] = o
+		}
+		if o.gz != nil {
+			_, _ = o.gz.Write(t.line)
+		} else {
+			o.buf.Write(t.line)
+		}
+		o.count++
+		o.last = r.Offset
+		t.next[tp] = r.Offset + 1
+		if o.count >= t.s.flushSize {
+			if err := t.finish(ctx, o); err != nil {
+				return err // o stays open and full: the next record finishes it
+			}
+		}
+	}
+	return nil
+}
+
+var errSkip = errors.New("skip")
+
+// encode renders the record's line into t.line and returns its time path.
+func (t *Task) encode(r *plugin.SinkRecord) (string, error) {
+	t.line = t.line[:0]
+	if r.Value == nil {
+		switch t.s.nulls {
+		case NullIgnore:
+			return "", errSkip
+		case NullFail:
+			return "", fmt.Errorf("record %s/%d: a null value (tombstone), and behavior.on.null.values=fail", r.TopicPartition(), r.Offset)
+		}
+		t.line = append(t.line, "null\n"...)
+	} else if t.s.bytes {
+		switch v := r.Value.(type) {
+		case []byte:
+			t.line = append(append(t.line, v...), '\n')
+		case string:
+			t.line = append(append(t.line, v...), '\n')
+		default:
+			return "", fmt.Errorf("record %s/%d: the value is %T; format.class=bytes needs bytes or a string (ByteArrayConverter, StringConverter)", r.TopicPartition(), r.Offset, r.Value)
+		}
+	} else {
+		var err error
+		if t.line, err = (data.JSONEncoder{NumericDecimal: true}).Append(t.line, r.ValueSchema, r.Value); err != nil {
+			return "", fmt.Errorf("record %s/%d: the value cannot be written as JSON: %w", r.TopicPartition(), r.Offset, err)
+		}
+		t.line = append(t.line, '\n')
+	}
+	if !t.s.timePartition {
+		return "", nil
+	}
+	at, err := t.recordTime(r)
+	if err != nil {
+		return "", fmt.Errorf("record %s/%d: %w", r.TopicPartition(), r.Offset, err)
+	}
+	return timePath(t.s.pathFormat, at), nil
+}
+
+// recordTime is the time the time partitioner files the record under.
+func (t *Task) recordTime(r *plugin.SinkRecord) (time.Time, error) {
+	f := t.s.timestampField
+	if f == "" {
+		return r.Timestamp, nil
+	}
+	var v any
+	switch x := r.Value.(type) {
+	case *data.Struct:
+		v, _ = x.Lookup(f)
+	case map[string]any:
+		v = x[f]
+	default:
+		return time.Time{}, fmt.Errorf("timestamp.field=%s needs a struct or JSON object value, not %T", f, r.Value)
+	}
+	switch x := v.(type) {
+	case time.Time:
+		return x, nil
+	case int64:
+		return time.UnixMilli(x), nil
+	case int32:
+		return time.UnixMilli(int64(x)), nil
+	case float64:
+		return time.UnixMilli(int64(x)), nil
+	case json.Number:
+		n, err := x.Int64()
+		if err == nil {
+			return time.UnixMilli(n), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("timestamp.field=%s is %T (%v), want a Timestamp or epoch milliseconds", f, v, v)
+}
+
+// timePath renders path.format for a time (UTC).
+func timePath(format string, at time.Time) string {
+	at = at.UTC()
+	two := func(n int) string { return fmt.Sprintf("%02d", n) }
+	return strings.NewReplacer("${yyyy}", strconv.Itoa(at.Year()), "${MM}", two(int(at.Month())), "${dd}", two(at.Day()),
+		"${HH}", two(at.Hour()), "${mm}", two(at.Minute())).Replace(format)
+}
+
+// ends tells whether r must start the next object instead of joining o:
+// its timestamp is rotate.interval.ms past o's first, its value schema
+// differs, or its time path does.
+func (t *Task) ends(o *object, r *plugin.SinkRecord, path string) bool {
+	if o.count >= t.s.flushSize {
+		return true // full, its upload not yet queued
+	}
+	if t.s.rotate > 0 && !o.firstTS.IsZero() && r.Timestamp.Sub(o.firstTS) >= t.s.rotate {
+		return true
+	}
+	if r.Value != nil && o.schema != r.ValueSchema && (o.schema == nil || r.ValueSchema == nil || !o.schema.Equal(r.ValueSchema)) {
+		return true
+	}
+	return path != o.path
+}
+
+// newObject opens the object that starts with r.
+func (t *Task) newObject(r *plugin.SinkRecord, path string) *object {
+	ext := ".json"
+	if t.s.bytes {
+		ext = ".bin"
+	}
+	if t.s.gzip {
+		ext += ".gz"
+	}
+	dir := "partition=" + strconv.Itoa(int(r.Partition))
+	if t.s.timePartition {
+		dir = path
+	}
+	name := fmt.Sprintf("%s/%s/%s+%d+%010d%s", r.Topic, dir, r.Topic, r.Partition, r.Offset, ext)
+	if t.s.topicsDir != "" {
+		name = t.s.topicsDir + "/" + name
+	}
+	o := &object{tp: r.TopicPartition(), name: name, path: path, start: r.Offset, firstTS: r.Timestamp, opened: time.Now(), schema: r.ValueSchema}
+	if t.s.gzip {
+		o.gz, _ = gzip.NewWriterLevel(&o.buf, gzip.DefaultCompression)
+	}
+	return o
+}
+
+// finish closes o and queues it for upload, waiting (mu held) while
+// maxPending objects wait; when ctx ends first, o stays open.
+func (t *Task) finish(ctx context.Context, o *object) error {
+	if err := t.waitWhile(ctx, func() bool { return len(t.pending) >= maxPending }); err != nil {
+		return plugin.Retriable(fmt.Errorf("waiting for the upload of %d objects: %w", len(t.pending), err))
+	}
+	if t.fatal != nil {
+		return t.fatal
+	}
+	if t.open[o.tp] == o {
+		delete(t.open, o.tp)
+	}
+	if o.gz != nil {
+		_ = o.gz.Close()
+	}
+	t.pending = append(t.pending, o)
+	t.cond.Broadcast()
+	return nil
+}
+
+// PreCommit uploads objects open longer than rotate.schedule.interval.ms
+// and returns, per partition, the offset up to which records are in
+// uploaded objects.
+func (t *Task) PreCommit(ctx context.Context, offsets map[plugin.TopicPartition]int64) (map[plugin.TopicPartition]int64, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.fatal != nil {
+		return nil, t.fatal
+	}
+	if t.s.schedule > 0 {
+		for _, o := range t.open {
+			if time.Since(o.opened) >= t.s.schedule {
+				if err := t.finish(ctx, o); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	out := make(map[plugin.TopicPartition]int64, len(offsets))
+	for tp, off := range offsets {
+		if o := t.open[tp]; o != nil {
+			off = min(off, o.start)
+		}
+		for _, o := range t.pending {
+			if o.tp == tp {
+				off = min(off, o.start)
+			}
+		}
+		out[tp] = off
+	}
+	return out, nil
+}
+
+// Flush waits for the objects queued so far to be uploaded; the runtime
+// calls PreCommit instead.
+func (t *Task) Flush(ctx context.Context, _ map[plugin.TopicPartition]int64) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.waitWhile(ctx, func() bool { return len(t.pending) > 0 }); err != nil {
+		return plugin.Retriable(err)
+	}
+	return t.fatal
+}
+
+// Close drops the open objects of revoked partitions (their records are
+// delivered again to the next owner, which cuts the same objects) and
+// waits for their queued uploads, until ctx ends.
+func (t *Task) Close(ctx context.Context, partitions []plugin.TopicPartition) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	gone := map[plugin.TopicPartition]bool{}
+	for _, tp := range partitions {
+		gone[tp] = true
+		delete(t.open, tp)
+		delete(t.next, tp)
+	}
+	queued := func() bool { return slices.ContainsFunc(t.pending, func(o *object) bool { return gone[o.tp] }) }
+	if t.waitWhile(ctx, queued) != nil {
+		t.pending = slices.DeleteFunc(t.pending, func(o *object) bool { return gone[o.tp] })
+	}
+	return nil
+}
+
+// Stop cancels the upload in flight and waits for the uploader.
+func (t *Task) Stop() error {
+	if t.done == nil {
+		return nil
+	}
+	t.cancel()
+	t.mu.Lock()
+	t.stop = true
+	t.cond.Broadcast()
+	t.mu.Unlock()
+	<-t.done
+	return nil
+}
+
+// waitWhile waits with mu held while pending holds, nothing failed and
+// the task runs; it returns ctx's cause when ctx ends first.
+func (t *Task) waitWhile(ctx context.Context, pending func() bool) error {
+	blocked := func() bool { return pending() && t.fatal == nil && !t.stop }
+	if err := connutil.WaitCond(ctx, t.cond, blocked); err != nil {
+		return err
+	}
+	if t.stop && t.fatal == nil {
+		return errors.New("the task is stopped")
+	}
+	return nil
+}
+
+// upload is an uploader goroutine: it takes the oldest object no other
+// uploader has. Objects of one partition may finish out of order;
+// PreCommit commits only up to the oldest one still pending.
+func (t *Task) upload() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for {
+		var o *object
+		for !t.stop && t.fatal == nil {
+			if i := slices.IndexFunc(t.pending, func(o *object) bool { return !o.taken }); i >= 0 {
+				o = t.pending[i]
+				break
+			}
+			t.cond.Wait()
+		}
+		if t.stop || t.fatal != nil {
+			if t.stop {
+				return
+			}
+			t.cond.Wait()
+			continue
+		}
+		o.taken = true
+		t.mu.Unlock()
+		err := t.put(o)
+		t.mu.Lock()
+		if i := slices.Index(t.pending, o); i >= 0 {
+			t.pending = slices.Delete(t.pending, i, i+1)
+		}
+		if err != nil && t.fatal == nil {
+			t.fatal = err
+		}
+		t.cond.Broadcast()
+	}
+}
+
+// put uploads one object until it succeeds, fails for good or the task
+// stops.
+func (t *Task) put(o *object) error {
+	contentType := "application/json"
+	if t.s.gzip {
+		contentType = "application/gzip"
+	}
+	backoff := 100 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		_, err := t.client.PutObject(t.ctx, t.s.bucket, o.name, bytes.NewReader(o.buf.Bytes()), int64(o.buf.Len()),
+			minio.PutObjectOptions{ContentType: contentType, PartSize: t.s.partSize, DisableContentSha256: true})
+		if err == nil {
+			if attempt > 1 {
+				t.log.Info("S3 uploads resumed", "object", o.name, "attempts", attempt)
+			}
+			return nil
+		}
+		if t.ctx.Err() != nil {
+			return nil // stopping: the records are delivered again
+		}
+		if !retriable(err) {
+			return fmt.Errorf("uploading %s (records %s/%d to %d) to bucket %s: %w", o.name, o.tp, o.start, o.last, t.s.bucket, err)
+		}
+		t.log.Warn("uploading to S3 failed; retrying", "object", o.name, "attempt", attempt, "backoff", backoff, "error", err)
+		select {
+		case <-t.ctx.Done():
+			return nil
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+// retriable tells failures worth another try (the network, throttling,
+// server errors) from refusals (credentials, a missing bucket).
+func retriable(err error) bool {
+	code := minio.ToErrorResponse(err).StatusCode
+	return code == 0 || code == 429 || code == 408 || code >= 500
+}
