@@ -35,10 +35,16 @@ limitations under the License.
 // Dir/logs/<namespace>_<pod>_<container>.log. Probes, restart policy with back-off, init
 // containers, grace periods on deletion and pod status are the kubelet's.
 //
+// With Options.NetNS the whole cluster runs in a network namespace of its own, pods get
+// routable 10.200.1.N addresses, Services get endpoints and aggregated APIs work, so KEDA
+// (Options.KEDA) runs as in a real cluster; see netns.go and keda.go.
+//
 // Known limits, by design or by the API server's rules:
-//   - Services get no endpoints: the API server refuses loopback addresses in EndpointSlices
-//     ("may not be in the loopback range"); there is no kube-proxy and no DNS either. Reach
-//     pods by their IPs (status.podIP).
+//   - Without NetNS, Services get no endpoints: the API server refuses loopback addresses in
+//     EndpointSlices ("may not be in the loopback range"). There is no kube-proxy (no
+//     ClusterIPs) and no DNS in either mode. Reach pods by their IPs (status.podIP).
+//   - Pods share one network namespace (the machine's, or the cluster's with NetNS), so two
+//     pods may not listen on the same port of every address: listen on the pod IP.
 //   - A mount point missing on the host (such as /var/run/secrets/kubernetes.io/serviceaccount)
 //     is created there as an empty folder and left in place; nothing is written into it.
 //   - readOnlyRootFilesystem makes the root mount read-only inside the pod; other host mounts
