@@ -65,6 +65,10 @@ type loopState struct {
 	appliedReplicas   *int32
 	// retry asks for a requeue with backoff.
 	retry bool
+	// monitoring is the Monitoring condition (nil: none wanted) once
+	// monitoringDone says the PodMonitor was converged this loop.
+	monitoring     *ConditionValue
+	monitoringDone bool
 	// unmanaged are the connectors no KafkaConnector manages (nil: not
 	// scanned this loop).
 	unmanaged *[]string
@@ -234,6 +238,14 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 			st.appliedReplicas = children.Deployment.Spec.Replicas
 		}
 	}
+	mon, err := r.reconcilePodMonitor(ctx, cc)
+	st.monitoring, st.monitoringDone = mon, true
+	if err != nil {
+		if st.problem == nil {
+			st.problem = &condition.Problem{Reason: v1alpha1.ReasonReconcileFailed, Message: "PodMonitor: " + err.Error()}
+		}
+		st.retry = true
+	}
 	var unwanted []client.Object
 	if children.NetworkPolicy == nil {
 		unwanted = append(unwanted, &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: NetworkPolicyName(cc)}})
@@ -286,6 +298,10 @@ func ApplyChild(ctx context.Context, cl client.Client, reader client.Reader, cc 
 	existing, ok := reflect.New(reflect.TypeOf(o).Elem()).Interface().(client.Object)
 	if !ok {
 		return nil, fmt.Errorf("%s %s is not a client.Object", kind, o.GetName())
+	}
+	if eu, isU := existing.(*unstructured.Unstructured); isU {
+		// Kinds of optional CRDs (the PodMonitor) are built unstructured.
+		eu.SetGroupVersionKind(u.GroupVersionKind())
 	}
 	switch err := reader.Get(ctx, client.ObjectKeyFromObject(o), existing); {
 	case err == nil && !metav1.IsControlledBy(existing, cc):
