@@ -370,18 +370,22 @@ func ownsField(obj metav1.Object, manager string, path ...string) bool {
 
 // deleteOwned deletes a child the cluster no longer wants, if the cluster controls it.
 func (r *Reconciler) deleteOwned(ctx context.Context, cc *v1alpha1.ConnectCluster, obj client.Object, name string) error {
+	what := fmt.Sprintf("%T", obj)
+	if k := obj.GetObjectKind().GroupVersionKind().Kind; k != "" {
+		what = k // an unstructured object's kind (the PodMonitor)
+	}
 	err := r.client.Get(ctx, types.NamespacedName{Namespace: cc.Namespace, Name: name}, obj)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("reading %T %s: %w", obj, name, err)
+		return fmt.Errorf("reading %s %s: %w", what, name, err)
 	}
 	if !metav1.IsControlledBy(obj, cc) {
 		return nil
 	}
 	if err := r.client.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("deleting %T %s: %w", obj, name, err)
+		return fmt.Errorf("deleting %s %s: %w", what, name, err)
 	}
 	return nil
 }

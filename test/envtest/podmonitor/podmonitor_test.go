@@ -18,7 +18,8 @@ limitations under the License.
 // API server first without, then with, a PodMonitor CRD: absent, the
 // Monitoring condition says PodMonitorCRDNotInstalled and the cluster
 // still reconciles; installed later, the PodMonitor is applied without a
-// restart; turned off, it goes. The CRD is a minimal stand-in of
+// restart; turned off, it goes. The operator runs with its generated
+// ClusterRole. The CRD is a minimal stand-in of
 // prometheus-operator's (testdata), as the real one is not in the module
 // cache; no Prometheus runs here.
 package podmonitor
@@ -66,7 +67,13 @@ func TestMain(m *testing.M) {
 		}
 		e.DeferFunc(kafka.Close)
 		bootstrap = kafka.ListenAddrs()[0]
-		_, err = e.StartManager(nil, ctrl.Options{}, func(mgr ctrl.Manager) error {
+		// The operator runs with the ClusterRole it ships: a podmonitors
+		// verb missing from the RBAC markers fails here.
+		opCfg, err := e.OperatorConfig("conveyor-operator")
+		if err != nil {
+			return err
+		}
+		_, err = e.StartManager(opCfg, ctrl.Options{}, func(mgr ctrl.Manager) error {
 			opts := envkit.OperatorOptions()
 			// The topic re-check stays at 10 minutes: a CRD installed later
 			// must be noticed through the checker waking the cluster.
