@@ -40,6 +40,10 @@ const (
 	// ConnectClusterMonitoring is set while metrics.podMonitor.enabled is true: True when
 	// the derived PodMonitor is in place, False with a reason when it cannot be.
 	ConnectClusterMonitoring = "Monitoring"
+	// ConnectClusterExactlyOnce is True when exactly-once sources are on and the Kafka
+	// principal may use the workers' transactional ids; False with the reason when it may
+	// not, or when exactly-once is off.
+	ConnectClusterExactlyOnce = "ExactlyOnce"
 )
 
 // Reasons of the Monitoring condition.
@@ -80,6 +84,16 @@ const (
 	ReasonTopicInvalid = "TopicInvalid"
 	// ReasonTopicCreateFailed: creating an internal topic failed.
 	ReasonTopicCreateFailed = "TopicCreateFailed"
+	// ReasonExactlyOnceDisabled: exactly-once sources are off.
+	ReasonExactlyOnceDisabled = "ExactlyOnceDisabled"
+	// ReasonTransactionsAllowed: a transactional producer of the cluster's group could
+	// initialize (the principal may use the transactional ids).
+	ReasonTransactionsAllowed = "TransactionsAllowed"
+	// ReasonTransactionsDenied: Kafka refused the principal a transactional id of the
+	// cluster's group; the message names the ACL to add.
+	ReasonTransactionsDenied = "TransactionsDenied"
+	// ReasonTransactionsUnchecked: the check could not reach Kafka; it is tried again.
+	ReasonTransactionsUnchecked = "TransactionsUnchecked"
 	// ReasonTopicsReady: the internal topics exist and are as expected.
 	ReasonTopicsReady = "TopicsReady"
 	// ReasonGroupInUse: another ConnectCluster on the same brokers claims the group id.

@@ -16,7 +16,10 @@ limitations under the License.
 
 package v1alpha1
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // GroupID is the Kafka Connect group of the cluster: spec.groupId when set, else the value the
 // operator recorded in status.groupId, else DefaultGroupID of the cluster's namespace and name.
@@ -147,4 +150,19 @@ func boolOr(p *bool, def bool) bool {
 		return *p
 	}
 	return def
+}
+
+// ExactlyOnceSourceSupport is the worker's exactly.once.source.support:
+// "enabled" with spec.exactlyOnce=true, else config's value, else "disabled".
+func (cc *ConnectCluster) ExactlyOnceSourceSupport() string {
+	if cc.Spec.ExactlyOnce != nil {
+		if *cc.Spec.ExactlyOnce {
+			return "enabled"
+		}
+		return "disabled"
+	}
+	if v, ok := cc.Spec.Config["exactly.once.source.support"]; ok {
+		return strings.ToLower(strings.TrimSpace(v))
+	}
+	return "disabled"
 }

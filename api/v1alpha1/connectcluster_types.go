@@ -28,6 +28,7 @@ import (
 // topics: they hold every connector config and offset.
 //
 // +kubebuilder:validation:XValidation:rule="has(self.groupId) == has(oldSelf.groupId) && (!has(self.groupId) || self.groupId == oldSelf.groupId)",message="groupId cannot be added, removed or changed after creation: the cluster's connector configs and offsets live under the original group; create a new ConnectCluster to use another group",fieldPath=".groupId",reason=FieldValueForbidden
+// +kubebuilder:validation:XValidation:rule="!has(self.exactlyOnce) || !has(self.config) || !('exactly.once.source.support' in self.config)",message="set exactly-once either with spec.exactlyOnce or with config[\"exactly.once.source.support\"], not both",fieldPath=".exactlyOnce"
 type ConnectClusterSpec struct {
 	// replicas is the number of worker pods when autoscaling is disabled. The
 	// operator may run more: never fewer than ceil(total effective tasks /
@@ -93,6 +94,16 @@ type ConnectClusterSpec struct {
 	// +kubebuilder:validation:XValidation:rule="['group.id', 'bootstrap.servers', 'producer.bootstrap.servers', 'consumer.bootstrap.servers', 'admin.bootstrap.servers', 'config.storage.topic', 'offset.storage.topic', 'status.storage.topic', 'config.storage.replication.factor', 'offset.storage.replication.factor', 'status.storage.replication.factor', 'offset.storage.partitions', 'status.storage.partitions', 'rest.port', 'rest.host.name', 'rest.advertised.host.name', 'rest.advertised.port', 'rest.advertised.listener', 'listeners', 'scheduled.rebalance.max.delay.ms', 'security.protocol', 'sasl.mechanism', 'sasl.jaas.config', 'ssl.truststore.location', 'ssl.truststore.password', 'ssl.keystore.location', 'ssl.keystore.password', 'ssl.key.password', 'internal.topics.create', 'rest.auth.token.file', 'metrics.port', 'ssl.ca.location', 'ssl.certificate.location', 'ssl.key.location', 'sasl.username', 'sasl.password.file', 'worker.id', 'group.instance.id', 'max.tasks.per.worker', 'metrics.auth.token.file', 'config.providers.file.allowed.paths', 'config.providers.env.allowed.variables'].all(k, !(k in self))",messageExpression="'config may not set ' + ['group.id', 'bootstrap.servers', 'producer.bootstrap.servers', 'consumer.bootstrap.servers', 'admin.bootstrap.servers', 'config.storage.topic', 'offset.storage.topic', 'status.storage.topic', 'config.storage.replication.factor', 'offset.storage.replication.factor', 'status.storage.replication.factor', 'offset.storage.partitions', 'status.storage.partitions', 'rest.port', 'rest.host.name', 'rest.advertised.host.name', 'rest.advertised.port', 'rest.advertised.listener', 'listeners', 'scheduled.rebalance.max.delay.ms', 'security.protocol', 'sasl.mechanism', 'sasl.jaas.config', 'ssl.truststore.location', 'ssl.truststore.password', 'ssl.keystore.location', 'ssl.keystore.password', 'ssl.key.password', 'internal.topics.create', 'rest.auth.token.file', 'metrics.port', 'ssl.ca.location', 'ssl.certificate.location', 'ssl.key.location', 'sasl.username', 'sasl.password.file', 'worker.id', 'group.instance.id', 'max.tasks.per.worker', 'metrics.auth.token.file', 'config.providers.file.allowed.paths', 'config.providers.env.allowed.variables'].filter(k, k in self)[0] + ': the operator sets it from spec.groupId, spec.kafka, spec.storage, spec.restApi, spec.metrics, spec.maxTasksPerWorker, spec.connectorAccess or spec.rebalance; remove the key and use those fields'",reason=FieldValueForbidden
 	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) >= 1 && size(k) <= 255 && size(self[k]) <= 32768)",message="config keys must be 1 to 255 characters and values at most 32 KiB: use the worker's property names and keep large content in files"
 	Config map[string]string `json:"config,omitempty"`
+
+	// exactlyOnce turns on exactly-once sources (KIP-618): workers run with
+	// exactly.once.source.support=enabled (records and source offsets in one
+	// transaction, earlier tasks fenced before new task configs start), and
+	// sink consumers read read_committed unless spec.config sets
+	// consumer.isolation.level. The Kafka principal needs WRITE and DESCRIBE
+	// on transactional ids "<groupId>-*" (see the ExactlyOnce condition).
+	// Or set exactly.once.source.support in spec.config, not both.
+	// +optional
+	ExactlyOnce *bool `json:"exactlyOnce,omitempty"`
 
 	// maxTasksPerWorker is how many tasks one worker should run at most.
 	// Without autoscaling the operator runs at least ceil(total effective

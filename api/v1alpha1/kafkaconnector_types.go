@@ -84,6 +84,18 @@ type KafkaConnectorSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) <= 32768)",message="config values may be at most 32 KiB: put large content (a schema, a certificate) in a Secret listed in the ConnectCluster's spec.connectorAccess.secrets and reference it as ${secret:<name>:<key>}"
 	Config map[string]string `json:"config,omitempty"`
 
+	// exactlyOnce asks for exactly-once delivery. For a source connector it
+	// sets exactly.once.support: Requested (run transactionally when the
+	// cluster has exactly-once on) or Required (refuse the connector unless
+	// the cluster has it on and the plugin supports it). For a sink it makes
+	// the consumer read read_committed (consumer.override.isolation.level),
+	// so records of aborted transactions never reach it; a sink config with
+	// exactly.once=true (the PostgreSQL sink) gets that default too. Unset,
+	// the config keys decide.
+	// +optional
+	// +kubebuilder:validation:Enum=Requested;Required
+	ExactlyOnce ExactlyOnceRequest `json:"exactlyOnce,omitempty"`
+
 	// state is the state to keep the connector in: running (default), paused
 	// (tasks stay assigned but process nothing) or stopped (tasks shut down,
 	// config and offsets kept).
@@ -343,3 +355,12 @@ type KafkaConnectorList struct {
 func init() {
 	SchemeBuilder.Register(&KafkaConnector{}, &KafkaConnectorList{})
 }
+
+// ExactlyOnceRequest is a KafkaConnector's spec.exactlyOnce.
+type ExactlyOnceRequest string
+
+// Values of spec.exactlyOnce.
+const (
+	ExactlyOnceRequested ExactlyOnceRequest = "Requested"
+	ExactlyOnceRequired  ExactlyOnceRequest = "Required"
+)

@@ -231,6 +231,11 @@ func (in *ConnectClusterSpec) DeepCopyInto(out *ConnectClusterSpec) {
 			(*out)[key] = val
 		}
 	}
+	if in.ExactlyOnce != nil {
+		in, out := &in.ExactlyOnce, &out.ExactlyOnce
+		*out = new(bool)
+		**out = **in
+	}
 	if in.MaxTasksPerWorker != nil {
 		in, out := &in.MaxTasksPerWorker, &out.MaxTasksPerWorker
 		*out = new(int32)

@@ -185,7 +185,9 @@ type Reconciler struct {
 
 	mu       sync.Mutex
 	verified map[types.NamespacedName]topicCheckRecord
-	failures map[types.NamespacedName]int
+	// eosChecked remembers successful transaction probes (exactlyonce.go).
+	eosChecked map[types.NamespacedName]topicCheckRecord
+	failures   map[types.NamespacedName]int
 }
 
 type topicCheckRecord struct {
@@ -221,12 +223,13 @@ func NewReconciler(mgr ctrl.Manager, opts Options) *Reconciler {
 		opts.MaxConcurrentReconciles = 4
 	}
 	return &Reconciler{
-		client:    mgr.GetClient(),
-		apiReader: mgr.GetAPIReader(),
-		recorder:  mgr.GetEventRecorder("conveyor-operator"),
-		opts:      opts,
-		verified:  map[types.NamespacedName]topicCheckRecord{},
-		failures:  map[types.NamespacedName]int{},
+		client:     mgr.GetClient(),
+		apiReader:  mgr.GetAPIReader(),
+		recorder:   mgr.GetEventRecorder("conveyor-operator"),
+		opts:       opts,
+		verified:   map[types.NamespacedName]topicCheckRecord{},
+		eosChecked: map[types.NamespacedName]topicCheckRecord{},
+		failures:   map[types.NamespacedName]int{},
 	}
 }
 

@@ -56,6 +56,8 @@ type loopState struct {
 	// problem stops the loop short of a converged cluster (Reconciled=False).
 	problem *condition.Problem
 	topics  topicsOutcome
+	// eos is the ExactlyOnce condition; nil when not checked this loop.
+	eos *eosOutcome
 	// capacity is the capacity rule's decision (without autoscaling).
 	capacity    Capacity
 	autoscaling *AutoscalingResult
@@ -159,6 +161,13 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 	if st.topics.state == "failed" {
 		st.problem = &condition.Problem{Reason: st.topics.reason, Message: st.topics.message}
 		st.retry = true
+	}
+	if st.topics.state == "ok" {
+		eos := r.checkExactlyOnce(ctx, cc, conn)
+		st.eos = &eos
+		if eos.status != metav1.ConditionTrue && eos.reason != v1alpha1.ReasonExactlyOnceDisabled {
+			st.retry = true
+		}
 	}
 
 	st.capacity = DesiredReplicas(cc.RequestedReplicas(), int64(totals.Tasks), int64(cc.MaxTasksPerWorker()))

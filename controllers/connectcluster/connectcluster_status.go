@@ -113,6 +113,11 @@ func computeStatus(cc *v1alpha1.ConnectCluster, st *loopState, now metav1.Time) 
 		set(v1alpha1.ConnectClusterTopicsReady, metav1.ConditionUnknown, st.problem.Reason, "not checked: "+st.problem.Message)
 	}
 
+	// ExactlyOnce
+	if st.eos != nil {
+		set(v1alpha1.ConnectClusterExactlyOnce, st.eos.status, st.eos.reason, st.eos.message)
+	}
+
 	// Autoscaling and CapacityRaised
 	switch {
 	case !cc.AutoscalingEnabled():

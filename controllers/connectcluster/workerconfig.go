@@ -113,6 +113,16 @@ func BuildWorkerConfig(cc *v1alpha1.ConnectCluster, in WorkerConfigInputs) (*wor
 		cfg.SASLPasswordFile = ConfigDir + "/" + KafkaSASLSubdir + "/" + KafkaSASLPasswordFile
 	}
 
+	// Exactly-once sources (KIP-618); their topics are then read
+	// read_committed by sink consumers unless spec.config says otherwise.
+	cfg.ExactlyOnceSourceSupport = cc.ExactlyOnceSourceSupport()
+	if cfg.ExactlyOnceSourceSupport == "enabled" {
+		if _, set := cc.Spec.Config[KeyConsumerIsolationLevel]; !set {
+			if err := cfg.Set(KeyConsumerIsolationLevel, "read_committed"); err != nil {
+				return nil, err
+			}
+		}
+	}
 	cfg.ScheduledRebalanceMaxDelay = cc.LostWorkerDelay()
 	cfg.MaxTasksPerWorker = int(cc.MaxTasksPerWorker())
 
@@ -121,6 +131,9 @@ func BuildWorkerConfig(cc *v1alpha1.ConnectCluster, in WorkerConfigInputs) (*wor
 	}
 	return cfg, nil
 }
+
+// KeyConsumerIsolationLevel is the worker's sink consumer isolation level.
+const KeyConsumerIsolationLevel = "consumer.isolation.level"
 
 // BuildWorkerConfigMap builds the ConfigMap holding worker.properties.
 func BuildWorkerConfigMap(cc *v1alpha1.ConnectCluster, cfg *workerconfig.Config) *corev1.ConfigMap {

@@ -19,6 +19,7 @@ package kafkaconnector
 import (
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // Connector config keys that the operator sets from the KafkaConnector's
@@ -27,6 +28,14 @@ const (
 	KeyName     = "name"
 	KeyClass    = "connector.class"
 	KeyTasksMax = "tasks.max"
+)
+
+// Exactly-once keys the operator derives from spec.exactlyOnce.
+const (
+	KeyExactlyOnceSupport        = "exactly.once.support"
+	KeyConsumerIsolationOverride = "consumer.override.isolation.level"
+	// KeySinkExactlyOnce is the PostgreSQL sink's exactly.once.
+	KeySinkExactlyOnce = "exactly.once"
 )
 
 // RuntimeAddedKeys are keys that the worker adds to a stored connector
@@ -94,4 +103,25 @@ func DiffConfig(desired, stored map[string]string) ConfigDiff {
 	sort.Strings(d.Changed)
 	sort.Strings(d.Removed)
 	return d
+}
+
+// WithExactlyOnce applies a KafkaConnector's spec.exactlyOnce to its
+// desired config: Requested or Required sets exactly.once.support (read
+// by source connectors) and makes a sink's consumer read_committed; a
+// config with exactly.once=true (an exactly-once sink) gets read_committed
+// too. Keys the user set in spec.config win.
+func WithExactlyOnce(desired map[string]string, req string) map[string]string {
+	setDefault := func(k, v string) {
+		if _, ok := desired[k]; !ok {
+			desired[k] = v
+		}
+	}
+	if req != "" {
+		setDefault(KeyExactlyOnceSupport, strings.ToLower(req))
+		setDefault(KeyConsumerIsolationOverride, "read_committed")
+	}
+	if strings.EqualFold(strings.TrimSpace(desired[KeySinkExactlyOnce]), "true") {
+		setDefault(KeyConsumerIsolationOverride, "read_committed")
+	}
+	return desired
 }

@@ -344,3 +344,27 @@ func TestSecretsHash(t *testing.T) {
 		t.Error("SecretRotated: only a recorded, different, non-empty hash is a rotation")
 	}
 }
+
+// spec.exactlyOnce sets exactly.once.support and a read_committed sink
+// consumer; an exactly-once sink config (exactly.once=true) gets
+// read_committed too; keys in spec.config win.
+func TestWithExactlyOnce(t *testing.T) {
+	cases := []struct {
+		req       string
+		config    map[string]string
+		support   string
+		isolation string
+	}{
+		{"", map[string]string{"topics": "t"}, "", ""},
+		{"Required", map[string]string{"topic": "t"}, "required", "read_committed"},
+		{"Requested", map[string]string{"exactly.once.support": "required"}, "required", "read_committed"},
+		{"", map[string]string{"exactly.once": "true"}, "", "read_committed"},
+		{"", map[string]string{"exactly.once": "true", "consumer.override.isolation.level": "read_uncommitted"}, "", "read_uncommitted"},
+	}
+	for _, c := range cases {
+		got := WithExactlyOnce(DesiredConfig("c", "Cls", 1, c.config), c.req)
+		if got[KeyExactlyOnceSupport] != c.support || got[KeyConsumerIsolationOverride] != c.isolation {
+			t.Errorf("%q %v: exactly.once.support=%q isolation=%q, want %q %q", c.req, c.config, got[KeyExactlyOnceSupport], got[KeyConsumerIsolationOverride], c.support, c.isolation)
+		}
+	}
+}

@@ -181,7 +181,7 @@ func (r *Reconciler) observeCluster(ctx context.Context, kc *v1alpha1.KafkaConne
 		l.fail(p.Reason, "%s", p.Message)
 		return nil
 	}
-	l.desired = DesiredConfig(kc.Name, kc.Spec.Class, kc.RequestedTasksMax(), kc.Spec.Config)
+	l.desired = WithExactlyOnce(DesiredConfig(kc.Name, kc.Spec.Class, kc.RequestedTasksMax(), kc.Spec.Config), string(kc.Spec.ExactlyOnce))
 	// The workers resolve the Secrets when the connector starts: do not
 	// start it (or give it a new config) before they may read them.
 	missing, err := r.ungrantedSecrets(ctx, cc, l.refs)

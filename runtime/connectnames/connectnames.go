@@ -16,9 +16,11 @@ limitations under the License.
 
 // Package connectnames holds the names Kafka Connect derives from a
 // connector's name, so that the worker, the operator and the API types use
-// one definition of each. It imports nothing, so api/v1alpha1 may use it
+// one definition of each. It imports only the standard library, so api/v1alpha1 may use it
 // without pulling the runtime in.
 package connectnames
+
+import "strconv"
 
 // SinkGroupPrefix precedes the connector name in a sink connector's
 // consumer group.
@@ -27,3 +29,11 @@ const SinkGroupPrefix = "connect-"
 // SinkGroup is the consumer group of a sink connector's tasks,
 // "connect-<connector>" as in Kafka Connect.
 func SinkGroup(connector string) string { return SinkGroupPrefix + connector }
+
+// TransactionalID is the transactional.id of an exactly-once source task's
+// producer, "<group.id>-<connector>-<task>" as Kafka Connect derives it
+// (KIP-618), so that every instance of one task, on any worker, fences the
+// one before it.
+func TransactionalID(groupID, connector string, task int) string {
+	return groupID + "-" + connector + "-" + strconv.Itoa(task)
+}

@@ -149,7 +149,7 @@ func (h *Herder) validate(ctx context.Context, cfg map[string]string) error {
 	if err != nil {
 		return connectapi.BadRequestf("%s", err)
 	}
-	if res := plugin.ValidateConfig(ctx, p, check); res.ErrorCount > 0 {
+	if res := plugin.ValidateConfig(ctx, p, check, h.validateOpts()...); res.ErrorCount > 0 {
 		return connectapi.BadRequestf("%s", h.scrub(invalidConfigMessage(res)))
 	}
 	return nil
@@ -220,7 +220,7 @@ func (h *Herder) PutTaskConfigs(ctx context.Context, name string, cfgs []map[str
 	if _, err := h.config(name); err != nil {
 		return err
 	}
-	if err := h.opts.Configs.PutTaskConfigs(ctx, name, cfgs); err != nil {
+	if err := h.putTaskConfigs(ctx, name, cfgs); err != nil {
 		return fmt.Errorf("writing task configs of connector %s: %w", name, err)
 	}
 	return nil
@@ -498,7 +498,7 @@ func (h *Herder) ValidateConfig(ctx context.Context, name string, cfg map[string
 	if err != nil {
 		return connectapi.ConfigInfos{}, err
 	}
-	res := plugin.ValidateConfig(ctx, p, cfg)
+	res := plugin.ValidateConfig(ctx, p, cfg, h.validateOpts()...)
 	out := connectapi.ConfigInfos{Name: res.Name, ErrorCount: res.ErrorCount, Groups: res.Groups}
 	for _, c := range res.Configs {
 		out.Configs = append(out.Configs, connectapi.ConfigInfo{

@@ -344,7 +344,7 @@ func (w *connWorker) startConnector(ctx context.Context, cfg map[string]string, 
 	if err != nil {
 		return fmt.Errorf("resolving config placeholders of connector %q: %w", w.name, err)
 	}
-	if res := plugin.ValidateConfig(ctx, p, resolved); res.ErrorCount > 0 {
+	if res := plugin.ValidateConfig(ctx, p, resolved, w.h.validateOpts()...); res.ErrorCount > 0 {
 		return fmt.Errorf("%s", invalidConfigMessage(res))
 	}
 	cctx, cancel := context.WithCancel(h.connCtx)

@@ -126,6 +126,16 @@ type Options struct {
 	// TaskStopTimeout bounds a graceful task stop; default 30s.
 	TaskStopTimeout time.Duration
 
+	// ExactlyOnce is the worker's exactly.once.source.support (disabled,
+	// preparing or enabled; "" = disabled): validation checks source
+	// connectors' exactly.once.support against it, and when enabled the
+	// leader fences a source connector's earlier tasks with FenceTasks
+	// before it writes new task configs (herder/exactlyonce.go).
+	ExactlyOnce string
+	// FenceTasks fences the transactional producers of tasks 0..tasks-1
+	// of a connector; required when ExactlyOnce is enabled.
+	FenceTasks func(ctx context.Context, connector string, tasks int) error
+
 	// RebalanceWait is how long a write that arrives during a group
 	// rebalance waits for it to end before it is refused with 409;
 	// default 3s. Kafka Connect refuses at once; a short wait spares

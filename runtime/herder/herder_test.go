@@ -204,7 +204,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env { return newEnvWith(t, true) }
 
-func newEnvWith(t *testing.T, assignAll bool) *env {
+func newEnvWith(t *testing.T, assignAll bool, mods ...func(*Options)) *env {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -237,9 +237,13 @@ func newEnvWith(t *testing.T, assignAll bool) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := New(Options{WorkerID: "w1:8083", URL: "http://w1:8083", Plugins: reg, Configs: cfgs, Offsets: offs, Statuses: stats,
+	o := Options{WorkerID: "w1:8083", URL: "http://w1:8083", Plugins: reg, Configs: cfgs, Offsets: offs, Statuses: stats,
 		Admin: e.adm, Tasks: e.tasks, AssignAll: assignAll, LimitCheckTicks: e.ticks,
-		Resolver: envResolver{"${env:PW}": "hunter2"}})
+		Resolver: envResolver{"${env:PW}": "hunter2"}}
+	for _, m := range mods {
+		m(&o)
+	}
+	h, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -109,7 +109,7 @@ func (h *Herder) AlterOffsets(ctx context.Context, name string, offsets connecta
 		return connectapi.Message{}, connectapi.BadRequestf("The offsets to be altered must not be empty")
 	}
 	if h.isSink(cfg) {
-		return h.alterSinkOffsets(ctx, name, offsets)
+		return h.alterSinkOffsets(ctx, name, cfg, offsets)
 	}
 	var puts []store.SourceOffset
 	for _, o := range offsets.Offsets {
@@ -153,9 +153,10 @@ func asInt(v any) (int64, bool) {
 	return 0, false
 }
 
-func (h *Herder) alterSinkOffsets(ctx context.Context, name string, offsets connectapi.ConnectorOffsets) (connectapi.Message, error) {
+func (h *Herder) alterSinkOffsets(ctx context.Context, name string, cfg map[string]string, offsets connectapi.ConnectorOffsets) (connectapi.Message, error) {
 	commit := kadm.Offsets{}
 	del := kadm.TopicsSet{}
+	external := map[plugin.TopicPartition]*int64{}
 	for _, o := range offsets.Offsets {
 		topic, part, err := sinkPartition(o.Partition)
 		if err != nil {
@@ -163,6 +164,7 @@ func (h *Herder) alterSinkOffsets(ctx context.Context, name string, offsets conn
 		}
 		if o.Offset == nil {
 			del.Add(topic, part)
+			external[plugin.TopicPartition{Topic: topic, Partition: part}] = nil
 			continue
 		}
 		at, ok := asInt(o.Offset[sinkOffsetKey])
@@ -170,6 +172,10 @@ func (h *Herder) alterSinkOffsets(ctx context.Context, name string, offsets conn
 			return connectapi.Message{}, connectapi.BadRequestf("Kafka offsets must be non-negative integers under the key %q", sinkOffsetKey)
 		}
 		commit.Add(kadm.Offset{Topic: topic, Partition: part, At: at, LeaderEpoch: -1})
+		external[plugin.TopicPartition{Topic: topic, Partition: part}] = &at
+	}
+	if err := h.alterExternalOffsets(ctx, name, cfg, external, false); err != nil {
+		return connectapi.Message{}, err
 	}
 	group := connectnames.SinkGroup(name)
 	if len(commit) > 0 {
@@ -196,6 +202,9 @@ func (h *Herder) ResetOffsets(ctx context.Context, name string) (connectapi.Mess
 		return connectapi.Message{}, err
 	}
 	if h.isSink(cfg) {
+		if err := h.alterExternalOffsets(ctx, name, cfg, nil, true); err != nil {
+			return connectapi.Message{}, err
+		}
 		group := connectnames.SinkGroup(name)
 		resp, err := h.opts.Admin.DeleteGroup(ctx, group)
 		if err == nil {
@@ -210,4 +219,26 @@ func (h *Herder) ResetOffsets(ctx context.Context, name string) (connectapi.Mess
 		return connectapi.Message{}, fmt.Errorf("resetting offsets of connector %s: %w", name, err)
 	}
 	return connectapi.Message{Message: msgReset}, nil
+}
+
+// alterExternalOffsets lets a sink connector that keeps its offsets
+// outside Kafka (plugin.SinkOffsetAlterer, such as the PostgreSQL sink with
+// exactly.once) alter them first, so they follow the consumer group's.
+func (h *Herder) alterExternalOffsets(ctx context.Context, name string, cfg map[string]string, offsets map[plugin.TopicPartition]*int64, all bool) error {
+	p, ok := h.opts.Plugins.Lookup(cfg[plugin.KeyConnectorClass])
+	if !ok || p.NewConnector == nil {
+		return nil
+	}
+	alt, ok := p.NewConnector().(plugin.SinkOffsetAlterer)
+	if !ok {
+		return nil
+	}
+	resolved, err := h.resolveForValidation(ctx, cfg)
+	if err != nil {
+		return connectapi.BadRequestf("%s", err)
+	}
+	if err := alt.AlterSinkOffsets(ctx, resolved, offsets, all); err != nil {
+		return fmt.Errorf("altering the offsets connector %s stores itself: %s", name, h.scrub(err.Error()))
+	}
+	return nil
 }

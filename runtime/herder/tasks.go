@@ -90,7 +90,7 @@ func (w *connWorker) writeTaskConfigs(ctx context.Context, cfgs, old []map[strin
 	var err error
 	switch {
 	case h.isLeader():
-		err = h.opts.Configs.PutTaskConfigs(wctx, w.name, cfgs)
+		err = h.putTaskConfigs(wctx, w.name, cfgs)
 	case h.opts.ForwardTaskConfigs != nil:
 		err = h.opts.ForwardTaskConfigs(wctx, w.name, cfgs)
 	default:

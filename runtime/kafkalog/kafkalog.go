@@ -59,6 +59,15 @@ type Topic struct {
 	Create bool
 	// CreateFlag names the setting that allows creation, for error messages.
 	CreateFlag string
+	// ReadCommitted reads the topic read_committed (a topic that
+	// transactions write, such as the offsets topic with exactly-once
+	// sources): records of aborted
+	// transactions are never applied, and ReadToEnd waits for the last
+	// stable offset, not the high watermark, so an open transaction (of a
+	// task that is about to be fenced) does not hold it up. Transaction
+	// markers are read too (and not applied), so the position moves past
+	// them.
+	ReadCommitted bool
 }
 
 // Config configures a Log.
@@ -107,6 +116,9 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 		kgo.ProducerLinger(0),
 		kgo.MetadataMinAge(250*time.Millisecond), // 250ms: notice a (re)created topic quickly
 	)
+	if cfg.Topic.ReadCommitted {
+		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords())
+	}
 	client, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("kafkalog: creating client for topic %q: %w", cfg.Topic.Name, err)
@@ -254,6 +266,9 @@ func (l *Log) follow(ctx context.Context) {
 				return
 			}
 			for _, r := range p.Records {
+				if r.Attrs.IsControl() {
+					continue
+				}
 				l.cfg.Apply(Record{Key: r.Key, Value: r.Value, Partition: r.Partition, Offset: r.Offset})
 			}
 			last := p.Records[len(p.Records)-1].Offset + 1
@@ -285,7 +300,11 @@ func (l *Log) ReadToEnd(ctx context.Context) error {
 	var ends kadm.ListedOffsets
 	for attempt := 0; ; attempt++ {
 		var err error
-		ends, err = l.adm.ListEndOffsets(ctx, l.cfg.Topic.Name)
+		if l.cfg.Topic.ReadCommitted {
+			ends, err = l.adm.ListCommittedOffsets(ctx, l.cfg.Topic.Name)
+		} else {
+			ends, err = l.adm.ListEndOffsets(ctx, l.cfg.Topic.Name)
+		}
 		if err == nil {
 			err = ends.Error()
 		}

@@ -124,8 +124,11 @@ func CommonSpec(kind Kind) ConfigSpec {
 				Doc:         "If true, add headers describing the error to records written to the dead-letter queue."},
 		)
 	}
-	// Keep Kafka's group order: Common, Transforms, Predicates, Error Handling.
-	order := map[string]int{GroupCommon: 0, GroupTransforms: 1, GroupPredicates: 2, GroupErrorHandling: 3}
+	if kind == KindSource {
+		fields = append(fields, exactlyOnceFields()...)
+	}
+	// Keep Kafka's group order: Common, Transforms, Predicates, Error Handling, Exactly Once.
+	order := map[string]int{GroupCommon: 0, GroupTransforms: 1, GroupPredicates: 2, GroupErrorHandling: 3, GroupExactlyOnce: 4}
 	sort.SliceStable(fields, func(i, j int) bool { return order[fields[i].Group] < order[fields[j].Group] })
 	return ConfigSpec{Fields: fields}
 }
@@ -169,7 +172,15 @@ func (r ValidationResult) Errors() []FieldError {
 // the plugin's spec, the common cross-field rules (a sink sets exactly one
 // of topics and topics.regex), and, when those checks found no error in the
 // plugin's own fields, the connector's own Validate.
-func ValidateConfig(ctx context.Context, p Plugin, config map[string]string) ValidationResult {
+//
+// With [WithWorkerExactlyOnce], a source connector's exactly-once keys are
+// also checked against the worker's mode and the connector's declared
+// support (see [ValidateExactlyOnce]).
+func ValidateConfig(ctx context.Context, p Plugin, config map[string]string, opts ...ValidateOption) ValidationResult {
+	var vo validateOptions
+	for _, o := range opts {
+		o(&vo)
+	}
 	spec := p.FullSpec()
 	values := spec.Validate(config)
 	index := map[string]int{}
@@ -224,8 +235,14 @@ func ValidateConfig(ctx context.Context, p Plugin, config map[string]string) Val
 		}
 	}
 	if ownClean && p.NewConnector != nil {
-		for _, fe := range p.NewConnector().Validate(ctx, config) {
+		conn := p.NewConnector()
+		for _, fe := range conn.Validate(ctx, config) {
 			addErr(fe.Name, fe.Message)
+		}
+		if p.Kind == KindSource && vo.eosMode != "" {
+			for _, fe := range ValidateExactlyOnce(conn, config, vo.eosMode) {
+				addErr(fe.Name, fe.Message)
+			}
 		}
 	}
 	res := ValidationResult{Name: p.Class, Groups: spec.Groups()}

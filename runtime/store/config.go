@@ -52,6 +52,10 @@ const (
 	clusterIDKey      = "conveyor-cluster-id"
 	restartConnPrefix = "restart-connector-"
 	restartTaskPrefix = "restart-task-"
+	// taskCountPrefix keys Kafka Connect's task count record (KIP-618):
+	// written after the leader fenced the producers of a connector's
+	// earlier tasks, with the number of tasks of the new generation.
+	taskCountPrefix = "tasks-fencing-"
 )
 
 // ConfigEvent tells a listener what changed in the config store.
@@ -106,6 +110,7 @@ type ConfigStore struct {
 	tasks        map[string][]map[string]string
 	pending      map[string]map[int]map[string]string
 	targetStates map[string]TargetState
+	taskCounts   map[string]int // task count records (exactly-once sources)
 	clusterID    string
 	listener     func(ConfigEvent)
 }
@@ -123,6 +128,7 @@ func OpenConfigStore(ctx context.Context, open LogOpener, topic kafkalog.Topic, 
 		tasks:        map[string][]map[string]string{},
 		pending:      map[string]map[int]map[string]string{},
 		targetStates: map[string]TargetState{},
+		taskCounts:   map[string]int{},
 	}
 	topic.Partitions = 1
 	l, err := open(ctx, topic, s.apply)
@@ -142,6 +148,10 @@ type propsValue struct {
 
 type commitValue struct {
 	Tasks int `json:"tasks"`
+}
+
+type taskCountValue struct {
+	TaskCount int `json:"task-count"`
 }
 
 type targetValue struct {
@@ -171,6 +181,7 @@ func (s *ConfigStore) apply(r kafkalog.Record) {
 			delete(s.tasks, name)
 			delete(s.pending, name)
 			delete(s.targetStates, name)
+			delete(s.taskCounts, name)
 			ev = &ConfigEvent{Kind: ConnectorRemoved, Connector: name}
 			break
 		}
@@ -238,6 +249,12 @@ func (s *ConfigStore) apply(r kafkalog.Record) {
 			s.targetStates[name] = TargetState(st)
 			ev = &ConfigEvent{Kind: TargetStateChanged, Connector: name}
 		}
+	case strings.HasPrefix(key, taskCountPrefix):
+		var v taskCountValue
+		if r.Tombstone() || json.Unmarshal(r.Value, &v) != nil {
+			break
+		}
+		s.taskCounts[strings.TrimPrefix(key, taskCountPrefix)] = v.TaskCount
 	case strings.HasPrefix(key, restartConnPrefix):
 		var v restartValue
 		if r.Tombstone() || json.Unmarshal(r.Value, &v) != nil {
@@ -396,6 +413,22 @@ func (s *ConfigStore) PutTaskConfigs(ctx context.Context, name string, cfgs []ma
 	}
 	b, _ := json.Marshal(commitValue{Tasks: len(cfgs)})
 	return s.log.SendAndApply(ctx, []byte(commitPrefix+name), b)
+}
+
+// TaskCount returns the task count record of a connector: how many tasks
+// its last fenced generation has (ok=false when none was written).
+func (s *ConfigStore) TaskCount(name string) (n int, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, ok = s.taskCounts[name]
+	return n, ok
+}
+
+// PutTaskCount writes a connector's task count record, after the
+// producers of its earlier tasks were fenced.
+func (s *ConfigStore) PutTaskCount(ctx context.Context, name string, n int) error {
+	b, _ := json.Marshal(taskCountValue{TaskCount: n})
+	return s.log.SendAndApply(ctx, []byte(taskCountPrefix+name), b)
 }
 
 // PutTargetState writes a connector's target state.

@@ -25,6 +25,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/conveyor-dev/conveyor/runtime/kafkalog"
 )
 
@@ -136,15 +138,9 @@ func (s *OffsetStore) Put(ctx context.Context, connector string, offsets []Sourc
 		reach = map[int32]int64{}
 	)
 	for _, o := range offsets {
-		key, err := OffsetKey(connector, o.Partition)
+		key, val, err := encodeOffset(connector, o)
 		if err != nil {
-			return fmt.Errorf("encoding offset key of connector %q: %w", connector, err)
-		}
-		var val []byte
-		if o.Offset != nil {
-			if val, err = json.Marshal(o.Offset); err != nil {
-				return fmt.Errorf("encoding offset of connector %q: %w", connector, err)
-			}
+			return err
 		}
 		wg.Add(1)
 		s.log.Produce(ctx, key, val, func(p int32, off int64, err error) {
@@ -166,6 +162,38 @@ func (s *OffsetStore) Put(ctx context.Context, connector string, offsets []Sourc
 	}
 	return s.log.WaitApplied(ctx, reach)
 }
+
+// encodeOffset encodes one offset as the key and value of its record.
+func encodeOffset(connector string, o SourceOffset) (key, val []byte, err error) {
+	if key, err = OffsetKey(connector, o.Partition); err != nil {
+		return nil, nil, fmt.Errorf("encoding offset key of connector %q: %w", connector, err)
+	}
+	if o.Offset != nil {
+		if val, err = json.Marshal(o.Offset); err != nil {
+			return nil, nil, fmt.Errorf("encoding offset of connector %q: %w", connector, err)
+		}
+	}
+	return key, val, nil
+}
+
+// Records encodes offsets as records of the offset topic, for a
+// transactional producer that writes them inside its own transaction; the
+// store applies them once that transaction committed (it reads its topic
+// read_committed when the worker runs exactly-once sources).
+func (s *OffsetStore) Records(connector string, offsets []SourceOffset) ([]*kgo.Record, error) {
+	out := make([]*kgo.Record, 0, len(offsets))
+	for _, o := range offsets {
+		key, val, err := encodeOffset(connector, o)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, &kgo.Record{Topic: s.log.Topic(), Key: key, Value: val})
+	}
+	return out, nil
+}
+
+// Topic is the name of the store's topic.
+func (s *OffsetStore) Topic() string { return s.log.Topic() }
 
 // DeleteAll removes every stored offset of a connector.
 func (s *OffsetStore) DeleteAll(ctx context.Context, connector string) error {

@@ -19,14 +19,19 @@ package store
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/conveyor-dev/conveyor/runtime/task"
 )
 
 // TaskOffsets serves the source runners' task.OffsetStore from an
-// OffsetStore on the offsets topic.
-type TaskOffsets struct{ Store *OffsetStore }
+// OffsetStore on the offsets topic. With Fallback set (a connector with an
+// offsets.storage.topic of its own), Store is the connector's topic and
+// partitions it has no offset for are read from Fallback, the worker's
+// topic, as Kafka Connect does.
+type TaskOffsets struct{ Store, Fallback *OffsetStore }
 
-var _ task.OffsetStore = TaskOffsets{}
+var _ task.TransactionalOffsets = TaskOffsets{}
 
 // Read returns the stored offsets of the given source partitions, aligned
 // with them; nil where none was stored.
@@ -34,15 +39,38 @@ func (a TaskOffsets) Read(_ context.Context, connector string, partitions []map[
 	out := make([]map[string]any, len(partitions))
 	for i, p := range partitions {
 		out[i] = a.Store.Offset(connector, p)
+		if out[i] == nil && a.Fallback != nil {
+			out[i] = a.Fallback.Offset(connector, p)
+		}
 	}
 	return out, nil
 }
 
-// Write stores offsets and returns once the broker acknowledged them.
-func (a TaskOffsets) Write(ctx context.Context, connector string, offsets []task.SourceOffset) error {
+// OffsetRecords encodes offsets as records of Store's topic, for a
+// transactional source task.
+func (a TaskOffsets) OffsetRecords(connector string, offsets []task.SourceOffset) ([]*kgo.Record, error) {
+	return a.Store.Records(connector, toStore(offsets))
+}
+
+// ReadToEnd reads the topics to their (last stable) end.
+func (a TaskOffsets) ReadToEnd(ctx context.Context) error {
+	if a.Fallback != nil {
+		if err := a.Fallback.ReadToEnd(ctx); err != nil {
+			return err
+		}
+	}
+	return a.Store.ReadToEnd(ctx)
+}
+
+func toStore(offsets []task.SourceOffset) []SourceOffset {
 	puts := make([]SourceOffset, len(offsets))
 	for i, o := range offsets {
 		puts[i] = SourceOffset{Partition: o.Partition, Offset: o.Offset}
 	}
-	return a.Store.Put(ctx, connector, puts)
+	return puts
+}
+
+// Write stores offsets and returns once the broker acknowledged them.
+func (a TaskOffsets) Write(ctx context.Context, connector string, offsets []task.SourceOffset) error {
+	return a.Store.Put(ctx, connector, toStore(offsets))
 }

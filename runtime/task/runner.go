@@ -87,6 +87,9 @@ type Spec struct {
 	// WrapSource, when set, wraps the source task the plugin made (the
 	// worker notes the topics a task writes to this way).
 	WrapSource func(plugin.SourceTask) plugin.SourceTask
+	// ExactlyOnce, when set, runs a source task transactionally; Offsets
+	// must then implement TransactionalOffsets.
+	ExactlyOnce *ExactlyOnce
 }
 
 // New creates the runner of one task of s.Plugin; Start runs it.
@@ -123,7 +126,7 @@ func New(s Spec) (Runner, error) {
 		if s.WrapSource != nil {
 			st = s.WrapSource(st)
 		}
-		return NewSourceRunner(SourceConfig{Common: c, Task: st, Offsets: s.Offsets, Producer: s.Producer})
+		return NewSourceRunner(SourceConfig{Common: c, Task: st, Offsets: s.Offsets, Producer: s.Producer, ExactlyOnce: s.ExactlyOnce})
 	case plugin.KindSink:
 		if s.Plugin.NewSinkTask == nil {
 			return nil, fmt.Errorf("plugin %s has no sink task", s.Plugin.Class)
@@ -136,6 +139,9 @@ func New(s Spec) (Runner, error) {
 		if err := ConsumerSettings(s.Consumer, &sc); err != nil {
 			return nil, fmt.Errorf("task %s: %w", c.ID, err)
 		}
+		if sc.ReadCommitted, err = readCommitted(s.Consumer, s.Connector); err != nil {
+			return nil, fmt.Errorf("task %s: %w", c.ID, err)
+		}
 		return NewSinkRunner(sc)
 	}
 	return nil, fmt.Errorf("plugin %s has unknown kind %q", s.Plugin.Class, s.Plugin.Kind)
@@ -143,7 +149,8 @@ func New(s Spec) (Runner, error) {
 
 // ConsumerSettings applies the consumer settings a sink runner understands,
 // by Kafka's names (the worker's consumer.* keys without the prefix):
-// session.timeout.ms, rebalance.timeout.ms and max.poll.records. Other
+// session.timeout.ms, rebalance.timeout.ms, max.poll.records and
+// fetch.max.bytes (the most one fetch response holds). Other
 // keys are left to Kafka's clients and ignored here. A bad value is an
 // error naming the key.
 func ConsumerSettings(m map[string]string, sc *SinkConfig) error {
@@ -165,6 +172,13 @@ func ConsumerSettings(m map[string]string, sc *SinkConfig) error {
 	if err := ms("rebalance.timeout.ms", &sc.RebalanceTimeout); err != nil {
 		return err
 	}
+	if v, ok := m["fetch.max.bytes"]; ok {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 1024 || n > 1<<30 {
+			return fmt.Errorf("consumer.fetch.max.bytes=%q: want a number of bytes from 1024 to 1073741824", v)
+		}
+		sc.FetchMaxBytes = int32(n)
+	}
 	if v, ok := m["max.poll.records"]; ok {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil || n <= 0 {
@@ -173,4 +187,26 @@ func ConsumerSettings(m map[string]string, sc *SinkConfig) error {
 		sc.MaxPollRecords = n
 	}
 	return nil
+}
+
+// KeyConsumerIsolationOverride is a sink connector's
+// consumer.override.isolation.level: read_committed or read_uncommitted,
+// over the worker's consumer.isolation.level.
+const KeyConsumerIsolationOverride = "consumer.override.isolation.level"
+
+// readCommitted reads the sink consumer's isolation level: the
+// connector's consumer.override.isolation.level, else the worker's
+// consumer.isolation.level, else read_uncommitted (Kafka's default).
+func readCommitted(worker, connector map[string]string) (bool, error) {
+	key, v := KeyConsumerIsolationOverride, connector[KeyConsumerIsolationOverride]
+	if strings.TrimSpace(v) == "" {
+		key, v = "consumer.isolation.level", worker["isolation.level"]
+	}
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", "read_uncommitted":
+		return false, nil
+	case "read_committed":
+		return true, nil
+	}
+	return false, fmt.Errorf("%s=%q: use read_committed or read_uncommitted", key, v)
 }

@@ -76,6 +76,9 @@ type SinkConfig struct {
 	// them until its session expires. A planned stop still leaves the group
 	// at once (LeaveGroup naming the instance id).
 	InstanceID string
+	// ReadCommitted makes the consumer read_committed: records of aborted
+	// transactions (an exactly-once source's) are never delivered.
+	ReadCommitted bool
 }
 
 // SinkRunner runs one sink task: a consumer in group connect-<connector>
@@ -200,6 +203,9 @@ func (r *SinkRunner) ConsumerOpts() []kgo.Opt {
 	}
 	if r.cfg.InstanceID != "" {
 		opts = append(opts, kgo.InstanceID(r.cfg.InstanceID))
+	}
+	if r.cfg.ReadCommitted {
+		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	}
 	return opts
 }

@@ -51,6 +51,9 @@ type SourceConfig struct {
 	// Producer holds producer settings by Kafka's names (the worker's
 	// producer.* keys without the prefix); see ProducerSettings.
 	Producer map[string]string
+	// ExactlyOnce, when set, runs the task transactionally (source_txn.go);
+	// Offsets must then implement TransactionalOffsets.
+	ExactlyOnce *ExactlyOnce
 }
 
 // ProducerSettings turns the Kafka producer settings a source runner
@@ -131,6 +134,8 @@ type SourceRunner struct {
 	freeBufs         chan *sendBuffers // buffers of finished batches, for the next ones
 
 	producerOpts []kgo.Opt // from SourceConfig.Producer
+
+	txn *txnCommitter // nil unless exactly-once
 }
 
 // NewSourceRunner checks cfg and creates the runner; Start runs it.
@@ -166,6 +171,12 @@ func NewSourceRunner(cfg SourceConfig) (*SourceRunner, error) {
 	r.producerOpts = producer
 	r.lifecycle = newLifecycle(&r.cfg.Common)
 	r.errs = newErrorHandler(&r.cfg.Common, r.sleep)
+	if cfg.ExactlyOnce != nil {
+		if r.txn, err = newTxnCommitter(r, *cfg.ExactlyOnce); err != nil {
+			return nil, err
+		}
+		r.producerOpts = append(r.producerOpts, r.txn.producerOpts()...)
+	}
 	return r, nil
 }
 
@@ -212,14 +223,24 @@ func (r *SourceRunner) run(ctx context.Context) {
 	// refuses idempotent writes shows in the log at once.
 	// A failure here changes nothing: producing fetches the id again and
 	// fails the task if it cannot.
-	go func() {
-		ictx, cancel := context.WithTimeout(ctx, r.cfg.OffsetFlushTimeout)
-		defer cancel()
-		if _, _, err := r.client.ProducerID(ictx); err != nil && ictx.Err() == nil && !r.isStopping() {
-			log.Warn("initializing the idempotent producer failed; producing will retry", "error", err)
+	// A transactional producer instead fences the task's earlier
+	// instances before the task starts, and a failure fails the task.
+	var tc plugin.SourceTaskContext = &sourceTaskContext{log: log, reader: &offsetReader{store: r.cfg.Offsets, connector: r.cfg.ID.Connector}}
+	if r.txn != nil {
+		if err := r.txn.init(ctx); err != nil {
+			r.fail(err)
+			return
 		}
-	}()
-	tc := &sourceTaskContext{log: log, reader: &offsetReader{store: r.cfg.Offsets, connector: r.cfg.ID.Connector}}
+		tc = r.txn.taskContext(tc.(*sourceTaskContext))
+	} else {
+		go func() {
+			ictx, cancel := context.WithTimeout(ctx, r.cfg.OffsetFlushTimeout)
+			defer cancel()
+			if _, _, err := r.client.ProducerID(ictx); err != nil && ictx.Err() == nil && !r.isStopping() {
+				log.Warn("initializing the idempotent producer failed; producing will retry", "error", err)
+			}
+		}()
+	}
 	if err := safe("starting source task", func() error { return r.cfg.Task.Start(ctx, tc, r.cfg.Config) }); err != nil {
 		r.fail(err)
 		r.stopTask()
@@ -238,7 +259,7 @@ func (r *SourceRunner) run(ctx context.Context) {
 	}()
 
 	go r.sender(ctx)
-	flush := time.NewTicker(r.cfg.OffsetFlushInterval)
+	flush := time.NewTicker(r.flushPeriod())
 	defer flush.Stop()
 	err := r.loop(ctx, pollCtx, flush.C)
 	// Every polled batch was handed to the sender; let it submit them (or
@@ -255,6 +276,18 @@ func (r *SourceRunner) run(ctx context.Context) {
 		r.fail(err)
 	}
 
+	if r.txn != nil {
+		// The last transaction commits after a clean stop and is
+		// aborted after a failure.
+		if terr := r.txn.finish(ctx, err != nil || r.failed() != nil); terr != nil {
+			r.fail(terr)
+		}
+		r.stopTask()
+		if r.failed() == nil {
+			r.setState(StateUnassigned, "")
+		}
+		return
+	}
 	// Drain: wait (bounded) for the producer to deliver what it holds, then
 	// store the offsets of everything acknowledged. This holds after a
 	// failure too: acknowledged records' offsets are safe to store, and
@@ -296,8 +329,8 @@ func (r *SourceRunner) loop(ctx, pollCtx context.Context, flush <-chan time.Time
 		}
 		select {
 		case <-flush:
-			if err := r.commitOffsets(ctx); err != nil {
-				r.cfg.Logger.Warn("writing source offsets failed; retrying at the next interval", "error", err)
+			if err := r.flushTick(ctx); err != nil {
+				return err
 			}
 		default:
 		}
@@ -307,8 +340,8 @@ func (r *SourceRunner) loop(ctx, pollCtx context.Context, flush <-chan time.Time
 			case <-r.wake:
 			case <-r.subs.changed: // hand late acknowledgements to CommitRecord
 			case <-flush:
-				if err := r.commitOffsets(ctx); err != nil {
-					r.cfg.Logger.Warn("writing source offsets failed; retrying at the next interval", "error", err)
+				if err := r.flushTick(ctx); err != nil {
+					return err
 				}
 			}
 			continue
@@ -321,8 +354,8 @@ func (r *SourceRunner) loop(ctx, pollCtx context.Context, flush <-chan time.Time
 			case <-r.subs.changed:
 			case <-r.stopped:
 			case <-flush:
-				if err := r.commitOffsets(ctx); err != nil {
-					r.cfg.Logger.Warn("writing source offsets failed; retrying at the next interval", "error", err)
+				if err := r.flushTick(ctx); err != nil {
+					return err
 				}
 			}
 			continue
@@ -347,14 +380,47 @@ func (r *SourceRunner) loop(ctx, pollCtx context.Context, flush <-chan time.Time
 			}
 			return err
 		}
-		if len(recs) > 0 {
-			// Blocks while the sender still has a batch waiting; the
-			// sender always drains (Produce blocks only while the
-			// producer's bounded buffer is full).
-			r.queued.Add(int64(len(recs)))
-			r.sendCh <- recs
+		if r.txn != nil {
+			if err := r.sendTransactional(ctx, recs); err != nil {
+				return err
+			}
+			continue
 		}
+		r.send(recs)
 	}
+}
+
+// send hands a polled batch to the sender. It blocks while the sender
+// still has a batch waiting; the sender always drains (Produce blocks only
+// while the producer's bounded buffer is full).
+func (r *SourceRunner) send(recs []*plugin.SourceRecord) {
+	if len(recs) > 0 {
+		r.queued.Add(int64(len(recs)))
+		r.sendCh <- recs
+	}
+}
+
+// flushPeriod is the period of the offset flush ticker: the offset flush
+// interval, or a transaction's interval when it is shorter.
+func (r *SourceRunner) flushPeriod() time.Duration {
+	if r.txn != nil && r.txn.cfg.Boundary == plugin.BoundaryInterval {
+		return min(r.txn.cfg.Interval, r.cfg.OffsetFlushInterval)
+	}
+	return r.cfg.OffsetFlushInterval
+}
+
+// flushTick writes the committable offsets at the offset flush interval; a
+// failure is retried at the next one. A transactional task instead ends
+// its transaction when its boundary says so, and a failure to commit
+// fails the task.
+func (r *SourceRunner) flushTick(ctx context.Context) error {
+	if r.txn != nil {
+		return r.txn.afterPoll(ctx, false)
+	}
+	if err := r.commitOffsets(ctx); err != nil {
+		r.cfg.Logger.Warn("writing source offsets failed; retrying at the next interval", "error", err)
+	}
+	return nil
 }
 
 // inFlight counts the records polled and not yet committable or handed to

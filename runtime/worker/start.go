@@ -109,10 +109,14 @@ func (w *Worker) openStores(ctx context.Context, undo *undoStack) error {
 	if owner != cfg.GroupID {
 		return &ForeignClusterError{Topic: cfg.ConfigStorageTopic, Recorded: owner, Own: cfg.GroupID}
 	}
-	w.offsets, err = store.OpenOffsetStore(ctx, open, kafkalog.Topic{Name: cfg.OffsetStorageTopic, CreatePartitions: cfg.OffsetStoragePartitions, ReplicationFactor: cfg.OffsetStorageReplicationFactor})
+	// With exactly-once sources (or while preparing for them) offsets are
+	// written in transactions: only committed ones are read.
+	w.offsets, err = store.OpenOffsetStore(ctx, open, kafkalog.Topic{Name: cfg.OffsetStorageTopic, CreatePartitions: cfg.OffsetStoragePartitions,
+		ReplicationFactor: cfg.OffsetStorageReplicationFactor, ReadCommitted: cfg.ExactlyOnceReadCommitted()})
 	if err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}
+	w.connOffsets = &connOffsets{open: open}
 	w.statuses, err = store.OpenStatusStore(ctx, open, kafkalog.Topic{Name: cfg.StatusStorageTopic, CreatePartitions: cfg.StatusStoragePartitions, ReplicationFactor: cfg.StatusStorageReplicationFactor})
 	if err != nil {
 		return fmt.Errorf("worker: %w", err)
@@ -170,7 +174,12 @@ func (w *Worker) buildHerder(opts Options) error {
 		Admin: w.admin, Resolver: opts.Resolver,
 		Tasks: &taskRuntime{kafka: w.kopts, workerConv: cfg.ConverterConfig(), offsets: w.offsets, metrics: w.metrics, log: w.log,
 			flushInterval: cfg.OffsetFlushInterval, flushTimeout: cfg.OffsetFlushTimeout, consumer: cfg.Prefixed("consumer."), producer: cfg.Prefixed("producer."),
-			topicUsed: scrubTopicUsed(w.statuses.PutTopic, opts.Resolver), instanceID: cfg.GroupInstanceID},
+			topicUsed: scrubTopicUsed(w.statuses.PutTopic, opts.Resolver), instanceID: cfg.GroupInstanceID,
+			exactlyOnce: cfg.ExactlyOnceEnabled(), groupID: cfg.GroupID, openOffsets: w.connOffsets.get},
+		ExactlyOnce: strings.ToLower(cfg.ExactlyOnceSourceSupport),
+		FenceTasks: func(ctx context.Context, connector string, tasks int) error {
+			return fenceTasks(ctx, w.client, cfg.GroupID, connector, tasks)
+		},
 		AssignAll: opts.Standalone,
 		ForwardTaskConfigs: func(ctx context.Context, connector string, cfgs []map[string]string) error {
 			return rest.SendTaskConfigs(ctx, w.forwardClient, w.herder.LeaderURL(), w.auth.Token(), connector, cfgs)

@@ -24,6 +24,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/conveyor-dev/conveyor/runtime/connectnames"
 	"github.com/conveyor-dev/conveyor/runtime/herder"
 	"github.com/conveyor-dev/conveyor/runtime/metrics"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
@@ -51,6 +52,13 @@ type taskRuntime struct {
 	// instanceID is the worker's group.instance.id ("" = dynamic): its
 	// sink tasks' consumers are static members too, as <id>-<connector>-<task>.
 	instanceID string
+	// exactlyOnce runs source tasks transactionally (the worker's
+	// exactly.once.source.support=enabled), with transactional ids
+	// derived from groupID; openOffsets opens a connector's own
+	// offsets.storage.topic.
+	exactlyOnce bool
+	groupID     string
+	openOffsets func(ctx context.Context, topic string) (*store.OffsetStore, error)
 }
 
 func (t *taskRuntime) StartTask(ctx context.Context, spec herder.TaskSpec) (herder.RunningTask, error) {
@@ -68,6 +76,11 @@ func (t *taskRuntime) StartTask(ctx context.Context, spec herder.TaskSpec) (herd
 		},
 		Plugin: spec.Plugin, Connector: spec.ConnectorConfig, WorkerConverters: t.workerConv,
 		Consumer: t.consumer, Producer: t.producer, Offsets: store.TaskOffsets{Store: t.offsets},
+	}
+	if spec.Plugin.Kind == plugin.KindSource && t.exactlyOnce {
+		if err := t.transactional(ctx, &ts, spec); err != nil {
+			return nil, err
+		}
 	}
 	if t.instanceID != "" {
 		ts.ConsumerInstanceID = fmt.Sprintf("%s-%s-%d", t.instanceID, id.Connector, id.Task)
@@ -156,4 +169,26 @@ func (t *topicTracker) note(ctx context.Context, topic string) {
 		t.seen[topic] = true
 	}
 	cancel()
+}
+
+// transactional makes a source task exactly-once: a transactional
+// producer with the task's transactional.id, the connector's boundary
+// settings, and its own offsets topic when it names one.
+func (t *taskRuntime) transactional(ctx context.Context, ts *task.Spec, spec herder.TaskSpec) error {
+	eos, errs := plugin.ParseExactlyOnce(spec.ConnectorConfig)
+	if len(errs) > 0 {
+		return fmt.Errorf("connector %s: %s", spec.ID.Connector, errs[0].Message)
+	}
+	ts.ExactlyOnce = &task.ExactlyOnce{
+		TransactionalID: connectnames.TransactionalID(t.groupID, spec.ID.Connector, spec.ID.Task),
+		Boundary:        eos.Boundary, Interval: eos.Interval,
+	}
+	if eos.OffsetsTopic != "" && eos.OffsetsTopic != t.offsets.Topic() && t.openOffsets != nil {
+		own, err := t.openOffsets(ctx, eos.OffsetsTopic)
+		if err != nil {
+			return fmt.Errorf("connector %s: opening its %s %q: %w", spec.ID.Connector, plugin.KeyOffsetsStorageTopic, eos.OffsetsTopic, err)
+		}
+		ts.Offsets = store.TaskOffsets{Store: own, Fallback: t.offsets}
+	}
+	return nil
 }

@@ -87,6 +87,8 @@ type Worker struct {
 	herder   *herder.Herder
 	rest     *rest.Server
 	listener net.Listener
+	// connOffsets holds connectors' own offsets topics (exactly-once).
+	connOffsets *connOffsets
 	// logLevels are the run-time log levels (nil: fixed).
 	logLevels *loglevel.Levels
 	// metricsSrv serves metrics.port (nil when metrics are on the REST port).
@@ -320,6 +322,9 @@ func (w *Worker) closeStores() {
 	}
 	if w.offsets != nil {
 		w.offsets.Close()
+	}
+	if w.connOffsets != nil {
+		w.connOffsets.close()
 	}
 	if w.statuses != nil {
 		w.statuses.Close()

@@ -48,6 +48,11 @@ func (c *Config) Validate() error {
 			bad(KeyBootstrapServers, "%q has an invalid port", s)
 		}
 	}
+	switch strings.ToLower(c.ExactlyOnceSourceSupport) {
+	case "disabled", "preparing", "enabled":
+	default:
+		bad(KeyExactlyOnceSourceSupport, "%q: use disabled, preparing or enabled", c.ExactlyOnceSourceSupport)
+	}
 	if strings.TrimSpace(c.GroupID) == "" {
 		bad(KeyGroupID, "required: set the group the workers of this cluster share")
 	}

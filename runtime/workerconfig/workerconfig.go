@@ -53,6 +53,7 @@ const (
 	KeyStatusStorageReplicationFactor = "status.storage.replication.factor"
 	KeyStatusStoragePartitions        = "status.storage.partitions"
 	KeyInternalTopicsCreate           = "internal.topics.create"
+	KeyExactlyOnceSourceSupport       = "exactly.once.source.support"
 	KeyRestHostName                   = "rest.host.name"
 	KeyRestPort                       = "rest.port"
 	KeyRestThreadsMax                 = "rest.threads.max"
@@ -165,6 +166,13 @@ type Config struct {
 	// operator creates them, and the worker only checks them and refuses to
 	// start on a missing or wrong one. Standalone mode turns it on.
 	InternalTopicsCreate bool
+	// ExactlyOnceSourceSupport (exactly.once.source.support, KIP-618) is
+	// disabled, preparing or enabled. Enabled, source tasks write their
+	// records and offsets in transactions and the leader fences the
+	// producers of a connector's earlier tasks before new task configs
+	// start; preparing reads the offsets topic read_committed without
+	// running transactions (the first step of a rolling upgrade).
+	ExactlyOnceSourceSupport string
 
 	// RestHostName (rest.host.name) is the address the REST server binds;
 	// unset, it is taken from $POD_IP (see [Config.ApplyEnv]); empty means
@@ -309,6 +317,8 @@ var fields = []Field{
 		func(c *Config) *int32 { return &c.StatusStoragePartitions }),
 	boolField(KeyInternalTopicsCreate, "false", "Create missing internal topics (standalone mode); otherwise only check them and refuse to start on a wrong one.",
 		func(c *Config) *bool { return &c.InternalTopicsCreate }),
+	strField(KeyExactlyOnceSourceSupport, "disabled", "Exactly-once source tasks (KIP-618): disabled, preparing (offsets read read_committed, no transactions) or enabled (records and offsets in one transaction, zombie fencing).",
+		func(c *Config) *string { return &c.ExactlyOnceSourceSupport }),
 	strField(KeyRestHostName, "", "Address the REST server binds; unset = $POD_IP when set, else all interfaces.",
 		func(c *Config) *string { return &c.RestHostName }),
 	intField(KeyRestPort, "8083", "REST API port; 0 picks a free port.",
@@ -457,6 +467,17 @@ func (c *Config) ApplyEnv(getenv func(string) string) {
 	if c.ClientRack == "" {
 		c.ClientRack = strings.TrimSpace(getenv(EnvRack))
 	}
+}
+
+// ExactlyOnceEnabled reports whether exactly.once.source.support=enabled.
+func (c *Config) ExactlyOnceEnabled() bool {
+	return strings.EqualFold(c.ExactlyOnceSourceSupport, "enabled")
+}
+
+// ExactlyOnceReadCommitted reports whether the offsets topic is read
+// read_committed (preparing or enabled).
+func (c *Config) ExactlyOnceReadCommitted() bool {
+	return c.ExactlyOnceEnabled() || strings.EqualFold(c.ExactlyOnceSourceSupport, "preparing")
 }
 
 // ConverterConfig returns the worker-level converter settings for

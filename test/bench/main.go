@@ -26,6 +26,8 @@ limitations under the License.
 //     records of about 200 B (JSON without schema), divided by records/s of
 //     a bare franz-go producer writing 1M x 200 B records (idempotent,
 //     acks=all, as the source runner);
+//   - source_eos_vs_atleastonce_ratio: the RangeSource exactly-once
+//     against the same source at-least-once, method in eos.go;
 //   - worker_idle_rss_mb: VmRSS of an idle conveyor-worker process with its
 //     REST server and Kafka clients up.
 //
@@ -76,7 +78,7 @@ var (
 	sinkTasks  = flag.Int("sink-tasks", 1, "tasks.max of the file sink")
 	srcTasks   = flag.Int("source-tasks", 1, "tasks.max of the range source")
 	profileDir = flag.String("cpuprofile-dir", "", "write CPU profiles of the worker (worker.pprof) and of this program, broker and baselines included (bench.pprof), to this folder")
-	only       = flag.String("only", "", "run only the sink or the source measurement (sink, source; default both)")
+	only       = flag.String("only", "", "run only the sink, the source or the exactly-once source measurement (sink, source, eos; default all)")
 	workerBin  = flag.String("worker", "", "a conveyor-worker binary to measure instead of building ./runtime/cmd/conveyor-worker (to compare builds)")
 	rounds     = flag.Int("rounds", 3, "rounds of each measurement (fresh topics, connector and baseline each); the median ratio is reported")
 )
@@ -134,7 +136,7 @@ func run() error {
 	adm := kadm.NewClient(cl)
 
 	// Idle memory first, on a fresh worker.
-	w, err := startWorker(ctx, bin, dir, addr)
+	w, err := startWorker(ctx, bin, dir, addr, "bench")
 	if err != nil {
 		return err
 	}
@@ -158,8 +160,16 @@ func run() error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	ratios, err := measure(ctx, w, dir, addr, adm)
+	eosW, err := startEOSWorker(ctx, bin, dir, addr)
+	if err != nil {
+		w.stop()
+		return err
+	}
+	ratios, err := measure(ctx, w, eosW, dir, addr, adm)
 	w.stop()
+	if eosW != nil {
+		eosW.stop()
+	}
 	if err != nil {
 		return err
 	}
@@ -180,8 +190,8 @@ type figure struct {
 // median ratios. Each round pairs a baseline with the worker on fresh
 // topics right after it, so both meet about the same machine load (a
 // shared machine varies a lot from one second to the next).
-func measure(ctx context.Context, w *workerProc, dir, addr string, adm *kadm.Client) ([]figure, error) {
-	var sinkRatios, sourceRatios []float64
+func measure(ctx context.Context, w, eosW *workerProc, dir, addr string, adm *kadm.Client) ([]figure, error) {
+	var sinkRatios, sourceRatios, eosRatios []float64
 	for round := 1; round <= max(*rounds, 1); round++ {
 		if *only == "" || *only == "sink" {
 			r, err := sinkRound(ctx, w, dir, addr, adm, round)
@@ -197,6 +207,9 @@ func measure(ctx context.Context, w *workerProc, dir, addr string, adm *kadm.Cli
 			}
 			sourceRatios = append(sourceRatios, r)
 		}
+		if err := eosRound(ctx, w, eosW, round, &eosRatios); err != nil {
+			return nil, err
+		}
 	}
 	var out []figure
 	if len(sinkRatios) > 0 {
@@ -204,6 +217,9 @@ func measure(ctx context.Context, w *workerProc, dir, addr string, adm *kadm.Cli
 	}
 	if len(sourceRatios) > 0 {
 		out = append(out, figure{"source_vs_raw_ratio", median(sourceRatios)})
+	}
+	if len(eosRatios) > 0 {
+		out = append(out, figure{"source_eos_vs_atleastonce_ratio", median(eosRatios)})
 	}
 	return out, nil
 }
@@ -306,24 +322,33 @@ func (w *workerProc) stop() {
 	}
 }
 
-func startWorker(ctx context.Context, bin, dir, addr string) (*workerProc, error) {
-	cfg := filepath.Join(dir, "worker.properties")
-	props := strings.Join([]string{
+// startWorker starts a worker of group name, with internal topics of
+// its own and extra config lines.
+func startWorker(ctx context.Context, bin, dir, addr, name string, extra ...string) (*workerProc, error) {
+	cfg := filepath.Join(dir, name+".properties")
+	props := strings.Join(append([]string{
 		"bootstrap.servers=" + addr,
-		"group.id=bench",
+		"group.id=" + name,
+		"config.storage.topic=" + name + "-configs",
+		"offset.storage.topic=" + name + "-offsets",
+		"status.storage.topic=" + name + "-status",
 		"internal.topics.create=true",
 		"offset.storage.partitions=5",
 		"status.storage.partitions=3",
 		"rest.host.name=127.0.0.1",
 		"rest.port=0",
 		"offset.flush.interval.ms=200", // the file sink writes its tail at a flush: keep the end of a run sharp
-	}, "\n") + "\n"
+	}, extra...), "\n") + "\n"
 	if err := os.WriteFile(cfg, []byte(props), 0o600); err != nil {
 		return nil, err
 	}
 	args := []string{"--config", cfg}
 	if *profileDir != "" {
-		args = append(args, "--cpuprofile", filepath.Join(*profileDir, "worker.pprof"))
+		prof := "worker.pprof"
+		if name != "bench" {
+			prof = name + ".pprof"
+		}
+		args = append(args, "--cpuprofile", filepath.Join(*profileDir, prof))
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
 	stdout, err := cmd.StdoutPipe()

@@ -358,3 +358,10 @@ func (t *SourceTask) Stop() error {
 	}
 	return errors.Join(errs...)
 }
+
+// ExactlyOnceSupport: offsets are positions in the file, so a task
+// restarted from them reads the same lines again (the file must only
+// grow).
+func (c *SourceConnector) ExactlyOnceSupport(map[string]string) plugin.ExactlyOnceSupport {
+	return plugin.ExactlyOnceSupported
+}

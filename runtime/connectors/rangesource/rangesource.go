@@ -498,3 +498,9 @@ func (t *Task) Stop() error { return nil }
 // SkipRecordCommits tells the runtime that CommitRecord (a no-op here) need
 // not be called.
 func (t *Task) SkipRecordCommits() bool { return true }
+
+// ExactlyOnceSupport: a task restarted from its stored offsets emits the
+// same ids again, so the source runs exactly-once.
+func (c *Connector) ExactlyOnceSupport(map[string]string) plugin.ExactlyOnceSupport {
+	return plugin.ExactlyOnceSupported
+}

@@ -80,6 +80,13 @@ func TestInvalidObjectsRefused(t *testing.T) {
 		{"worker config sets bootstrap.servers and rest.port", cluster(func(c *v1.ConnectCluster) {
 			c.Spec.Config = map[string]string{"rest.port": "9000", "bootstrap.servers": "x:9092"}
 		}), []string{"spec.config", "config may not set bootstrap.servers", "spec.kafka"}},
+		{"exactlyOnce together with the worker key", cluster(func(c *v1.ConnectCluster) {
+			c.Spec.ExactlyOnce = ptr(true)
+			c.Spec.Config = map[string]string{"exactly.once.source.support": "preparing"}
+		}), []string{"spec.exactlyOnce", "either with spec.exactlyOnce or with config"}},
+		{"KafkaConnector exactlyOnce not an allowed value", connector(func(k *v1.KafkaConnector) {
+			k.Spec.ExactlyOnce = "Always"
+		}), []string{"spec.exactlyOnce", "Requested", "Required"}},
 		{"bootstrapServers without a port", cluster(func(c *v1.ConnectCluster) {
 			c.Spec.Kafka.BootstrapServers = "kafka-0.kafka,kafka-1.kafka:9092"
 		}), []string{"spec.kafka.bootstrapServers", "comma-separated list of host:port pairs"}},

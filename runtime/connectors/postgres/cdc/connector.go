@@ -70,3 +70,11 @@ func (c *Connector) TaskConfigs(max int) ([]map[string]string, error) {
 
 // Stop does nothing: the task holds the connections.
 func (c *Connector) Stop() error { return nil }
+
+// ExactlyOnceSupport: the offsets are WAL positions and the slot is
+// confirmed only in Commit, which an exactly-once task calls after the
+// transaction that carried the position committed; a restarted task
+// streams from the stored position again.
+func (c *Connector) ExactlyOnceSupport(map[string]string) plugin.ExactlyOnceSupport {
+	return plugin.ExactlyOnceSupported
+}

@@ -97,6 +97,7 @@ func Plugin() plugin.Plugin {
 			DisplayName: "Batch size", Validator: plugin.Between(1, 1_000_000),
 			Doc: "Most records one transaction writes. Records are written in the background as they come, one transaction at a time: while one commits, the next records are buffered, and the next transaction takes them all (up to batch.size), so batches grow with the load and a trickle of records is committed within about one transaction's time. Put waits while batch.size records are buffered."},
 	}...)
+	fields = append(fields, exactlyOnceFields()...)
 	return plugin.Plugin{
 		Class:        Class,
 		Kind:         plugin.KindSink,
@@ -117,6 +118,10 @@ type settings struct {
 	autoCreate    bool
 	deleteEnabled bool
 	batchSize     int
+	// exactly.once: offsets in offsetsTable, keyed by connector
+	exactlyOnce  bool
+	offsetsTable pgcommon.Table
+	connector    string
 }
 
 func parse(config map[string]string) (*settings, error) {
@@ -133,6 +138,8 @@ func parse(config map[string]string) (*settings, error) {
 		autoCreate:    cfg.Bool(KeyAutoCreate),
 		deleteEnabled: cfg.Bool(KeyDeleteEnabled),
 		batchSize:     cfg.Int(KeyBatchSize),
+		exactlyOnce:   cfg.Bool(KeyExactlyOnce),
+		connector:     strings.TrimSpace(config[plugin.KeyName]),
 	}
 	var errs []plugin.FieldError
 	if s.insertMode == InsertModeUpsert && s.pkMode == PKModeNone {
@@ -140,6 +147,14 @@ func parse(config map[string]string) (*settings, error) {
 	}
 	if s.deleteEnabled && s.pkMode != PKModeRecordKey {
 		errs = append(errs, plugin.FieldError{Name: KeyDeleteEnabled, Message: "delete.enabled=true needs pk.mode=record_key: a tombstone only carries its key"})
+	}
+	if s.exactlyOnce {
+		if s.offsetsTable, err = pgcommon.ParseTable(cfg.String(KeyExactlyOnceOffsets)); err != nil {
+			errs = append(errs, plugin.FieldError{Name: KeyExactlyOnceOffsets, Message: err.Error()})
+		}
+		if s.connector == "" {
+			errs = append(errs, plugin.FieldError{Name: KeyExactlyOnce, Message: "exactly.once=true keys the stored offsets by the connector's name: the configuration has no name"})
+		}
 	}
 	if _, err := s.table("t"); err != nil {
 		errs = append(errs, plugin.FieldError{Name: KeyTableNameFormat, Message: err.Error()})

@@ -74,6 +74,10 @@ type Task struct {
 	s      *settings
 	log    *slog.Logger
 	errant plugin.ErrantRecordReporter // nil without a dead letter queue or error log
+	tc     plugin.SinkTaskContext
+	// offConn reads the stored offsets in Open (exactly.once); the
+	// runtime's goroutine's own, as conn is the writer's
+	offConn *pgx.Conn
 
 	// writer state: the writer goroutine's own
 	conn    *pgx.Conn
@@ -101,11 +105,17 @@ func (t *Task) Start(ctx context.Context, tc plugin.SinkTaskContext, config map[
 	if err != nil {
 		return err
 	}
-	t.s, t.log, t.errant = s, tc.Logger(), tc.ErrantRecordReporter()
+	t.s, t.log, t.errant, t.tc = s, tc.Logger(), tc.ErrantRecordReporter(), tc
 	t.writers = map[string]*writer{}
 	conn, err := connect(ctx, config)
 	if err != nil {
 		return err
+	}
+	if s.exactlyOnce {
+		if err := ensureOffsetsTable(ctx, conn, s.offsetsTable); err != nil {
+			conn.Close(context.Background())
+			return err
+		}
 	}
 	t.conn = conn
 	t.ctx, t.cancel = context.WithCancel(context.Background())
@@ -115,8 +125,15 @@ func (t *Task) Start(ctx context.Context, tc plugin.SinkTaskContext, config map[
 	return nil
 }
 
-// Open does nothing: tables are found on their first record.
-func (t *Task) Open(context.Context, []plugin.TopicPartition) error { return nil }
+// Open seeks the partitions to the offsets stored in the database with
+// exactly.once; otherwise it does nothing (tables are found on their first
+// record).
+func (t *Task) Open(ctx context.Context, partitions []plugin.TopicPartition) error {
+	if !t.s.exactlyOnce {
+		return nil
+	}
+	return t.openExactlyOnce(ctx, partitions)
+}
 
 // Put appends the records to the buffer, for the writer to take as soon
 // as no write is in flight. It waits only while the buffer already holds
@@ -199,6 +216,10 @@ func (t *Task) Stop() error {
 		t.ws.Cond.Broadcast()
 		t.mu.Unlock()
 		<-t.done
+	}
+	if t.offConn != nil {
+		_ = t.offConn.Close(context.Background())
+		t.offConn = nil
 	}
 	if t.conn != nil {
 		err := t.conn.Close(context.Background())

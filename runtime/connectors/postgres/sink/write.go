@@ -121,6 +121,13 @@ func (t *Task) write(ctx context.Context, recs []*plugin.SinkRecord) error {
 		t.conn, t.writers = conn, map[string]*writer{}
 	}
 	err := pgx.BeginFunc(ctx, t.conn, func(tx pgx.Tx) error {
+		var next map[plugin.TopicPartition]int64
+		if t.s.exactlyOnce {
+			var err error
+			if recs, next, err = t.claim(ctx, tx, recs); err != nil {
+				return err
+			}
+		}
 		// Topics in order of first appearance; records keep their order.
 		var topics []string
 		byTopic := map[string][]*plugin.SinkRecord{}
@@ -134,6 +141,9 @@ func (t *Task) write(ctx context.Context, recs []*plugin.SinkRecord) error {
 			if err := t.writeTopic(ctx, tx, topic, byTopic[topic]); err != nil {
 				return err
 			}
+		}
+		if next != nil {
+			return t.storeOffsets(ctx, tx, next)
 		}
 		return nil
 	})

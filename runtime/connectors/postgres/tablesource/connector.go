@@ -541,3 +541,13 @@ func modeColumns(s *settings, t pgcommon.Table, cols []pgcommon.Column) ([2]int,
 	}
 	return idx, nil
 }
+
+// ExactlyOnceSupport: the incrementing and timestamp modes resume from
+// their stored offsets and read the same rows again; bulk mode re-reads
+// whole tables and has no position to resume from.
+func (c *Connector) ExactlyOnceSupport(config map[string]string) plugin.ExactlyOnceSupport {
+	if strings.EqualFold(strings.TrimSpace(config[KeyMode]), ModeBulk) {
+		return plugin.ExactlyOnceUnsupported
+	}
+	return plugin.ExactlyOnceSupported
+}
