@@ -54,6 +54,7 @@ bench:
 	go run ./test/bench/cluster
 	CONVEYOR_REDIS_SERVER=$$(hack/redis.sh) CONVEYOR_VERSITYGW=$$(hack/versitygw.sh) go run ./test/bench/sinks
 	go run ./test/bench/elasticsearch
+	KUBEBUILDER_ASSETS=$$(hack/build-test-binaries.sh all) go run ./test/bench/operator
 
 .PHONY: lint
 lint:

@@ -8,7 +8,8 @@
 #   kedascale the derived ScaledObjects evaluated with KEDA's own scaler and
 #             formula code against kfake (test/kedascale, a module of its own;
 #             the Go build cache keeps its ~6 min cold build)
-#   e2e       the local cluster with real kubectl, helm and kcat
+#   e2e       the local cluster with real kubectl, helm and kcat; test/e2e/autoscale
+#             runs it in a network namespace with real KEDA and the HPA
 #   chaos     one fault at a time while records stream into PostgreSQL (test/chaos)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,6 +50,8 @@ assets() {
   KUBEBUILDER_ASSETS=$(hack/build-test-binaries.sh all)
   export KUBEBUILDER_ASSETS
   echo "KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS"
+  # KEDA's operator and metrics API server, for test/e2e/autoscale and `make dev`.
+  echo "KEDA=$(hack/build-keda.sh)"
 }
 pkgs_of() { go list "$@" 2>/dev/null || true; }
 

@@ -391,9 +391,11 @@ type AutoscalingSpec struct {
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('1h')",message="autoscaling.pollingInterval must be a duration between 1s and 1h, such as \"30s\""
 	PollingInterval *metav1.Duration `json:"pollingInterval,omitempty"`
 
-	// cooldownPeriod is how long KEDA waits after the last active trigger
-	// before scaling down to minReplicas, as a duration such as "5m" (whole
-	// seconds). Default "5m".
+	// cooldownPeriod is how long the lag must stay low before the workers
+	// scale down, as a duration such as "5m" (whole seconds). It becomes the
+	// HPA's scale-down stabilization window (at most 1h: the HPA then scales
+	// to the largest count it recommended within that window) and KEDA's
+	// cooldownPeriod. Default "5m".
 	// +optional
 	// +kubebuilder:default="5m"
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s') && duration(self) <= duration('24h')",message="autoscaling.cooldownPeriod must be a duration between 0s and 24h, such as \"5m\""

@@ -174,10 +174,15 @@ func TestGoldenScaledObjects(t *testing.T) {
 						t.Fatalf("trigger %s has no topic", tr.Name)
 					}
 				}
-				if (so.Spec.Advanced != nil) == c.noModifiers {
-					t.Fatalf("advanced = %+v with noModifiers %v", so.Spec.Advanced, c.noModifiers)
+				if (so.Spec.Advanced.ScalingModifiers.Formula != "") == c.noModifiers {
+					t.Fatalf("scalingModifiers = %+v with noModifiers %v", so.Spec.Advanced.ScalingModifiers, c.noModifiers)
 				}
-				if so.Spec.Advanced != nil {
+				// The cooldown is the HPA's scale-down stabilization window (KEDA's own
+				// cooldownPeriod only delays a scale to zero).
+				if w := so.Spec.Advanced.HorizontalPodAutoscalerConfig.Behavior.ScaleDown.StabilizationWindowSeconds; *w != min(*so.Spec.CooldownPeriod, 3600) {
+					t.Fatalf("scale-down stabilization window %d, want the cooldown %d", *w, *so.Spec.CooldownPeriod)
+				}
+				if !c.noModifiers {
 					// KEDA's own admission check: every name in the formula is a
 					// trigger, and the formula compiles and runs.
 					if _, err := kedav1alpha1.ValidateAndCompileScalingModifiers(so.DeepCopy()); err != nil {

@@ -252,6 +252,9 @@ func kedaSASL(m v1alpha1.SASLMechanism) string {
 	}
 }
 
+// maxStabilizationWindow is the longest scale-down stabilization window the HPA accepts.
+const maxStabilizationWindow = 3600
+
 // seconds renders a duration in whole seconds, at least 0.
 func seconds(d *metav1.Duration, def time.Duration) *int32 {
 	v := def
@@ -312,14 +315,23 @@ func BuildScaledObjectFor(cc *v1alpha1.ConnectCluster, connectors []Connector, t
 			Triggers:        triggers,
 		},
 	}
+	// KEDA's cooldownPeriod only delays a scale to zero, and minReplicas is at least 1: the
+	// HPA's scale-down stabilization window is what waits out the cooldown before it scales
+	// down (it takes the largest replica count recommended within the window; the HPA
+	// allows at most an hour).
+	so.Spec.Advanced = &kedav1alpha1.AdvancedConfig{HorizontalPodAutoscalerConfig: &kedav1alpha1.HorizontalPodAutoscalerConfig{
+		Behavior: &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleDown: &autoscalingv2.HPAScalingRules{
+			StabilizationWindowSeconds: ptr.To(min(*so.Spec.CooldownPeriod, maxStabilizationWindow)),
+		}},
+	}}
 	if f.ScalingModifiers {
 		lag, act := thresholds(cc)
-		so.Spec.Advanced = &kedav1alpha1.AdvancedConfig{ScalingModifiers: kedav1alpha1.ScalingModifiers{
+		so.Spec.Advanced.ScalingModifiers = kedav1alpha1.ScalingModifiers{
 			Formula:          formula,
 			Target:           strconv.FormatInt(lag, 10),
 			ActivationTarget: strconv.FormatInt(act, 10),
 			MetricType:       autoscalingv2.AverageValueMetricType,
-		}}
+		}
 	}
 	return so, d
 }

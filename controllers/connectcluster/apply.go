@@ -17,7 +17,10 @@ limitations under the License.
 package connectcluster
 
 import (
+	"crypto/sha256"
+	"encoding/json"
 	"fmt"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -38,4 +41,52 @@ func ApplyForm(o client.Object) (*unstructured.Unstructured, error) {
 		delete(md, "creationTimestamp")
 	}
 	return &unstructured.Unstructured{Object: m}, nil
+}
+
+// applyMemo remembers, per child, the last apply sent and the
+// resourceVersion the API server answered with. A reconcile pass that would
+// send the same apply onto an object still at that resourceVersion (nobody
+// changed it since) sends nothing: at rest, and while a cluster's
+// connectors change its totals, the children are not re-applied on every
+// pass. Any change to the object (a user's edit, a deletion and re-creation)
+// changes its resourceVersion, and the apply is sent again.
+type applyMemo struct{ m sync.Map } // kind/namespace/name -> appliedChild
+
+type appliedChild struct {
+	sum             [sha256.Size]byte
+	resourceVersion string
+}
+
+func childKey(u *unstructured.Unstructured) string {
+	return u.GetKind() + "/" + u.GetNamespace() + "/" + u.GetName()
+}
+
+func applySum(u *unstructured.Unstructured) [sha256.Size]byte {
+	b, err := json.Marshal(u.Object) // sorted keys: the same object, the same sum
+	if err != nil {
+		return [sha256.Size]byte{} // never equal to a recorded sum of real content
+	}
+	return sha256.Sum256(b)
+}
+
+// unchanged says sum is the apply last sent for child key and live is still
+// at the resourceVersion that apply left (nil memo: never).
+func (m *applyMemo) unchanged(key string, sum [sha256.Size]byte, live client.Object) bool {
+	if m == nil {
+		return false
+	}
+	v, ok := m.m.Load(key)
+	if !ok {
+		return false
+	}
+	a := v.(appliedChild)
+	return sum == a.sum && live.GetResourceVersion() != "" && live.GetResourceVersion() == a.resourceVersion
+}
+
+// record remembers an apply (its sum) and the resourceVersion the API
+// server answered with.
+func (m *applyMemo) record(key string, sum [sha256.Size]byte, resourceVersion string) {
+	if m != nil {
+		m.m.Store(key, appliedChild{sum: sum, resourceVersion: resourceVersion})
+	}
 }

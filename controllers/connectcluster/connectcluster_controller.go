@@ -183,6 +183,9 @@ type Reconciler struct {
 	recorder  events.EventRecorder
 	opts      Options
 
+	// applied lets a pass skip children it would apply unchanged.
+	applied applyMemo
+
 	mu       sync.Mutex
 	verified map[types.NamespacedName]topicCheckRecord
 	// eosChecked remembers successful transaction probes (exactlyonce.go).

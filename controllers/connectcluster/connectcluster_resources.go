@@ -282,7 +282,7 @@ func (r *Reconciler) apply(ctx context.Context, cc *v1alpha1.ConnectCluster, o c
 	if _, isSecret := o.(*corev1.Secret); isSecret {
 		reader = r.apiReader
 	}
-	_, err := ApplyChild(ctx, r.client, reader, cc, o)
+	_, err := applyChild(ctx, r.client, reader, cc, o, &r.applied)
 	return err
 }
 
@@ -297,11 +297,15 @@ func (r *Reconciler) apply(ctx context.Context, cc *v1alpha1.ConnectCluster, o c
 // "<cluster>-connect", say); reader reads that object (a cache, or the API
 // server for kinds the operator does not watch).
 func ApplyChild(ctx context.Context, cl client.Client, reader client.Reader, cc *v1alpha1.ConnectCluster, o client.Object) (*unstructured.Unstructured, error) {
+	return applyChild(ctx, cl, reader, cc, o, nil)
+}
+
+func applyChild(ctx context.Context, cl client.Client, reader client.Reader, cc *v1alpha1.ConnectCluster, o client.Object, memo *applyMemo) (*unstructured.Unstructured, error) {
 	u, err := ApplyForm(o)
 	if err != nil {
 		return nil, err
 	}
-	kind := u.GetKind()
+	kind, key, sum := u.GetKind(), childKey(u), applySum(u)
 	// A fresh, empty object: decoding into a copy of o would keep o's owner
 	// references when the stored object has none.
 	existing, ok := reflect.New(reflect.TypeOf(o).Elem()).Interface().(client.Object)
@@ -317,10 +321,13 @@ func ApplyChild(ctx context.Context, cl client.Client, reader client.Reader, cc 
 		return nil, fmt.Errorf("%s %s already exists and is not managed by this ConnectCluster: rename or delete it", kind, o.GetName())
 	case err != nil && !apierrors.IsNotFound(err):
 		return nil, fmt.Errorf("reading %s %s: %w", kind, o.GetName(), err)
+	case err == nil && memo.unchanged(key, sum, existing):
+		return nil, nil // the same apply onto the object it left: nothing to write
 	}
 	if err := cl.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 		return nil, fmt.Errorf("applying %s %s: %w", kind, o.GetName(), err)
 	}
+	memo.record(key, sum, u.GetResourceVersion())
 	return u, nil
 }
 

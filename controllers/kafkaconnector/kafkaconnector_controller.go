@@ -33,6 +33,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -71,6 +72,9 @@ const (
 	// maxNotReadyRetry bounds the retry period while the cluster has no
 	// Ready worker.
 	maxNotReadyRetry = 15 * time.Second
+	// DefaultConcurrency is the default MaxConcurrentReconciles: 1000
+	// connectors on 5 clusters were Ready in 92s with 8, 61s with 32.
+	DefaultConcurrency = 32
 	// lookAgain is how soon a pass that found the runtime changing under it
 	// runs again.
 	lookAgain = 100 * time.Millisecond
@@ -107,6 +111,17 @@ type Reconciler struct {
 	// shorten it.
 	Resync time.Duration
 
+	// MaxConcurrentReconciles is how many KafkaConnectors are reconciled at
+	// once (DefaultConcurrency when zero): a pass mostly waits on the
+	// workers and the API server, so one at a time made 1000 connectors
+	// wait in line. Creations sent together to one cluster also share its
+	// rebalances (a worker answers writes after the rebalance in progress,
+	// and config changes that arrive together make one rebalance).
+	MaxConcurrentReconciles int
+
+	// views are the whole-cluster runtime reads the passes share.
+	views clusterViews
+
 	// lastSent remembers the last state action sent per connector (see
 	// DecideStateAction). In memory only: after an operator restart at most
 	// one action is repeated.
@@ -130,6 +145,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// reconcile reads the referenced Secrets one GET at a time.
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(ConnectorsUsingSecret(r.Client)), builder.OnlyMetadata).
 		Named("kafkaconnector").
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.concurrency()}).
 		Complete(r)
 }
 
@@ -145,6 +161,13 @@ func (r *Reconciler) connectorsOfCluster(ctx context.Context, o client.Object) [
 		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: kc.Namespace, Name: kc.Name}})
 	}
 	return reqs
+}
+
+func (r *Reconciler) concurrency() int {
+	if r.MaxConcurrentReconciles > 0 {
+		return r.MaxConcurrentReconciles
+	}
+	return DefaultConcurrency
 }
 
 func (r *Reconciler) now() time.Time {
@@ -193,6 +216,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	l, err := r.reconcileConnector(ctx, kc)
 	status := computeStatus(kc, l, metav1.NewTime(r.now()))
+	r.views.leave(req.String(), kc.ResourceVersion) // writeStatus records its own
 	if werr := r.writeStatus(ctx, kc, status); werr != nil {
 		err = errors.Join(err, werr)
 	}

@@ -46,7 +46,11 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, kc *v1alpha1.KafkaConn
 		if err != nil {
 			return ctrl.Result{}, fmt.Errorf("deleting connector %q: %w (the finalizer %s stays until the workers answer; remove it by hand to give up)", kc.Name, err, Finalizer)
 		}
-		if err := wc.DeleteConnector(ctx, kc.Name); err != nil {
+		err = wc.DeleteConnector(ctx, kc.Name)
+		// A KafkaConnector of the same name created next must not see
+		// this one in a cluster view read before the delete.
+		r.views.markActed(kc.Namespace + "/" + kc.Name)
+		if err != nil {
 			return ctrl.Result{}, fmt.Errorf("deleting connector %q from ConnectCluster %s: %w", kc.Name, cc.Name, err)
 		}
 		r.event(kc, corev1.EventTypeNormal, "Deleted", "Delete", "deleted connector %s from ConnectCluster %s", kc.Name, cc.Name)

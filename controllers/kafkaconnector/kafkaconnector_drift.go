@@ -157,7 +157,7 @@ func (r *Reconciler) reconcileConfig(ctx context.Context, kc *v1alpha1.KafkaConn
 		l.configHash = &hash
 		return nil
 	}
-	stored, err := l.workers.ConnectorConfig(ctx, kc.Name)
+	stored, err := l.storedConfig(ctx, kc.Name)
 	if err != nil {
 		return fmt.Errorf("reading the config of connector %q: %w", kc.Name, err)
 	}

@@ -53,6 +53,9 @@ type connectorLoop struct {
 	// runtime is the connector's status in the runtime (after a creation,
 	// the one read back; empty when the runtime has none yet).
 	runtime *connectapi.ConnectorStateInfo
+	// view is the connector's entry in a whole-cluster read (clusterViews),
+	// when the pass may use one; nil: ask the workers.
+	view *connectapi.ConnectorExpansion
 
 	// What the pass did.
 	created bool
@@ -95,6 +98,22 @@ type connectorLoop struct {
 
 // stop says the pass must not go on.
 func (l *connectorLoop) stop() bool { return l.problem != nil || l.again }
+
+// acted says the pass may have changed something in the runtime: it sent
+// the workers a request other than a read (a create, a config write or
+// revert, a restart, a state change, an offsets change, a validation).
+func (l *connectorLoop) acted() bool {
+	return l.workers != nil && l.workers.Writes() > 0
+}
+
+// storedConfig is the config the workers hold: from the cluster view when
+// the pass has one, else read.
+func (l *connectorLoop) storedConfig(ctx context.Context, name string) (map[string]string, error) {
+	if l.view != nil && l.view.Info != nil {
+		return l.view.Info.Config, nil
+	}
+	return l.workers.ConnectorConfig(ctx, name)
+}
 
 func (l *connectorLoop) fail(reason, format string, args ...any) {
 	l.problem = condition.Problemf(reason, format, args...)
@@ -147,6 +166,11 @@ type loopStep func(ctx context.Context, kc *v1alpha1.KafkaConnector, l *connecto
 // writes nothing to the KafkaConnector but its finalizer.
 func (r *Reconciler) reconcileConnector(ctx context.Context, kc *v1alpha1.KafkaConnector) (*connectorLoop, error) {
 	l := &connectorLoop{requeue: r.resync()}
+	defer func() {
+		if l.acted() {
+			r.views.markActed(kc.Namespace + "/" + kc.Name)
+		}
+	}()
 	for _, step := range []loopStep{
 		r.observeCluster, r.observeRuntime,
 		r.createConnector, r.reconcileConfig, r.applyOffsets, r.rotateSecrets, r.convergeState,
@@ -199,9 +223,19 @@ func (r *Reconciler) observeCluster(ctx context.Context, kc *v1alpha1.KafkaConne
 	return nil
 }
 
-// observeRuntime reads the connector's status from the workers.
+// observeRuntime reads the connector's status from its cluster's view, or
+// from the workers when the view has none.
 func (r *Reconciler) observeRuntime(ctx context.Context, kc *v1alpha1.KafkaConnector, l *connectorLoop) error {
-	st, err := l.workers.Status(ctx, kc.Name)
+	var st connectapi.ConnectorStateInfo
+	var err error
+	key := kc.Namespace + "/" + kc.Name
+	if !r.views.unchanged(key, kc.ResourceVersion) {
+		st, err = l.workers.Status(ctx, kc.Name)
+	} else if e, ok := r.views.entry(ctx, l.cluster, l.workers, key, kc.Name, r.resync(), r.now()); ok {
+		l.view, st = &e, *e.Status
+	} else {
+		st, err = l.workers.Status(ctx, kc.Name)
+	}
 	switch {
 	case workerclient.IsNotFound(err):
 		l.missing = true
@@ -385,13 +419,10 @@ func (r *Reconciler) convergeState(ctx context.Context, kc *v1alpha1.KafkaConnec
 func (r *Reconciler) observeOutcome(ctx context.Context, kc *v1alpha1.KafkaConnector, l *connectorLoop) error {
 	log := logf.FromContext(ctx)
 	l.limits = r.observeLimits(ctx, kc, l)
-	if info, err := l.workers.Topics(ctx, kc.Name); err == nil {
-		topics := append([]string(nil), info.Topics...)
-		sort.Strings(topics)
-		if len(topics) == 0 {
-			topics = nil
-		}
-		l.topics = &topics
+	if l.view != nil && l.view.Topics != nil && !l.acted() {
+		l.topics = sortedTopics(l.view.Topics.Topics)
+	} else if info, err := l.workers.Topics(ctx, kc.Name); err == nil {
+		l.topics = sortedTopics(info.Topics)
 	} else if !workerclient.IsNotFound(err) {
 		log.V(1).Info("reading active topics failed", "error", err.Error())
 	}
@@ -409,6 +440,16 @@ func (r *Reconciler) observeOutcome(ctx context.Context, kc *v1alpha1.KafkaConne
 	return nil
 }
 
+// sortedTopics is a sorted copy of topics, nil when there is none.
+func sortedTopics(ts []string) *[]string {
+	topics := append([]string(nil), ts...)
+	sort.Strings(topics)
+	if len(topics) == 0 {
+		topics = nil
+	}
+	return &topics
+}
+
 func giveUp(kc *v1alpha1.KafkaConnector, restarts int32, st connectapi.ConnectorStateInfo) bool {
 	m := kc.Spec.AutoRestart.MaxRestarts
 	return kc.AutoRestartEnabled() && m != nil && restarts >= *m && Failed(st)
@@ -419,7 +460,13 @@ func giveUp(kc *v1alpha1.KafkaConnector, restarts int32, st connectapi.Connector
 func (r *Reconciler) observeLimits(ctx context.Context, kc *v1alpha1.KafkaConnector, l *connectorLoop) *observedLimits {
 	var tl TaskLimit
 	effective := int32(-1)
-	if lim, err := l.workers.Limits(ctx, kc.Name); err == nil {
+	lim, err := connectapi.Limits{}, error(nil)
+	if l.view != nil && l.view.Limits != nil && !l.acted() {
+		lim = *l.view.Limits
+	} else {
+		lim, err = l.workers.Limits(ctx, kc.Name)
+	}
+	if err == nil {
 		tl = TaskLimitFromRuntime(lim)
 		effective = int32(lim.EffectiveTasks)
 	} else {

@@ -158,6 +158,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, kc *v1alpha1.KafkaConnecto
 	if err := r.Client.Status().Patch(ctx, patched, client.MergeFrom(kc)); err != nil {
 		return fmt.Errorf("writing the status of KafkaConnector %s/%s: %w", kc.Namespace, kc.Name, err)
 	}
+	r.views.leave(kc.Namespace+"/"+kc.Name, patched.ResourceVersion)
 	return nil
 }
 

@@ -92,7 +92,13 @@ type Client struct {
 	opts      Options
 	// next is the endpoint to try first: the one that answered last.
 	next int
+	// writes counts the requests sent that are not GETs.
+	writes int
 }
+
+// Writes is how many requests other than GETs the client sent (retries
+// not counted): whether a reconcile pass may have changed the runtime.
+func (c *Client) Writes() int { return c.writes }
 
 // New returns a client for the given worker base URLs ("http://10.0.0.7:8083").
 // A Client is meant for one reconcile and is not safe for concurrent use.
@@ -172,6 +178,9 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 		if body, err = json.Marshal(in); err != nil {
 			return 0, fmt.Errorf("encoding the body of %s %s: %w", method, path, err)
 		}
+	}
+	if method != http.MethodGet {
+		c.writes++
 	}
 	target := path
 	if len(query) > 0 {
@@ -272,6 +281,20 @@ func (c *Client) ServerInfo(ctx context.Context) (connectapi.ServerInfo, error) 
 func (c *Client) ListConnectors(ctx context.Context) ([]string, error) {
 	var out []string
 	_, err := c.do(ctx, http.MethodGet, "/connectors", nil, nil, &out)
+	return out, err
+}
+
+// Expanded is GET /connectors?expand=status&expand=info&expand=limits&expand=topics:
+// every connector of the cluster in one call. A worker that does not know
+// Conveyor's limits and topics expansions leaves those fields nil.
+func (c *Client) Expanded(ctx context.Context) (map[string]connectapi.ConnectorExpansion, error) {
+	var out map[string]connectapi.ConnectorExpansion
+	_, err := c.do(ctx, http.MethodGet, "/connectors", url.Values{"expand": {"status", "info", "limits", "topics"}}, nil, &out)
+	for name, e := range out {
+		if e.Topics != nil {
+			e.Topics.Connector = name
+		}
+	}
 	return out, err
 }
 

@@ -333,3 +333,14 @@ type Limits struct {
 	EffectiveTasks int    `json:"effective_tasks"`
 	Reason         string `json:"reason"`
 }
+
+// ConnectorExpansion is one entry of GET /connectors?expand=...: status and
+// info as in Kafka Connect; limits and topics are Conveyor's (the answers
+// of GET /connectors/{c}/limits and /topics), so that the operator reads a
+// whole cluster in one call. A field is nil when not asked for.
+type ConnectorExpansion struct {
+	Status *ConnectorStateInfo `json:"status,omitempty"`
+	Info   *ConnectorInfo      `json:"info,omitempty"`
+	Limits *Limits             `json:"limits,omitempty"`
+	Topics *ActiveTopicsInfo   `json:"topics,omitempty"`
+}

@@ -183,59 +183,6 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, HealthStatus{Status: "ready", Message: "The worker has joined its group and read its configuration."})
 }
 
-// connectorExpansion is one entry of GET /connectors?expand=...
-type connectorExpansion struct {
-	Status *connectapi.ConnectorStateInfo `json:"status,omitempty"`
-	Info   *connectapi.ConnectorInfo      `json:"info,omitempty"`
-}
-
-func (s *Server) listConnectors(ctx context.Context, r *http.Request, _ []byte) (reply, error) {
-	names, err := s.herder.ListConnectors(ctx)
-	if err != nil {
-		return reply{}, err
-	}
-	expand, has := r.URL.Query()["expand"]
-	if !has {
-		if names == nil {
-			names = []string{}
-		}
-		return ok(names)
-	}
-	out := make(map[string]connectorExpansion, len(names))
-	for _, name := range names {
-		var e connectorExpansion
-		gone := false
-		for _, x := range expand {
-			switch x {
-			case "status":
-				st, err := s.herder.ConnectorStatus(ctx, name)
-				if err != nil {
-					if errors.Is(err, connectapi.ErrNotFound) {
-						gone = true // deleted while we list: leave it out, as Kafka does
-						continue
-					}
-					return reply{}, err
-				}
-				e.Status = &st
-			case "info":
-				info, err := s.herder.ConnectorInfo(ctx, name)
-				if err != nil {
-					if errors.Is(err, connectapi.ErrNotFound) {
-						gone = true
-						continue
-					}
-					return reply{}, err
-				}
-				e.Info = &info
-			}
-		}
-		if !gone {
-			out[name] = e
-		}
-	}
-	return ok(out)
-}
-
 // createBody is POST /connectors's body, decoded loosely enough to take
 // numbers and booleans as config strings.
 type createBody struct {

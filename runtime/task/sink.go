@@ -494,15 +494,16 @@ func (r *SinkRunner) deliverLocked(ctx context.Context, fetches kgo.Fetches, bat
 		return nil
 	}
 	// The SinkRecords of a Put share one backing array (one allocation
-	// per batch instead of one per record).
+	// per batch instead of one per record). The per-partition maps are
+	// read and written once per partition of the fetch, not per record.
 	left := fetches.NumRecords()
 	var slab []plugin.SinkRecord
 	n := 0
-	fetches.EachRecord(func(kr *kgo.Record) {
-		if first != nil {
+	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
+		if first != nil || len(p.Records) == 0 {
 			return
 		}
-		tp := data.TopicPartition{Topic: kr.Topic, Partition: kr.Partition}
+		tp := data.TopicPartition{Topic: p.Topic, Partition: p.Partition}
 		if !r.assigned[tp] {
 			return // revoked meanwhile; the new owner reads it
 		}
@@ -510,42 +511,56 @@ func (r *SinkRunner) deliverLocked(ctx context.Context, fetches kgo.Fetches, bat
 			// No committed offset in the group yet: the first record read
 			// marks where consumption started, the point to rewind to
 			// and to count lag from.
-			r.committed[tp] = kr.Offset
+			r.committed[tp] = p.Records[0].Offset
 		}
-		n++
-		if len(slab) == 0 {
-			slab = make([]plugin.SinkRecord, max(min(left-n+1, r.cfg.MaxPollRecords-len(b)), 1))
-		}
-		rec := &slab[0]
-		slab = slab[1:]
-		if err := r.convert(kr, rec); err != nil {
-			// Retried, skipped or fatal, by the errors.* settings.
-			if err = r.recordFailed(ctx, kr, rec, err); err == errSkipped {
-				// Consumed: its offset is committed with the next ones,
-				// after the dead letter queue acknowledged it.
-				last[tp] = kgo.EpochOffset{Epoch: kr.LeaderEpoch, Offset: kr.Offset + 1}
-				return
-			} else if err != nil {
-				first = err
-				return
+		// consumed is the partition's next offset once its records so far
+		// are put, skipped or dropped; it goes into last before a Put
+		// and at the partition's end.
+		var consumed kgo.EpochOffset
+		pending := false
+		for _, kr := range p.Records {
+			n++
+			if len(slab) == 0 {
+				slab = make([]plugin.SinkRecord, max(min(left-n+1, r.cfg.MaxPollRecords-len(b)), 1))
+			}
+			rec := &slab[0]
+			slab = slab[1:]
+			next := kgo.EpochOffset{Epoch: kr.LeaderEpoch, Offset: kr.Offset + 1}
+			if err := r.convert(kr, rec); err != nil {
+				// Retried, skipped or fatal, by the errors.* settings.
+				if err = r.recordFailed(ctx, kr, rec, err); err == errSkipped {
+					// Consumed: its offset is committed with the next ones,
+					// after the dead letter queue acknowledged it.
+					consumed, pending = next, true
+					continue
+				} else if err != nil {
+					first = err
+					break
+				}
+			}
+			if r.cfg.chain != nil {
+				keep, err := r.transform(ctx, kr, rec)
+				if err != nil {
+					first = err
+					break
+				}
+				if !keep { // dropped or skipped: its offset counts as consumed all the same
+					consumed, pending = next, true
+					continue
+				}
+			}
+			b = append(b, rec)
+			consumed, pending = next, true
+			size += len(kr.Key) + len(kr.Value)
+			if len(b) >= r.cfg.MaxPollRecords || size >= r.cfg.MaxBatchBytes {
+				last[tp], pending = consumed, false
+				if first = put(); first != nil {
+					break
+				}
 			}
 		}
-		if r.cfg.chain != nil {
-			keep, err := r.transform(ctx, kr, rec)
-			if err != nil {
-				first = err
-				return
-			}
-			if !keep { // dropped or skipped: its offset counts as consumed all the same
-				last[tp] = kgo.EpochOffset{Epoch: kr.LeaderEpoch, Offset: kr.Offset + 1}
-				return
-			}
-		}
-		b = append(b, rec)
-		last[tp] = kgo.EpochOffset{Epoch: kr.LeaderEpoch, Offset: kr.Offset + 1}
-		size += len(kr.Key) + len(kr.Value)
-		if len(b) >= r.cfg.MaxPollRecords || size >= r.cfg.MaxBatchBytes {
-			first = put()
+		if pending && first == nil {
+			last[tp] = consumed
 		}
 	})
 	r.cfg.Metrics.SinkRead(n)

@@ -26,6 +26,17 @@ limitations under the License.
 //     records of about 200 B (JSON without schema), divided by records/s of
 //     a bare franz-go producer writing 1M x 200 B records (idempotent,
 //     acks=all, as the source runner);
+//   - sink_steady_vs_raw_ratio and source_steady_vs_raw_ratio: the same
+//     pairs in a long run, -steady-records (default 5M) records of 200 B on
+//     the same 12 partitions, timed from the first 10ms poll at or past 20%
+//     of the records to the poll that saw them all (records counted between
+//     those polls over the time between them), so group joins, start-up and
+//     the first fetches drop out. The sink's records are counted as lines in
+//     its file, the bare consumer's as PollFetches returns them; the
+//     source's as the topic's end offsets, the bare producer's as
+//     acknowledged produce promises. -v logs the CPU per 1M records of each
+//     side. Each run must end within two minutes; the median of
+//     -steady-rounds (default 3) rounds counts;
 //   - source_eos_vs_atleastonce_ratio: the RangeSource exactly-once
 //     against the same source at-least-once, method in eos.go;
 //   - worker_idle_rss_mb: VmRSS of an idle conveyor-worker process with its
@@ -60,7 +71,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -83,9 +93,11 @@ var (
 	rounds     = flag.Int("rounds", 3, "rounds of each measurement (fresh topics, connector and baseline each); the median ratio is reported")
 )
 
+var began = time.Now()
+
 func logf(format string, args ...any) {
 	if *verbose {
-		fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
+		fmt.Fprintf(os.Stderr, "bench: %5.1fs: "+format+"\n", append([]any{time.Since(began).Seconds()}, args...)...)
 	}
 }
 
@@ -166,6 +178,11 @@ func run() error {
 		return err
 	}
 	ratios, err := measure(ctx, w, eosW, dir, addr, adm)
+	if err == nil {
+		var st []figure
+		st, err = steady(ctx, w, dir, addr, adm)
+		ratios = append(ratios, st...)
+	}
 	w.stop()
 	if eosW != nil {
 		eosW.stop()
@@ -460,27 +477,9 @@ func payload(size int) []byte {
 // produceRaw writes n records with a bare idempotent franz-go producer and
 // returns records/s.
 func produceRaw(ctx context.Context, addr, topic string, n, size int) (float64, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic), kgo.AllowAutoTopicCreation(),
-		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.MaxBufferedRecords(10000))
-	if err != nil {
-		return 0, err
-	}
-	defer cl.Close()
-	val := payload(size)
-	var failed atomic.Value
 	start := time.Now()
-	for i := 0; i < n; i++ {
-		cl.Produce(ctx, &kgo.Record{Key: []byte(strconv.Itoa(i)), Value: val}, func(_ *kgo.Record, err error) {
-			if err != nil {
-				failed.Store(err)
-			}
-		})
-	}
-	if err := cl.Flush(ctx); err != nil {
+	if err := produceCounted(ctx, addr, topic, n, size, nil); err != nil {
 		return 0, err
-	}
-	if err, _ := failed.Load().(error); err != nil {
-		return 0, fmt.Errorf("producing: %w", err)
 	}
 	return float64(n) / time.Since(start).Seconds(), nil
 }

@@ -653,7 +653,7 @@ func (w *walk) scale(t *testing.T) {
 					WorkerID string `json:"worker_id"`
 				} `json:"tasks"`
 			}
-			if err := restGet(ctx, pods[0].Status.PodIP, token, "/connectors/"+name+"/status", &st); err != nil {
+			if err := cluster.RestGet(ctx, pods[0].Status.PodIP, token, "/connectors/"+name+"/status", &st); err != nil {
 				return false, err
 			}
 			for _, task := range st.Tasks {
@@ -729,24 +729,6 @@ func (w *walk) scale(t *testing.T) {
 		}
 		return end >= scaleRecords && committed == end && l.Lag.Total() == 0, fmt.Errorf("committed %d of %d", committed, end)
 	})
-}
-
-// restGet reads a worker's REST API with the cluster's bearer token into out.
-func restGet(ctx context.Context, podIP, token, path string, out any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s:%d%s", podIP, v1alpha1.RestPort, path), nil)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: HTTP %d", path, resp.StatusCode)
-	}
-	return json.NewDecoder(resp.Body).Decode(out)
 }
 
 // topicIDs reads a topic to its end with kcat and returns the distinct record IDs.

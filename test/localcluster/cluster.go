@@ -35,10 +35,16 @@ limitations under the License.
 // Dir/logs/<namespace>_<pod>_<container>.log. Probes, restart policy with back-off, init
 // containers, grace periods on deletion and pod status are the kubelet's.
 //
+// With Options.NetNS the whole cluster runs in a network namespace of its own, pods get
+// routable 10.200.1.N addresses, Services get endpoints and aggregated APIs work, so KEDA
+// (Options.KEDA) runs as in a real cluster; see netns.go and keda.go.
+//
 // Known limits, by design or by the API server's rules:
-//   - Services get no endpoints: the API server refuses loopback addresses in EndpointSlices
-//     ("may not be in the loopback range"); there is no kube-proxy and no DNS either. Reach
-//     pods by their IPs (status.podIP).
+//   - Without NetNS, Services get no endpoints: the API server refuses loopback addresses in
+//     EndpointSlices ("may not be in the loopback range"). There is no kube-proxy (no
+//     ClusterIPs) and no DNS in either mode. Reach pods by their IPs (status.podIP).
+//   - Pods share one network namespace (the machine's, or the cluster's with NetNS), so two
+//     pods may not listen on the same port of every address: listen on the pod IP.
 //   - A mount point missing on the host (such as /var/run/secrets/kubernetes.io/serviceaccount)
 //     is created there as an empty folder and left in place; nothing is written into it.
 //   - readOnlyRootFilesystem makes the root mount read-only inside the pod; other host mounts
@@ -54,6 +60,8 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -88,7 +96,8 @@ type Options struct {
 	// ["/usr/local/bin/conveyor"].
 	Entrypoints map[string][]string
 	// PodIPPrefix is the first three octets of the pods' loopback addresses, e.g. "127.0.0.".
-	// Empty: a random "127.X.Y." so that several clusters on one machine do not collide.
+	// Empty: a random "127.X.Y." so that several clusters on one machine do not collide
+	// ("10.200.1." with NetNS).
 	PodIPPrefix string
 	// NodeName is the name of the one Node. Default "localcluster".
 	NodeName string
@@ -100,6 +109,19 @@ type Options struct {
 	KafkaPort int
 	// NoKafka skips the Kafka broker.
 	NoKafka bool
+	// NetNS runs the whole cluster inside a network namespace that it creates (see
+	// netns.go): pods get routable 10.200.1.N addresses, Services get endpoints, and the
+	// API server serves aggregated APIs (KEDA's metrics server). The API server, etcd and
+	// Kafka stay reachable on 127.0.0.1 from the machine's namespace through forwarded
+	// ports; pods only through Cluster.DialContext and Cluster.Forward. PodIPPrefix must be
+	// empty.
+	NetNS bool
+	// KEDA installs KEDA (KEDAVersion): its CRDs, its operator and its metrics API server
+	// as pods, and the APIService v1beta1.external.metrics.k8s.io; Start returns once that
+	// APIService is Available. Needs NetNS (the API server cannot reach a loopback pod).
+	KEDA bool
+	// KEDADir holds keda-operator, keda-adapter and crd/; empty runs hack/build-keda.sh.
+	KEDADir string
 	// RestartBackoff is the delay before the second restart of a crashed container; it doubles
 	// up to 5 minutes like the kubelet's. The first restart is immediate. Default 10s.
 	RestartBackoff time.Duration
@@ -115,6 +137,7 @@ var DefaultControllers = []string{
 	"garbage-collector-controller", "endpointslice-controller", "endpoints-controller",
 	"serviceaccount-controller", "root-ca-certificate-publisher-controller", "namespace-controller",
 	"disruption-controller", "clusterrole-aggregation-controller",
+	"horizontal-pod-autoscaler-controller",
 }
 
 // Cluster is a running local cluster. Stop it with Stop.
@@ -130,8 +153,9 @@ type Cluster struct {
 	APIServerHost, APIServerPort string
 	// KafkaAddr is the broker's host:port ("" with NoKafka).
 	KafkaAddr string
-	// NodeName is the Node the process kubelet runs pods on; PodIPPrefix the pods' address prefix.
-	NodeName, PodIPPrefix string
+	// NodeName is the Node the process kubelet runs pods on; PodIPPrefix the pods' address
+	// prefix; HostIP the Node's address.
+	NodeName, PodIPPrefix, HostIP string
 	// AssetsDir is where etcd, kube-apiserver, kube-controller-manager and kubectl live.
 	AssetsDir string
 
@@ -142,6 +166,7 @@ type Cluster struct {
 	cp        *controlPlane
 	kubelet   *kubelet
 	kafka     *kafkaProcess
+	netns     *netNS
 	stopOnce  sync.Once
 	stopErr   error
 	cancelRun context.CancelFunc
@@ -194,13 +219,24 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, retErr error) {
 		c.opts.NodeName = "localcluster"
 	}
 	c.NodeName = c.opts.NodeName
-	if c.opts.PodIPPrefix == "" {
+	if c.opts.NetNS {
+		if c.opts.PodIPPrefix != "" {
+			return nil, fmt.Errorf("Options.PodIPPrefix %q: leave it empty with NetNS (pods get %sN)", c.opts.PodIPPrefix, netnsPodIPs)
+		}
+		c.netns, err = startNetNS(ctx, c.logf)
+		if err != nil {
+			return nil, err
+		}
+		c.PodIPPrefix, c.HostIP = netnsPodIPs, netnsHostIP
+	} else if c.opts.PodIPPrefix == "" {
 		c.opts.PodIPPrefix = fmt.Sprintf("127.%d.%d.", 1+rand.IntN(250), 1+rand.IntN(250))
 	}
-	if !strings.HasPrefix(c.opts.PodIPPrefix, "127.") || strings.Count(c.opts.PodIPPrefix, ".") != 3 || !strings.HasSuffix(c.opts.PodIPPrefix, ".") {
+	if p := c.opts.PodIPPrefix; c.netns == nil && (!strings.HasPrefix(p, "127.") || strings.Count(p, ".") != 3 || !strings.HasSuffix(p, ".")) {
 		return nil, fmt.Errorf("Options.PodIPPrefix %q: want three loopback octets with a trailing dot, like \"127.0.0.\"", c.opts.PodIPPrefix)
 	}
-	c.PodIPPrefix = c.opts.PodIPPrefix
+	if c.netns == nil {
+		c.PodIPPrefix, c.HostIP = c.opts.PodIPPrefix, hostIP
+	}
 	if c.opts.RestartBackoff == 0 {
 		c.opts.RestartBackoff = 10 * time.Second
 	}
@@ -215,6 +251,21 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, retErr error) {
 	}
 	if _, ok := c.opts.Entrypoints[DefaultConveyorImage]; !ok {
 		c.opts.Entrypoints[DefaultConveyorImage] = []string{"/usr/local/bin/conveyor"}
+	}
+	if c.opts.KEDA {
+		if !c.opts.NetNS {
+			return nil, errors.New("Options.KEDA needs Options.NetNS: the API server reaches KEDA's metrics server at a pod address, and EndpointSlices refuse loopback ones")
+		}
+		if c.opts.KEDADir == "" {
+			if c.opts.KEDADir, err = BuildKEDA(ctx, os.Stderr); err != nil {
+				return nil, err
+			}
+		}
+		images := map[string]string{KEDAImage: c.opts.KEDADir}
+		for k, v := range c.opts.Images {
+			images[k] = v
+		}
+		c.opts.Images = images
 	}
 	for prefix, folder := range c.opts.Images {
 		if st, err := os.Stat(folder); err != nil || !st.IsDir() {
@@ -234,7 +285,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, retErr error) {
 	kafkaErr := make(chan error, 1)
 	if !c.opts.NoKafka {
 		go func() {
-			k, err := startKafka(ctx, c.Dir, c.opts.KafkaBinary, c.opts.KafkaPort, c.logf)
+			k, err := startKafka(ctx, c.Dir, c.opts.KafkaBinary, c.opts.KafkaPort, c.netns, c.logf)
 			c.kafka = k
 			kafkaErr <- err
 		}()
@@ -243,7 +294,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, retErr error) {
 	}
 
 	c.logf("starting etcd and kube-apiserver from %s", c.AssetsDir)
-	c.cp, err = startControlPlane(ctx, c.Dir, c.AssetsDir, c.opts.Controllers, c.logf)
+	c.cp, err = startControlPlane(ctx, c.Dir, c.AssetsDir, c.opts.Controllers, c.netns, c.logf)
 	if kerr := <-kafkaErr; kerr != nil && err == nil {
 		err = kerr
 	}
@@ -260,6 +311,8 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, retErr error) {
 		client:      c.Client,
 		nodeName:    c.NodeName,
 		podIPPrefix: c.PodIPPrefix,
+		hostIP:      c.HostIP,
+		netns:       c.netns,
 		apiHost:     c.APIServerHost,
 		apiPort:     c.APIServerPort,
 		caPEM:       c.cp.caPEM,
@@ -278,6 +331,11 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, retErr error) {
 	}
 	if err := c.cp.waitDefaultServiceAccount(ctx, "default"); err != nil {
 		return nil, err
+	}
+	if c.opts.KEDA {
+		if err := c.installKEDA(ctx, c.opts.KEDADir); err != nil {
+			return nil, err
+		}
 	}
 	c.logf("cluster up: kubeconfig %s, kafka %s, pods on %sN", c.Kubeconfig, c.KafkaAddr, c.PodIPPrefix)
 	return c, nil
@@ -300,6 +358,7 @@ func (c *Cluster) Stop() error {
 		if c.cp != nil {
 			errs = append(errs, c.cp.stop())
 		}
+		c.netns.stop()
 		if c.logf != nil {
 			c.logf("cluster stopped")
 		}
@@ -335,6 +394,30 @@ func (c *Cluster) PodProcesses() []int {
 // emptyDir's content, for instance); it goes away with the pod.
 func (c *Cluster) PodVolumeDir(pod *corev1.Pod, volume string) string {
 	return filepath.Join(podDir(c.Dir, pod), "volumes", volume)
+}
+
+// KEDA reports whether the cluster runs KEDA (Options.KEDA).
+func (c *Cluster) KEDA() bool { return c.opts.KEDA }
+
+// DialContext connects to an address as the cluster's processes see it: inside the
+// cluster's network namespace with NetNS (pod addresses included), else a plain dial.
+func (c *Cluster) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	return c.netns.DialContext(ctx, network, addr)
+}
+
+// HTTPClient is an HTTP client whose connections go through DialContext.
+func (c *Cluster) HTTPClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{DialContext: c.DialContext}, Timeout: 30 * time.Second}
+}
+
+// Forward makes target (a pod's host:port) reachable on 127.0.0.1:port of the machine's own
+// namespace (0: a free port) until the cluster stops, and returns that port. Without NetNS
+// the pod is reachable as it is, and Forward returns an error.
+func (c *Cluster) Forward(port int, target string) (int, error) {
+	if c.netns == nil {
+		return 0, errors.New("Forward needs a cluster with Options.NetNS: pod addresses are reachable directly")
+	}
+	return c.netns.listen(port, target)
 }
 
 // Kubectl returns the path of the kubectl binary next to the other assets.

@@ -190,7 +190,7 @@ func (c *container) buildCmd(ctx context.Context) (*exec.Cmd, error) {
 	steps = append(steps, bin)
 	steps = append(steps, argv[1:]...)
 	args := append([]string{"-m", "--propagation", "private", "--", "/bin/bash", "-c", initScript, "localcluster-init"}, steps...)
-	cmd := exec.Command("unshare", args...)
+	cmd := c.pw.k.netns.command("unshare", args...)
 	cmd.Env = env
 	cmd.Dir = "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

@@ -21,9 +21,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -51,7 +53,7 @@ type controlPlane struct {
 	logs        []*os.File
 }
 
-func startControlPlane(ctx context.Context, dir, assets string, controllers []string, logf func(string, ...any)) (_ *controlPlane, retErr error) {
+func startControlPlane(ctx context.Context, dir, assets string, controllers []string, ns *netNS, logf func(string, ...any)) (_ *controlPlane, retErr error) {
 	c := &controlPlane{}
 	defer func() {
 		if retErr != nil {
@@ -83,8 +85,31 @@ func startControlPlane(ctx context.Context, dir, assets string, controllers []st
 			return nil, fmt.Errorf("creating %s folder: %w", d, err)
 		}
 	}
+	etcdPath, apiPath := filepath.Join(assets, "etcd"), filepath.Join(assets, "kube-apiserver")
+	var etcdURL *url.URL
+	var apiPort string
+	if ns != nil {
+		// envtest starts these two and checks their health on 127.0.0.1 from this
+		// process: wrappers start them inside the namespace, and forwarders make the
+		// same ports answer here.
+		if etcdPath, err = ns.wrapperScript(dir, etcdPath); err != nil {
+			return nil, err
+		}
+		if apiPath, err = ns.wrapperScript(dir, apiPath); err != nil {
+			return nil, err
+		}
+		p, err := ns.listen(0, "")
+		if err != nil {
+			return nil, err
+		}
+		etcdURL = &url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(p))}
+		if p, err = ns.listen(0, ""); err != nil {
+			return nil, err
+		}
+		apiPort = strconv.Itoa(p)
+	}
 	api := &envtest.APIServer{
-		Path:         filepath.Join(assets, "kube-apiserver"),
+		Path:         apiPath,
 		CertDir:      filepath.Join(dir, "apiserver"),
 		Out:          apiLog,
 		Err:          apiLog,
@@ -100,9 +125,16 @@ func startControlPlane(ctx context.Context, dir, assets string, controllers []st
 		Set("enable-admission-plugins", "NodeRestriction").
 		Set("authorization-mode", "Node,RBAC").
 		Set("allow-privileged", "true")
+	if ns != nil {
+		api.SecureServing.Address, api.SecureServing.Port = "127.0.0.1", apiPort
+		if err := configureAggregation(api, dir); err != nil {
+			return nil, err
+		}
+	}
 	c.cp = &envtest.ControlPlane{
 		Etcd: &envtest.Etcd{
-			Path:         filepath.Join(assets, "etcd"),
+			URL:          etcdURL,
+			Path:         etcdPath,
 			DataDir:      filepath.Join(dir, "etcd"),
 			Out:          etcdLog,
 			Err:          etcdLog,
@@ -157,7 +189,7 @@ func startControlPlane(ctx context.Context, dir, assets string, controllers []st
 	if err := os.WriteFile(rootCA, c.caPEM, 0o644); err != nil {
 		return nil, fmt.Errorf("writing root CA: %w", err)
 	}
-	c.kcm = exec.Command(filepath.Join(assets, "kube-controller-manager"),
+	c.kcm = ns.command(filepath.Join(assets, "kube-controller-manager"),
 		"--kubeconfig="+kcmKubeconfig,
 		"--controllers="+strings.Join(controllers, ","),
 		"--leader-elect=false",
@@ -167,6 +199,11 @@ func startControlPlane(ctx context.Context, dir, assets string, controllers []st
 		"--cluster-name=localcluster",
 		// Short syncs so that a local cluster reacts quickly.
 		"--concurrent-gc-syncs=5",
+		// The HPA reacts within seconds and scales down after a short stabilization
+		// window (Kubernetes' defaults: 15s and 5m), so that autoscaling can be
+		// watched and tested.
+		"--horizontal-pod-autoscaler-sync-period=2s",
+		"--horizontal-pod-autoscaler-downscale-stabilization="+hpaDownscaleStabilization.String(),
 		"--v=1",
 	)
 	c.kcm.Stdout, c.kcm.Stderr = kcmLog, kcmLog
@@ -229,4 +266,42 @@ func (c *controlPlane) stop() error {
 		_ = f.Close()
 	}
 	return errors.Join(errs...)
+}
+
+// hpaDownscaleStabilization is kube-controller-manager's
+// --horizontal-pod-autoscaler-downscale-stabilization in a local cluster.
+const hpaDownscaleStabilization = 15 * time.Second
+
+// configureAggregation sets the API server up to proxy aggregated APIs (KEDA's external
+// metrics server) in the network namespace: it listens on every address of the namespace
+// and advertises 10.200.0.1 (the kubernetes Service's endpoint may not be a loopback
+// address), routes to a Service's endpoints rather than its ClusterIP (no kube-proxy), and
+// authenticates to the aggregated servers with a front-proxy client certificate.
+func configureAggregation(api *envtest.APIServer, dir string) error {
+	ca, err := newCertAuthority("localcluster-front-proxy-ca")
+	if err != nil {
+		return err
+	}
+	crt, key, err := ca.issue("front-proxy-client", nil)
+	if err != nil {
+		return err
+	}
+	files := map[string][]byte{"front-proxy-ca.crt": ca.certPEM, "front-proxy-client.crt": crt, "front-proxy-client.key": key}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, "apiserver", name), data, 0o600); err != nil {
+			return fmt.Errorf("writing %s: %w", name, err)
+		}
+	}
+	api.Configure().
+		Set("bind-address", "0.0.0.0").
+		Set("advertise-address", netnsHostIP).
+		Set("enable-aggregator-routing", "true").
+		Set("requestheader-client-ca-file", filepath.Join(dir, "apiserver", "front-proxy-ca.crt")).
+		Set("requestheader-allowed-names", "front-proxy-client").
+		Set("requestheader-username-headers", "X-Remote-User").
+		Set("requestheader-group-headers", "X-Remote-Group").
+		Set("requestheader-extra-headers-prefix", "X-Remote-Extra-").
+		Set("proxy-client-cert-file", filepath.Join(dir, "apiserver", "front-proxy-client.crt")).
+		Set("proxy-client-key-file", filepath.Join(dir, "apiserver", "front-proxy-client.key"))
+	return nil
 }

@@ -20,9 +20,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -356,4 +358,23 @@ func (cv *Conveyor) RestToken(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 		return "", fmt.Errorf("reading the REST token Secret %s/%s: %w", cc.Namespace, ref.Name, err)
 	}
 	return string(s.Data[ref.Key]), nil
+}
+
+// RestGet reads path from the Kafka Connect REST API of the worker at podIP (port 8083, the
+// bearer token given) into out, through Cluster.DialContext.
+func (c *Cluster) RestGet(ctx context.Context, podIP, token, path string, out any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s:%d%s", podIP, v1alpha1.RestPort, path), nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := c.HTTPClient().Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: HTTP %d", path, resp.StatusCode)
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
 }

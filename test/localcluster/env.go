@@ -185,7 +185,7 @@ func (pw *podWorker) fieldValue(pod *corev1.Pod, path string) (string, error) {
 	case "status.podIP", "status.podIPs":
 		return ip, nil
 	case "status.hostIP", "status.hostIPs":
-		return hostIP, nil
+		return pw.k.hostIP, nil
 	}
 	for _, m := range []struct {
 		prefix string

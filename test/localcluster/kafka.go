@@ -39,9 +39,10 @@ type kafkaProcess struct {
 	cmd                   *exec.Cmd
 	done                  chan struct{}
 	logf                  func(string, ...any)
+	netns                 *netNS
 }
 
-func startKafka(ctx context.Context, dir, bin string, port int, logf func(string, ...any)) (*kafkaProcess, error) {
+func startKafka(ctx context.Context, dir, bin string, port int, ns *netNS, logf func(string, ...any)) (*kafkaProcess, error) {
 	if bin == "" {
 		root, err := ModuleRoot(ctx)
 		if err != nil {
@@ -53,7 +54,16 @@ func startKafka(ctx context.Context, dir, bin string, port int, logf func(string
 			return nil, err
 		}
 	}
-	if port == 0 {
+	if ns != nil {
+		// The broker listens on 127.0.0.1:port inside the namespace, where the pods reach
+		// it; a forwarder on the same port outside lets this process, kcat and the user's
+		// shell reach it too, with the same advertised address.
+		p, err := ns.listen(port, "")
+		if err != nil {
+			return nil, err
+		}
+		port = p
+	} else if port == 0 {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, fmt.Errorf("finding a free port for Kafka: %w", err)
@@ -62,7 +72,7 @@ func startKafka(ctx context.Context, dir, bin string, port int, logf func(string
 		_ = l.Close()
 	}
 	k := &kafkaProcess{
-		bin: bin, port: port, logf: logf,
+		bin: bin, port: port, logf: logf, netns: ns,
 		dataDir: filepath.Join(dir, "kafka"),
 		logPath: filepath.Join(dir, "logs", "kafka.log"),
 	}
@@ -78,7 +88,7 @@ func (k *kafkaProcess) start(ctx context.Context) error {
 		return fmt.Errorf("opening Kafka log: %w", err)
 	}
 	defer logFile.Close() // the child keeps its own descriptor
-	cmd := exec.Command(k.bin, "--port", strconv.Itoa(k.port), "--data-dir", k.dataDir)
+	cmd := k.netns.command(k.bin, "--port", strconv.Itoa(k.port), "--data-dir", k.dataDir)
 	cmd.Stderr = logFile
 	out, err := cmd.StdoutPipe()
 	if err != nil {

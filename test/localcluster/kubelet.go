@@ -37,13 +37,15 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-// hostIP is the Node's address; pods get PodIPPrefix + 2..254.
+// hostIP is the Node's address in the loopback mode; pods get PodIPPrefix + 2..254.
 const hostIP = "127.0.0.1"
 
 type kubeletConfig struct {
 	client           kubernetes.Interface
 	nodeName         string
 	podIPPrefix      string
+	hostIP           string
+	netns            *netNS // nil: pods run in the machine's network namespace
 	apiHost, apiPort string
 	caPEM            []byte
 	dir              string
@@ -139,7 +141,7 @@ func (k *kubelet) registerNode(ctx context.Context) error {
 			{Type: corev1.NodeDiskPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasNoDiskPressure", LastHeartbeatTime: ts, LastTransitionTime: ts},
 			{Type: corev1.NodePIDPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasSufficientPID", LastHeartbeatTime: ts, LastTransitionTime: ts},
 		},
-		Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: hostIP}, {Type: corev1.NodeHostName, Address: k.nodeName}},
+		Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: k.hostIP}, {Type: corev1.NodeHostName, Address: k.nodeName}},
 		NodeInfo: corev1.NodeSystemInfo{
 			KubeletVersion: "v1.37.2-localcluster", OperatingSystem: "linux", Architecture: goruntime.GOARCH,
 			ContainerRuntimeVersion: "localcluster://process",

@@ -338,7 +338,7 @@ func (pw *podWorker) computeStatus(old corev1.PodStatus) corev1.PodStatus {
 	volumesOK := pw.volumesOK
 	pw.mu.Unlock()
 
-	st := corev1.PodStatus{QOSClass: old.QOSClass, HostIP: hostIP, HostIPs: []corev1.HostIP{{IP: hostIP}}}
+	st := corev1.PodStatus{QOSClass: old.QOSClass, HostIP: pw.k.hostIP, HostIPs: []corev1.HostIP{{IP: pw.k.hostIP}}}
 	if ip != "" {
 		st.PodIP, st.PodIPs, st.StartTime = ip, []corev1.PodIP{{IP: ip}}, &start
 	}

@@ -214,7 +214,7 @@ func (c *container) probe(ctx context.Context, p *corev1.Probe) (bool, string) {
 		for _, h := range p.HTTPGet.HTTPHeaders {
 			req.Header.Add(h.Name, h.Value)
 		}
-		client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, DisableKeepAlives: true}, // probes do not verify, like the kubelet's
+		client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, DisableKeepAlives: true, DialContext: c.pw.k.netns.DialContext}, // probes do not verify, like the kubelet's
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 		resp, err := client.Do(req)
 		if err != nil {
@@ -234,7 +234,7 @@ func (c *container) probe(ctx context.Context, p *corev1.Probe) (bool, string) {
 		if err != nil {
 			return false, err.Error()
 		}
-		conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+		conn, err := c.pw.k.netns.DialContext(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 		if err != nil {
 			return false, err.Error()
 		}
@@ -250,7 +250,7 @@ func (c *container) probe(ctx context.Context, p *corev1.Probe) (bool, string) {
 		if err != nil {
 			return false, err.Error()
 		}
-		args := append([]string{"-t", strconv.Itoa(pid), "-m", "--"}, c.userPrefix()...)
+		args := append([]string{"-t", strconv.Itoa(pid), "-m", "-n", "--"}, c.userPrefix()...)
 		args = append(append(args, bin), p.Exec.Command[1:]...)
 		cmd := exec.CommandContext(ctx, "nsenter", args...)
 		cmd.Env = env

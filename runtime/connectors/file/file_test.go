@@ -446,6 +446,36 @@ func TestSinkBackgroundSyncFailureFailsTheNextFlush(t *testing.T) {
 	}
 }
 
+// TestSinkRateCapsRecordsPerSecond: with rate=20 a Put of 30 records takes about 1.5 s
+// (record k is due k/20 s after the start), the lines written before a wait are in the file
+// during it, and a context ended while pacing ends the Put.
+func TestSinkRateCapsRecordsPerSecond(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "out.txt")
+	ctx := context.Background()
+	task := &SinkTask{}
+	if err := task.Start(ctx, plugintest.NewSinkTaskContext(), map[string]string{"file": path, "topics": "t", "rate": "20"}); err != nil {
+		t.Fatal(err)
+	}
+	defer task.Stop()
+	start := time.Now()
+	if err := task.Put(ctx, sinkRecords("t", 0, 30)); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took < 1300*time.Millisecond || took > 10*time.Second {
+		t.Fatalf("30 records at 20/s took %v, want about 1.45s", took)
+	}
+	if b, _ := os.ReadFile(path); strings.Count(string(b), "\n") != 30 {
+		t.Fatalf("file has %d lines, want 30", strings.Count(string(b), "\n"))
+	}
+	// 970 more records would take 48 s: the context ends first, and so does the Put.
+	cctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	err := task.Put(cctx, sinkRecords("t", 30, 1000))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Put with its context ended while pacing: %v, want context.DeadlineExceeded", err)
+	}
+}
+
 // taskFiles is the number of files in each task config.
 func taskFiles(t *testing.T, tcs []map[string]string) ([]int, map[string]int) {
 	t.Helper()

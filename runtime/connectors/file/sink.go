@@ -34,6 +34,9 @@ const (
 	// KeyPartitionCheckIntervalMs sets how often the connector re-reads the
 	// partition counts of its topics to ask for task reconfiguration.
 	KeyPartitionCheckIntervalMs = "partition.check.interval.ms"
+	// KeySinkRate caps how many records per second each task writes (0: no cap),
+	// for demos and tests that need a backlog to last (autoscaling on lag).
+	KeySinkRate = "rate"
 )
 
 // writeChunk is how many buffered bytes trigger a write within a Put; a
@@ -59,6 +62,8 @@ func SinkPlugin() plugin.Plugin {
 				Validator: plugin.NonEmpty(), Doc: "The file to append record values to; created when missing."},
 			{Name: KeyPartitionCheckIntervalMs, Type: plugin.TypeLong, Default: "5000", Group: "File", Importance: plugin.ImportanceLow, Width: plugin.WidthShort,
 				Validator: plugin.AtLeast(0), Doc: "How often to check the partition counts of the topics (0 = never); a change triggers task reconfiguration."},
+			{Name: KeySinkRate, Type: plugin.TypeDouble, Default: "0", Group: "File", Importance: plugin.ImportanceLow, Width: plugin.WidthShort,
+				Validator: plugin.AtLeast(0), Doc: "Most records per second each task writes (0 = no limit): a slow sink, to build and watch consumer lag."},
 		}},
 		NewConnector: func() plugin.Connector { return &SinkConnector{} },
 		NewSinkTask:  func() plugin.SinkTask { return &SinkTask{} },
@@ -175,6 +180,10 @@ type SinkTask struct {
 	syncErr  error // first failed background sync, returned by the next Flush
 	// fsync syncs the file: (*os.File).Sync, replaced in tests.
 	fsync func(*os.File) error
+
+	rate    float64   // records/s; 0 = unlimited
+	started time.Time // when the rate's clock began
+	written int64     // records written since started
 }
 
 // Start opens the file for appending.
@@ -184,12 +193,14 @@ func (t *SinkTask) Start(_ context.Context, _ plugin.SinkTaskContext, config map
 		return err
 	}
 	t.path = cfg.String(KeyFile)
+	t.rate, t.started = cfg.Double(KeySinkRate), time.Now()
 	f, err := os.OpenFile(t.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return fmt.Errorf("file sink: opening %s: %w", t.path, err)
 	}
 	t.f = f
-	t.buf = make([]byte, 0, writeChunk+4096)
+	// t.buf grows with the first Puts, to at most about writeChunk plus a
+	// line: a sink of a quiet topic keeps a small buffer, not 256 KiB.
 	t.syncReq, t.syncDone = make(chan struct{}, 1), make(chan struct{})
 	if t.fsync == nil {
 		t.fsync = (*os.File).Sync
@@ -220,9 +231,12 @@ func (t *SinkTask) Open(context.Context, []plugin.TopicPartition) error { return
 // Close does nothing; the runtime flushes before revoking partitions.
 func (t *SinkTask) Close(context.Context, []plugin.TopicPartition) error { return nil }
 
-// Put writes the records' lines to the file.
-func (t *SinkTask) Put(_ context.Context, records []*plugin.SinkRecord) error {
+// Put writes the records' lines to the file, at most rate records per second.
+func (t *SinkTask) Put(ctx context.Context, records []*plugin.SinkRecord) error {
 	for _, r := range records {
+		if err := t.pace(ctx); err != nil {
+			return err
+		}
 		switch v := r.Value.(type) {
 		case nil:
 			continue
@@ -245,6 +259,36 @@ func (t *SinkTask) Put(_ context.Context, records []*plugin.SinkRecord) error {
 		}
 	}
 	return t.write()
+}
+
+// pace waits until the next record is due under the rate: record k is due k/rate seconds
+// after the task started. What is buffered is written before waiting.
+func (t *SinkTask) pace(ctx context.Context) error {
+	if t.rate <= 0 {
+		return nil
+	}
+	due := t.started.Add(time.Duration(float64(t.written) / t.rate * float64(time.Second)))
+	t.written++
+	wait := time.Until(due)
+	if wait < -time.Second {
+		// Idle for a while: start the clock again, so that a burst stays within a second's worth.
+		t.started, t.written = time.Now(), 1
+		return nil
+	}
+	if wait <= 0 {
+		return nil
+	}
+	if err := t.write(); err != nil {
+		return err
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return fmt.Errorf("file sink: stopped while pacing to %g records/s: %w", t.rate, ctx.Err())
+	case <-timer.C:
+		return nil
+	}
 }
 
 func (t *SinkTask) write() error {

@@ -30,6 +30,26 @@ limitations under the License.
 //   - restart_200_connectors_s: 200 connectors with 1000 tasks on 5 workers,
 //     all workers SIGTERMed and started again, until every task is RUNNING
 //     (target <= 30);
+//   - rolling_update_max_task_pause_s: 3 workers running a RangeSource
+//     (3 tasks, -rollout-records records at 3000/s) and a FileSink (3
+//     tasks) that reads its topic are replaced one at a time, as the
+//     Deployment's rolling update does (maxSurge 1, maxUnavailable 0): a
+//     new worker starts and reports /readyz, then the old one gets SIGTERM
+//     (a planned handover) and exits. A poller reads the tasks' status
+//     every 50ms; a task is paused from its last poll RUNNING on a live
+//     worker until its next one (so the figure is up to 50ms high), and the
+//     figure is the longest pause of any task (target <= 1);
+//     rolling_update_task_restarts counts the task starts written to the
+//     status topic during the rollout (each of the rolling_update_tasks
+//     tasks must move at least once, since every worker is replaced);
+//     rolling_update_records_lost counts the source's record ids missing
+//     from the sink's file afterwards (must be 0) and
+//     rolling_update_records_duplicated the lines written twice
+//     (at-least-once delivery allows them);
+//   - worker_rss_200_tasks_mb: VmRSS of one worker running 100 RangeSources
+//     (1000 records of 200 B each at 100/s) and 100 FileSinks reading
+//     them, one task each, once all 200 are RUNNING and every sink wrote
+//     (target <= 200);
 //   - assignment_200c_1000t_5w_ms: the slowest of 20 calls of the assignor
 //     (runtime/assignor.Assign) for 200 connectors with 1000 tasks on 5
 //     workers, fresh and after one worker restarted (target < 50).
@@ -63,7 +83,9 @@ var (
 	lostDelay = flag.Duration("lost-worker-delay", 3*time.Second, "scheduled.rebalance.max.delay.ms of the workers")
 	verbose   = flag.Bool("v", false, "log progress and every measurement to stderr")
 	keep      = flag.Bool("keep", false, "keep the worker logs (their folder is printed)")
-	only      = flag.String("only", "assign,handoff,restart", "the measurements to run, comma-separated")
+	only      = flag.String("only", "assign,handoff,restart,rollout,memory", "the measurements to run, comma-separated")
+
+	rolloutRecords = flag.Int("rollout-records", 60000, "records the source of the rolling update writes (3000/s)")
 )
 
 func want(name string) bool { return slices.Contains(strings.Split(*only, ","), name) }
@@ -123,6 +145,25 @@ func run() error {
 			return err
 		}
 		report("restart_200_connectors_s", restart.Seconds())
+	}
+	if want("rollout") {
+		r, err := rollout(ctx, bin, filepath.Join(dir, "rollout"))
+		if err != nil {
+			return err
+		}
+		logf("rollout: longest pause %s (task %s), %d task starts for %d tasks, %d records lost, %d duplicates", r.maxPause, r.pausedTask, r.restarts, r.tasks, r.lost, r.dupes)
+		report("rolling_update_max_task_pause_s", r.maxPause.Seconds())
+		report("rolling_update_task_restarts", float64(r.restarts))
+		report("rolling_update_tasks", float64(r.tasks))
+		report("rolling_update_records_lost", float64(r.lost))
+		report("rolling_update_records_duplicated", float64(r.dupes))
+	}
+	if want("memory") {
+		rss, err := memory200(ctx, bin, filepath.Join(dir, "memory"))
+		if err != nil {
+			return err
+		}
+		report("worker_rss_200_tasks_mb", rss)
 	}
 	return nil
 }

@@ -30,6 +30,26 @@ limitations under the License.
 //     at the worker's default interval, 10s, as in a worker);
 //     pg_sink_vs_copy_ratio divides it by the rows/s of a plain pgx COPY of
 //     the same rows into an empty table;
+//   - pg_source_vs_pipeline_ratio: the source's rows/s divided by a
+//     hand-written pipeline's (pipeline.go) in the same try: one pgx SELECT
+//     of the same rows scanned into typed values, the same JSON-with-schema
+//     bytes (envelopes taken once from the JSON converter; every row of the
+//     table source's first poll checked byte for byte against the
+//     converter before anything is timed) appended into 1 MiB slabs, and a
+//     franz-go produce to a fresh broker with the source runner's own
+//     producer options (task.ProducerOpts and task.ProducerSettings:
+//     idempotent, acks=all, snappy, 10000 records in flight), timed from
+//     the query until Kafka acknowledged every row;
+//   - pg_sink_vs_pipeline_ratio: the sink's rows/s divided by a
+//     hand-written pipeline's: a franz-go consumer (direct, no group) of
+//     the same records, a by-hand decoder of this one record shape (the
+//     envelope's schema compared as a prefix, the payload's fields read in
+//     order, no reflection) and one streaming pgx COPY into an empty
+//     table, timed from the consumer's creation until the COPY ended;
+//   - neither hand-written pipeline is slowed on purpose: no extra copies,
+//     no per-record allocation beyond what pgx and franz-go need, no
+//     logging; pg_source_pipeline_cpu_us_per_row and
+//     pg_sink_pipeline_cpu_us_per_row give their CPU per row;
 //   - pg_sink_task_rows_per_s: the sink task alone (Put and Flush of
 //     converted records), and pg_sink_task_vs_copy_ratio;
 //   - pg_select_cpu_us_per_row, pg_source_cpu_us_per_row,
@@ -39,8 +59,8 @@ limitations under the License.
 //     and PostgreSQL's together. On a machine with few cores the rates
 //     follow these: all of it shares the same cores.
 //
-// A baseline and its connector run in turn, -tries times, and the figures
-// come from the try whose ratio is the median: the machine's speed drifts
+// The baselines and their connector run in turn, -tries times, and each
+// ratio comes from the try whose ratio to that baseline is the median: the machine's speed drifts
 // (other virtual machines share it), and it moves both runs of a try
 // alike. The task-alone figures are the best of -tries. A connector is
 // timed from its
@@ -210,35 +230,49 @@ type pair struct{ base, conn, baseCPU, connCPU float64 }
 
 func (p pair) ratio() float64 { return p.conn / p.base }
 
-// paired runs the baseline and right after it the connector, -tries times,
-// and returns the try whose ratio is the median: the machine's speed
-// drifts (other virtual machines, other processes), and it moves both
-// runs of a try alike. The connector's runs are profiled into -cpuprofile
-// and -trace, one file per try (suffix .what.N).
-func paired(what, baseName string, base func() (float64, error), connName string, conn func() (float64, error)) (pair, error) {
-	var all []pair
+// step is a named measurement: a baseline or a connector.
+type step struct {
+	name string
+	f    func() (float64, error)
+}
+
+// paired runs each baseline and right after them the connector, -tries
+// times, and returns for each baseline the try whose ratio is the median:
+// the machine's speed drifts (other virtual machines, other processes),
+// and it moves the runs of a try alike. The connector's runs are profiled
+// into -cpuprofile and -trace, one file per try (suffix .what.N).
+func paired(what string, conn step, bases ...step) ([]pair, error) {
+	all := make([][]pair, len(bases))
 	for i := 0; i < max(*tries, 1); i++ {
-		var p pair
-		lastCPUPerRow = 0
-		r, err := base()
-		if err != nil {
-			return pair{}, err
+		ps := make([]pair, len(bases))
+		for j, b := range bases {
+			lastCPUPerRow = 0
+			r, err := b.f()
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", b.name, err)
+			}
+			ps[j].base, ps[j].baseCPU = r, lastCPUPerRow
 		}
-		p.base, p.baseCPU = r, lastCPUPerRow
 		lastCPUPerRow = 0
 		stop := startProfiles(fmt.Sprintf("%s.%d", what, i+1))
-		r, err = conn()
+		r, err := conn.f()
 		stop()
 		if err != nil {
-			return pair{}, err
+			return nil, fmt.Errorf("%s: %w", conn.name, err)
 		}
-		p.conn, p.connCPU = r, lastCPUPerRow
-		logf("try %d: %s %.0f rows/s (%.2f µs CPU/row), %s %.0f rows/s (%.2f µs CPU/row), ratio %.2f",
-			i+1, baseName, p.base, p.baseCPU, connName, p.conn, p.connCPU, p.ratio())
-		all = append(all, p)
+		for j, b := range bases {
+			ps[j].conn, ps[j].connCPU = r, lastCPUPerRow
+			logf("try %d: %s %.0f rows/s (%.2f µs CPU/row), %s %.0f rows/s (%.2f µs CPU/row), ratio %.2f",
+				i+1, b.name, ps[j].base, ps[j].baseCPU, conn.name, ps[j].conn, ps[j].connCPU, ps[j].ratio())
+			all[j] = append(all[j], ps[j])
+		}
 	}
-	sort.Slice(all, func(i, j int) bool { return all[i].ratio() < all[j].ratio() })
-	return all[len(all)/2], nil
+	out := make([]pair, len(bases))
+	for j, ps := range all {
+		sort.Slice(ps, func(i, k int) bool { return ps[i].ratio() < ps[k].ratio() })
+		out[j] = ps[len(ps)/2]
+	}
+	return out, nil
 }
 
 // startProfiles starts an execution trace into -trace and a CPU profile into

@@ -54,24 +54,27 @@ func benchSink(ctx context.Context, conn *pgx.Conn, url string) error {
 		return err
 	}
 	recs = nil
-	p, err := paired("sink", "COPY", func() (float64, error) { return plainCopy(ctx, conn, encoded) },
-		"sink from Kafka", func() (float64, error) {
-			runtime.GC() // COPY's rows are garbage now
-			rate, err := sinkThroughKafka(ctx, conn, url, encoded)
-			if err == nil { // as COPY's, the table goes before the next run
-				_, err = conn.Exec(ctx, `DROP TABLE sink`)
-			}
-			return rate, err
-		})
+	ps, err := paired("sink", step{"sink from Kafka", func() (float64, error) {
+		runtime.GC() // COPY's rows are garbage now
+		rate, err := sinkThroughKafka(ctx, conn, url, encoded)
+		if err == nil { // as COPY's, the table goes before the next run
+			_, err = conn.Exec(ctx, `DROP TABLE sink`)
+		}
+		return rate, err
+	}}, step{"COPY", func() (float64, error) { return plainCopy(ctx, conn, encoded) }},
+		step{"hand-written pipeline", func() (float64, error) { return sinkPipeline(ctx, conn, encoded) }})
 	if err != nil {
 		return err
 	}
-	figure("pg_sink_rows_per_s", p.conn)
-	figure("pg_sink_vs_copy_ratio", p.ratio())
+	cp, pipe := ps[0], ps[1]
+	figure("pg_sink_rows_per_s", cp.conn)
+	figure("pg_sink_vs_copy_ratio", cp.ratio())
+	figure("pg_sink_vs_pipeline_ratio", pipe.ratio())
 	figure("pg_sink_task_rows_per_s", sinkTaskRate)
-	figure("pg_sink_task_vs_copy_ratio", sinkTaskRate/p.base)
-	figure("pg_copy_cpu_us_per_row", p.baseCPU)
-	figure("pg_sink_cpu_us_per_row", p.connCPU)
+	figure("pg_sink_task_vs_copy_ratio", sinkTaskRate/cp.base)
+	figure("pg_copy_cpu_us_per_row", cp.baseCPU)
+	figure("pg_sink_pipeline_cpu_us_per_row", pipe.baseCPU)
+	figure("pg_sink_cpu_us_per_row", cp.connCPU)
 	return nil
 }
 
@@ -250,33 +253,14 @@ func sinkThroughKafka(ctx context.Context, conn *pgx.Conn, url string, recs [][2
 	if err := resetTable(ctx, conn, "sink"); err != nil {
 		return 0, err
 	}
-	e, err := newKafkaEnv("sink", "bench-sink", sinkConfig(url))
+	e, lastIDs, err := kafkaWithRecords(ctx, recs)
 	if err != nil {
 		return 0, err
 	}
 	defer e.close()
-	spec, cl := e.spec, e.client
+	spec := e.spec
+	spec.Config, spec.Connector = sinkConfig(url), sinkConfig(url)
 	spec.Plugin = sink.Plugin()
-	// The last id of each partition: the sink commits a partition's rows in
-	// their order, so once these are in the table, all rows are.
-	last := map[int32]int64{}
-	var batch []*kgo.Record
-	for i, kv := range recs {
-		batch = append(batch, &kgo.Record{Topic: "sink", Key: kv[0], Value: kv[1], Context: context.WithValue(ctx, idKey{}, int64(i+1))})
-		if len(batch) == 10000 || i == len(recs)-1 {
-			if err := cl.ProduceSync(ctx, batch...).FirstErr(); err != nil {
-				return 0, err
-			}
-			for _, r := range batch {
-				last[r.Partition] = r.Context.Value(idKey{}).(int64)
-			}
-			batch = batch[:0]
-		}
-	}
-	lastIDs := make([]int64, 0, len(last))
-	for _, id := range last {
-		lastIDs = append(lastIDs, id)
-	}
 	start, cpu, pgCPU := time.Now(), cpuSeconds(), postgresCPUSeconds()
 	r, stop, err := startRunner(ctx, spec)
 	if err != nil {
@@ -320,6 +304,37 @@ func sinkThroughKafka(ctx context.Context, conn *pgx.Conn, url string, recs [][2
 	logf("sink from Kafka: %.0f rows/s, %.2f CPU s in this process and %.2f in PostgreSQL; rows in the table every 50ms after RUNNING: %v",
 		rate, cpuSeconds()-cpu, postgresCPUSeconds()-pgCPU, progress)
 	return rate, nil
+}
+
+// kafkaWithRecords starts a broker holding the records in topic "sink"
+// (ids 1..n in order) and returns it with the last id of each partition:
+// the sink commits a partition's rows in their order, so once these are
+// in the table, all rows are.
+func kafkaWithRecords(ctx context.Context, recs [][2][]byte) (*kafkaEnv, []int64, error) {
+	e, err := newKafkaEnv("sink", "bench-sink", nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	last := map[int32]int64{}
+	var batch []*kgo.Record
+	for i, kv := range recs {
+		batch = append(batch, &kgo.Record{Topic: "sink", Key: kv[0], Value: kv[1], Context: context.WithValue(ctx, idKey{}, int64(i+1))})
+		if len(batch) == 10000 || i == len(recs)-1 {
+			if err := e.client.ProduceSync(ctx, batch...).FirstErr(); err != nil {
+				e.close()
+				return nil, nil, err
+			}
+			for _, r := range batch {
+				last[r.Partition] = r.Context.Value(idKey{}).(int64)
+			}
+			batch = batch[:0]
+		}
+	}
+	lastIDs := make([]int64, 0, len(last))
+	for _, id := range last {
+		lastIDs = append(lastIDs, id)
+	}
+	return e, lastIDs, nil
 }
 
 // idKey carries a produced record's row id in its context.

@@ -39,16 +39,24 @@ func benchSource(ctx context.Context, conn *pgx.Conn, url string, n int) error {
 	if err != nil {
 		return err
 	}
-	p, err := paired("source", "SELECT", func() (float64, error) { return selectAll(ctx, conn) },
-		"source into Kafka", func() (float64, error) { return sourceThroughKafka(ctx, url, n) })
+	enc, err := probeEncoder(ctx, conn, url)
 	if err != nil {
 		return err
 	}
-	figure("pg_source_rows_per_s", p.conn)
-	figure("pg_source_vs_select_ratio", p.ratio())
+	ps, err := paired("source", step{"source into Kafka", func() (float64, error) { return sourceThroughKafka(ctx, url, n) }},
+		step{"SELECT", func() (float64, error) { return selectAll(ctx, conn) }},
+		step{"hand-written pipeline", func() (float64, error) { return sourcePipeline(ctx, conn, enc, n) }})
+	if err != nil {
+		return err
+	}
+	sel, pipe := ps[0], ps[1]
+	figure("pg_source_rows_per_s", sel.conn)
+	figure("pg_source_vs_select_ratio", sel.ratio())
+	figure("pg_source_vs_pipeline_ratio", pipe.ratio())
 	figure("pg_source_task_rows_per_s", taskRate)
-	figure("pg_select_cpu_us_per_row", p.baseCPU)
-	figure("pg_source_cpu_us_per_row", p.connCPU)
+	figure("pg_select_cpu_us_per_row", sel.baseCPU)
+	figure("pg_source_pipeline_cpu_us_per_row", pipe.baseCPU)
+	figure("pg_source_cpu_us_per_row", sel.connCPU)
 	return nil
 }
 

@@ -356,6 +356,58 @@ func reconcilePass(t *testing.T, name, value string) {
 	})
 }
 
+// TestIdleResyncReadsTheClusterOnce: at rest, the resync passes of a
+// connector read it from the cluster's shared whole-cluster read (GET
+// /connectors?expand=...), not with GETs of its own.
+func TestIdleResyncReadsTheClusterOnce(t *testing.T) {
+	sharedCluster(t)
+	topic := testkit.Unique(t, "idle")
+	createTopic(t, topic, 1)
+	kc := sink(t, "idle-reads", 1, topic, nil)
+	t.Cleanup(func() { // later tests count the cluster's sinks
+		if err := k8s.Delete(context.Background(), kc); err != nil {
+			t.Error(err)
+		}
+		testkit.Eventually(t, settle, "KafkaConnector idle-reads gone", func() (bool, string) {
+			err := k8s.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: "idle-reads"}, &v1alpha1.KafkaConnector{})
+			return apierrors.IsNotFound(err), fmt.Sprint(err)
+		})
+	})
+	waitReady(t, "idle-reads")
+	waitRuntimeState(t, "idle-reads", "RUNNING")
+	// The passes right after Ready may read directly (their own status
+	// write changed the object); then two resyncs pass without one.
+	last, since := -1, time.Time{}
+	testkit.Eventually(t, settle+2*connectorResync, "two resyncs without a per-connector read of idle-reads", func() (bool, string) {
+		n := writes.get("idle-reads/reads")
+		if n != last {
+			last, since = n, time.Now()
+		}
+		return time.Since(since) > 2*connectorResync, fmt.Sprintf("%d per-connector reads, the last %s ago", n, time.Since(since).Round(time.Millisecond))
+	})
+	e0 := writes.get("expand")
+	testkit.Consistently(t, 2*connectorResync, "no per-connector read of idle-reads at rest", func() (bool, string) {
+		n := writes.get("idle-reads/reads")
+		return n == last, fmt.Sprintf("%d per-connector reads (was %d)", n, last)
+	})
+	if n := writes.get("expand") - e0; n < 1 {
+		t.Fatalf("no whole-cluster read in %s: the resync passes did not run", 2*connectorResync)
+	}
+	// The connector is still watched: a runtime change shows at a resync.
+	rc := runtimeClient(t)
+	if err := rc.Pause(context.Background(), "idle-reads"); err != nil {
+		t.Fatal(err)
+	}
+	waitRuntimeState(t, "idle-reads", "PAUSED")
+	testkit.Eventually(t, resync, "a pause done through REST seen by a resync pass (the connector resumed)", func() (bool, string) {
+		st, err := rc.Status(context.Background(), "idle-reads")
+		if err != nil {
+			return false, err.Error()
+		}
+		return st.Connector.State == "RUNNING", st.Connector.State
+	})
+}
+
 // TestConfigEditAppliedOnce: a no-op reconcile makes no REST write; a
 // config edit is written exactly once and reaches the runtime.
 func TestConfigEditAppliedOnce(t *testing.T) {

@@ -119,11 +119,13 @@ func startWorker() (*worker.Worker, func(), error) {
 
 // writeCounter is the operator's HTTP transport: it counts every request
 // that changes a connector (anything but GET under /connectors/) by
-// connector name, and the reads of /connectors/{c}/topics under
-// "{c}/topics": the reconciler reads them after every write it may make,
-// so a new topics read marks a finished pass. Config writes (PUT
-// .../config) count under "{c}/config" too, offsets changes (PATCH or
-// DELETE .../offsets) under "{c}/offsets".
+// connector name, the reads of /connectors/{c}/topics under "{c}/topics"
+// (a pass on a changed KafkaConnector reads them after every write it may
+// make, so a new topics read marks a finished pass), every GET under
+// /connectors/{c} under "{c}/reads" and the whole-cluster reads (GET
+// /connectors?expand=...) under "expand". Config writes (PUT .../config)
+// count under "{c}/config" too, offsets changes (PATCH or DELETE
+// .../offsets) under "{c}/offsets".
 type writeCounter struct {
 	mu     sync.Mutex
 	counts map[string]int
@@ -149,6 +151,13 @@ func (c *writeCounter) RoundTrip(req *http.Request) (*http.Response, error) {
 			key = name
 		case strings.HasSuffix(req.URL.Path, "/topics"):
 			key = name + "/topics"
+		case name == "" && req.URL.Query().Has("expand"):
+			key = "expand" // a whole-cluster read
+		}
+		if req.Method == http.MethodGet && name != "" {
+			c.mu.Lock()
+			c.counts[name+"/reads"]++ // every per-connector read
+			c.mu.Unlock()
 		}
 		also := ""
 		switch {

@@ -539,7 +539,12 @@ func restGet(t *testing.T, url string) (int, string) {
 
 // statusReads counts the operator's reads of a connector's runtime status:
 // one per reconcile pass that reached the workers.
-func statusReads(name string) int { return calls.get("GET /connectors/" + name + "/status") }
+// statusReads counts the operator's reads of a connector's runtime status:
+// its own GET .../status and the whole-cluster reads (GET
+// /connectors?expand=...) that a resync pass uses instead.
+func statusReads(name string) int {
+	return calls.get("GET /connectors/"+name+"/status") + calls.get("GET /connectors?expand=status&expand=info&expand=limits&expand=topics")
+}
 
 // TestRotationRestartsOnlyItsUsers: two connectors, one references Secret
 // rot, the other none. Changing the referenced value restarts exactly the

@@ -31,6 +31,9 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
@@ -68,7 +71,7 @@ func step(n int, format string, args ...any) {
 
 // dev runs the main job of `make dev`: local cluster, Conveyor through Helm, the samples
 // against the local Kafka, and a summary; Ctrl-C stops everything.
-func dev(dir, podIPPrefix string, kafkaPort int, images imageFlags) (retErr error) {
+func dev(dir, podIPPrefix string, kafkaPort int, images imageFlags, loopback bool) (retErr error) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	defer func() {
@@ -101,6 +104,14 @@ func dev(dir, podIPPrefix string, kafkaPort int, images imageFlags) (retErr erro
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "    %s\n    %s\n", assets, tools)
+	kedaDir := ""
+	if !loopback {
+		fmt.Fprintf(os.Stderr, "    KEDA %s's operator and metrics API server (hack/build-keda.sh; the first run builds them, about 10 minutes on two cores)\n", localcluster.KEDAVersion)
+		if kedaDir, err = localcluster.BuildKEDA(ctx, os.Stderr); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "    %s\n", kedaDir)
+	}
 
 	imageDir := filepath.Join(dir, "images", "conveyor")
 	step(2, "building the Conveyor image's binaries (conveyor, conveyor-worker) into %s", imageDir)
@@ -109,11 +120,15 @@ func dev(dir, podIPPrefix string, kafkaPort int, images imageFlags) (retErr erro
 	}
 	images[localcluster.DefaultConveyorImage] = imageDir
 
-	step(3, "starting the local cluster (etcd, kube-apiserver, kube-controller-manager, process kubelet, Kafka) in %s", dir)
+	what := "in a network namespace of its own, with KEDA"
+	if loopback {
+		what = "in this machine's network namespace, without KEDA"
+	}
+	step(3, "starting the local cluster (etcd, kube-apiserver, kube-controller-manager, process kubelet, Kafka) %s, in %s", what, dir)
 	progress := &switchWriter{w: os.Stderr}
 	c, err := localcluster.Start(ctx, localcluster.Options{
 		Dir: dir, AssetsDir: assets, Images: images, PodIPPrefix: podIPPrefix, KafkaPort: kafkaPort,
-		Log: progress,
+		NetNS: !loopback, KEDA: !loopback, KEDADir: kedaDir, Log: progress,
 	})
 	if err != nil {
 		return err
@@ -140,6 +155,11 @@ func dev(dir, podIPPrefix string, kafkaPort int, images imageFlags) (retErr erro
 	samples := filepath.Join(dir, "samples")
 	step(5, "kubectl apply -f %s (config/samples with bootstrapServers set to the local Kafka %s)", samples, c.KafkaAddr)
 	if _, err := localcluster.RenderSamples(root, samples, c.KafkaAddr); err != nil {
+		return err
+	}
+	// The sample sink's topic gets 3 partitions, so that the sink runs 3 tasks (of its 6)
+	// and its lag can ask for up to 3 workers, more than the sample's minReplicas.
+	if err := createTopic(ctx, c.KafkaAddr, sampleTopic, sampleTopicPartitions); err != nil {
 		return err
 	}
 	out, err := c.RunKubectl(ctx, "", "apply", "-n", samplesNamespace, "-f", samples)
@@ -251,12 +271,57 @@ func summary(ctx context.Context, cv *localcluster.Conveyor, kcs []v1alpha1.Kafk
 	fmt.Fprintf(&b, "  kcat -b %s -t %s -C -e -o -5\n", c.KafkaAddr, topic)
 	fmt.Fprintf(&b, "  kcat -b %s -L\n", c.KafkaAddr)
 	if restIP != "" {
-		fmt.Fprintf(&b, "  # the Kafka Connect REST API of a worker (bearer token from Secret %s%s):\n", restCluster, v1alpha1.RestTokenSecretSuffix)
+		restAddr := fmt.Sprintf("%s:%d", restIP, v1alpha1.RestPort)
+		forwarded := ""
+		if port, err := c.Forward(0, restAddr); err == nil {
+			forwarded = fmt.Sprintf(" (forwarded from 127.0.0.1:%d: pod addresses live in the cluster's network namespace)", port)
+			restAddr = fmt.Sprintf("127.0.0.1:%d", port)
+		}
+		fmt.Fprintf(&b, "  # the Kafka Connect REST API of worker %s%s; bearer token from Secret %s%s:\n", restIP, forwarded, restCluster, v1alpha1.RestTokenSecretSuffix)
 		fmt.Fprintf(&b, "  TOKEN=$(%s get secret -n %s %s%s -o jsonpath='{.data.%s}' | base64 -d)\n", kubectl, samplesNamespace, restCluster, v1alpha1.RestTokenSecretSuffix, v1alpha1.RestTokenSecretKey)
-		fmt.Fprintf(&b, "  curl -H \"Authorization: Bearer $TOKEN\" 'http://%s:%d/connectors?expand=status'\n", restIP, v1alpha1.RestPort)
+		fmt.Fprintf(&b, "  curl -H \"Authorization: Bearer $TOKEN\" 'http://%s/connectors?expand=status'\n", restAddr)
+	}
+	if c.KEDA() {
+		hpa, err := c.RunKubectl(ctx, "", "get", "scaledobjects,hpa", "-n", samplesNamespace)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "\nAutoscaling (KEDA %s and the HPA; the sink's lag adds workers, up to one per sink task):\n", localcluster.KEDAVersion)
+		fmt.Fprintf(&b, "$ kubectl get scaledobjects,hpa -n %s\n%s", samplesNamespace, hpa)
+		fmt.Fprintf(&b, "  # watch the workers follow the lag\n")
+		fmt.Fprintf(&b, "  %s get hpa,connectclusters -n %s -w\n", kubectl, samplesNamespace)
+		fmt.Fprintf(&b, "  # make lag: slow the sink to 20 records/s per task, then write 30000 records\n")
+		fmt.Fprintf(&b, "  %s patch kafkaconnector -n %s numbers-to-file --type=merge -p '{\"spec\":{\"config\":{\"rate\":\"20\"}}}'\n", kubectl, samplesNamespace)
+		fmt.Fprintf(&b, "  seq 1 30000 | kcat -b %s -t %s -P\n", c.KafkaAddr, sampleTopic)
+		fmt.Fprintf(&b, "  # let it drain (rate 0: no limit); the workers scale down after the cooldown (2m)\n")
+		fmt.Fprintf(&b, "  %s patch kafkaconnector -n %s numbers-to-file --type=merge -p '{\"spec\":{\"config\":{\"rate\":\"0\"}}}'\n", kubectl, samplesNamespace)
 	}
 	fmt.Fprintf(&b, "\n  export KUBECONFIG=%s   # then plain kubectl and helm work too\n", c.Kubeconfig)
 	fmt.Fprintf(&b, "  logs: %s/logs/<namespace>_<pod>_<container>.log; samples as applied: %s/samples\n", c.Dir, c.Dir)
 	fmt.Print(b.String())
+	return nil
+}
+
+// sampleTopic is the topic of the sample source and sink; sampleTopicPartitions its
+// partition count in `dev`.
+const (
+	sampleTopic           = "numbers"
+	sampleTopicPartitions = 3
+)
+
+// createTopic creates a topic on the local Kafka (an existing one is fine).
+func createTopic(ctx context.Context, addr, topic string, partitions int32) error {
+	kc, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		return fmt.Errorf("connecting to Kafka %s: %w", addr, err)
+	}
+	defer kc.Close()
+	resp, err := kadm.NewClient(kc).CreateTopic(ctx, partitions, 1, nil, topic)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+		return fmt.Errorf("creating topic %s with %d partitions: %w", topic, partitions, err)
+	}
 	return nil
 }

@@ -78,6 +78,9 @@ func main() {
 	noConveyor := fs.Bool("no-conveyor-image", false, "do not map the Conveyor image")
 	podIPPrefix := fs.String("pod-ip-prefix", "", `pod address prefix such as "127.0.0." (empty: a random 127.X.Y.)`)
 	kafkaPort := fs.Int("kafka-port", 0, "Kafka port (0: a free one)")
+	netns := fs.Bool("netns", false, "up: run the cluster in a network namespace of its own (pods on 10.200.1.N; API server and Kafka forwarded to 127.0.0.1)")
+	keda := fs.Bool("keda", false, "up: install KEDA (implies --netns; builds it with hack/build-keda.sh on first use)")
+	loopback := fs.Bool("loopback", false, "dev: run in the machine's own network namespace on 127.X.Y.N pod addresses, without KEDA (no autoscaling)")
 	images := imageFlags{}
 	fs.Var(images, "image", "PREFIX=FOLDER: run containers whose image starts with PREFIX from the binaries in FOLDER (repeatable)")
 	_ = fs.Parse(os.Args[2:])
@@ -86,19 +89,24 @@ func main() {
 		os.Exit(2)
 	}
 	if mode == "dev" {
-		if err := dev(*dir, *podIPPrefix, *kafkaPort, images); err != nil {
+		if *podIPPrefix != "" && !*loopback {
+			fmt.Fprintln(os.Stderr, "dev: --pod-ip-prefix needs --loopback (in the network namespace pods get 10.200.1.N)")
+			os.Exit(2)
+		}
+		if err := dev(*dir, *podIPPrefix, *kafkaPort, images, *loopback); err != nil {
 			fmt.Fprintf(os.Stderr, "dev: %v\n", err)
 			os.Exit(1)
 		}
 		return
 	}
-	if err := run(*dir, *conveyorBin, *noConveyor, *podIPPrefix, *kafkaPort, images); err != nil {
+	opts := localcluster.Options{PodIPPrefix: *podIPPrefix, KafkaPort: *kafkaPort, Images: images, NetNS: *netns || *keda, KEDA: *keda}
+	if err := run(*dir, *conveyorBin, *noConveyor, opts); err != nil {
 		fmt.Fprintf(os.Stderr, "localcluster: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir, conveyorBin string, noConveyor bool, podIPPrefix string, kafkaPort int, images imageFlags) error {
+func run(dir, conveyorBin string, noConveyor bool, opts localcluster.Options) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	dir, err := filepath.Abs(dir)
@@ -116,11 +124,10 @@ func run(dir, conveyorBin string, noConveyor bool, podIPPrefix string, kafkaPort
 		if conveyorBin, err = filepath.Abs(conveyorBin); err != nil {
 			return err
 		}
-		images[localcluster.DefaultConveyorImage] = conveyorBin
+		opts.Images[localcluster.DefaultConveyorImage] = conveyorBin
 	}
-	c, err := localcluster.Start(ctx, localcluster.Options{
-		Dir: dir, Images: images, PodIPPrefix: podIPPrefix, KafkaPort: kafkaPort, Log: os.Stderr,
-	})
+	opts.Dir, opts.Log = dir, os.Stderr
+	c, err := localcluster.Start(ctx, opts)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,149 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package kafkaconnector
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers/workerclient"
+	"github.com/conveyor-dev/conveyor/runtime/connectapi"
+)
+
+// clusterViews keeps, per ConnectCluster, the last whole-cluster read of
+// the runtime (GET /connectors?expand=status,info,limits,topics), shared by
+// the passes of the cluster's connectors: at rest a cluster of N
+// connectors costs one REST call per resync instead of four per connector.
+//
+// A pass may use a view only when the KafkaConnector is as the connector's
+// last pass left it (the same resourceVersion: only time passed, so a spec
+// edit, an annotation or anyone's change is read fresh from the workers),
+// and the view is younger than the resync and was started after the
+// connector's last action (create, config write, restart, state change)
+// finished and, for a pass that follows its previous one quickly, after
+// that one looked: what a pass acts on is never older than what it did or
+// saw. Reads are
+// numbered from one counter, so "after" does not depend on clocks.
+type clusterViews struct {
+	seq   atomic.Uint64
+	mu    sync.Mutex
+	views map[string]*clusterView
+	// acted is the counter's value when each connector's last action ended.
+	acted sync.Map // namespace/name -> uint64
+	// passed is the counter's value when each connector's last pass looked.
+	passed sync.Map // namespace/name -> passMark
+	// left is the resourceVersion each connector's last pass left.
+	left sync.Map // namespace/name -> string
+}
+
+// leave records the resourceVersion a pass left the KafkaConnector at.
+func (v *clusterViews) leave(connector, resourceVersion string) {
+	v.left.Store(connector, resourceVersion)
+}
+
+// unchanged says the KafkaConnector is as its last pass left it.
+func (v *clusterViews) unchanged(connector, resourceVersion string) bool {
+	rv, ok := v.left.Load(connector)
+	return ok && rv.(string) == resourceVersion
+}
+
+// passMark is when a connector's pass looked.
+type passMark struct {
+	seq uint64
+	at  time.Time
+}
+
+// clusterView is one whole-cluster read.
+type clusterView struct {
+	seq     uint64 // the counter when the read started
+	at      time.Time
+	done    chan struct{} // closed when the read ended
+	entries map[string]connectapi.ConnectorExpansion
+	err     error
+}
+
+// viewKey names a cluster's views; a change of the cluster's spec (its
+// generation) starts afresh.
+func viewKey(cc *v1alpha1.ConnectCluster) string {
+	return fmt.Sprintf("%s/%s/%s/%d", cc.Namespace, cc.Name, cc.UID, cc.Generation)
+}
+
+// markActed records that the connector's action just ended.
+func (v *clusterViews) markActed(connector string) {
+	v.acted.Store(connector, v.seq.Add(1))
+}
+
+// entry returns the connector's entry in a view of its cluster that the
+// pass may use, reading the cluster again when the kept view is too old
+// or older than the connector's last action (concurrent passes share one
+// read). ok is false when there is no usable view or the connector is not
+// in it (the caller then asks the workers directly).
+func (v *clusterViews) entry(ctx context.Context, cc *v1alpha1.ConnectCluster, workers *workerclient.Client, connector, name string, maxAge time.Duration, now time.Time) (connectapi.ConnectorExpansion, bool) {
+	// Newer than the connector's last action, and than its previous pass
+	// when that was less than a quarter resync ago: a pass that retries soon
+	// (tasks still starting) sees a new read, not the one its previous
+	// pass saw, while resync passes share one read per resync.
+	after := uint64(0)
+	if a, ok := v.acted.Load(connector); ok {
+		after = a.(uint64)
+	}
+	if p, ok := v.passed.Swap(connector, passMark{seq: v.seq.Add(1), at: now}); ok {
+		if pm := p.(passMark); now.Sub(pm.at) < maxAge/4 {
+			after = max(after, pm.seq)
+		}
+	}
+	key := viewKey(cc)
+	v.mu.Lock()
+	if v.views == nil {
+		v.views = map[string]*clusterView{}
+	}
+	cv := v.views[key]
+	usable := func(cv *clusterView) bool {
+		if cv == nil || cv.seq <= after {
+			return false
+		}
+		select {
+		case <-cv.done:
+			return cv.err == nil && now.Sub(cv.at) < maxAge
+		default:
+			return true // in flight, started after the action: wait for it
+		}
+	}
+	if !usable(cv) {
+		cv = &clusterView{seq: v.seq.Add(1), at: now, done: make(chan struct{})}
+		v.views[key] = cv
+		v.mu.Unlock()
+		cv.entries, cv.err = workers.Expanded(ctx)
+		close(cv.done)
+	} else {
+		v.mu.Unlock()
+		select {
+		case <-cv.done:
+		case <-ctx.Done():
+			return connectapi.ConnectorExpansion{}, false
+		}
+	}
+	if cv.err != nil {
+		return connectapi.ConnectorExpansion{}, false
+	}
+	e, ok := cv.entries[name]
+	return e, ok && e.Status != nil
+}
