@@ -47,9 +47,9 @@ type Options struct {
 	// ConnectCluster tunes the ConnectCluster reconciler (tests shorten its
 	// timeouts); WorkerImage and OperatorNamespace above take precedence.
 	ConnectCluster connectcluster.Options
-	// KEDACheckInterval is how often discovery is asked whether KEDA is
-	// installed (default 30s); KEDA installed later is picked up without a
-	// restart.
+	// KEDACheckInterval is how often discovery is asked whether KEDA (and
+	// the PodMonitor CRD) is installed (default 30s); a CRD installed later
+	// is picked up without a restart.
 	KEDACheckInterval time.Duration
 	// WorkerResolver finds a cluster's Ready workers for the KafkaConnector
 	// reconciler (default: workerclient.PodResolver over the manager's
@@ -86,29 +86,36 @@ func CacheOptions(watchNamespaces []string) cache.Options {
 // beyond it wait for their periodic reconcile.
 const wakeBuffer = 1024
 
-// wakeAutoscalingClusters sends every ConnectCluster with autoscaling on to
-// wake. At the first check the cache may not have started yet: the clusters
-// are reconciled at start anyway, so nothing is lost.
-func wakeAutoscalingClusters(cl client.Client, wake chan<- event.GenericEvent, served bool, log logr.Logger) {
+// wakeClusters sends every ConnectCluster that uses an optional CRD (uses
+// says which) to wake when the CRD appears or goes. At the first check the
+// cache may not have started yet: the clusters are reconciled at start
+// anyway, so nothing is lost.
+func wakeClusters(cl client.Client, wake chan<- event.GenericEvent, served bool, uses func(*v1alpha1.ConnectCluster) bool, log logr.Logger) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var list v1alpha1.ConnectClusterList
 	if err := cl.List(ctx, &list); err != nil {
-		log.V(1).Info("listing ConnectClusters after a KEDA change failed; they catch up at their periodic reconcile", "kedaInstalled", served, "error", err.Error())
+		log.V(1).Info("listing ConnectClusters after a CRD change failed; they catch up at their periodic reconcile", "installed", served, "error", err.Error())
 		return
 	}
 	for i := range list.Items {
-		if !list.Items[i].AutoscalingEnabled() {
+		if !uses(&list.Items[i]) {
 			continue
 		}
 		select {
 		case wake <- event.GenericEvent{Object: &list.Items[i]}:
 		default:
-			log.Info("too many ConnectClusters to wake after a KEDA change; the rest catch up at their periodic reconcile", "kedaInstalled", served)
+			log.Info("too many ConnectClusters to wake after a CRD change; the rest catch up at their periodic reconcile", "installed", served)
 			return
 		}
 	}
-	log.Info("KEDA availability changed", "kedaInstalled", served)
+	log.Info("CRD availability changed", "installed", served)
+}
+
+// podMonitorServed is the discovery probe of the PodMonitor CRD, the same
+// check as KEDA's.
+func podMonitorServed(dc discovery.ServerResourcesInterface) (bool, error) {
+	return autoscaling.ResourcesServed(dc, connectcluster.PodMonitorGVK.GroupVersion().String(), connectcluster.PodMonitorResource)
 }
 
 // Setup registers every reconciler with the manager.
@@ -120,25 +127,40 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	ccOpts := opts.ConnectCluster
 	ccOpts.WorkerImage = opts.WorkerImage
 	ccOpts.OperatorNamespace = opts.OperatorNamespace
-	if ccOpts.Autoscaler == nil {
-		// KEDA's CRDs may be missing: the checker only asks discovery, and the
-		// converger reads KEDA's objects through the API reader (no informer
-		// on a CRD that may not exist).
-		dc, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
-		if err != nil {
-			return fmt.Errorf("creating the discovery client for the KEDA check: %w", err)
+	// Optional CRDs (KEDA's, the PodMonitor) may be missing: their checkers
+	// only ask discovery, and their objects are read through the API reader
+	// (no informer on a CRD that may not exist). A CRD appearing or going
+	// wakes the clusters that use it.
+	var dc *discovery.DiscoveryClient
+	var wake chan event.GenericEvent
+	cl := mgr.GetClient()
+	interval := opts.KEDACheckInterval
+	if interval <= 0 {
+		interval = 30 * time.Second
+	}
+	if ccOpts.Autoscaler == nil || ccOpts.PodMonitors == nil {
+		var err error
+		if dc, err = discovery.NewDiscoveryClientForConfig(mgr.GetConfig()); err != nil {
+			return fmt.Errorf("creating the discovery client for the optional CRD checks: %w", err)
 		}
-		// KEDA appearing or going wakes the clusters with autoscaling on.
-		wake := make(chan event.GenericEvent, wakeBuffer)
+		wake = make(chan event.GenericEvent, wakeBuffer)
 		ccOpts.Wake = wake
-		log := mgr.GetLogger().WithName("keda")
-		cl := mgr.GetClient()
-		checker := &autoscaling.KEDAChecker{Discovery: dc, OpenAPI: dc.OpenAPIV3(), Interval: opts.KEDACheckInterval, OnChange: func(served bool) {
-			wakeAutoscalingClusters(cl, wake, served, log)
+	}
+	if ccOpts.PodMonitors == nil {
+		log := mgr.GetLogger().WithName("podmonitor")
+		checker := &autoscaling.KEDAChecker{Discovery: dc, Probe: podMonitorServed, Interval: interval, OnChange: func(served bool) {
+			wakeClusters(cl, wake, served, (*v1alpha1.ConnectCluster).PodMonitorEnabled, log)
 		}}
-		if checker.Interval <= 0 {
-			checker.Interval = 30 * time.Second
+		if err := mgr.Add(checker); err != nil {
+			return fmt.Errorf("adding the PodMonitor CRD checker: %w", err)
 		}
+		ccOpts.PodMonitors = checker
+	}
+	if ccOpts.Autoscaler == nil {
+		log := mgr.GetLogger().WithName("keda")
+		checker := &autoscaling.KEDAChecker{Discovery: dc, OpenAPI: dc.OpenAPIV3(), Interval: interval, OnChange: func(served bool) {
+			wakeClusters(cl, wake, served, (*v1alpha1.ConnectCluster).AutoscalingEnabled, log)
+		}}
 		if err := mgr.Add(checker); err != nil {
 			return fmt.Errorf("adding the KEDA checker: %w", err)
 		}

@@ -54,3 +54,8 @@ func (c *ConnectCluster) AllowedEnvVariables() []string {
 	}
 	return c.Spec.ConnectorAccess.EnvVariables
 }
+
+// PodMonitorEnabled reports whether metrics.podMonitor.enabled is true.
+func (c *ConnectCluster) PodMonitorEnabled() bool {
+	return c.Spec.Metrics.PodMonitor != nil && c.Spec.Metrics.PodMonitor.Enabled
+}

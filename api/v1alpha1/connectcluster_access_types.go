@@ -90,6 +90,34 @@ type MetricsSpec struct {
 	// +optional
 	// +kubebuilder:default={}
 	Authentication MetricsAuthentication `json:"authentication,omitempty"`
+
+	// podMonitor makes the operator keep a prometheus-operator PodMonitor
+	// (monitoring.coreos.com/v1) that scrapes the workers' metrics port with
+	// the metrics token. It needs the PodMonitor CRD; without it the
+	// Monitoring condition says PodMonitorCRDNotInstalled and nothing else
+	// changes. Absent means no PodMonitor.
+	// +optional
+	PodMonitor *PodMonitorSpec `json:"podMonitor,omitempty"`
+}
+
+// PodMonitorSpec configures the derived PodMonitor "<cluster>-connect".
+type PodMonitorSpec struct {
+	// enabled keeps the PodMonitor; false removes it. Default false.
+	// +optional
+	Enabled bool `json:"enabled,omitempty"`
+
+	// interval is how often Prometheus scrapes each worker, as a
+	// Prometheus duration such as "30s" or "1m". Absent leaves
+	// Prometheus' own scrape interval.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$`
+	Interval string `json:"interval,omitempty"`
+
+	// labels are added to the PodMonitor's labels, for a Prometheus whose
+	// podMonitorSelector picks monitors by label (for example
+	// release: prometheus).
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
 }
 
 // MetricsAuthentication protects the metrics port with a bearer token.

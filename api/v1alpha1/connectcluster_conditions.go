@@ -37,10 +37,27 @@ const (
 	// ConnectClusterTopicsReady is True when the three internal topics exist with the
 	// expected partitions, replication and cleanup.policy=compact.
 	ConnectClusterTopicsReady = "TopicsReady"
+	// ConnectClusterMonitoring is set while metrics.podMonitor.enabled is true: True when
+	// the derived PodMonitor is in place, False with a reason when it cannot be.
+	ConnectClusterMonitoring = "Monitoring"
 	// ConnectClusterExactlyOnce is True when exactly-once sources are on and the Kafka
 	// principal may use the workers' transactional ids; False with the reason when it may
 	// not, or when exactly-once is off.
 	ConnectClusterExactlyOnce = "ExactlyOnce"
+)
+
+// Reasons of the Monitoring condition.
+const (
+	// ReasonPodMonitorReady: the PodMonitor is applied.
+	ReasonPodMonitorReady = "PodMonitorReady"
+	// ReasonPodMonitorCRDNotInstalled: the prometheus-operator PodMonitor CRD
+	// (monitoring.coreos.com/v1) is not served; the operator applies the
+	// PodMonitor once it is, without a restart.
+	ReasonPodMonitorCRDNotInstalled = "PodMonitorCRDNotInstalled"
+	// ReasonMetricsDisabled: metrics.enabled is false, so there is nothing to scrape.
+	ReasonMetricsDisabled = "MetricsDisabled"
+	// ReasonPodMonitorFailed: applying or removing the PodMonitor failed.
+	ReasonPodMonitorFailed = "PodMonitorFailed"
 )
 
 // Reasons of ConnectCluster conditions (CamelCase, as metav1.Condition requires).

@@ -45,18 +45,31 @@ const (
 // served. A group that is not there is (false, nil); other failures are
 // errors, so a flaky API server is not mistaken for "KEDA not installed".
 func ScaledObjectServed(dc discovery.ServerResourcesInterface) (bool, error) {
-	list, err := dc.ServerResourcesForGroupVersion(kedav1alpha1.SchemeGroupVersion.String())
+	return ResourcesServed(dc, kedav1alpha1.SchemeGroupVersion.String(), resourceScaledObjects, resourceTriggerAuthentications)
+}
+
+// ResourcesServed asks discovery whether every one of resources is served
+// in groupVersion: the check of any optional CRD (KEDA's, the
+// prometheus-operator PodMonitor). A group that is not there is
+// (false, nil); other failures are errors.
+func ResourcesServed(dc discovery.ServerResourcesInterface, groupVersion string, resources ...string) (bool, error) {
+	list, err := dc.ServerResourcesForGroupVersion(groupVersion)
 	if err != nil {
 		if apierrors.IsNotFound(err) || discovery.IsGroupDiscoveryFailedError(err) {
 			return false, nil
 		}
-		return false, fmt.Errorf("discovering %s: %w", kedav1alpha1.SchemeGroupVersion, err)
+		return false, fmt.Errorf("discovering %s: %w", groupVersion, err)
 	}
 	names := make([]string, 0, len(list.APIResources))
 	for _, r := range list.APIResources {
 		names = append(names, r.Name)
 	}
-	return slices.Contains(names, resourceScaledObjects) && slices.Contains(names, resourceTriggerAuthentications), nil
+	for _, want := range resources {
+		if !slices.Contains(names, want) {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // IsScaledObjectServed is ScaledObjectServed with errors counted as "not
@@ -157,9 +170,13 @@ func deref(all map[string]map[string]any, sch map[string]any) map[string]any {
 // installed, so that KEDA installed (or removed) after the operator started
 // is picked up without a restart. It is a manager Runnable (add it with
 // mgr.Add); OnChange runs when the answer changes, e.g. to enqueue every
-// ConnectCluster with autoscaling enabled.
+// ConnectCluster with autoscaling enabled. With Probe set it checks another
+// optional CRD the same way (controllers.Setup uses one for the PodMonitor).
 type KEDAChecker struct {
 	Discovery discovery.ServerResourcesInterface
+	// Probe asks discovery whether the CRD is served; nil means
+	// ScaledObjectServed.
+	Probe func(discovery.ServerResourcesInterface) (bool, error)
 	// OpenAPI, when set, is asked whether the installed ScaledObject CRD
 	// has scalingModifiers (ScalingModifiersServed); without it the CRD is
 	// taken to have them.
@@ -192,7 +209,11 @@ func (k *KEDAChecker) ScalingModifiers() bool {
 // Check asks discovery now and records the answer; on an error the previous
 // answer stands.
 func (k *KEDAChecker) Check() (bool, error) {
-	served, err := ScaledObjectServed(k.Discovery)
+	probe := k.Probe
+	if probe == nil {
+		probe = ScaledObjectServed
+	}
+	served, err := probe(k.Discovery)
 	noModifs := false
 	if err == nil && served && k.OpenAPI != nil {
 		var modifs bool

@@ -121,6 +121,9 @@ type Options struct {
 	// Autoscaler converges the KEDA ScaledObject of clusters with autoscaling
 	// on; nil until the KafkaConnector reconciler provides one.
 	Autoscaler Autoscaler
+	// PodMonitors says whether the PodMonitor CRD is installed; nil means
+	// it is not (metrics.podMonitor then reports PodMonitorCRDNotInstalled).
+	PodMonitors CRDServed
 	// Wake, when set, enqueues the ConnectCluster of every event received
 	// (controllers.Setup sends the autoscaling clusters when KEDA is
 	// installed or removed, so they need not wait for TopicRecheckInterval).

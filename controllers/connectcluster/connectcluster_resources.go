@@ -67,6 +67,10 @@ type loopState struct {
 	appliedReplicas   *int32
 	// retry asks for a requeue with backoff.
 	retry bool
+	// monitoring is the Monitoring condition (nil: none wanted) once
+	// monitoringDone says the PodMonitor was converged this loop.
+	monitoring     *ConditionValue
+	monitoringDone bool
 	// unmanaged are the connectors no KafkaConnector manages (nil: not
 	// scanned this loop).
 	unmanaged *[]string
@@ -243,6 +247,14 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 			st.appliedReplicas = children.Deployment.Spec.Replicas
 		}
 	}
+	mon, err := r.reconcilePodMonitor(ctx, cc)
+	st.monitoring, st.monitoringDone = mon, true
+	if err != nil {
+		if st.problem == nil {
+			st.problem = &condition.Problem{Reason: v1alpha1.ReasonReconcileFailed, Message: "PodMonitor: " + err.Error()}
+		}
+		st.retry = true
+	}
 	var unwanted []client.Object
 	if children.NetworkPolicy == nil {
 		unwanted = append(unwanted, &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: NetworkPolicyName(cc)}})
@@ -299,6 +311,10 @@ func applyChild(ctx context.Context, cl client.Client, reader client.Reader, cc 
 	existing, ok := reflect.New(reflect.TypeOf(o).Elem()).Interface().(client.Object)
 	if !ok {
 		return nil, fmt.Errorf("%s %s is not a client.Object", kind, o.GetName())
+	}
+	if eu, isU := existing.(*unstructured.Unstructured); isU {
+		// Kinds of optional CRDs (the PodMonitor) are built unstructured.
+		eu.SetGroupVersionKind(u.GroupVersionKind())
 	}
 	switch err := reader.Get(ctx, client.ObjectKeyFromObject(o), existing); {
 	case err == nil && !metav1.IsControlledBy(existing, cc):
@@ -370,18 +386,22 @@ func ownsField(obj metav1.Object, manager string, path ...string) bool {
 
 // deleteOwned deletes a child the cluster no longer wants, if the cluster controls it.
 func (r *Reconciler) deleteOwned(ctx context.Context, cc *v1alpha1.ConnectCluster, obj client.Object, name string) error {
+	what := fmt.Sprintf("%T", obj)
+	if k := obj.GetObjectKind().GroupVersionKind().Kind; k != "" {
+		what = k // an unstructured object's kind (the PodMonitor)
+	}
 	err := r.client.Get(ctx, types.NamespacedName{Namespace: cc.Namespace, Name: name}, obj)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("reading %T %s: %w", obj, name, err)
+		return fmt.Errorf("reading %s %s: %w", what, name, err)
 	}
 	if !metav1.IsControlledBy(obj, cc) {
 		return nil
 	}
 	if err := r.client.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("deleting %T %s: %w", obj, name, err)
+		return fmt.Errorf("deleting %s %s: %w", what, name, err)
 	}
 	return nil
 }

@@ -136,6 +136,15 @@ func computeStatus(cc *v1alpha1.ConnectCluster, st *loopState, now metav1.Time) 
 		set(v1alpha1.ConnectClusterCapacityRaised, bool2(st.capacity.Raised), st.capacity.Reason, st.capacity.Message)
 	}
 
+	// Monitoring (only while metrics.podMonitor.enabled)
+	switch {
+	case !cc.PodMonitorEnabled():
+		meta.RemoveStatusCondition(&s.Conditions, v1alpha1.ConnectClusterMonitoring)
+	case st.monitoringDone && st.monitoring != nil:
+		m := st.monitoring
+		set(v1alpha1.ConnectClusterMonitoring, bool2(m.Status), m.Reason, m.Message)
+	}
+
 	// Reconciled
 	switch {
 	case st.conflict != nil:

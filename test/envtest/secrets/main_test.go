@@ -39,13 +39,10 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"go.uber.org/zap/zapcore"
-	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	"sigs.k8s.io/yaml"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 	"github.com/conveyor-dev/conveyor/controllers"
@@ -101,7 +98,7 @@ func TestMain(m *testing.M) {
 		if outDir, err = e.TempDir("conveyor-secrets-out-"); err != nil {
 			return err
 		}
-		opCfg, err := operatorConfig(e.Env)
+		opCfg, err := e.OperatorConfig(operatorUser)
 		if err != nil {
 			return err
 		}
@@ -138,37 +135,6 @@ func TestMain(m *testing.M) {
 		})
 		return err
 	}))
-}
-
-// operatorConfig creates the operator's user, gives it the generated
-// ClusterRole (config/rbac/role.yaml, what the chart installs) and returns
-// its client configuration. The operator so runs with exactly the
-// permissions it ships with: a missing verb fails here, and RBAC's
-// escalation check applies when it grants the workers "get" on Secrets.
-func operatorConfig(env *envtest.Environment) (*rest.Config, error) {
-	raw, err := os.ReadFile(filepath.Join(envkit.RepoRoot(), "config", "rbac", "role.yaml"))
-	if err != nil {
-		return nil, fmt.Errorf("reading the generated ClusterRole: %w", err)
-	}
-	role := &rbacv1.ClusterRole{}
-	if err := yaml.Unmarshal(raw, role); err != nil {
-		return nil, fmt.Errorf("decoding config/rbac/role.yaml: %w", err)
-	}
-	binding := &rbacv1.ClusterRoleBinding{}
-	binding.Name = role.Name
-	binding.RoleRef = rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name}
-	binding.Subjects = []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: operatorUser}}
-	ctx := context.Background()
-	for _, o := range []client.Object{role, binding} {
-		if err := k8s.Create(ctx, o); err != nil {
-			return nil, fmt.Errorf("creating %T %s: %w", o, o.GetName(), err)
-		}
-	}
-	user, err := env.AddUser(envtest.User{Name: operatorUser}, nil)
-	if err != nil {
-		return nil, fmt.Errorf("adding the operator's user: %w", err)
-	}
-	return user.Config(), nil
 }
 
 // testWorker is one in-process worker of a ConnectCluster.

@@ -54,11 +54,21 @@ func kedaCRDs(t testing.TB) envtest.CRDInstallOptions {
 // InstallKEDA installs KEDA's CRDs and waits until they are served. They
 // stay for the rest of the package's tests; a test that needs KEDA absent
 // calls RemoveKEDA first.
-func InstallKEDA(t testing.TB, cfg *rest.Config) {
+func InstallKEDA(t testing.TB, cfg *rest.Config) { InstallCRDs(t, cfg, kedaCRDs(t)) }
+
+// RemoveKEDA uninstalls KEDA's CRDs when they are there and waits until
+// discovery no longer serves them: what a test that starts "without KEDA"
+// calls, so it also holds on a second run (-count) after a test installed
+// them. Without KEDA it returns at once.
+func RemoveKEDA(t testing.TB, cfg *rest.Config) { RemoveCRDs(t, cfg, kedaCRDs(t), kedaGroupVersion) }
+
+// InstallCRDs installs optional CRDs (KEDA's, the PodMonitor) from files,
+// first waiting for a removal still under way, which would take the new
+// CRDs with it.
+func InstallCRDs(t testing.TB, cfg *rest.Config, files envtest.CRDInstallOptions) {
 	t.Helper()
-	// A removal still under way would take the new CRDs with it.
-	cl, opts := crdClient(t, cfg)
-	testkit.Eventually(t, time.Minute, "no KEDA CRD being removed", func() (bool, string) {
+	cl, opts := crdClient(t, cfg, files)
+	testkit.Eventually(t, time.Minute, "no CRD being removed", func() (bool, string) {
 		for _, crd := range opts.CRDs {
 			var got apiextensionsv1.CustomResourceDefinition
 			err := cl.Get(context.Background(), client.ObjectKey{Name: crd.Name}, &got)
@@ -68,18 +78,16 @@ func InstallKEDA(t testing.TB, cfg *rest.Config) {
 		}
 		return true, ""
 	})
-	if _, err := envtest.InstallCRDs(cfg, kedaCRDs(t)); err != nil {
-		t.Fatalf("installing KEDA's CRDs: %v", err)
+	if _, err := envtest.InstallCRDs(cfg, files); err != nil {
+		t.Fatalf("installing CRDs %v: %v", files.Paths, err)
 	}
 }
 
-// RemoveKEDA uninstalls KEDA's CRDs when they are there and waits until
-// discovery no longer serves them: what a test that starts "without KEDA"
-// calls, so it also holds on a second run (-count) after a test installed
-// them. Without KEDA it returns at once.
-func RemoveKEDA(t testing.TB, cfg *rest.Config) {
+// RemoveCRDs uninstalls the CRDs of files when they are there and waits
+// until discovery no longer serves groupVersion.
+func RemoveCRDs(t testing.TB, cfg *rest.Config, files envtest.CRDInstallOptions, groupVersion string) {
 	t.Helper()
-	cl, opts := crdClient(t, cfg)
+	cl, opts := crdClient(t, cfg, files)
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -93,24 +101,23 @@ func RemoveKEDA(t testing.TB, cfg *rest.Config) {
 			}
 		}
 	}
-	testkit.Eventually(t, time.Minute, "KEDA's CRDs gone", func() (bool, string) {
+	testkit.Eventually(t, time.Minute, "CRDs of "+groupVersion+" gone", func() (bool, string) {
 		for _, crd := range opts.CRDs {
 			err := cl.Get(context.Background(), client.ObjectKey{Name: crd.Name}, &apiextensionsv1.CustomResourceDefinition{})
 			if !apierrors.IsNotFound(err) {
 				return false, fmt.Sprintf("CRD %s: %v", crd.Name, err)
 			}
 		}
-		_, err := dc.ServerResourcesForGroupVersion(kedaGroupVersion)
-		return apierrors.IsNotFound(err), fmt.Sprintf("discovery of %s: %v", kedaGroupVersion, err)
+		_, err := dc.ServerResourcesForGroupVersion(groupVersion)
+		return apierrors.IsNotFound(err), fmt.Sprintf("discovery of %s: %v", groupVersion, err)
 	})
 }
 
-// crdClient is a client for CRDs and KEDA's CRDs as read from their files.
-func crdClient(t testing.TB, cfg *rest.Config) (client.Client, envtest.CRDInstallOptions) {
+// crdClient is a client for CRDs, and the CRDs as read from their files.
+func crdClient(t testing.TB, cfg *rest.Config, opts envtest.CRDInstallOptions) (client.Client, envtest.CRDInstallOptions) {
 	t.Helper()
-	opts := kedaCRDs(t)
 	if err := envtest.ReadCRDFiles(&opts); err != nil {
-		t.Fatalf("reading KEDA's CRDs: %v", err)
+		t.Fatalf("reading CRDs %v: %v", opts.Paths, err)
 	}
 	scheme := k8sruntime.NewScheme()
 	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
