@@ -74,6 +74,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/conveyor-dev/conveyor/test/bench/benchkit"
+
 	"github.com/conveyor-dev/conveyor/runtime/connectnames"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -153,7 +155,7 @@ func run() error {
 		return err
 	}
 	time.Sleep(3 * time.Second) // let start-up garbage be collected; idle means idle
-	rss, err := vmRSS(w.cmd.Process.Pid)
+	rss, err := benchkit.VmRSSMB(w.cmd.Process.Pid)
 	if err != nil {
 		w.stop()
 		return err
@@ -446,24 +448,6 @@ func cpuNow(w *workerProc) cpuTimes {
 func cpuSummary(c0, c1, c2 cpuTimes) string {
 	return fmt.Sprintf("baseline %.2fs (client+broker), worker run %.2fs (worker %.2fs + broker %.2fs)",
 		c1.bench-c0.bench, c2.worker-c1.worker+c2.bench-c1.bench, c2.worker-c1.worker, c2.bench-c1.bench)
-}
-
-func vmRSS(pid int) (float64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			f := strings.Fields(rest)
-			kb, err := strconv.ParseFloat(f[0], 64)
-			if err != nil {
-				return 0, err
-			}
-			return kb / 1024, nil
-		}
-	}
-	return 0, errors.New("VmRSS not found")
 }
 
 func payload(size int) []byte {

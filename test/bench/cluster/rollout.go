@@ -28,6 +28,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/conveyor-dev/conveyor/test/bench/benchkit"
+
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/conveyor-dev/conveyor/test/cluster/harness"
@@ -270,23 +272,5 @@ func memory200(ctx context.Context, bin, dir string) (float64, error) {
 		return 0, withLogs(c, err)
 	}
 	time.Sleep(5 * time.Second) // steady: the sources keep writing, the sinks keep reading
-	return vmRSS(w.Pid())
-}
-
-func vmRSS(pid int) (float64, error) {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	sc := bufio.NewScanner(bytes.NewReader(raw))
-	for sc.Scan() {
-		if rest, ok := bytes.CutPrefix(sc.Bytes(), []byte("VmRSS:")); ok {
-			f := bytes.Fields(rest)
-			if len(f) > 0 {
-				kb, err := strconv.ParseFloat(string(f[0]), 64)
-				return kb / 1024, err
-			}
-		}
-	}
-	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
+	return benchkit.VmRSSMB(w.Pid())
 }

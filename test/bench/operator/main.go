@@ -64,6 +64,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/conveyor-dev/conveyor/test/bench/benchkit"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -354,7 +356,7 @@ func run() error {
 		return float64(n) / time.Since(idleStart).Minutes()
 	}
 	logf("idle %s: API writes %v, REST calls %v", *idle, w, c)
-	rss, err := vmRSS(os.Getpid())
+	rss, err := benchkit.VmRSSMB(os.Getpid())
 	if err != nil {
 		return err
 	}
@@ -459,24 +461,6 @@ func cpuSeconds() float64 {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
-}
-
-func vmRSS(pid int) (float64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			f := strings.Fields(rest)
-			kb, err := strconv.ParseFloat(f[0], 64)
-			if err != nil {
-				return 0, err
-			}
-			return kb / 1024, nil
-		}
-	}
-	return 0, errors.New("VmRSS not found")
 }
 
 func ptr[T any](v T) *T { return &v }
