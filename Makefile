@@ -63,5 +63,7 @@ lint:
 
 .PHONY: verify-generated
 verify-generated: generate manifests 
+	@go mod tidy -diff >/dev/null || { echo "go.mod or go.sum is not tidy: run 'go mod tidy' and commit"; exit 1; }
+	@(cd test/kedascale && go mod tidy -diff >/dev/null) || { echo "test/kedascale/go.mod is not tidy (it follows the main module through its replace line): run 'cd test/kedascale && go mod tidy' and commit"; exit 1; }
 	@git diff --exit-code --stat -- . || { echo "generated files are stale: run 'make generate manifests' and commit"; exit 1; }
 	@test -z "$$(git status --porcelain --untracked-files=all -- api config charts)" || { git status --porcelain -- api config charts; echo "generated files are untracked: commit them"; exit 1; }
