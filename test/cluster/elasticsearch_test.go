@@ -69,6 +69,12 @@ func TestElasticsearchSinkStandinRedeliveryAfterSIGKILL(t *testing.T) {
 		}
 	}
 	produce(0, records)
+	// Each _bulk request takes 50 ms, so the four tasks write about 80k
+	// documents a second at most: the 500 ms commits then trail the written
+	// documents for long enough that the kill below lands in the middle of
+	// the writes. (Answered at once, the sink could write every document
+	// between two polls of the condition, which then never held.)
+	es.SetLatency(50 * time.Millisecond)
 	cfg := map[string]string{"connector.class": "ElasticsearchSink", "topics": "orders", "tasks.max": "6",
 		"connection.url": es.URL, "behavior.on.null.values": "delete", "batch.size": "1000",
 		"key.converter": harness.StringConverter, "value.converter": "org.apache.kafka.connect.json.JsonConverter",
@@ -104,6 +110,7 @@ func TestElasticsearchSinkStandinRedeliveryAfterSIGKILL(t *testing.T) {
 	if err := w.Kill(); err != nil {
 		t.Fatal(err)
 	}
+	es.SetLatency(0)
 	atKill := es.Count("orders")
 	committed := committedRecords(ctx, t, e.broker.Admin, "connect-es")
 	t.Logf("SIGKILL with %d documents in the server and %d records committed", atKill, committed)

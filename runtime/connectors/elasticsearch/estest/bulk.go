@@ -41,6 +41,11 @@ func (s *Standin) bulk(w http.ResponseWriter, r *http.Request, target string) {
 	start := time.Now()
 	acts, err := parseBulk(r, target)
 	s.mu.Lock()
+	if d := s.latency; d > 0 {
+		s.mu.Unlock()
+		time.Sleep(d) // the stand-in's own service time, not a wait in a test
+		s.mu.Lock()
+	}
 	s.requests++
 	if len(s.failNext) > 0 {
 		status := s.failNext[0]

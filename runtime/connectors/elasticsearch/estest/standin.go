@@ -88,8 +88,9 @@ type Standin struct {
 
 	mu       sync.Mutex
 	indices  map[string]*index
-	failNext []int // statuses for the next whole _bulk requests
-	rejectN  int   // items to answer 429 next
+	failNext []int         // statuses for the next whole _bulk requests
+	rejectN  int           // items to answer 429 next
+	latency  time.Duration // added before answering each _bulk request
 	requests int
 	statuses map[int]int // item statuses answered, by status
 }
@@ -192,6 +193,15 @@ func (s *Standin) FailRequests(statuses ...int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.failNext = append(s.failNext, statuses...)
+}
+
+// SetLatency makes every later _bulk request take at least d before it is
+// answered, as a loaded cluster does (0: answer at once). Tests use it to
+// keep a sink's writes in progress long enough to act in the middle of them.
+func (s *Standin) SetLatency(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.latency = d
 }
 
 // RejectItems makes the next n items of _bulk requests answer 429
