@@ -49,14 +49,25 @@ const (
 	dashboardFile = "../../charts/conveyor/files/dashboard.json"
 )
 
-// promtool finds the promtool that hack/build-test-binaries.sh builds.
+// promtool finds Debian's promtool (hack/install-deps.sh installs the prometheus
+// package): $PROMTOOL, then the link hack/build-test-binaries.sh keeps beside helm,
+// then PATH.
 func promtool(t *testing.T) string {
 	t.Helper()
 	if p := os.Getenv("PROMTOOL"); p != "" {
 		return p
 	}
-	return filepath.Join(filepath.Dir(helmBinary(t)), "promtool")
+	if p := filepath.Join(filepath.Dir(helmBinary(t)), "promtool"); fileExists(p) {
+		return p
+	}
+	p, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Fatalf("promtool not found: run hack/install-deps.sh (Debian's prometheus package): %v", err)
+	}
+	return p
 }
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 func runPromtool(t *testing.T, args ...string) string {
 	t.Helper()
