@@ -2,6 +2,10 @@
 # they build what they need (Kubernetes test binaries, controller-gen, helm) into
 # ~/.cache/conveyor first.
 
+# One cgo setting for every build, test, vet and tool build: Go keys its build cache on it,
+# so a second setting compiles the whole tree (and its dependencies) a second time.
+export CGO_ENABLED := 0
+
 SHELL := /usr/bin/env bash
 .SHELLFLAGS := -euo pipefail -c
 

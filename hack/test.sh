@@ -13,6 +13,8 @@
 #   chaos     one fault at a time while records stream into PostgreSQL (test/chaos)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The same cgo setting as the Makefile and the hack/ builds: one build cache for all.
+export CGO_ENABLED=0
 
 declare -a TIMINGS=()
 tier() {
