@@ -76,6 +76,9 @@ kedascale() { (cd test/kedascale && go test $GOTEST_FLAGS -count=1 -timeout 20m 
 tier kedascale kedascale
 e2e_pkgs=$(pkgs_of ./test/e2e/...)
 if [[ -n "$e2e_pkgs" ]]; then tier e2e go test $GOTEST_FLAGS -count=1 -p 1 -timeout 20m $e2e_pkgs; fi
+adversarial_pkgs=$(pkgs_of ./test/adversarial/...)
+# -v: the tests print what each attack tried and what refused it.
+if [[ -n "$adversarial_pkgs" ]]; then tier adversarial go test $GOTEST_FLAGS -count=1 -p 1 -timeout 15m -v $adversarial_pkgs; fi
 chaos_pkgs=$(pkgs_of ./test/chaos/...)
 # -v: the scenarios print their figures (conveyor-chaos: NAME=VALUE).
 if [[ -n "$chaos_pkgs" ]]; then tier chaos go test $GOTEST_FLAGS -count=1 -p 1 -timeout 10m -v $chaos_pkgs; fi
