@@ -36,18 +36,31 @@ type supervisor struct {
 	pause time.Duration
 	mu    sync.Mutex
 	exits map[string]int // name -> processes of it that ended
+	gone  map[string]bool // names never restarted again (a pod deleted for good)
 	stop  chan struct{}
 	wg    sync.WaitGroup
 }
 
 func supervise(e *env, pause time.Duration, ws ...*harness.Worker) *supervisor {
-	s := &supervisor{e: e, pause: pause, exits: map[string]int{}, stop: make(chan struct{})}
+	s := &supervisor{e: e, pause: pause, exits: map[string]int{}, gone: map[string]bool{}, stop: make(chan struct{})}
 	for _, w := range ws {
-		s.wg.Add(1)
-		go s.loop(w)
+		s.add(w)
 	}
 	e.t.Cleanup(s.Stop)
 	return s
+}
+
+// add supervises one more worker.
+func (s *supervisor) add(w *harness.Worker) {
+	s.wg.Add(1)
+	go s.loop(w)
+}
+
+// retire stops restarting the named worker once its process ends.
+func (s *supervisor) retire(name string) {
+	s.mu.Lock()
+	s.gone[name] = true
+	s.mu.Unlock()
 }
 
 func (s *supervisor) loop(w *harness.Worker) {
@@ -60,7 +73,11 @@ func (s *supervisor) loop(w *harness.Worker) {
 		}
 		s.mu.Lock()
 		s.exits[w.Name]++
+		gone := s.gone[w.Name]
 		s.mu.Unlock()
+		if gone {
+			return
+		}
 		select {
 		case <-s.stop:
 			return
