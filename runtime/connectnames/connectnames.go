@@ -20,7 +20,10 @@ limitations under the License.
 // without pulling the runtime in.
 package connectnames
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // SinkGroupPrefix precedes the connector name in a sink connector's
 // consumer group.
@@ -36,4 +39,25 @@ func SinkGroup(connector string) string { return SinkGroupPrefix + connector }
 // one before it.
 func TransactionalID(groupID, connector string, task int) string {
 	return groupID + "-" + connector + "-" + strconv.Itoa(task)
+}
+
+// SinkInstanceID is the group.instance.id of a sink task's consumer on a
+// static worker, "<worker instance id>-<connector>-<task>": unique per
+// task and worker, and the same when the worker restarts.
+func SinkInstanceID(workerInstance, connector string, task int) string {
+	return workerInstance + "-" + connector + "-" + strconv.Itoa(task)
+}
+
+// SinkInstanceWorker returns the worker instance id in a SinkInstanceID of
+// the connector's sink group, or "" when id is not one.
+func SinkInstanceWorker(connector, id string) string {
+	rest := strings.TrimRight(id, "0123456789")
+	if len(rest) == len(id) {
+		return ""
+	}
+	w, ok := strings.CutSuffix(rest, "-"+connector+"-")
+	if !ok {
+		return ""
+	}
+	return w
 }

@@ -166,6 +166,9 @@ type Member struct {
 	phaseSince  time.Time
 	failures    int   // failed rebalances in a row
 	lastErr     error // the last failure, until a rebalance succeeds
+	// abortJoin gives up the JoinGroup held open (see joinContext); nil
+	// when none is.
+	abortJoin context.CancelCauseFunc
 
 	started  bool
 	wake     chan struct{}

@@ -62,6 +62,12 @@ func (m *Member) heartbeats(ctx context.Context) {
 		}
 		if err != nil {
 			silent := time.Since(m.lastHB)
+			if silent >= m.cfg.SessionTimeout && m.abortJoin != nil {
+				// The held JoinGroup waits on a coordinator that does not
+				// answer this member any more: join again.
+				m.abortJoin(errJoinAbandoned)
+				m.abortJoin = nil
+			}
 			if silent >= m.cfg.SessionTimeout && !joining && !m.lost {
 				m.lost = true
 				m.mu.Unlock()
@@ -78,6 +84,17 @@ func (m *Member) heartbeats(ctx context.Context) {
 		poke := false
 		switch {
 		case herr == nil:
+		case joining && (errors.Is(herr, kerr.UnknownMemberID) || errors.Is(herr, kerr.FencedInstanceID)):
+			// The coordinator dropped this member while its JoinGroup was
+			// held: kfake never answers such a JoinGroup, so give it up
+			// and join again as a new member.
+			if m.abortJoin != nil {
+				m.log.Warn("the coordinator dropped this member while its JoinGroup was held; joining again", "err", herr)
+				m.lost = true
+				m.memberID, m.gen = "", Generation{}
+				m.abortJoin(errJoinAbandoned)
+				m.abortJoin = nil
+			}
 		case joining:
 			// While joining, REBALANCE_IN_PROGRESS and ILLEGAL_GENERATION
 			// are expected; the join itself reports a lost membership.

@@ -145,10 +145,20 @@ func (m *Member) join(ctx context.Context) (gen Generation, members []JoinedMemb
 		req.ProtocolType = ProtocolType
 		req.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: m.cfg.Protocol, Metadata: md}}
 		m.setPhase("waiting for the coordinator to complete the rebalance (JoinGroup sent)")
-		jctx, cancel := context.WithTimeout(ctx, m.requestTimeout())
+		jctx, held, cancel := m.joinContext(ctx, memberID)
 		resp, err := req.RequestWith(jctx, m.cfg.Client)
+		cause := context.Cause(jctx)
 		cancel()
-		if err != nil {
+		m.mu.Lock()
+		m.abortJoin = nil
+		m.mu.Unlock()
+		switch {
+		case err == nil:
+		case errors.Is(cause, errJoinAbandoned):
+			return Generation{}, nil, false, fmt.Errorf("JoinGroup: %w", cause)
+		case held:
+			return Generation{}, nil, false, fmt.Errorf("JoinGroup (held as long as the coordinator kept this member's session): %w", err)
+		default:
 			return Generation{}, nil, false, fmt.Errorf("JoinGroup (waited up to %s, rebalance.timeout.ms plus %s): %w", m.requestTimeout(), requestMargin, err)
 		}
 		err = kerr.ErrorForCode(resp.ErrorCode)
@@ -185,4 +195,44 @@ func (m *Member) join(ctx context.Context) (gen Generation, members []JoinedMemb
 		}
 		return gen, members, resp.SkipAssignment, nil
 	}
+}
+
+// errJoinAbandoned is the cause of a held JoinGroup given up because the
+// coordinator no longer knows the member (see joinContext).
+var errJoinAbandoned = errors.New("abandoned: the coordinator no longer knows this member or stopped answering its heartbeats")
+
+// joinContext bounds one JoinGroup. How a pending JoinGroup is retried
+// decides whether the retries themselves can keep a rebalance open:
+//
+//   - Kafka fixes a rebalance's deadline when the rebalance begins and
+//     answers every held JoinGroup by rebalance.timeout.ms, so its clients
+//     give up on a JoinGroup after rebalance.timeout.ms plus 5s and send it
+//     again.
+//   - kfake restarts the deadline on every JoinGroup (groups.go: "Always
+//     reset the timer with the current max rebalance timeout"). A member
+//     that abandons its held JoinGroup and sends it again after 65s
+//     against a 60s deadline restarts the deadline each time; two such
+//     members kept a group in PreparingRebalance for minutes (issue 32).
+//
+// So a member the coordinator already knows (it has a member id and a
+// generation, and heartbeats while it joins) keeps its one JoinGroup
+// outstanding for as long as it takes: no client-side deadline, and no
+// second JoinGroup. It gives up only when the heartbeats running beside
+// the join say the coordinator dropped the member (UNKNOWN_MEMBER_ID,
+// FENCED_INSTANCE_ID) or stopped answering for a session timeout, or when
+// the connection fails (kgo reports it); then it joins again as a new
+// member. A member the coordinator may not know yet (a first join) cannot
+// heartbeat, and keeps Kafka's bound. Whatever the retries do, what must
+// not stay in the group is a member that never rejoins: the static
+// identities of workers gone for good are removed by name (depart.go).
+func (m *Member) joinContext(ctx context.Context, memberID string) (context.Context, bool, context.CancelFunc) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if memberID == "" || m.gen.ID <= 0 || m.gen.MemberID != memberID {
+		c, cancel := context.WithTimeout(ctx, m.requestTimeout())
+		return c, false, cancel
+	}
+	c, cancel := context.WithCancelCause(ctx)
+	m.abortJoin = cancel
+	return c, true, func() { cancel(nil) }
 }

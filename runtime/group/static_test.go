@@ -35,10 +35,18 @@ import (
 // its metadata.
 func (c *testCluster) startStatic(t *testing.T, instance, name string, session time.Duration) *running {
 	t.Helper()
+	return c.startMember(t, Config{Group: "workers", Protocol: "test-v1", SessionTimeout: session, InstanceID: instance,
+		RebalanceTimeout: 5 * time.Second, HeartbeatInterval: session / 5}, name)
+}
+
+// startMember starts a member with cfg (its Client and Handler filled
+// in), named name in its metadata.
+func (c *testCluster) startMember(t *testing.T, cfg Config, name string) *running {
+	t.Helper()
 	h := newListHandler(name)
 	cl := c.client(t)
-	m, err := New(Config{Client: cl, Group: "workers", Protocol: "test-v1", SessionTimeout: session, InstanceID: instance,
-		RebalanceTimeout: 5 * time.Second, HeartbeatInterval: session / 5, Handler: h})
+	cfg.Client, cfg.Handler = cl, h
+	m, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,7 +83,7 @@ func (t *taskRuntime) StartTask(ctx context.Context, spec herder.TaskSpec) (herd
 		}
 	}
 	if t.instanceID != "" {
-		ts.ConsumerInstanceID = fmt.Sprintf("%s-%s-%d", t.instanceID, id.Connector, id.Task)
+		ts.ConsumerInstanceID = connectnames.SinkInstanceID(t.instanceID, id.Connector, id.Task)
 	}
 	if spec.Plugin.Kind == plugin.KindSource && t.topicUsed != nil {
 		tt := &topicTracker{seen: map[string]bool{}, report: func(ctx context.Context, topic string) error {
