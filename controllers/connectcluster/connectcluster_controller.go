@@ -191,6 +191,9 @@ type Reconciler struct {
 	// eosChecked remembers successful transaction probes (exactlyonce.go).
 	eosChecked map[types.NamespacedName]topicCheckRecord
 	failures   map[types.NamespacedName]int
+	// departed is each cluster's last check of its groups for the members
+	// of deleted pods (departed.go).
+	departed map[types.NamespacedName]departedCheck
 }
 
 type topicCheckRecord struct {
@@ -233,6 +236,7 @@ func NewReconciler(mgr ctrl.Manager, opts Options) *Reconciler {
 		verified:   map[types.NamespacedName]topicCheckRecord{},
 		eosChecked: map[types.NamespacedName]topicCheckRecord{},
 		failures:   map[types.NamespacedName]int{},
+		departed:   map[types.NamespacedName]departedCheck{},
 	}
 }
 

@@ -56,6 +56,9 @@ type loopState struct {
 	// problem stops the loop short of a converged cluster (Reconciled=False).
 	problem *condition.Problem
 	topics  topicsOutcome
+	// departed are the static members of deleted pods removed this pass,
+	// by group.
+	departed map[string][]string
 	// eos is the ExactlyOnce condition; nil when not checked this loop.
 	eos *eosOutcome
 	// capacity is the capacity rule's decision (without autoscaling).
@@ -245,6 +248,14 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 		if o == children.Deployment {
 			st.deploymentCreated = dep == nil
 			st.appliedReplicas = children.Deployment.Spec.Replicas
+		}
+	}
+	if dep != nil && st.topics.state == "ok" {
+		removed, err := r.removeDeparted(ctx, cc, conn, kcs)
+		st.departed = removed
+		if err != nil {
+			// Not a problem of the cluster: the members time out by themselves.
+			log.Info("removing the group members of deleted worker pods failed; retrying later", "err", err.Error())
 		}
 	}
 	mon, err := r.reconcilePodMonitor(ctx, cc)

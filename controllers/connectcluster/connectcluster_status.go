@@ -238,6 +238,10 @@ func (r *Reconciler) emitEvents(cc *v1alpha1.ConnectCluster, s *v1alpha1.Connect
 	if c, ok := became(v1alpha1.ConnectClusterGroupConflict, metav1.ConditionTrue); ok {
 		r.recorder.Eventf(cc, nil, corev1.EventTypeWarning, EventGroupConflict, "Refuse", "%s", c.Message)
 	}
+	for g, ids := range st.departed {
+		r.recorder.Eventf(cc, nil, corev1.EventTypeNormal, EventMembersRemoved, "RemoveMembers",
+			"removed the static members %v of deleted worker pods from group %s, so its rebalances do not wait for them", ids, g)
+	}
 	if len(st.topics.created) > 0 {
 		r.recorder.Eventf(cc, nil, corev1.EventTypeNormal, EventTopicsCreated, "CreateTopics", "created internal topics %v (cleanup.policy=compact)", st.topics.created)
 	}

@@ -119,6 +119,9 @@ type TaskState struct {
 	WorkerID string `json:"worker_id"`
 	Trace    string `json:"trace,omitempty"`
 	Version  string `json:"version,omitempty"`
+	// Stalled (a Conveyor extension) is set while a RUNNING task has work
+	// and makes no progress; it says for how long.
+	Stalled string `json:"stalled,omitempty"`
 }
 
 // ConnectorStateInfo is the body of GET /connectors/{c}/status.

@@ -111,7 +111,7 @@ func (h *Herder) ConnectorStatus(_ context.Context, name string) (connectapi.Con
 	}
 	out := connectapi.ConnectorStateInfo{Name: name, Type: h.connectorType(cfg)}
 	if st, ok := h.opts.Statuses.Connector(name); ok {
-		out.Connector = connectapi.ConnectorState{State: st.State, WorkerID: st.WorkerID, Trace: st.Trace}
+		out.Connector = connectapi.ConnectorState{State: h.liveState(st, name, -1), WorkerID: st.WorkerID, Trace: st.Trace}
 	} else {
 		out.Connector = connectapi.ConnectorState{State: connectapi.StateUnassigned}
 	}
@@ -123,7 +123,7 @@ func (h *Herder) ConnectorStatus(_ context.Context, name string) (connectapi.Con
 
 func (h *Herder) taskState(id store.TaskID) connectapi.TaskState {
 	if st, ok := h.opts.Statuses.Task(id); ok {
-		return connectapi.TaskState{ID: id.Task, State: st.State, WorkerID: st.WorkerID, Trace: st.Trace}
+		return h.taskStateOf(id, st)
 	}
 	return connectapi.TaskState{ID: id.Task, State: connectapi.StateUnassigned}
 }
@@ -337,7 +337,7 @@ func (h *Herder) TaskStatus(_ context.Context, id connectapi.ConnectorTaskID) (c
 	if !ok || id.Task >= len(h.opts.Configs.TaskConfigs(id.Connector)) {
 		return connectapi.TaskState{}, connectapi.NotFoundf("No status found for task %s", id)
 	}
-	return connectapi.TaskState{ID: id.Task, State: st.State, WorkerID: st.WorkerID, Trace: st.Trace}, nil
+	return h.taskStateOf(sid, st), nil
 }
 
 // RestartConnector implements connectapi.Herder.

@@ -152,6 +152,9 @@ type Herder struct {
 
 	mu         sync.Mutex
 	assignment Assignment
+	// members are the worker ids of the group's last rebalance (nil: all
+	// count as present); see liveness.go.
+	members map[string]bool
 	// assignSeq counts SetAssignment calls; a connector's loop records
 	// the one it applied, so ApplyAssignment knows when it is in force.
 	assignSeq   uint64

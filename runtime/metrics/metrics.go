@@ -101,6 +101,7 @@ type Metrics struct {
 	batchSize       *prometheus.HistogramVec
 	recordErrors    *prometheus.CounterVec
 	taskStatusGauge *prometheus.GaugeVec
+	stalls          *stalls
 
 	// task-error-metrics (Kafka Connect's KIP-298 group)
 	recordFailures, recordsSkipped, retries, errorsLogged *prometheus.CounterVec
@@ -212,6 +213,7 @@ func New() *Metrics {
 		Name: "last_error_timestamp", Help: "When a task last met a record error, in milliseconds since the Unix epoch; 0 before the first."}, taskLabels)
 	m.taskStatusGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace,
 		Name: "task_status", Help: "1 for the current state of a task, else 0."}, []string{"connector", "task", "state"})
+	m.stalls = newStalls()
 
 	for _, c := range []prometheus.Collector{
 		m.connectorCount, m.taskCount, m.connTaskCount, m.rebalancesTotal, m.rebalancing,
@@ -220,6 +222,7 @@ func New() *Metrics {
 		m.pollBatchTime, m.sinkRead, m.sinkSend, m.putBatchTime, m.sinkLag, m.partitionCount,
 		m.commitSuccess, m.commitFailure, m.commitTime, m.batchSize, m.recordErrors, m.taskStatusGauge,
 		m.recordFailures, m.recordsSkipped, m.retries, m.errorsLogged, m.dlqRequests, m.dlqFailures, m.lastErrorTime,
+		m.stalls.gauge,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	} {
@@ -376,6 +379,7 @@ func (m *Metrics) Task(connector string, task int) *Task {
 		retries: m.retries.WithLabelValues(l...), errorsLogged: m.errorsLogged.WithLabelValues(l...),
 		dlqRequests: m.dlqRequests.WithLabelValues(l...), dlqFailures: m.dlqFailures.WithLabelValues(l...),
 		lastErrorTime: m.lastErrorTime.WithLabelValues(l...),
+		progress:      m.stalls.start(connector, task),
 	}
 }
 
@@ -392,10 +396,11 @@ func (m *Metrics) RemoveTask(connector string, task int) {
 		m.commitSuccess.MetricVec, m.commitFailure.MetricVec, m.commitTime.MetricVec,
 		m.batchSize.MetricVec, m.recordErrors.MetricVec, m.taskStatusGauge.MetricVec,
 		m.recordFailures.MetricVec, m.recordsSkipped.MetricVec, m.retries.MetricVec, m.errorsLogged.MetricVec,
-		m.dlqRequests.MetricVec, m.dlqFailures.MetricVec, m.lastErrorTime.MetricVec,
+		m.dlqRequests.MetricVec, m.dlqFailures.MetricVec, m.lastErrorTime.MetricVec, m.stalls.gauge.MetricVec,
 	} {
 		v.DeletePartialMatch(l)
 	}
+	m.stalls.remove(connector, task)
 }
 
 // Task records the metrics of one task. A nil *Task records nothing.
@@ -412,6 +417,8 @@ type Task struct {
 
 	recordFailures, recordsSkipped, retries, errorsLogged, dlqRequests, dlqFailures prometheus.Counter
 	lastErrorTime                                                                   prometheus.Gauge
+
+	progress *progress // work and progress, for stall detection (stall.go)
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -427,6 +434,10 @@ func (t *Task) SetState(state string) {
 			v = 1
 		}
 		t.m.taskStatusGauge.WithLabelValues(t.labels[0], t.labels[1], s).Set(v)
+	}
+	if running := state == StateRunning; running != t.progress.running.Load() {
+		t.progress.advance() // the stall clock starts when the task (re)starts running
+		t.progress.running.Store(running)
 	}
 }
 
@@ -448,6 +459,9 @@ func (t *Task) SourceWritten(n int) {
 		return
 	}
 	t.sourceWrite.Add(float64(n))
+	if n > 0 {
+		t.progress.advance()
+	}
 }
 
 // SetSourceActive sets the number of polled records whose offsets are not
@@ -457,6 +471,7 @@ func (t *Task) SetSourceActive(n int) {
 		return
 	}
 	t.sourceActive.Set(float64(n))
+	t.progress.setWork(int64(n))
 }
 
 // SinkRead records n records read from Kafka.
@@ -475,6 +490,9 @@ func (t *Task) SinkPut(n int, d time.Duration) {
 	t.sinkSend.Add(float64(n))
 	t.putBatchTime.Observe(ms(d))
 	t.batchSize.Observe(float64(n))
+	if n > 0 {
+		t.progress.advance()
+	}
 }
 
 // SetSinkLag sets the task's lag in records (high watermark minus
@@ -484,6 +502,7 @@ func (t *Task) SetSinkLag(n int64) {
 		return
 	}
 	t.sinkLag.Set(float64(n))
+	t.progress.setWork(n)
 }
 
 // SetPartitionCount sets the number of partitions assigned to a sink task.

@@ -35,6 +35,10 @@ type Status struct {
 	Trace      string `json:"trace,omitempty"`
 	WorkerID   string `json:"worker_id"`
 	Generation int    `json:"generation"`
+	// Stalled (Conveyor) says why a RUNNING task counts as stalled: it has
+	// work and made no progress for task.stall.timeout.ms. Kafka Connect's
+	// readers ignore it.
+	Stalled string `json:"stalled,omitempty"`
 }
 
 // TaskID names a task.

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -173,6 +174,9 @@ func (c *clusterMember) Assigned(ctx context.Context, gen group.Generation, b []
 	c.mu.Lock()
 	if sa.LeaderState != nil {
 		c.state = *sa.LeaderState
+		// The workers of this round, for status answers (a task on a
+		// worker outside the group reads UNASSIGNED).
+		c.herder.SetMembers(slices.Collect(maps.Keys(sa.LeaderState.Workers)))
 	}
 	leaving := c.leaving
 	c.mu.Unlock()

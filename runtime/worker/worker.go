@@ -189,6 +189,24 @@ func (w *Worker) countTasks() {
 		case <-w.countNow:
 		}
 		w.updateCounts()
+		w.reportStalls()
+	}
+}
+
+// reportStalls marks the tasks of this worker that have work but made no
+// progress for task.stall.timeout.ms (kafka_connect_task_stalled, and
+// their status, which the REST API and the operator show), and clears the
+// mark of those that moved again.
+func (w *Worker) reportStalls() {
+	now := time.Now()
+	stalled := map[store.TaskID]string{}
+	for _, st := range w.metrics.Stalled(w.cfg.TaskStallTimeout, now) {
+		stalled[store.TaskID{Connector: st.Connector, Task: st.Task}] = fmt.Sprintf(
+			"no progress for %s with %d records of work (in flight or lag); %s=%d",
+			st.Since.Round(time.Second), st.Work, workerconfig.KeyTaskStallTimeout, w.cfg.TaskStallTimeout.Milliseconds())
+	}
+	for _, id := range w.herder.Assignment().Tasks {
+		w.herder.SetTaskStalled(id, stalled[id])
 	}
 }
 

@@ -169,6 +169,9 @@ func (c *Config) Validate() error {
 			bad(d.key, "must be > 0 ms")
 		}
 	}
+	if c.TaskStallTimeout < 0 {
+		bad(KeyTaskStallTimeout, "must be >= 0 ms (0 turns stall detection off)")
+	}
 	if c.ScheduledRebalanceMaxDelay < 0 {
 		bad(KeyScheduledRebalanceMaxDelay, "must be >= 0 ms")
 	}

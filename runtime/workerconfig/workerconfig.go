@@ -83,6 +83,7 @@ const (
 	KeyOffsetFlushInterval            = "offset.flush.interval.ms"
 	KeyOffsetFlushTimeout             = "offset.flush.timeout.ms"
 	KeyTaskShutdownGracefulTimeout    = "task.shutdown.graceful.timeout.ms"
+	KeyTaskStallTimeout               = "task.stall.timeout.ms"
 	KeyMaxTasksPerWorker              = "max.tasks.per.worker"
 	KeyTaskLimitsCheckInterval        = "task.limits.check.interval.ms"
 	KeyKeyConverter                   = "key.converter"
@@ -269,6 +270,11 @@ type Config struct {
 	OffsetFlushInterval time.Duration
 	// OffsetFlushTimeout (offset.flush.timeout.ms) bounds one offset commit.
 	OffsetFlushTimeout time.Duration
+	// TaskStallTimeout (task.stall.timeout.ms, Conveyor): a RUNNING task
+	// that has work (a source's records in flight, a sink's lag) and makes
+	// no progress (records acknowledged, records put) for this long is
+	// reported stalled (a metric and its status); 0 turns it off.
+	TaskStallTimeout time.Duration
 	// TaskShutdownGracefulTimeout (task.shutdown.graceful.timeout.ms) is how
 	// long a stopping task may take to flush and commit before it is abandoned.
 	TaskShutdownGracefulTimeout time.Duration
@@ -375,6 +381,8 @@ var fields = []Field{
 		func(c *Config) *time.Duration { return &c.OffsetFlushInterval }),
 	msField(KeyOffsetFlushTimeout, "5000", "Maximum time (ms) of one offset commit.",
 		func(c *Config) *time.Duration { return &c.OffsetFlushTimeout }),
+	msField(KeyTaskStallTimeout, "60000", "A RUNNING task with work and no progress for this long (ms) is reported stalled; 0 = never.",
+		func(c *Config) *time.Duration { return &c.TaskStallTimeout }),
 	msField(KeyTaskShutdownGracefulTimeout, "5000", "Time (ms) a stopping task may take to flush and commit.",
 		func(c *Config) *time.Duration { return &c.TaskShutdownGracefulTimeout }),
 	intField(KeyMaxTasksPerWorker, "0", "Maximum tasks one worker runs; 0 = no cap.",

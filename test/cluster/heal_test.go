@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -27,6 +28,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/conveyor-dev/conveyor/runtime/group"
 	"github.com/conveyor-dev/conveyor/test/cluster/harness"
 )
 
@@ -80,8 +82,13 @@ func TestHeavyKillStormHeals(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	sup := supervise(e, 300*time.Millisecond, ws...)
+	// Killed processes come back as the kubelet brings back a crashed
+	// container: at once, then after 1s, 2s, 4s... (the local cluster's
+	// CrashLoopBackOff base).
+	sup := supervise(e, time.Second, ws...)
+	sup.crashLoop = true
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 32))
+	var lastFault time.Time
 	for i := range healKills {
 		if i == healKills/2 {
 			// w3's pod is deleted while it runs and replaced by w4.
@@ -89,7 +96,8 @@ func TestHeavyKillStormHeals(t *testing.T) {
 			if w := e.c.Worker("w3"); w != nil {
 				_ = w.Kill()
 			}
-			e.podGone(ctx, "w3")
+			lastFault = time.Now()
+			e.podGone(ctx, "w1", "w2", "w4")
 			w4, err := e.c.Launch("w4")
 			if err != nil {
 				t.Fatal(err)
@@ -104,11 +112,13 @@ func TestHeavyKillStormHeals(t *testing.T) {
 			}
 			target := running[rng.IntN(len(running))]
 			_ = target.Kill()
+			lastFault = time.Now()
 			t.Logf("kill %d: %s", i+1, target.Name)
 		}
-		time.Sleep(2 * time.Second) // the fault schedule
+		if i < healKills-1 {
+			time.Sleep(2 * time.Second) // the fault schedule
+		}
 	}
-	lastFault := time.Now()
 	names := []string{"w1", "w2", "w4"}
 	bound := 30*time.Second + opts.LostWorkerDelay
 	err := harness.Until(ctx, bound, "every worker Ready and every task RUNNING on a live worker", func(ctx context.Context) (bool, error) {
@@ -160,6 +170,24 @@ func (e *env) allReadyAndRunning(ctx context.Context, names []string, connector 
 			return false, fmt.Errorf("%s /readyz %d: %s", w.Name, code, body.Message)
 		}
 	}
+	// The group holds exactly the live workers...
+	groupID := e.c.Options().GroupID
+	gs, err := e.broker.Admin.DescribeGroups(ctx, groupID)
+	if err != nil {
+		return false, err
+	}
+	g := gs[groupID]
+	var members []string
+	for _, m := range g.Members {
+		if m.InstanceID != nil {
+			members = append(members, *m.InstanceID)
+		}
+	}
+	slices.Sort(members)
+	if g.State != "Stable" || !slices.Equal(members, names) {
+		return false, fmt.Errorf("worker group %s with members %v", g.State, members)
+	}
+	// ... REST says every task RUNNING on one of them...
 	p, err := running[0].REST.Placement(ctx, connector)
 	if err != nil {
 		return false, err
@@ -171,6 +199,20 @@ func (e *env) allReadyAndRunning(ctx context.Context, names []string, connector 
 		if !live[ts.WorkerID] {
 			return false, fmt.Errorf("task %s reads RUNNING on %s, which is not running", k, ts.WorkerID)
 		}
+	}
+	// ... and the workers that run them say so (a restarted worker's
+	// previous process left RUNNING records under the same worker id).
+	total := 0.0
+	for _, w := range running {
+		m, err := w.REST.Metrics(ctx)
+		if err != nil {
+			return false, err
+		}
+		v, _ := harness.MetricValue(m, `kafka_connect_task_count{state="RUNNING"}`)
+		total += v
+	}
+	if total != float64(n) {
+		return false, fmt.Errorf("the workers count %v RUNNING tasks, want %d", total, n)
 	}
 	return true, nil
 }
@@ -253,6 +295,21 @@ func (c *idCounter) result() (missing, duplicates int) {
 	return len(c.seen) - c.unique, c.extra
 }
 
-// podGone is what the operator does when a worker's pod is deleted for
-// good: nothing yet.
-func (e *env) podGone(ctx context.Context, name string) {}
+// podGone does what the operator does once a worker's pod is deleted for
+// good (controllers/connectcluster departed.go): it removes the static
+// members of workers that have no pod any more, here every name but pods,
+// through the same runtime/group call.
+func (e *env) podGone(ctx context.Context, pods ...string) {
+	e.t.Helper()
+	groupID := e.c.Options().GroupID
+	alive := map[string]bool{}
+	for _, p := range pods {
+		alive[p] = true
+	}
+	removed, err := group.RemoveDeparted(ctx, e.broker.Admin, map[string]group.Owner{groupID: group.WorkerItself},
+		func(context.Context) (map[string]bool, error) { return alive, nil }, "pod deleted")
+	if err != nil {
+		e.t.Errorf("removing the members of deleted pods: %v", err)
+	}
+	e.t.Logf("removed the static members of deleted pods: %v", removed)
+}
