@@ -25,6 +25,10 @@ const (
 	// the reason is the worker's (TopicPartitions, Tables, Files, Ranges, SingleReader) and the
 	// message gives the numbers.
 	KafkaConnectorTasksLimited = "TasksLimited"
+	// KafkaConnectorTasksStalled is True while one or more RUNNING tasks have work (records
+	// in flight, sink lag) and make no progress for the worker's task.stall.timeout.ms; the
+	// message names them. A stall is a fault that the task state alone does not show.
+	KafkaConnectorTasksStalled = "TasksStalled"
 )
 
 // Reasons of KafkaConnector conditions.
@@ -62,6 +66,10 @@ const (
 	// outside the ConnectCluster's spec.connectorAccess lists. The message
 	// names the config key.
 	ReasonProviderNotAllowed = "ProviderNotAllowed"
+	// ReasonTasksStalled: tasks have work and make no progress; the message names them.
+	ReasonTasksStalled = "TasksStalled"
+	// ReasonTasksProgressing: no RUNNING task is stalled.
+	ReasonTasksProgressing = "TasksProgressing"
 	// ReasonNotLimited: the connector runs as many tasks as tasksMax.
 	ReasonNotLimited = "NotLimited"
 )

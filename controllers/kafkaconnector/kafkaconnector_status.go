@@ -117,6 +117,7 @@ func computeStatus(kc *v1alpha1.KafkaConnector, l *connectorLoop, now metav1.Tim
 	}
 	if l.done {
 		RuntimeStatus(*l.runtime, s)
+		set(StalledCondition(*l.runtime, kc.Generation))
 	}
 	driftStatus(kc, l, s, now, set)
 	offsetsStatus(l, s)
@@ -286,6 +287,25 @@ func ReadyCondition(target TargetState, st connectapi.ConnectorStateInfo, effect
 		}
 	}
 	return c
+}
+
+// StalledCondition is the TasksStalled condition of a worker's status
+// answer: True while RUNNING tasks report a stall (a Conveyor extension of
+// the task status), naming them with the worker's words.
+func StalledCondition(st connectapi.ConnectorStateInfo, generation int64) metav1.Condition {
+	var stalled []string
+	for _, t := range st.Tasks {
+		if t.State == connectapi.StateRunning && t.Stalled != "" {
+			stalled = append(stalled, fmt.Sprintf("task %d on %s: %s", t.ID, t.WorkerID, t.Stalled))
+		}
+	}
+	if len(stalled) == 0 {
+		return metav1.Condition{Type: v1alpha1.KafkaConnectorTasksStalled, Status: metav1.ConditionFalse, ObservedGeneration: generation,
+			Reason: v1alpha1.ReasonTasksProgressing, Message: "no running task is stalled"}
+	}
+	return metav1.Condition{Type: v1alpha1.KafkaConnectorTasksStalled, Status: metav1.ConditionTrue, ObservedGeneration: generation,
+		Reason: v1alpha1.ReasonTasksStalled, Message: condition.Truncate(fmt.Sprintf("%d task(s) have work and make no progress: %s",
+			len(stalled), strings.Join(stalled, "; ")), maxConditionMessage)}
 }
 
 // TasksLimitedCondition is the TasksLimited condition for requested tasks,

@@ -374,3 +374,22 @@ func TestEmitEventsOnTransitions(t *testing.T) {
 		t.Fatalf("still limited emitted %q", got)
 	}
 }
+
+func TestStalledCondition(t *testing.T) {
+	st := connectapi.ConnectorStateInfo{Name: "c", Tasks: []connectapi.TaskState{
+		{ID: 0, State: connectapi.StateRunning, WorkerID: "w1"},
+		{ID: 1, State: connectapi.StateRunning, WorkerID: "w2", Stalled: "no progress for 1m5s with 500 records of work"},
+		{ID: 2, State: connectapi.StateUnassigned, WorkerID: "w3", Stalled: "stale"},
+	}}
+	c := StalledCondition(st, 3)
+	if c.Type != v1alpha1.KafkaConnectorTasksStalled || c.Status != metav1.ConditionTrue || c.Reason != v1alpha1.ReasonTasksStalled || c.ObservedGeneration != 3 {
+		t.Fatalf("condition %+v, want TasksStalled True", c)
+	}
+	if !strings.Contains(c.Message, "task 1 on w2: no progress for 1m5s") || strings.Contains(c.Message, "task 2") {
+		t.Errorf("message %q: want task 1 named and the unassigned task 2 left out", c.Message)
+	}
+	st.Tasks[1].Stalled = ""
+	if c := StalledCondition(st, 3); c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonTasksProgressing {
+		t.Errorf("without stalls: %+v, want False TasksProgressing", c)
+	}
+}

@@ -34,15 +34,11 @@ import (
 type supervisor struct {
 	e     *env
 	pause time.Duration
-	// crashLoop, when set, makes the pause the kubelet's CrashLoopBackOff
-	// with pause as its base: the first restart at once, then pause,
-	// 2*pause, 4*pause... per worker name.
-	crashLoop bool
-	mu        sync.Mutex
-	exits     map[string]int  // name -> processes of it that ended
-	gone      map[string]bool // names never restarted again (a pod deleted for good)
-	stop      chan struct{}
-	wg        sync.WaitGroup
+	mu    sync.Mutex
+	exits map[string]int  // name -> processes of it that ended
+	gone  map[string]bool // names never restarted again (a pod deleted for good)
+	stop  chan struct{}
+	wg    sync.WaitGroup
 }
 
 func supervise(e *env, pause time.Duration, ws ...*harness.Worker) *supervisor {
@@ -77,22 +73,15 @@ func (s *supervisor) loop(w *harness.Worker) {
 		}
 		s.mu.Lock()
 		s.exits[w.Name]++
-		gone, exits := s.gone[w.Name], s.exits[w.Name]
+		gone := s.gone[w.Name]
 		s.mu.Unlock()
 		if gone {
 			return
 		}
-		pause := s.pause
-		if s.crashLoop {
-			pause = 0
-			if exits > 1 {
-				pause = s.pause << min(exits-2, 8)
-			}
-		}
 		select {
 		case <-s.stop:
 			return
-		case <-time.After(pause):
+		case <-time.After(s.pause):
 		}
 		s.mu.Lock()
 		gone = s.gone[w.Name]

@@ -140,6 +140,8 @@ type TaskStatus struct {
 	State    string `json:"state"`
 	WorkerID string `json:"worker_id"`
 	Trace    string `json:"trace"`
+	// Stalled is Conveyor's note on a RUNNING task with work and no progress.
+	Stalled string `json:"stalled"`
 }
 
 // Status returns a connector's status.
