@@ -140,6 +140,7 @@ func TestChaos(t *testing.T) {
 	setup(t)
 	for _, sc := range []scenario{
 		{"worker-sigkill", sigkillWorkers},
+		{"heavy-storm", heavyStorm},
 		{"pod-delete", deletePods},
 		{"operator-sigkill", sigkillOperator},
 		{"kafka-restart", killKafka},
@@ -336,6 +337,40 @@ func sigkillWorkers(t *testing.T, ctx context.Context) (int, int) {
 	}
 	return n, n
 }
+
+// heavyStorm is issue 32's storm: 16 worker SIGKILLs 2s apart, the eighth
+// of which takes a pod for good: its process is SIGKILLed (no LeaveGroup)
+// and the pod deleted at once, so the Deployment replaces it under a new
+// name. The operator removes the deleted pod's static group members; the
+// others come back in their pods (the kubelet's restart).
+func heavyStorm(t *testing.T, ctx context.Context) (int, int) {
+	const kills = 16
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 32))
+	n := 0
+	for i := range kills {
+		pods, _, err := cv.WorkerPods(ctx, ns, clusterName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := pods[rng.IntN(len(pods))]
+		if _, err := cluster.KillPod(ns, p.Name); err == nil {
+			n++
+			t.Logf("SIGKILL %s", p.Name)
+		}
+		if i == kills/2 {
+			if err := cluster.Client.CoreV1().Pods(ns).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr(int64(0))}); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("deleted pod %s for good", p.Name)
+		}
+		if i < kills-1 {
+			time.Sleep(2 * time.Second) // the fault schedule
+		}
+	}
+	return n, n
+}
+
+func ptr[T any](v T) *T { return &v }
 
 // deletePods deletes two worker pods, 5s apart; the Deployment replaces
 // them under new names (a SIGTERM first: a planned departure).
