@@ -435,10 +435,7 @@ func (t *Task) SetState(state string) {
 		}
 		t.m.taskStatusGauge.WithLabelValues(t.labels[0], t.labels[1], s).Set(v)
 	}
-	if running := state == StateRunning; running != t.progress.running.Load() {
-		t.progress.advance() // the stall clock starts when the task (re)starts running
-		t.progress.running.Store(running)
-	}
+	t.progress.running.Store(state == StateRunning)
 }
 
 // SourcePolled records one source poll of n records that took d.
@@ -459,9 +456,7 @@ func (t *Task) SourceWritten(n int) {
 		return
 	}
 	t.sourceWrite.Add(float64(n))
-	if n > 0 {
-		t.progress.advance()
-	}
+	t.progress.count.Add(int64(n))
 }
 
 // SetSourceActive sets the number of polled records whose offsets are not
@@ -471,7 +466,7 @@ func (t *Task) SetSourceActive(n int) {
 		return
 	}
 	t.sourceActive.Set(float64(n))
-	t.progress.setWork(int64(n))
+	t.progress.work.Store(int64(n))
 }
 
 // SinkRead records n records read from Kafka.
@@ -490,9 +485,7 @@ func (t *Task) SinkPut(n int, d time.Duration) {
 	t.sinkSend.Add(float64(n))
 	t.putBatchTime.Observe(ms(d))
 	t.batchSize.Observe(float64(n))
-	if n > 0 {
-		t.progress.advance()
-	}
+	t.progress.count.Add(int64(n))
 }
 
 // SetSinkLag sets the task's lag in records (high watermark minus
@@ -502,7 +495,7 @@ func (t *Task) SetSinkLag(n int64) {
 		return
 	}
 	t.sinkLag.Set(float64(n))
-	t.progress.setWork(n)
+	t.progress.work.Store(n)
 }
 
 // SetPartitionCount sets the number of partitions assigned to a sink task.

@@ -35,27 +35,26 @@ import (
 //     (put); a task without work is idle, not stalled, and its clock starts
 //     again when work arrives.
 //
+// The clock is read only when Stalled runs (every few seconds), so a stall
+// is reported between the timeout and the timeout plus that interval.
+//
 // Stalled evaluates every task against a timeout and sets
 // kafka_connect_task_stalled; the worker turns the answer into the tasks'
 // status, so the operator and the REST API say it too.
 
-// progress is one task run's work and progress, updated on hot paths
-// with atomics.
+// progress is one task run's work and progress. The hot paths only add
+// to count and store work (atomics, no clock read); Stalled, which runs
+// every few seconds, notices when count last moved.
 type progress struct {
 	connector string
 	task      int
-	last      atomic.Int64 // unix nanos of the last progress (or idle moment)
+	count     atomic.Int64 // records acknowledged (source) or put (sink)
 	work      atomic.Int64 // records in flight or lag
 	running   atomic.Bool
-}
 
-func (p *progress) advance() { p.last.Store(time.Now().UnixNano()) }
-
-func (p *progress) setWork(n int64) {
-	if n <= 0 {
-		p.advance() // idle: nothing to make progress on
-	}
-	p.work.Store(n)
+	// Stalled's own state, under stalls.mu.
+	seen    int64     // count at the last evaluation
+	movedAt time.Time // when count last moved, or the task last had no work or was not running
 }
 
 // stalls holds the progress of the tasks this worker runs.
@@ -73,8 +72,7 @@ func newStalls() *stalls {
 
 // start begins a task run's tracking (a restarted task starts afresh).
 func (s *stalls) start(connector string, task int) *progress {
-	p := &progress{connector: connector, task: task}
-	p.advance()
+	p := &progress{connector: connector, task: task, movedAt: time.Now()}
 	s.mu.Lock()
 	s.tasks[taskKey{connector, task}] = p
 	s.mu.Unlock()
@@ -104,18 +102,17 @@ type StalledTask struct {
 func (m *Metrics) Stalled(timeout time.Duration, now time.Time) []StalledTask {
 	s := m.stalls
 	s.mu.Lock()
-	ps := make([]*progress, 0, len(s.tasks))
-	for _, p := range s.tasks {
-		ps = append(ps, p)
-	}
-	s.mu.Unlock()
+	defer s.mu.Unlock()
 	var out []StalledTask
-	for _, p := range ps {
-		idle := now.Sub(time.Unix(0, p.last.Load()))
-		work := p.work.Load()
-		stalled := timeout > 0 && p.running.Load() && work > 0 && idle >= timeout
+	for _, p := range s.tasks {
+		count, work := p.count.Load(), p.work.Load()
+		if count != p.seen || work <= 0 || !p.running.Load() {
+			// Progress, or nothing to make progress on: the clock starts again.
+			p.seen, p.movedAt = count, now
+		}
+		idle := now.Sub(p.movedAt)
 		v := 0.0
-		if stalled {
+		if timeout > 0 && idle >= timeout {
 			v = 1
 			out = append(out, StalledTask{Connector: p.connector, Task: p.task, Since: idle, Work: work})
 		}
