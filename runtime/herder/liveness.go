@@ -59,6 +59,9 @@ func (h *Herder) SetMembers(workerIDs []string) {
 // < 0) or task now, as far as this worker knows.
 func (h *Herder) present(st store.Status, connector string, task int) bool {
 	if st.WorkerID == h.opts.WorkerID {
+		if h.opts.AssignAll {
+			return true // a standalone worker runs everything
+		}
 		a := h.currentAssignment()
 		if task < 0 {
 			return slices.Contains(a.Connectors, connector)
