@@ -212,7 +212,7 @@ var errJoinAbandoned = errors.New("abandoned: the coordinator no longer knows th
 //     reset the timer with the current max rebalance timeout"). A member
 //     that abandons its held JoinGroup and sends it again after 65s
 //     against a 60s deadline restarts the deadline each time; two such
-//     members kept a group in PreparingRebalance for minutes (issue 32).
+//     members kept a group in PreparingRebalance for minutes.
 //
 // So a member the coordinator already knows (it has a member id and a
 // generation, and heartbeats while it joins) keeps its one JoinGroup
