@@ -98,7 +98,7 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if err := prometheusImageDir(prometheusDir); err != nil {
+	if err := prometheusImageDir(ctx, prometheusDir); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
 		return 1
 	}

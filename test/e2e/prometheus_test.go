@@ -43,10 +43,11 @@ import (
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
+	"github.com/conveyor-dev/conveyor/test/localcluster"
 )
 
-// prometheusImage maps to a folder holding Debian's prometheus server (the prometheus
-// package, installed by hack/install-deps.sh), linked there by TestMain.
+// prometheusImage maps to a folder holding the Prometheus server that hack/prometheus.sh
+// builds (Debian's prometheus has no Kubernetes service discovery), linked there by TestMain.
 const prometheusImage = "localcluster.test/prometheus"
 
 const (
@@ -63,12 +64,23 @@ const (
 	testFor            = "5s"
 )
 
-// prometheusImageDir links Debian's prometheus binary into dir (the image folder that
-// appears at /usr/local/bin inside the pod).
-func prometheusImageDir(dir string) error {
-	bin, err := exec.LookPath("prometheus")
-	if err != nil {
-		return fmt.Errorf("the prometheus server is not installed: run hack/install-deps.sh (Debian's prometheus package): %w", err)
+// prometheusImageDir links the Prometheus server into dir (the image folder that appears
+// at /usr/local/bin inside the pod): $CONVEYOR_PROMETHEUS (hack/test.sh sets it), else what
+// hack/prometheus.sh builds or finds in ~/.cache/conveyor.
+func prometheusImageDir(ctx context.Context, dir string) error {
+	bin := os.Getenv("CONVEYOR_PROMETHEUS")
+	if bin == "" {
+		root, err := localcluster.ModuleRoot(ctx)
+		if err != nil {
+			return err
+		}
+		cmd := exec.CommandContext(ctx, filepath.Join(root, "hack", "prometheus.sh"))
+		cmd.Stderr = os.Stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return fmt.Errorf("hack/prometheus.sh: %w", err)
+		}
+		bin = strings.TrimSpace(string(out))
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
