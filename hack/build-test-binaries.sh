@@ -96,8 +96,8 @@ build_tools() {
     GOBIN="$TOOLS/gobin" go install -ldflags="-s -w -X helm.sh/helm/v3/internal/version.version=v$HELM_VERSION" "helm.sh/helm/v3/cmd/helm@v$HELM_VERSION"
     mv "$TOOLS/gobin/helm" "$TOOLS/helm-v$HELM_VERSION"
   fi
-  # promtool (checks and unit-tests the chart's alerts) and prometheus (the e2e tier's real
-  # scraper) come from Debian's prometheus package (hack/install-deps.sh): building promtool from
+  # promtool (checks and unit-tests the chart's alerts) comes from Debian's prometheus package
+  # (hack/install-deps.sh): building promtool from
   # the Prometheus module compiled the cloud SDKs of its service discovery (~50 min cold).
   # Linked here when installed; the chart test also finds it on PATH.
   local p

@@ -6,7 +6,8 @@ command -v kcat >/dev/null || need+=(kcat)
 command -v unshare >/dev/null || need+=(util-linux)
 # The Redis sink's tests (hack/redis.sh prints the binary).
 command -v redis-server >/dev/null || need+=(redis-server)
-# promtool (the chart's alert rules) and prometheus (the e2e tier's scraper): Debian's 2.42.
+# promtool (the chart's alert rules): Debian's 2.42. Its prometheus server has no Kubernetes
+# discovery; the e2e tier's server comes from hack/prometheus.sh.
 command -v promtool >/dev/null || need+=(prometheus)
 if [[ ${#need[@]} -gt 0 ]]; then
   if [[ $(id -u) -ne 0 ]]; then echo "install-deps: need root to install ${need[*]}" >&2; exit 1; fi

@@ -54,6 +54,10 @@ assets() {
   echo "KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS"
   # KEDA's operator and metrics API server, for test/e2e/autoscale and `make dev`.
   echo "KEDA=$(hack/build-keda.sh)"
+  # The Prometheus server the e2e tier runs (Kubernetes discovery; Debian's has none).
+  CONVEYOR_PROMETHEUS=$(hack/prometheus.sh)
+  export CONVEYOR_PROMETHEUS
+  echo "CONVEYOR_PROMETHEUS=$CONVEYOR_PROMETHEUS"
 }
 pkgs_of() { go list "$@" 2>/dev/null || true; }
 

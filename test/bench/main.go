@@ -127,7 +127,7 @@ func run() error {
 	if bin == "" {
 		bin = filepath.Join(dir, "conveyor-worker")
 		logf("building conveyor-worker")
-		if out, err := exec.Command("go", "build", "-trimpath", "-o", bin, "./runtime/cmd/conveyor-worker").CombinedOutput(); err != nil {
+		if out, err := exec.Command("go", "build", "-o", bin, "./runtime/cmd/conveyor-worker").CombinedOutput(); err != nil {
 			return fmt.Errorf("building the worker (run from the repository root): %v\n%s", err, out)
 		}
 	}

@@ -84,6 +84,7 @@ func TestConveyor(t *testing.T) {
 		{"ServerSideApplyTwiceNoDrift", w.serverSideApplyNoDrift},
 		{"ScaleSpreadsTasksNoRecordLost", w.scale},
 		{"MetricsAuthAndRestTokenRotation", w.metricsAndTokenRotation},
+		{"PrometheusScrapesWorkersAndAlerts", w.prometheusScrapesAndAlerts},
 		{"HelmUpgradeRollsOperator", w.helmUpgrade},
 		{"HelmUninstallKeepsCRDs", w.helmUninstall},
 	}

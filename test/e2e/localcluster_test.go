@@ -86,6 +86,7 @@ func runMain(m *testing.M) int {
 	}()
 	podappDir := filepath.Join(dir, "images", "podapp")
 	conveyorDir := filepath.Join(dir, "images", "conveyor")
+	prometheusDir := filepath.Join(dir, "images", "prometheus")
 	markerDir = filepath.Join(dir, "markers")
 	for _, d := range []string{podappDir, conveyorDir, markerDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -95,6 +96,10 @@ func runMain(m *testing.M) int {
 	}
 	if err := os.Chmod(markerDir, 0o777); err != nil { // pods run as 65532
 		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := prometheusImageDir(ctx, prometheusDir); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
 		return 1
 	}
 	// Build the pod programs while the cluster starts.
@@ -121,6 +126,7 @@ func runMain(m *testing.M) int {
 		Images: map[string]string{
 			podappImage:                       podappDir,
 			localcluster.DefaultConveyorImage: conveyorDir,
+			prometheusImage:                   prometheusDir,
 		},
 		RestartBackoff: time.Second,
 		Log:            log,

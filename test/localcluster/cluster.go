@@ -476,9 +476,11 @@ func BuildConveyorImage(ctx context.Context, outDir string) error {
 	return nil
 }
 
-// goBuild runs `go build -o out pkg` in dir, with CGO off like the image's build.
+// goBuild runs `go build -o out pkg` in dir, with CGO off like the image's build. The
+// flags are those of `go test` and `go vet` (no -trimpath, CGO_ENABLED=0): Go keys its
+// build cache on them, so the binaries reuse every package the test tiers compiled.
 func goBuild(ctx context.Context, dir, out, pkg string) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", out, pkg)
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
