@@ -109,6 +109,15 @@ type Options struct {
 	// Resolver resolves placeholders; nil leaves configs as they are.
 	Resolver Resolver
 
+	// Files confines the paths file connectors open (nil: every path,
+	// standalone); it reaches Validate and connector Start through their
+	// contexts (plugin.WithFileAccess). The task runtime applies it to tasks.
+	Files *plugin.FileAccess
+	// Reserved are the topics no connector may name, read or write (the
+	// cluster's storage topics and "__" topics); validation refuses keys
+	// naming them, the task runtime enforces them on records.
+	Reserved *plugin.ReservedTopics
+
 	// AssignAll makes this worker run every connector and task (one worker,
 	// or standalone). Otherwise the assignment comes from SetAssignment.
 	AssignAll bool

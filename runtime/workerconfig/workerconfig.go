@@ -64,6 +64,7 @@ const (
 	KeyMetricsAuthTokenFile           = "metrics.auth.token.file"
 	KeyAllowedFilePaths               = "config.providers.file.allowed.paths"
 	KeyAllowedEnvVariables            = "config.providers.env.allowed.variables"
+	KeyFileConnectorsAllowedPaths     = "file.connectors.allowed.paths"
 	KeySecurityProtocol               = "security.protocol"
 	KeySSLCALocation                  = "ssl.ca.location"
 	KeySSLCertificateLocation         = "ssl.certificate.location"
@@ -204,6 +205,11 @@ type Config struct {
 	// are what ${file:} and ${env:} may read in distributed mode; empty
 	// turns the provider off (see configprovider.Access).
 	AllowedFilePaths, AllowedEnvVariables []string
+	// FileConnectorsAllowedPaths (file.connectors.allowed.paths, Conveyor)
+	// are the directories file connectors (FileSource, FileSink) may open
+	// files under in distributed mode, links followed; empty = none.
+	// Standalone mode ignores it.
+	FileConnectorsAllowedPaths []string
 
 	// SecurityProtocol (security.protocol) is PLAINTEXT, SSL, SASL_PLAINTEXT
 	// or SASL_SSL.
@@ -337,6 +343,8 @@ var fields = []Field{
 		func(c *Config) *string { return &c.MetricsAuthTokenFile }),
 	listField(KeyAllowedFilePaths, "", "Files or directories ${file:...} placeholders may read in distributed mode; empty = ${file:} off.",
 		func(c *Config) *[]string { return &c.AllowedFilePaths }),
+	listField(KeyFileConnectorsAllowedPaths, "", "Directories file connectors may read and write under in distributed mode (links followed, never the worker's own files); empty = none.",
+		func(c *Config) *[]string { return &c.FileConnectorsAllowedPaths }),
 	listField(KeyAllowedEnvVariables, "", "Environment variables ${env:...} placeholders may read in distributed mode; empty = ${env:} off.",
 		func(c *Config) *[]string { return &c.AllowedEnvVariables }),
 	strField(KeySecurityProtocol, ProtocolPlaintext, "Kafka security protocol: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL.",
