@@ -18,6 +18,7 @@ package v1alpha1
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -369,6 +370,15 @@ type AutoscalingSpec struct {
 	// +kubebuilder:validation:Maximum=1000
 	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
 
+	// hardMaxReplicas makes maxReplicas a ceiling the task floor never
+	// raises: with it, tasks beyond maxReplicas x maxTasksPerWorker wait
+	// unassigned and the CapacityRaised condition (reason
+	// TasksWaitForMaxReplicas) says how many. Without it (the default)
+	// capacity wins over maxReplicas, up to the cap of 1000 workers that
+	// holds for every floor.
+	// +optional
+	HardMaxReplicas bool `json:"hardMaxReplicas,omitempty"`
+
 	// lagThreshold is the target consumer lag (records) per worker: the
 	// autoscaler adds workers while a sink connector's lag exceeds
 	// lagThreshold times the current workers. Default 1000.
@@ -507,6 +517,17 @@ type NetworkPolicySpec struct {
 	// metrics scrapes from no other namespace.
 	// +optional
 	MetricsNamespaceSelector *metav1.LabelSelector `json:"metricsNamespaceSelector,omitempty"`
+
+	// egress, when set, limits where the workers (and so every connector)
+	// may connect: the NetworkPolicy then also lists Egress and allows
+	// these destinations, plus what the workers need themselves: the Kafka
+	// bootstrap servers' ports, DNS (port 53) and the other workers (8083).
+	// A cluster whose connectors use ${secret:...} lists the Kubernetes API
+	// server's endpoints here. Absent: egress is not restricted. An empty
+	// list allows only those.
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	Egress []networkingv1.NetworkPolicyEgressRule `json:"egress,omitempty"`
 }
 
 // ConnectCluster is a group of Conveyor workers: a Kafka

@@ -52,11 +52,9 @@ func CapacityFloor(totalEffectiveTasks, maxTasksPerWorker int64) int32 {
 	return int32(floor)
 }
 
-// MaxReplicaFloor caps the replicas the capacity rule may add, as
-// spec.replicas is capped: a burst of connectors with large tasksMax (a
-// probe derived 125000) must not start a thousand-fold Deployment. Beyond
-// it, tasks wait unassigned and the condition says why.
-const MaxReplicaFloor = 1000
+// MaxReplicaFloor caps the replicas the capacity rule may add: the one
+// cap of every derived replica count, v1alpha1.MaxWorkers.
+const MaxReplicaFloor = v1alpha1.MaxWorkers
 
 // DesiredReplicas applies the capacity rule of a cluster without
 // autoscaling: the Deployment runs max(requested, floor) workers with

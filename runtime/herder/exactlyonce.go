@@ -25,14 +25,14 @@ import (
 )
 
 // validateOpts checks source connectors' exactly-once keys against the
-// worker's mode, paths against its file access and topic keys against the
+// worker's mode, paths and credentials against its grants and topic keys against the
 // reserved topics.
 func (h *Herder) validateOpts() []plugin.ValidateOption {
 	mode := h.opts.ExactlyOnce
 	if mode == "" {
 		mode = plugin.WorkerExactlyOnceDisabled
 	}
-	return []plugin.ValidateOption{plugin.WithWorkerExactlyOnce(mode), plugin.WithFiles(h.opts.Files), plugin.WithReservedTopics(h.opts.Reserved)}
+	return []plugin.ValidateOption{plugin.WithWorkerExactlyOnce(mode), plugin.WithGrants(h.opts.Grants), plugin.WithReservedTopics(h.opts.Reserved)}
 }
 
 // exactlyOnceSource reports whether a connector's tasks run

@@ -240,7 +240,7 @@ func ValidateConfig(ctx context.Context, p Plugin, config map[string]string, opt
 	}
 	if ownClean && p.NewConnector != nil {
 		conn := p.NewConnector()
-		for _, fe := range conn.Validate(WithFileAccess(ctx, vo.files), config) {
+		for _, fe := range conn.Validate(vo.grants.Context(ctx), config) {
 			addErr(fe.Name, fe.Message)
 		}
 		if p.Kind == KindSource && vo.eosMode != "" {

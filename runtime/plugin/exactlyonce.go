@@ -236,7 +236,7 @@ type ValidateOption func(*validateOptions)
 
 type validateOptions struct {
 	eosMode  string
-	files    *FileAccess
+	grants   *Grants
 	reserved *ReservedTopics
 }
 

@@ -75,9 +75,3 @@ func RefuseFile(key string, err error) error {
 	}
 	return err
 }
-
-// WithFiles makes ValidateConfig run the connector's Validate with the
-// worker's file access in its context.
-func WithFiles(a *FileAccess) ValidateOption {
-	return func(o *validateOptions) { o.files = a }
-}

@@ -230,7 +230,7 @@ func (r *SinkRunner) Start(ctx context.Context) error {
 			r.errs.dlq = dlq
 			defer dlq.close()
 		}
-		if err := safe("starting sink task", func() error { return r.cfg.Task.Start(plugin.WithFileAccess(ctx, r.cfg.Files), r.tc, r.cfg.Config) }); err != nil {
+		if err := safe("starting sink task", func() error { return r.cfg.Task.Start(r.cfg.Grants.Context(ctx), r.tc, r.cfg.Config) }); err != nil {
 			r.fail(err)
 			r.stopTask()
 			return

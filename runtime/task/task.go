@@ -150,10 +150,10 @@ type Common struct {
 	// longer; a second keeps tests quick without spinning).
 	RetryBackoff time.Duration
 
-	// Files confines the paths the plugin task opens; it reaches the
-	// task's Start through its context (plugin.WithFileAccess). Nil allows
-	// every path.
-	Files *plugin.FileAccess
+	// Grants are what the cluster's owner lends the task (files, ambient
+	// cloud credentials); they reach the task's Start through its context.
+	// Nil restricts nothing.
+	Grants *plugin.Grants
 	// Reserved are the topics the task may not write, read or send dead
 	// letters to (plugin.ReservedTopics); checked where records cross into
 	// Kafka. Nil reserves nothing.

@@ -22,17 +22,22 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/workerconfig"
 )
 
-// fileAccess is what file connectors may open: in distributed mode only
-// under file.connectors.allowed.paths (the ConnectCluster owner's
-// spec.connectorAccess.fileConnectors), never the worker's own folders
-// (pathguard.WorkerOwn) nor the files it reads for itself (tokens, TLS and
-// SASL material wherever they are); standalone mode keeps every path, as
-// the one who runs it owns the machine.
-func fileAccess(cfg *workerconfig.Config, standalone bool) *plugin.FileAccess {
+// connectorGrants is what the cluster's owner lends connectors in
+// distributed mode: file connectors open files only under
+// file.connectors.allowed.paths (spec.connectorAccess.fileConnectors),
+// never the worker's own folders (pathguard.WorkerOwn) nor the files it
+// reads for itself (tokens, TLS and SASL material wherever they are); and
+// ambient cloud credentials only with cloud.ambient.credentials.enabled
+// (spec.connectorAccess.ambientCloudCredentials). Standalone mode keeps
+// everything, as the one who runs it owns the machine.
+func connectorGrants(cfg *workerconfig.Config, standalone bool) *plugin.Grants {
 	if standalone {
 		return nil
 	}
-	return pathguard.Confine(cfg.FileConnectorsAllowedPaths, ownFiles(cfg))
+	return &plugin.Grants{
+		Files:              pathguard.Confine(cfg.FileConnectorsAllowedPaths, ownFiles(cfg)),
+		AmbientCredentials: cfg.CloudAmbientCredentials,
+	}
 }
 
 // ownFiles are the files the worker reads for itself.

@@ -167,7 +167,7 @@ func (w *Worker) buildHerder(opts Options) error {
 	}
 	w.auth, w.resolver = auth, opts.Resolver
 	w.forwardClient = &http.Client{Timeout: 30 * time.Second}
-	files, reserved := fileAccess(cfg, opts.Standalone), reservedTopics(cfg)
+	grants, reserved := connectorGrants(cfg, opts.Standalone), reservedTopics(cfg)
 	hh, err := herder.New(herder.Options{
 		WorkerID: cfg.EffectiveWorkerID(), URL: cfg.AdvertisedURL(),
 		Version: opts.Version, Commit: opts.Commit, KafkaClusterID: w.kafkaID,
@@ -177,8 +177,8 @@ func (w *Worker) buildHerder(opts Options) error {
 			flushInterval: cfg.OffsetFlushInterval, flushTimeout: cfg.OffsetFlushTimeout, consumer: cfg.Prefixed("consumer."), producer: cfg.Prefixed("producer."),
 			topicUsed: scrubTopicUsed(w.statuses.PutTopic, opts.Resolver), instanceID: cfg.GroupInstanceID,
 			exactlyOnce: cfg.ExactlyOnceEnabled(), groupID: cfg.GroupID, openOffsets: w.connOffsets.get,
-			files: files, reserved: reserved},
-		Files: files, Reserved: reserved,
+			grants: grants, reserved: reserved},
+		Grants: grants, Reserved: reserved,
 		ExactlyOnce: strings.ToLower(cfg.ExactlyOnceSourceSupport),
 		FenceTasks: func(ctx context.Context, connector string, tasks int) error {
 			return fenceTasks(ctx, w.client, cfg.GroupID, connector, tasks)

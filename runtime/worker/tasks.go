@@ -59,9 +59,9 @@ type taskRuntime struct {
 	exactlyOnce bool
 	groupID     string
 	openOffsets func(ctx context.Context, topic string) (*store.OffsetStore, error)
-	// files and reserved isolate tasks: the paths they open and the
-	// topics they may not touch (see isolation.go).
-	files    *plugin.FileAccess
+	// grants and reserved isolate tasks: what the cluster's owner lends
+	// them and the topics they may not touch (see isolation.go).
+	grants   *plugin.Grants
 	reserved *plugin.ReservedTopics
 }
 
@@ -77,7 +77,7 @@ func (t *taskRuntime) StartTask(ctx context.Context, spec herder.TaskSpec) (herd
 			Logger:              t.log,
 			OffsetFlushInterval: t.flushInterval,
 			OffsetFlushTimeout:  t.flushTimeout,
-			Files:               t.files,
+			Grants:              t.grants,
 			Reserved:            t.reserved,
 		},
 		Plugin: spec.Plugin, Connector: spec.ConnectorConfig, WorkerConverters: t.workerConv,
