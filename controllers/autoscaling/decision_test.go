@@ -26,7 +26,7 @@ import (
 func TestFloor(t *testing.T) {
 	cases := []struct{ tasks, per, want int32 }{
 		{0, 8, 0}, {1, 8, 1}, {8, 8, 1}, {9, 8, 2}, {16, 8, 2}, {17, 8, 3}, {5, 0, 0}, {-3, 8, 0},
-		{2147483647, 1, 2147483647},
+		{2147483647, 1, v1alpha1.MaxWorkers}, {5000, 1, v1alpha1.MaxWorkers}, // one cap for every floor
 	}
 	for _, c := range cases {
 		if got := Floor(c.tasks, c.per); got != c.want {

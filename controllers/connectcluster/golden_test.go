@@ -63,7 +63,7 @@ func secureCluster() *v1alpha1.ConnectCluster {
 	cc.Spec.ImagePullPolicy = corev1.PullIfNotPresent
 	cc.Spec.GroupID = ptr.To("payments-connect")
 	cc.Spec.ConnectorAccess = &v1alpha1.ConnectorAccess{Secrets: []string{"payments-db", "vendor-api"}, FilePaths: []string{"/opt/connectors/creds"}, EnvVariables: []string{"VENDOR_REGION"},
-		FileConnectors: []v1alpha1.FileConnectorVolume{{Path: "/data/in", ClaimName: "payments-in"}, {Path: "/data/out", SizeLimit: ptr.To(resource.MustParse("2Gi"))}},
+		FileConnectors:          []v1alpha1.FileConnectorVolume{{Path: "/data/in", ClaimName: "payments-in"}, {Path: "/data/out", SizeLimit: ptr.To(resource.MustParse("2Gi"))}},
 		AmbientCloudCredentials: true}
 	tcp := corev1.ProtocolTCP
 	cc.Spec.NetworkPolicy.Egress = []networkingv1.NetworkPolicyEgressRule{{
