@@ -115,3 +115,22 @@ func (tn tenant) refused(t *testing.T, name, key string) string {
 	t.Logf("%s/%s refused: %s", tn.ns, name, msg)
 	return msg
 }
+
+// attackCase is one KafkaConnector an attacker writes and the config key
+// its refusal must name.
+type attackCase struct {
+	name, class, key string
+	cfg              map[string]string
+}
+
+// refusesAll applies every case to the tenant's cluster, then waits for
+// each to be refused naming its key.
+func (tn tenant) refusesAll(t *testing.T, cases []attackCase) {
+	t.Helper()
+	for _, c := range cases {
+		tn.attack(t, c.name, c.class, c.cfg)
+	}
+	for _, c := range cases {
+		tn.refused(t, c.name, c.key)
+	}
+}

@@ -29,10 +29,7 @@ func TestInternalTopicsOffLimits(t *testing.T) {
 	own := newTenant(t, "adv-topics-other", "")
 	for _, tn := range []tenant{owner, own} {
 		group := tn.ns + ".cc" // the default groupId; storage topics <groupId>-configs, -offsets, -status
-		cases := []struct {
-			name, class, key string
-			cfg              map[string]string
-		}{
+		tn.refusesAll(t, []attackCase{
 			{"to-config", "RangeSource", "topic", map[string]string{"topic": group + "-configs"}},
 			{"read-offsets", "FileSink", "topics", map[string]string{"topics": group + "-offsets", "file": "/data/x"}},
 			{"regex-all", "FileSink", "topics.regex", map[string]string{"topics.regex": ".*", "file": "/data/x"}},
@@ -42,12 +39,6 @@ func TestInternalTopicsOffLimits(t *testing.T) {
 			{"router", "RangeSource", "transforms.r.replacement", map[string]string{"topic": "adv-out", "transforms": "r",
 				"transforms.r.type": "RegexRouter", "transforms.r.regex": ".*", "transforms.r.replacement": group + "-configs"}},
 			{"dunder", "RangeSource", "topic", map[string]string{"topic": "__consumer_offsets"}},
-		}
-		for _, c := range cases {
-			tn.attack(t, c.name, c.class, c.cfg)
-		}
-		for _, c := range cases {
-			tn.refused(t, c.name, c.key)
-		}
+		})
 	}
 }
