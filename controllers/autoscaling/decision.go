@@ -30,6 +30,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
 )
 
 // BoundsInput is what the replica bounds depend on.
@@ -100,11 +101,8 @@ func AutoscalingDecision(in BoundsInput) Decision {
 	d := Decision{Min: lo, Max: hi, Floor: floor}
 	switch {
 	case in.HardMax && floor > maxR:
-		waiting := int64(in.TotalEffectiveTasks) - int64(maxR)*int64(in.MaxTasksPerWorker)
-		d.CapacityRaised = false
 		d.Reason = v1alpha1.ReasonTasksWaitForMaxReplicas
-		d.Message = fmt.Sprintf("%d of %d tasks wait unassigned: connectors need %d workers at maxTasksPerWorker=%d, and autoscaling.maxReplicas=%d is hard (hardMaxReplicas); lower the connectors' tasksMax, raise maxTasksPerWorker or maxReplicas",
-			waiting, in.TotalEffectiveTasks, floor, in.MaxTasksPerWorker, maxR)
+		d.Message = connectcluster.TasksWaitMessage(int64(in.TotalEffectiveTasks), int64(in.MaxTasksPerWorker), int64(floor), int64(maxR))
 	case lo > maxR:
 		d.CapacityRaised = true
 		d.Reason = v1alpha1.ReasonTaskFloorAboveMaxReplicas

@@ -27,14 +27,18 @@ import (
 	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
-// TestReplicaFloorCapped: a tenant asks, through tasksMax, for far more
-// workers than the cluster allows. The Deployment never goes above the one
-// cap (v1alpha1.MaxWorkers), and the CapacityRaised condition says tasks
-// wait. (The autoscaling side, a ScaledObject whose minReplicaCount followed
-// an uncapped floor on 31d73a5, is covered by controllers/autoscaling's
-// decision test: the local cluster of this tier runs without KEDA.)
-func TestReplicaFloorCapped(t *testing.T) {
-	tn := newTenant(t, "adv-replicas", "  maxTasksPerWorker: 1\n")
+// TestReplicaCeilingHolds: tenants ask, through tasksMax, for far more
+// workers than the cluster's owner allows (3 connectors x 50 tasks at one
+// task per worker: a floor of 150 workers). With autoscaling.maxReplicas 2
+// made hard, the Deployment never goes above 2 (this local cluster runs no
+// KEDA, so the operator keeps the count itself) and CapacityRaised says how
+// many tasks wait, naming hardMaxReplicas. On 31d73a5 the floor raised the
+// Deployment to 150 workers. The one cap of 1000 for every floor (with
+// and without autoscaling, the ScaledObject's minReplicaCount) is checked
+// in controllers/autoscaling and controllers/connectcluster: asking the
+// local cluster for 1000 worker processes would only measure the machine.
+func TestReplicaCeilingHolds(t *testing.T) {
+	tn := newTenant(t, "adv-replicas", "  maxTasksPerWorker: 1\n  autoscaling: {enabled: true, minReplicas: 1, maxReplicas: 2, hardMaxReplicas: true}\n")
 	var cfg strings.Builder
 	for i := range 3 {
 		fmt.Fprintf(&cfg, `---
@@ -48,22 +52,24 @@ spec:
   tasksMax: 100000
   config:
     topic: adv-wide
-    ranges: "%d"
-`, i, 2000)
+    count: "100000"
+    ranges: "50"
+    rate: "1"
+`, i)
 	}
 	kubectl(t, cfg.String(), "apply", "-n", tn.ns, "-f", "-")
-	testkit.Eventually(t, 3*time.Minute, "the capacity condition to name the cap", func() (bool, string) {
+	var deployments string
+	testkit.Eventually(t, 3*time.Minute, "CapacityRaised to say which tasks wait", func() (bool, string) {
 		out, err := cluster.RunKubectl(t.Context(), "", "get", "connectcluster", "cc", "-n", tn.ns, "-o",
-			`jsonpath={.status.conditions[?(@.type=="CapacityRaised")].message}`)
-		return err == nil && strings.Contains(out, "capped at "+strconv.Itoa(v1alpha1.MaxWorkers)), out
-	})
-	out := kubectl(t, "", "get", "deployment", "-n", tn.ns, "-o", "jsonpath={.items[*].spec.replicas}")
-	for _, f := range strings.Fields(out) {
-		if n, _ := strconv.Atoi(f); n > v1alpha1.MaxWorkers {
-			t.Fatalf("Deployment asks for %d workers, above the cap %d", n, v1alpha1.MaxWorkers)
+			`jsonpath={.status.conditions[?(@.type=="CapacityRaised")].reason}|{.status.conditions[?(@.type=="CapacityRaised")].message}`)
+		deployments = kubectl(t, "", "get", "deployment", "-n", tn.ns, "-o", "jsonpath={.items[*].spec.replicas}")
+		for _, f := range strings.Fields(deployments) {
+			if n, _ := strconv.Atoi(f); n > 2 {
+				t.Fatalf("the Deployment asks for %d workers, above the hard maxReplicas 2 (condition: %s)", n, out)
+			}
 		}
-	}
-	// Scale back down so the local cluster does not start a thousand pods
-	// for the tests after this one.
+		return err == nil && strings.HasPrefix(out, v1alpha1.ReasonTasksWaitForMaxReplicas+"|") && strings.Contains(out, "148 of 150 tasks wait"), out
+	})
+	t.Logf("Deployment replicas: %s", deployments)
 	kubectl(t, "", "delete", "kafkaconnector", "--all", "-n", tn.ns, "--wait=false")
 }
