@@ -25,8 +25,9 @@ import "testing"
 // and a "__" topic, on the owner's cluster and on its own namespace's.
 // Each is Ready=False naming the key. On 31d73a5 every one of them ran.
 func TestInternalTopicsOffLimits(t *testing.T) {
-	owner := newTenant(t, "adv-topics", "")
-	own := newTenant(t, "adv-topics-other", "")
+	// Both grant /data, so the sinks' only error is the one under test.
+	owner := newTenant(t, "adv-topics", "  connectorAccess:\n    fileConnectors: [{path: /data}]\n")
+	own := newTenant(t, "adv-topics-other", "  connectorAccess:\n    fileConnectors: [{path: /data}]\n")
 	for _, tn := range []tenant{owner, own} {
 		group := tn.ns + ".cc" // the default groupId; storage topics <groupId>-configs, -offsets, -status
 		tn.refusesAll(t, []attackCase{
@@ -35,8 +36,8 @@ func TestInternalTopicsOffLimits(t *testing.T) {
 			{"regex-all", "FileSink", "topics.regex", map[string]string{"topics.regex": ".*", "file": "/data/x"}},
 			{"dlq", "FileSink", "errors.deadletterqueue.topic.name", map[string]string{"topics": "adv-in", "file": "/data/x",
 				"errors.tolerance": "all", "errors.deadletterqueue.topic.name": group + "-configs"}},
-			{"own-offsets", "RangeSource", "offsets.storage.topic", map[string]string{"topic": "adv-out", "offsets.storage.topic": group + "-status"}},
-			{"router", "RangeSource", "transforms.r.replacement", map[string]string{"topic": "adv-out", "transforms": "r",
+			{"own-offsets", "RangeSource", "offsets.storage.topic", map[string]string{"topic": "adv-out", "count": "10", "offsets.storage.topic": group + "-status"}},
+			{"router", "RangeSource", "transforms.r.replacement", map[string]string{"topic": "adv-out", "count": "10", "transforms": "r",
 				"transforms.r.type": "RegexRouter", "transforms.r.regex": ".*", "transforms.r.replacement": group + "-configs"}},
 			{"dunder", "RangeSource", "topic", map[string]string{"topic": "__consumer_offsets"}},
 		})

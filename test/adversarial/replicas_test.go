@@ -49,7 +49,7 @@ metadata:
 spec:
   clusterRef: {name: cc}
   class: RangeSource
-  tasksMax: 100000
+  tasksMax: 1000
   config:
     topic: adv-wide
     count: "100000"
