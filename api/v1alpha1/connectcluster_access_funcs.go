@@ -59,3 +59,20 @@ func (c *ConnectCluster) AllowedEnvVariables() []string {
 func (c *ConnectCluster) PodMonitorEnabled() bool {
 	return c.Spec.Metrics.PodMonitor != nil && c.Spec.Metrics.PodMonitor.Enabled
 }
+
+// FileConnectorPaths are the directories of connectorAccess.fileConnectors.
+func (c *ConnectCluster) FileConnectorPaths() []string {
+	if c.Spec.ConnectorAccess == nil {
+		return nil
+	}
+	var out []string
+	for _, v := range c.Spec.ConnectorAccess.FileConnectors {
+		out = append(out, v.Path)
+	}
+	return out
+}
+
+// AmbientCloudCredentialsAllowed reports connectorAccess.ambientCloudCredentials.
+func (c *ConnectCluster) AmbientCloudCredentialsAllowed() bool {
+	return c.Spec.ConnectorAccess != nil && c.Spec.ConnectorAccess.AmbientCloudCredentials
+}

@@ -16,6 +16,8 @@ limitations under the License.
 
 package v1alpha1
 
+import "k8s.io/apimachinery/pkg/api/resource"
+
 // ConnectorAccess is what the connectors of one ConnectCluster may read
 // through config placeholders. It is set by whoever may write the
 // ConnectCluster (the cluster's owner), never by a KafkaConnector's author:
@@ -64,6 +66,50 @@ type ConnectorAccess struct {
 	// +kubebuilder:validation:items:MaxLength=128
 	// +kubebuilder:validation:items:Pattern=`^[A-Za-z_][A-Za-z0-9_]*$`
 	EnvVariables []string `json:"envVariables,omitempty"`
+
+	// fileConnectors are the directories FileSource and FileSink may read
+	// and write under, each a volume of its own mounted at its path in the
+	// worker container (so a connector that fills one never fills the
+	// workers' own scratch space). Paths are judged after links are
+	// followed, again at every open and every directory or glob listing.
+	// Empty (the default) gives file connectors no path at all. The
+	// workers' own folders (/etc/conveyor, /var/run/secrets, /run/secrets,
+	// /tmp, /proc, /sys, /dev) can never be listed, nor a directory above
+	// them.
+	// +optional
+	// +listType=map
+	// +listMapKey=path
+	// +kubebuilder:validation:MaxItems=16
+	FileConnectors []FileConnectorVolume `json:"fileConnectors,omitempty"`
+
+	// ambientCloudCredentials lets connectors without keys of their own
+	// (S3Sink without aws.access.key.id) use the workers' ambient cloud
+	// identity: the AWS environment variables, the pod's or node's role.
+	// Default false: such a connector is refused, naming the key to set.
+	// +optional
+	AmbientCloudCredentials bool `json:"ambientCloudCredentials,omitempty"`
+}
+
+// FileConnectorVolume is a directory granted to the file connectors.
+type FileConnectorVolume struct {
+	// path is where the volume is mounted in the worker container, and the
+	// directory file connectors may use.
+	// +required
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('/') && self != '/' && !self.endsWith('/') && !self.contains('//') && !self.matches('(^|/)[.][.]?(/|$)')",message="fileConnectors[].path must be a clean absolute path, such as /data/orders: not '/', no trailing '/', no '.' or '..' segments"
+	// +kubebuilder:validation:XValidation:rule="['/etc/conveyor', '/var/run/secrets', '/run/secrets', '/tmp', '/proc', '/sys', '/dev'].all(f, self != f && !self.startsWith(f + '/') && !f.startsWith(self + '/'))",message="fileConnectors[].path may not reach the workers' own folders: choose a path outside and not above /etc/conveyor, /var/run/secrets, /run/secrets, /tmp, /proc, /sys and /dev, such as /data/orders"
+	Path string `json:"path"`
+
+	// claimName mounts this PersistentVolumeClaim (in the cluster's
+	// namespace) at path. Absent: an emptyDir of sizeLimit.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	ClaimName string `json:"claimName,omitempty"`
+
+	// sizeLimit bounds the emptyDir mounted at path (without claimName).
+	// Default 1Gi.
+	// +optional
+	SizeLimit *resource.Quantity `json:"sizeLimit,omitempty"`
 }
 
 // MetricsSpec configures the workers' Prometheus metrics.

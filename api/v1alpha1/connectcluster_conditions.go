@@ -121,6 +121,10 @@ const (
 	// ReasonTaskFloorAboveMaxReplicas: the task floor raised the autoscaler's minimum (and so
 	// its maximum) above autoscaling.maxReplicas.
 	ReasonTaskFloorAboveMaxReplicas = "TaskFloorAboveMaxReplicas"
+	// ReasonTasksWaitForMaxReplicas: autoscaling.hardMaxReplicas holds the
+	// autoscaler at autoscaling.maxReplicas although the tasks need more
+	// workers; the message says how many tasks wait unassigned.
+	ReasonTasksWaitForMaxReplicas = "TasksWaitForMaxReplicas"
 	// ReasonWithinRequested: the requested replica bounds cover the tasks.
 	ReasonWithinRequested = "WithinRequested"
 )

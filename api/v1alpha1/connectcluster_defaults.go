@@ -105,6 +105,8 @@ var OperatorOwnedWorkerConfigKeys = []string{
 	"metrics.auth.token.file",
 	"config.providers.file.allowed.paths",
 	"config.providers.env.allowed.variables",
+	"file.connectors.allowed.paths",
+	"cloud.ambient.credentials.enabled",
 }
 
 // DefaultGroupID is the group id of a ConnectCluster that sets no spec.groupId: "<namespace>.<name>".

@@ -166,3 +166,11 @@ func (cc *ConnectCluster) ExactlyOnceSourceSupport() string {
 	}
 	return "disabled"
 }
+
+// MaxWorkers caps every replica count the operator derives (the capacity
+// floor with and without autoscaling, the ScaledObject's minReplicaCount
+// and maxReplicaCount), as the API caps spec.replicas and the autoscaling
+// bounds: a burst of connectors with large tasksMax (a probe derived
+// 125000) must never ask for a thousand-fold Deployment. Beyond it, tasks
+// wait unassigned and a condition says why.
+const MaxWorkers = 1000

@@ -18,6 +18,7 @@ package v1alpha1
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -91,7 +92,7 @@ type ConnectClusterSpec struct {
 	// worker.id and internal.topics.create (the operator itself).
 	// +optional
 	// +kubebuilder:validation:MaxProperties=256
-	// +kubebuilder:validation:XValidation:rule="['group.id', 'bootstrap.servers', 'producer.bootstrap.servers', 'consumer.bootstrap.servers', 'admin.bootstrap.servers', 'config.storage.topic', 'offset.storage.topic', 'status.storage.topic', 'config.storage.replication.factor', 'offset.storage.replication.factor', 'status.storage.replication.factor', 'offset.storage.partitions', 'status.storage.partitions', 'rest.port', 'rest.host.name', 'rest.advertised.host.name', 'rest.advertised.port', 'rest.advertised.listener', 'listeners', 'scheduled.rebalance.max.delay.ms', 'security.protocol', 'sasl.mechanism', 'sasl.jaas.config', 'ssl.truststore.location', 'ssl.truststore.password', 'ssl.keystore.location', 'ssl.keystore.password', 'ssl.key.password', 'internal.topics.create', 'rest.auth.token.file', 'metrics.port', 'ssl.ca.location', 'ssl.certificate.location', 'ssl.key.location', 'sasl.username', 'sasl.password.file', 'worker.id', 'group.instance.id', 'max.tasks.per.worker', 'metrics.auth.token.file', 'config.providers.file.allowed.paths', 'config.providers.env.allowed.variables'].all(k, !(k in self))",messageExpression="'config may not set ' + ['group.id', 'bootstrap.servers', 'producer.bootstrap.servers', 'consumer.bootstrap.servers', 'admin.bootstrap.servers', 'config.storage.topic', 'offset.storage.topic', 'status.storage.topic', 'config.storage.replication.factor', 'offset.storage.replication.factor', 'status.storage.replication.factor', 'offset.storage.partitions', 'status.storage.partitions', 'rest.port', 'rest.host.name', 'rest.advertised.host.name', 'rest.advertised.port', 'rest.advertised.listener', 'listeners', 'scheduled.rebalance.max.delay.ms', 'security.protocol', 'sasl.mechanism', 'sasl.jaas.config', 'ssl.truststore.location', 'ssl.truststore.password', 'ssl.keystore.location', 'ssl.keystore.password', 'ssl.key.password', 'internal.topics.create', 'rest.auth.token.file', 'metrics.port', 'ssl.ca.location', 'ssl.certificate.location', 'ssl.key.location', 'sasl.username', 'sasl.password.file', 'worker.id', 'group.instance.id', 'max.tasks.per.worker', 'metrics.auth.token.file', 'config.providers.file.allowed.paths', 'config.providers.env.allowed.variables'].filter(k, k in self)[0] + ': the operator sets it from spec.groupId, spec.kafka, spec.storage, spec.restApi, spec.metrics, spec.maxTasksPerWorker, spec.connectorAccess or spec.rebalance; remove the key and use those fields'",reason=FieldValueForbidden
+	// +kubebuilder:validation:XValidation:rule="['group.id', 'bootstrap.servers', 'producer.bootstrap.servers', 'consumer.bootstrap.servers', 'admin.bootstrap.servers', 'config.storage.topic', 'offset.storage.topic', 'status.storage.topic', 'config.storage.replication.factor', 'offset.storage.replication.factor', 'status.storage.replication.factor', 'offset.storage.partitions', 'status.storage.partitions', 'rest.port', 'rest.host.name', 'rest.advertised.host.name', 'rest.advertised.port', 'rest.advertised.listener', 'listeners', 'scheduled.rebalance.max.delay.ms', 'security.protocol', 'sasl.mechanism', 'sasl.jaas.config', 'ssl.truststore.location', 'ssl.truststore.password', 'ssl.keystore.location', 'ssl.keystore.password', 'ssl.key.password', 'internal.topics.create', 'rest.auth.token.file', 'metrics.port', 'ssl.ca.location', 'ssl.certificate.location', 'ssl.key.location', 'sasl.username', 'sasl.password.file', 'worker.id', 'group.instance.id', 'max.tasks.per.worker', 'metrics.auth.token.file', 'config.providers.file.allowed.paths', 'config.providers.env.allowed.variables', 'file.connectors.allowed.paths', 'cloud.ambient.credentials.enabled'].all(k, !(k in self))",messageExpression="'config may not set ' + ['group.id', 'bootstrap.servers', 'producer.bootstrap.servers', 'consumer.bootstrap.servers', 'admin.bootstrap.servers', 'config.storage.topic', 'offset.storage.topic', 'status.storage.topic', 'config.storage.replication.factor', 'offset.storage.replication.factor', 'status.storage.replication.factor', 'offset.storage.partitions', 'status.storage.partitions', 'rest.port', 'rest.host.name', 'rest.advertised.host.name', 'rest.advertised.port', 'rest.advertised.listener', 'listeners', 'scheduled.rebalance.max.delay.ms', 'security.protocol', 'sasl.mechanism', 'sasl.jaas.config', 'ssl.truststore.location', 'ssl.truststore.password', 'ssl.keystore.location', 'ssl.keystore.password', 'ssl.key.password', 'internal.topics.create', 'rest.auth.token.file', 'metrics.port', 'ssl.ca.location', 'ssl.certificate.location', 'ssl.key.location', 'sasl.username', 'sasl.password.file', 'worker.id', 'group.instance.id', 'max.tasks.per.worker', 'metrics.auth.token.file', 'config.providers.file.allowed.paths', 'config.providers.env.allowed.variables', 'file.connectors.allowed.paths', 'cloud.ambient.credentials.enabled'].filter(k, k in self)[0] + ': the operator sets it from spec.groupId, spec.kafka, spec.storage, spec.restApi, spec.metrics, spec.maxTasksPerWorker, spec.connectorAccess or spec.rebalance; remove the key and use those fields'",reason=FieldValueForbidden
 	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) >= 1 && size(k) <= 255 && size(self[k]) <= 32768)",message="config keys must be 1 to 255 characters and values at most 32 KiB: use the worker's property names and keep large content in files"
 	Config map[string]string `json:"config,omitempty"`
 
@@ -369,6 +370,15 @@ type AutoscalingSpec struct {
 	// +kubebuilder:validation:Maximum=1000
 	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
 
+	// hardMaxReplicas makes maxReplicas a ceiling the task floor never
+	// raises: with it, tasks beyond maxReplicas x maxTasksPerWorker wait
+	// unassigned and the CapacityRaised condition (reason
+	// TasksWaitForMaxReplicas) says how many. Without it (the default)
+	// capacity wins over maxReplicas, up to the cap of 1000 workers that
+	// holds for every floor.
+	// +optional
+	HardMaxReplicas bool `json:"hardMaxReplicas,omitempty"`
+
 	// lagThreshold is the target consumer lag (records) per worker: the
 	// autoscaler adds workers while a sink connector's lag exceeds
 	// lagThreshold times the current workers. Default 1000.
@@ -507,6 +517,17 @@ type NetworkPolicySpec struct {
 	// metrics scrapes from no other namespace.
 	// +optional
 	MetricsNamespaceSelector *metav1.LabelSelector `json:"metricsNamespaceSelector,omitempty"`
+
+	// egress, when set, limits where the workers (and so every connector)
+	// may connect: the NetworkPolicy then also lists Egress and allows
+	// these destinations, plus what the workers need themselves: the Kafka
+	// bootstrap servers' ports, DNS (port 53) and the other workers (8083).
+	// A cluster whose connectors use ${secret:...} lists the Kubernetes API
+	// server's endpoints here. Absent: egress is not restricted. An empty
+	// list allows only those.
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	Egress []networkingv1.NetworkPolicyEgressRule `json:"egress,omitempty"`
 }
 
 // ConnectCluster is a group of Conveyor workers: a Kafka

@@ -19,6 +19,7 @@ package autoscaling
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	kedav1alpha1 "github.com/kedacore/keda/v2/apis/keda/v1alpha1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
@@ -33,6 +34,7 @@ import (
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
+	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
 
 // The derived KEDA objects, read through the uncached API reader.
@@ -155,7 +157,9 @@ func (c *Converger) resolveTopics(ctx context.Context, cc *v1alpha1.ConnectClust
 		logf.FromContext(ctx).Info("listing topics for the topics.regex sinks failed; their triggers use the topics their workers report", "error", err.Error())
 		return cs
 	}
-	return ResolveRegexTopics(cs, all)
+	// As the sinks' own subscriptions, never the cluster's internal topics.
+	reserved := plugin.NewReservedTopics(cc.ConfigTopic(), cc.OffsetTopic(), cc.StatusTopic())
+	return ResolveRegexTopics(cs, slices.DeleteFunc(all, reserved.Reserved))
 }
 
 func value(c metav1.Condition) connectcluster.ConditionValue {

@@ -30,6 +30,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
 )
 
 // BoundsInput is what the replica bounds depend on.
@@ -41,6 +42,9 @@ type BoundsInput struct {
 	MaxTasksPerWorker int32
 	// TotalEffectiveTasks sums the effective tasks of the cluster's connectors.
 	TotalEffectiveTasks int32
+	// HardMax is autoscaling.hardMaxReplicas: the floor never raises the
+	// bounds above MaxReplicas; tasks beyond it wait.
+	HardMax bool
 }
 
 // Decision is the outcome of the autoscaling bounds rule.
@@ -68,12 +72,13 @@ func (d Decision) Condition(generation int64) metav1.Condition {
 }
 
 // Floor is ceil(tasks / perWorker): the fewest workers that run tasks tasks
-// with at most perWorker each. Zero tasks, or no per-worker limit, give 0.
+// with at most perWorker each, capped at v1alpha1.MaxWorkers like every
+// derived replica count. Zero tasks, or no per-worker limit, give 0.
 func Floor(tasks, perWorker int32) int32 {
 	if tasks <= 0 || perWorker <= 0 {
 		return 0
 	}
-	return int32((int64(tasks) + int64(perWorker) - 1) / int64(perWorker))
+	return int32(min((int64(tasks)+int64(perWorker)-1)/int64(perWorker), v1alpha1.MaxWorkers))
 }
 
 // AutoscalingDecision applies DESIGN.md's bounds:
@@ -89,9 +94,15 @@ func AutoscalingDecision(in BoundsInput) Decision {
 	maxR := max(in.MaxReplicas, minR)
 	floor := Floor(in.TotalEffectiveTasks, in.MaxTasksPerWorker)
 	lo := max(minR, floor)
-	hi := max(lo, min(maxR, max(in.TotalEffectiveTasks, 0)))
+	if in.HardMax {
+		lo = min(lo, maxR)
+	}
+	hi := min(max(lo, min(maxR, max(in.TotalEffectiveTasks, 0))), v1alpha1.MaxWorkers)
 	d := Decision{Min: lo, Max: hi, Floor: floor}
 	switch {
+	case in.HardMax && floor > maxR:
+		d.Reason = v1alpha1.ReasonTasksWaitForMaxReplicas
+		d.Message = connectcluster.TasksWaitMessage(int64(in.TotalEffectiveTasks), int64(in.MaxTasksPerWorker), int64(floor), int64(maxR))
 	case lo > maxR:
 		d.CapacityRaised = true
 		d.Reason = v1alpha1.ReasonTaskFloorAboveMaxReplicas
@@ -119,6 +130,7 @@ func BoundsInputFor(cc *v1alpha1.ConnectCluster, totalEffectiveTasks int32) Boun
 		MaxReplicas:         cc.Spec.Autoscaling.MaxReplicasOrDefault(),
 		MaxTasksPerWorker:   cc.MaxTasksPerWorker(),
 		TotalEffectiveTasks: totalEffectiveTasks,
+		HardMax:             cc.Spec.Autoscaling != nil && cc.Spec.Autoscaling.HardMaxReplicas,
 	}
 }
 

@@ -26,7 +26,7 @@ import (
 func TestFloor(t *testing.T) {
 	cases := []struct{ tasks, per, want int32 }{
 		{0, 8, 0}, {1, 8, 1}, {8, 8, 1}, {9, 8, 2}, {16, 8, 2}, {17, 8, 3}, {5, 0, 0}, {-3, 8, 0},
-		{2147483647, 1, 2147483647},
+		{2147483647, 1, v1alpha1.MaxWorkers}, {5000, 1, v1alpha1.MaxWorkers}, // one cap for every floor
 	}
 	for _, c := range cases {
 		if got := Floor(c.tasks, c.per); got != c.want {
@@ -57,6 +57,12 @@ func TestAutoscalingDecision(t *testing.T) {
 			BoundsInput{MinReplicas: 1, MaxReplicas: 3, MaxTasksPerWorker: 2, TotalEffectiveTasks: 10}, 5, 5, true, v1alpha1.ReasonTaskFloorAboveMaxReplicas},
 		{"min above task count keeps max at min",
 			BoundsInput{MinReplicas: 3, MaxReplicas: 10, MaxTasksPerWorker: 8, TotalEffectiveTasks: 2}, 3, 3, false, v1alpha1.ReasonWithinRequested},
+		{"an uncapped floor (tasksMax 100000 at 1 per worker) stops at the one cap",
+			BoundsInput{MinReplicas: 1, MaxReplicas: 10, MaxTasksPerWorker: 1, TotalEffectiveTasks: 100000}, v1alpha1.MaxWorkers, v1alpha1.MaxWorkers, true, v1alpha1.ReasonTaskFloorAboveMaxReplicas},
+		{"hard maxReplicas: the floor never passes it, tasks wait",
+			BoundsInput{MinReplicas: 1, MaxReplicas: 3, MaxTasksPerWorker: 2, TotalEffectiveTasks: 10, HardMax: true}, 3, 3, false, v1alpha1.ReasonTasksWaitForMaxReplicas},
+		{"hard maxReplicas within capacity changes nothing",
+			BoundsInput{MinReplicas: 1, MaxReplicas: 10, MaxTasksPerWorker: 8, TotalEffectiveTasks: 4, HardMax: true}, 1, 4, false, v1alpha1.ReasonWithinRequested},
 		{"degenerate inputs are clamped",
 			BoundsInput{MinReplicas: 0, MaxReplicas: 0, MaxTasksPerWorker: 0, TotalEffectiveTasks: -4}, 1, 1, false, v1alpha1.ReasonWithinRequested},
 	}
@@ -78,5 +84,9 @@ func TestAutoscalingDecision(t *testing.T) {
 	d := AutoscalingDecision(BoundsInput{MinReplicas: 1, MaxReplicas: 3, MaxTasksPerWorker: 2, TotalEffectiveTasks: 10})
 	if !strings.Contains(d.Message, "maxReplicas=3") || !strings.Contains(d.Message, "10 tasks") {
 		t.Errorf("message %q does not explain the override", d.Message)
+	}
+	d = AutoscalingDecision(BoundsInput{MinReplicas: 1, MaxReplicas: 3, MaxTasksPerWorker: 2, TotalEffectiveTasks: 10, HardMax: true})
+	if !strings.Contains(d.Message, "4 of 10 tasks wait") || !strings.Contains(d.Message, "hardMaxReplicas") {
+		t.Errorf("message %q does not say which tasks wait", d.Message)
 	}
 }

@@ -21,6 +21,9 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"net"
+	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -93,9 +96,10 @@ func BuildPodDisruptionBudget(cc *v1alpha1.ConnectCluster) *policyv1.PodDisrupti
 //   - the metrics port from the namespaces networkPolicy.metricsNamespaceSelector
 //     selects (when metrics are on).
 //
-// Egress stays open: workers reach Kafka, the API server (Secrets) and
-// whatever the connectors talk to. operatorNamespace empty (an operator run
-// outside the cluster) leaves the operator peer out.
+// Egress stays open unless networkPolicy.egress is set: then the workers
+// reach the listed destinations plus what they need themselves (see
+// workerEgress). operatorNamespace empty (an operator run outside the
+// cluster) leaves the operator peer out.
 func BuildNetworkPolicy(cc *v1alpha1.ConnectCluster, operatorNamespace string) *networkingv1.NetworkPolicy {
 	restPeers := []networkingv1.NetworkPolicyPeer{{
 		PodSelector: &metav1.LabelSelector{MatchLabels: SelectorLabels(cc)},
@@ -116,7 +120,7 @@ func BuildNetworkPolicy(cc *v1alpha1.ConnectCluster, operatorNamespace string) *
 			Ports: []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: ptr.To(intstr.FromInt32(cc.MetricsPort()))}},
 		})
 	}
-	return &networkingv1.NetworkPolicy{
+	np := &networkingv1.NetworkPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
 		ObjectMeta: objectMeta(cc, NetworkPolicyName(cc)),
 		Spec: networkingv1.NetworkPolicySpec{
@@ -125,6 +129,50 @@ func BuildNetworkPolicy(cc *v1alpha1.ConnectCluster, operatorNamespace string) *
 			Ingress:     rules,
 		},
 	}
+	if cc.Spec.NetworkPolicy.Egress != nil {
+		np.Spec.PolicyTypes = append(np.Spec.PolicyTypes, networkingv1.PolicyTypeEgress)
+		np.Spec.Egress = workerEgress(cc)
+	}
+	return np
+}
+
+// workerEgress is the egress allow-list of the workers: what the
+// workers need themselves (the Kafka bootstrap servers' ports, DNS, the
+// other workers' REST port for forwarding), then the cluster owner's
+// networkPolicy.egress, as given. Kafka brokers are allowed by port: their
+// addresses are not known to the operator, and a NetworkPolicy cannot name
+// hosts. The Kubernetes API (for ${secret:} placeholders) is not added: a
+// rule for port 443 alone would open every HTTPS server, and its address
+// depends on the cluster, so the owner lists it (an ipBlock of the API
+// server's endpoints) in networkPolicy.egress.
+func workerEgress(cc *v1alpha1.ConnectCluster) []networkingv1.NetworkPolicyEgressRule {
+	tcp, udp := corev1.ProtocolTCP, corev1.ProtocolUDP
+	port := func(proto *corev1.Protocol, p int32) networkingv1.NetworkPolicyPort {
+		return networkingv1.NetworkPolicyPort{Protocol: proto, Port: ptr.To(intstr.FromInt32(p))}
+	}
+	var kafka []networkingv1.NetworkPolicyPort
+	seen := map[int32]bool{}
+	for _, b := range strings.Split(cc.Spec.Kafka.BootstrapServers, ",") {
+		_, p, err := net.SplitHostPort(strings.TrimSpace(b))
+		n, perr := strconv.ParseInt(p, 10, 32)
+		if err != nil || perr != nil || seen[int32(n)] {
+			continue
+		}
+		seen[int32(n)] = true
+		kafka = append(kafka, port(&tcp, int32(n)))
+	}
+	out := []networkingv1.NetworkPolicyEgressRule{
+		{Ports: []networkingv1.NetworkPolicyPort{port(&udp, 53), port(&tcp, 53)}},
+		{To: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: SelectorLabels(cc)}}},
+			Ports: []networkingv1.NetworkPolicyPort{port(&tcp, v1alpha1.RestPort)}},
+	}
+	if len(kafka) > 0 {
+		out = append(out, networkingv1.NetworkPolicyEgressRule{Ports: kafka})
+	}
+	for _, r := range cc.Spec.NetworkPolicy.Egress {
+		out = append(out, *r.DeepCopy())
+	}
+	return out
 }
 
 // NewRestToken returns a random REST API bearer token: 32 bytes from r

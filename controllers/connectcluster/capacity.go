@@ -52,11 +52,9 @@ func CapacityFloor(totalEffectiveTasks, maxTasksPerWorker int64) int32 {
 	return int32(floor)
 }
 
-// MaxReplicaFloor caps the replicas the capacity rule may add, as
-// spec.replicas is capped: a burst of connectors with large tasksMax (a
-// probe derived 125000) must not start a thousand-fold Deployment. Beyond
-// it, tasks wait unassigned and the condition says why.
-const MaxReplicaFloor = 1000
+// MaxReplicaFloor caps the replicas the capacity rule may add: the one
+// cap of every derived replica count, v1alpha1.MaxWorkers.
+const MaxReplicaFloor = v1alpha1.MaxWorkers
 
 // DesiredReplicas applies the capacity rule of a cluster without
 // autoscaling: the Deployment runs max(requested, floor) workers with
@@ -90,4 +88,30 @@ func floorCapNote(totalEffectiveTasks, maxTasksPerWorker int64) string {
 		return ""
 	}
 	return fmt.Sprintf(", capped at %d workers: some tasks stay unassigned; lower the connectors' tasksMax or raise maxTasksPerWorker", MaxReplicaFloor)
+}
+
+// HardCeiling applies autoscaling.hardMaxReplicas to a capacity decision
+// while the Deployment's count is the operator's (no ScaledObject active,
+// KEDA absent): the floor never raises the workers above maxReplicas, and
+// the decision says how many tasks wait. Without a hard ceiling c is
+// returned as it is.
+func HardCeiling(cc *v1alpha1.ConnectCluster, c Capacity, totalEffectiveTasks, maxTasksPerWorker int64) Capacity {
+	if !cc.AutoscalingEnabled() || !cc.Spec.Autoscaling.HardMaxReplicas {
+		return c
+	}
+	ceiling := cc.Spec.Autoscaling.MaxReplicasOrDefault()
+	if c.Replicas <= ceiling {
+		return c
+	}
+	c.Replicas, c.Raised = ceiling, false
+	c.Reason = v1alpha1.ReasonTasksWaitForMaxReplicas
+	c.Message = TasksWaitMessage(totalEffectiveTasks, maxTasksPerWorker, int64(c.Floor), int64(ceiling))
+	return c
+}
+
+// TasksWaitMessage says how many tasks wait because autoscaling.maxReplicas
+// is a hard ceiling, and the fixes.
+func TasksWaitMessage(tasks, perWorker, floor, ceiling int64) string {
+	return fmt.Sprintf("%d of %d tasks wait unassigned: connectors need %d workers at maxTasksPerWorker=%d, and autoscaling.maxReplicas=%d is hard (hardMaxReplicas); lower the connectors' tasksMax, raise maxTasksPerWorker or maxReplicas",
+		tasks-ceiling*perWorker, tasks, floor, perWorker, ceiling)
 }

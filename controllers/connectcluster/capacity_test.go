@@ -20,6 +20,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 )
 
@@ -87,5 +89,24 @@ func TestDesiredReplicasSaysWhenCapped(t *testing.T) {
 	}
 	if c := DesiredReplicas(1, 8000, 8); strings.Contains(c.Message, "capped") {
 		t.Fatalf("uncapped floor says capped: %+v", c)
+	}
+}
+
+// autoscaling.hardMaxReplicas holds the operator's own count (KEDA absent)
+// at maxReplicas too, saying how many tasks wait; without it, or within the
+// ceiling, the capacity decision stands.
+func TestHardCeilingHoldsTheFloor(t *testing.T) {
+	cc := &v1alpha1.ConnectCluster{Spec: v1alpha1.ConnectClusterSpec{Autoscaling: &v1alpha1.AutoscalingSpec{Enabled: true, MaxReplicas: ptr.To[int32](2), HardMaxReplicas: true}}}
+	c := HardCeiling(cc, DesiredReplicas(1, 150, 1), 150, 1)
+	if c.Replicas != 2 || c.Reason != v1alpha1.ReasonTasksWaitForMaxReplicas || !strings.Contains(c.Message, "148 of 150 tasks wait") {
+		t.Fatalf("hard ceiling: %+v", c)
+	}
+	soft := cc.DeepCopy()
+	soft.Spec.Autoscaling.HardMaxReplicas = false
+	if c := HardCeiling(soft, DesiredReplicas(1, 150, 1), 150, 1); c.Replicas != 150 {
+		t.Fatalf("soft ceiling changed the floor: %+v", c)
+	}
+	if c := HardCeiling(cc, DesiredReplicas(1, 2, 1), 2, 1); c.Replicas != 2 || c.Reason == v1alpha1.ReasonTasksWaitForMaxReplicas {
+		t.Fatalf("within the ceiling: %+v", c)
 	}
 }

@@ -173,7 +173,7 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 		}
 	}
 
-	st.capacity = DesiredReplicas(cc.RequestedReplicas(), int64(totals.Tasks), int64(cc.MaxTasksPerWorker()))
+	st.capacity = HardCeiling(cc, DesiredReplicas(cc.RequestedReplicas(), int64(totals.Tasks), int64(cc.MaxTasksPerWorker())), int64(totals.Tasks), int64(cc.MaxTasksPerWorker()))
 	replicas := ptr.To(st.capacity.Replicas)
 	if cc.AutoscalingEnabled() && r.opts.Autoscaler != nil {
 		res, err := r.opts.Autoscaler.ReconcileAutoscaling(ctx, cc, totals, DeploymentName(cc))

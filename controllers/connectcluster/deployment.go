@@ -17,6 +17,7 @@ limitations under the License.
 package connectcluster
 
 import (
+	"fmt"
 	"maps"
 	"strconv"
 
@@ -307,6 +308,22 @@ func workerVolumes(cc *v1alpha1.ConnectCluster) ([]corev1.VolumeMount, []corev1.
 			Sources: sources, DefaultMode: ptr.To(mode),
 		}}},
 		{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("64Mi"))}}},
+	}
+	// Each directory granted to the file connectors is a volume of its
+	// own: a connector that fills it fills neither /tmp nor another grant.
+	if ca := cc.Spec.ConnectorAccess; ca != nil {
+		for i, fc := range ca.FileConnectors {
+			name := fmt.Sprintf("files-%d", i)
+			src := corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("1Gi"))}}
+			if fc.SizeLimit != nil {
+				src.EmptyDir.SizeLimit = ptr.To(fc.SizeLimit.DeepCopy())
+			}
+			if fc.ClaimName != "" {
+				src = corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: fc.ClaimName}}
+			}
+			mounts = append(mounts, corev1.VolumeMount{Name: name, MountPath: fc.Path})
+			volumes = append(volumes, corev1.Volume{Name: name, VolumeSource: src})
+		}
 	}
 	return mounts, volumes
 }

@@ -25,8 +25,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
@@ -60,7 +62,14 @@ func secureCluster() *v1alpha1.ConnectCluster {
 	cc.Spec.Image = "registry.example.com/conveyor:pinned"
 	cc.Spec.ImagePullPolicy = corev1.PullIfNotPresent
 	cc.Spec.GroupID = ptr.To("payments-connect")
-	cc.Spec.ConnectorAccess = &v1alpha1.ConnectorAccess{Secrets: []string{"payments-db", "vendor-api"}, FilePaths: []string{"/opt/connectors/creds"}, EnvVariables: []string{"VENDOR_REGION"}}
+	cc.Spec.ConnectorAccess = &v1alpha1.ConnectorAccess{Secrets: []string{"payments-db", "vendor-api"}, FilePaths: []string{"/opt/connectors/creds"}, EnvVariables: []string{"VENDOR_REGION"},
+		FileConnectors:          []v1alpha1.FileConnectorVolume{{Path: "/data/in", ClaimName: "payments-in"}, {Path: "/data/out", SizeLimit: ptr.To(resource.MustParse("2Gi"))}},
+		AmbientCloudCredentials: true}
+	tcp := corev1.ProtocolTCP
+	cc.Spec.NetworkPolicy.Egress = []networkingv1.NetworkPolicyEgressRule{{
+		To:    []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: "10.20.30.40/32"}}},
+		Ports: []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: ptr.To(intstr.FromInt32(5432))}},
+	}}
 	cc.Spec.Metrics.Authentication.TokenSecret = &v1alpha1.SecretKeyRef{Name: "scrape-token", Key: "bearer"}
 	cc.Spec.Kafka = v1alpha1.KafkaConnection{
 		BootstrapServers: "broker-0.kafka.svc:9093,broker-1.kafka.svc:9093",

@@ -84,6 +84,10 @@ func BuildWorkerConfig(cc *v1alpha1.ConnectCluster, in WorkerConfigInputs) (*wor
 	// owner's lists, nothing else (${secret:} is bounded by the Role).
 	cfg.AllowedFilePaths = slices.Clone(cc.AllowedFilePaths())
 	cfg.AllowedEnvVariables = slices.Clone(cc.AllowedEnvVariables())
+	// Where file connectors may open files (each a volume of its own, see
+	// workerVolumes) and whether connectors may use the pod's cloud identity.
+	cfg.FileConnectorsAllowedPaths = cc.FileConnectorPaths()
+	cfg.CloudAmbientCredentials = cc.AmbientCloudCredentialsAllowed()
 
 	tls, sasl := cc.Spec.Kafka.TLS, cc.Spec.Kafka.SASL
 	cfg.SSLCALocation, cfg.SSLCertificateLocation, cfg.SSLKeyLocation = "", "", ""

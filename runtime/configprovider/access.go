@@ -21,7 +21,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
+
+	"github.com/conveyor-dev/conveyor/runtime/pathguard"
 )
 
 // Access is what a distributed worker's connectors may read through
@@ -127,7 +128,7 @@ func mapsKeys(m map[string]string) func(func(string) bool) {
 // ServiceAccount token) and the process's view of itself (/proc/self/environ
 // holds every variable). The ConnectCluster's CEL rules refuse such entries
 // already; this holds for links too.
-var NeverReadable = []string{"/etc/conveyor", "/var/run/secrets", "/run/secrets", "/proc", "/sys", "/dev"}
+var NeverReadable = pathguard.WorkerOwn
 
 // realAllowed is FileProvider.allowed for strict providers: the path and
 // every allowed entry are compared after symbolic links are followed, so a
@@ -160,7 +161,4 @@ func realAllowed(path string, allowed []string) error {
 	return fmt.Errorf("file %s is outside the allowed paths", path)
 }
 
-func within(dir, path string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
-}
+func within(dir, path string) bool { return pathguard.Within(dir, path) }

@@ -349,7 +349,7 @@ func (w *connWorker) startConnector(ctx context.Context, cfg map[string]string, 
 	}
 	cctx, cancel := context.WithCancel(h.connCtx)
 	conn := p.NewConnector()
-	if err := conn.Start(cctx, &connContext{w: w}, resolved); err != nil {
+	if err := conn.Start(w.h.opts.Grants.Context(cctx), &connContext{w: w}, resolved); err != nil {
 		cancel()
 		return fmt.Errorf("starting connector %q: %w", w.name, err)
 	}

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 )
 
 // connContext is the plugin.ConnectorContext of a running connector.
@@ -59,7 +60,10 @@ func (c *connContext) ListTopics(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return details.Names(), nil
+	// Connectors never see the cluster's internal topics, so a
+	// topics.regex sink neither counts nor reports them.
+	names := details.Names()
+	return slices.DeleteFunc(names, c.w.h.opts.Reserved.Reserved), nil
 }
 
 func (c *connContext) RaiseError(err error) {

@@ -25,13 +25,14 @@ import (
 )
 
 // validateOpts checks source connectors' exactly-once keys against the
-// worker's mode.
+// worker's mode, paths and credentials against its grants and topic keys against the
+// reserved topics.
 func (h *Herder) validateOpts() []plugin.ValidateOption {
 	mode := h.opts.ExactlyOnce
 	if mode == "" {
 		mode = plugin.WorkerExactlyOnceDisabled
 	}
-	return []plugin.ValidateOption{plugin.WithWorkerExactlyOnce(mode)}
+	return []plugin.ValidateOption{plugin.WithWorkerExactlyOnce(mode), plugin.WithGrants(h.opts.Grants), plugin.WithReservedTopics(h.opts.Reserved)}
 }
 
 // exactlyOnceSource reports whether a connector's tasks run

@@ -109,6 +109,16 @@ type Options struct {
 	// Resolver resolves placeholders; nil leaves configs as they are.
 	Resolver Resolver
 
+	// Grants are what the cluster's owner lends connectors (the files
+	// they may open, ambient cloud credentials); nil restricts nothing
+	// (standalone). They reach Validate and connector Start through their
+	// contexts; the task runtime applies them to tasks.
+	Grants *plugin.Grants
+	// Reserved are the topics no connector may name, read or write (the
+	// cluster's storage topics and "__" topics); validation refuses keys
+	// naming them, the task runtime enforces them on records.
+	Reserved *plugin.ReservedTopics
+
 	// AssignAll makes this worker run every connector and task (one worker,
 	// or standalone). Otherwise the assignment comes from SetAssignment.
 	AssignAll bool

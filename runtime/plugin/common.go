@@ -223,6 +223,10 @@ func ValidateConfig(ctx context.Context, p Plugin, config map[string]string, opt
 			}
 		}
 	}
+	// The cluster's internal topics are off limits in every topic key.
+	for _, fe := range vo.reserved.Validate(config) {
+		addErr(fe.Name, fe.Message)
+	}
 	// Transforms and predicates are checked here, so a connector with a
 	// bad chain is refused at creation instead of failing its tasks.
 	for _, fe := range transforms.Validate(config) {
@@ -236,7 +240,7 @@ func ValidateConfig(ctx context.Context, p Plugin, config map[string]string, opt
 	}
 	if ownClean && p.NewConnector != nil {
 		conn := p.NewConnector()
-		for _, fe := range conn.Validate(ctx, config) {
+		for _, fe := range conn.Validate(vo.grants.Context(ctx), config) {
 			addErr(fe.Name, fe.Message)
 		}
 		if p.Kind == KindSource && vo.eosMode != "" {

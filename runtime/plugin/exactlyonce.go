@@ -234,7 +234,11 @@ func exactlyOnceFields() []ConfigField {
 // ValidateOption tunes ValidateConfig.
 type ValidateOption func(*validateOptions)
 
-type validateOptions struct{ eosMode string }
+type validateOptions struct {
+	eosMode  string
+	grants   *Grants
+	reserved *ReservedTopics
+}
 
 // WithWorkerExactlyOnce checks source connectors' exactly-once keys
 // against the worker's exactly.once.source.support mode.

@@ -146,6 +146,11 @@ func NewSinkRunner(cfg SinkConfig) (*SinkRunner, error) {
 			return nil, fmt.Errorf("task %s: %s %q: %w", cfg.ID, plugin.KeyTopicsRegex, cfg.TopicsRegex, err)
 		}
 	}
+	for _, t := range cfg.Topics {
+		if cfg.Reserved.Reserved(t) {
+			return nil, fmt.Errorf("task %s: %w", cfg.ID, cfg.Reserved.KeyError(plugin.KeyTopics, t))
+		}
+	}
 	if err := cfg.Errors.checkDLQTopic(cfg.Topics, cfg.TopicsRegex); err != nil {
 		return nil, fmt.Errorf("task %s: %w", cfg.ID, err)
 	}
@@ -190,7 +195,8 @@ func (r *SinkRunner) ConsumerOpts() []kgo.Opt {
 		kgo.OnPartitionsLost(r.onLost),
 	}
 	if r.cfg.TopicsRegex != "" {
-		opts = append(opts, kgo.ConsumeRegex(), kgo.ConsumeTopics(plugin.TopicsRegex(r.cfg.TopicsRegex)))
+		// A regex subscription never reaches the cluster's internal topics.
+		opts = append(opts, kgo.ConsumeRegex(), kgo.ConsumeTopics(plugin.TopicsRegex(r.cfg.TopicsRegex)), kgo.ConsumeExcludeTopics(r.cfg.Reserved.ExcludePatterns()...))
 	} else {
 		opts = append(opts, kgo.ConsumeTopics(r.cfg.Topics...))
 	}
@@ -224,7 +230,7 @@ func (r *SinkRunner) Start(ctx context.Context) error {
 			r.errs.dlq = dlq
 			defer dlq.close()
 		}
-		if err := safe("starting sink task", func() error { return r.cfg.Task.Start(ctx, r.tc, r.cfg.Config) }); err != nil {
+		if err := safe("starting sink task", func() error { return r.cfg.Task.Start(r.cfg.Grants.Context(ctx), r.tc, r.cfg.Config) }); err != nil {
 			r.fail(err)
 			r.stopTask()
 			return

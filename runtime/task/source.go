@@ -241,7 +241,7 @@ func (r *SourceRunner) run(ctx context.Context) {
 			}
 		}()
 	}
-	if err := safe("starting source task", func() error { return r.cfg.Task.Start(ctx, tc, r.cfg.Config) }); err != nil {
+	if err := safe("starting source task", func() error { return r.cfg.Task.Start(r.cfg.Grants.Context(ctx), tc, r.cfg.Config) }); err != nil {
 		r.fail(err)
 		r.stopTask()
 		return

@@ -79,6 +79,13 @@ func (r *SourceRunner) sendBatch(ctx context.Context, recs []*plugin.SourceRecor
 				break
 			}
 		}
+		if out != nil && r.cfg.Reserved.Reserved(out.Topic) {
+			// The producer boundary: whatever named the topic (the task, a
+			// topic.prefix, a router transform), an internal topic is
+			// never written, whatever errors.tolerance says.
+			convErr = r.cfg.Reserved.RecordError(out.Topic)
+			break
+		}
 		krs = append(krs, kgo.Record{})
 		kr := &krs[len(krs)-1]
 		var pkey string

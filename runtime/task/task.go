@@ -44,6 +44,7 @@ import (
 
 	"github.com/conveyor-dev/conveyor/runtime/converter"
 	"github.com/conveyor-dev/conveyor/runtime/metrics"
+	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/transforms"
 )
 
@@ -149,6 +150,15 @@ type Common struct {
 	// longer; a second keeps tests quick without spinning).
 	RetryBackoff time.Duration
 
+	// Grants are what the cluster's owner lends the task (files, ambient
+	// cloud credentials); they reach the task's Start through its context.
+	// Nil restricts nothing.
+	Grants *plugin.Grants
+	// Reserved are the topics the task may not write, read or send dead
+	// letters to (plugin.ReservedTopics); checked where records cross into
+	// Kafka. Nil reserves nothing.
+	Reserved *plugin.ReservedTopics
+
 	// chain is built from Transforms by check; nil when there is none.
 	chain *transforms.Chain
 }
@@ -169,6 +179,9 @@ func (c *Common) check() error {
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("task %s: missing %s", c.ID, strings.Join(missing, ", "))
+	}
+	if c.Errors.DLQTopic != "" && c.Reserved.Reserved(c.Errors.DLQTopic) {
+		return fmt.Errorf("task %s: %w", c.ID, c.Reserved.KeyError(plugin.KeyDLQTopicName, c.Errors.DLQTopic))
 	}
 	chain, err := transforms.New(c.Transforms)
 	if err != nil {

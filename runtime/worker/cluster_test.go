@@ -83,6 +83,8 @@ func workerConfig(t *testing.T, kafka string, extra map[string]string) *workerco
 		workerconfig.KeySessionTimeout:                 fmt.Sprint(testSession.Milliseconds()),
 		workerconfig.KeyRebalanceTimeout:               "5000",
 		workerconfig.KeyScheduledRebalanceMaxDelay:     fmt.Sprint(testLostDelay.Milliseconds()),
+		// File connectors of the tests write under t.TempDir().
+		workerconfig.KeyFileConnectorsAllowedPaths: os.TempDir(),
 	}
 	maps.Copy(m, extra)
 	cfg, err := workerconfig.Parse(m)

@@ -167,6 +167,7 @@ func (w *Worker) buildHerder(opts Options) error {
 	}
 	w.auth, w.resolver = auth, opts.Resolver
 	w.forwardClient = &http.Client{Timeout: 30 * time.Second}
+	grants, reserved := connectorGrants(cfg, opts.Standalone), reservedTopics(cfg)
 	hh, err := herder.New(herder.Options{
 		WorkerID: cfg.EffectiveWorkerID(), URL: cfg.AdvertisedURL(),
 		Version: opts.Version, Commit: opts.Commit, KafkaClusterID: w.kafkaID,
@@ -175,7 +176,9 @@ func (w *Worker) buildHerder(opts Options) error {
 		Tasks: &taskRuntime{kafka: w.kopts, workerConv: cfg.ConverterConfig(), offsets: w.offsets, metrics: w.metrics, log: w.log,
 			flushInterval: cfg.OffsetFlushInterval, flushTimeout: cfg.OffsetFlushTimeout, consumer: cfg.Prefixed("consumer."), producer: cfg.Prefixed("producer."),
 			topicUsed: scrubTopicUsed(w.statuses.PutTopic, opts.Resolver), instanceID: cfg.GroupInstanceID,
-			exactlyOnce: cfg.ExactlyOnceEnabled(), groupID: cfg.GroupID, openOffsets: w.connOffsets.get},
+			exactlyOnce: cfg.ExactlyOnceEnabled(), groupID: cfg.GroupID, openOffsets: w.connOffsets.get,
+			grants: grants, reserved: reserved},
+		Grants: grants, Reserved: reserved,
 		ExactlyOnce: strings.ToLower(cfg.ExactlyOnceSourceSupport),
 		FenceTasks: func(ctx context.Context, connector string, tasks int) error {
 			return fenceTasks(ctx, w.client, cfg.GroupID, connector, tasks)

@@ -59,6 +59,10 @@ type taskRuntime struct {
 	exactlyOnce bool
 	groupID     string
 	openOffsets func(ctx context.Context, topic string) (*store.OffsetStore, error)
+	// grants and reserved isolate tasks: what the cluster's owner lends
+	// them and the topics they may not touch (see isolation.go).
+	grants   *plugin.Grants
+	reserved *plugin.ReservedTopics
 }
 
 func (t *taskRuntime) StartTask(ctx context.Context, spec herder.TaskSpec) (herder.RunningTask, error) {
@@ -73,6 +77,8 @@ func (t *taskRuntime) StartTask(ctx context.Context, spec herder.TaskSpec) (herd
 			Logger:              t.log,
 			OffsetFlushInterval: t.flushInterval,
 			OffsetFlushTimeout:  t.flushTimeout,
+			Grants:              t.grants,
+			Reserved:            t.reserved,
 		},
 		Plugin: spec.Plugin, Connector: spec.ConnectorConfig, WorkerConverters: t.workerConv,
 		Consumer: t.consumer, Producer: t.producer, Offsets: store.TaskOffsets{Store: t.offsets},
@@ -182,6 +188,9 @@ func (t *taskRuntime) transactional(ctx context.Context, ts *task.Spec, spec her
 	ts.ExactlyOnce = &task.ExactlyOnce{
 		TransactionalID: connectnames.TransactionalID(t.groupID, spec.ID.Connector, spec.ID.Task),
 		Boundary:        eos.Boundary, Interval: eos.Interval,
+	}
+	if t.reserved.Reserved(eos.OffsetsTopic) && eos.OffsetsTopic != t.offsets.Topic() {
+		return fmt.Errorf("connector %s: %w", spec.ID.Connector, t.reserved.KeyError(plugin.KeyOffsetsStorageTopic, eos.OffsetsTopic))
 	}
 	if eos.OffsetsTopic != "" && eos.OffsetsTopic != t.offsets.Topic() && t.openOffsets != nil {
 		own, err := t.openOffsets(ctx, eos.OffsetsTopic)

@@ -64,6 +64,8 @@ const (
 	KeyMetricsAuthTokenFile           = "metrics.auth.token.file"
 	KeyAllowedFilePaths               = "config.providers.file.allowed.paths"
 	KeyAllowedEnvVariables            = "config.providers.env.allowed.variables"
+	KeyFileConnectorsAllowedPaths     = "file.connectors.allowed.paths"
+	KeyCloudAmbientCredentials        = "cloud.ambient.credentials.enabled"
 	KeySecurityProtocol               = "security.protocol"
 	KeySSLCALocation                  = "ssl.ca.location"
 	KeySSLCertificateLocation         = "ssl.certificate.location"
@@ -205,6 +207,15 @@ type Config struct {
 	// are what ${file:} and ${env:} may read in distributed mode; empty
 	// turns the provider off (see configprovider.Access).
 	AllowedFilePaths, AllowedEnvVariables []string
+	// FileConnectorsAllowedPaths (file.connectors.allowed.paths, Conveyor)
+	// are the directories file connectors (FileSource, FileSink) may open
+	// files under in distributed mode, links followed; empty = none.
+	// Standalone mode ignores it.
+	FileConnectorsAllowedPaths []string
+	// CloudAmbientCredentials (cloud.ambient.credentials.enabled, Conveyor)
+	// lets connectors without keys of their own (S3Sink) use the worker's
+	// ambient cloud credentials in distributed mode. Default false.
+	CloudAmbientCredentials bool
 
 	// SecurityProtocol (security.protocol) is PLAINTEXT, SSL, SASL_PLAINTEXT
 	// or SASL_SSL.
@@ -343,6 +354,10 @@ var fields = []Field{
 		func(c *Config) *string { return &c.MetricsAuthTokenFile }),
 	listField(KeyAllowedFilePaths, "", "Files or directories ${file:...} placeholders may read in distributed mode; empty = ${file:} off.",
 		func(c *Config) *[]string { return &c.AllowedFilePaths }),
+	listField(KeyFileConnectorsAllowedPaths, "", "Directories file connectors may read and write under in distributed mode (links followed, never the worker's own files); empty = none.",
+		func(c *Config) *[]string { return &c.FileConnectorsAllowedPaths }),
+	boolField(KeyCloudAmbientCredentials, "false", "Let connectors without keys of their own use the worker's ambient cloud credentials (environment, pod or node role) in distributed mode.",
+		func(c *Config) *bool { return &c.CloudAmbientCredentials }),
 	listField(KeyAllowedEnvVariables, "", "Environment variables ${env:...} placeholders may read in distributed mode; empty = ${env:} off.",
 		func(c *Config) *[]string { return &c.AllowedEnvVariables }),
 	strField(KeySecurityProtocol, ProtocolPlaintext, "Kafka security protocol: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL.",

@@ -357,6 +357,7 @@ func startWorker(ctx context.Context, bin, dir, addr, name string, extra ...stri
 		"rest.host.name=127.0.0.1",
 		"rest.port=0",
 		"offset.flush.interval.ms=200", // the file sink writes its tail at a flush: keep the end of a run sharp
+		"file.connectors.allowed.paths=" + os.TempDir(),
 	}, extra...), "\n") + "\n"
 	if err := os.WriteFile(cfg, []byte(props), 0o600); err != nil {
 		return nil, err

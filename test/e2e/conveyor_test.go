@@ -208,11 +208,11 @@ func (w *walk) samples(t *testing.T) {
 	// The sink drains numbers into its file on a worker: every ID of the range arrives.
 	const total = 1_000_000
 	waitFor(t, 4*time.Minute, "numbers-to-file to write all the source's records", func() (bool, error) {
-		n, err := w.sinkFileIDs(ctx, samplesNS, "demo", "/tmp/numbers.jsonl", nil)
+		n, err := w.sinkFileIDs(ctx, samplesNS, "demo", "/data/numbers.jsonl", nil)
 		return n >= total, fmt.Errorf("%d of %d records in the sink's file (%v)", n, total, err)
 	})
 	ids := map[int64]bool{}
-	if _, err := w.sinkFileIDs(ctx, samplesNS, "demo", "/tmp/numbers.jsonl", ids); err != nil {
+	if _, err := w.sinkFileIDs(ctx, samplesNS, "demo", "/data/numbers.jsonl", ids); err != nil {
 		t.Fatal(err)
 	}
 	if len(ids) != total {
@@ -254,7 +254,7 @@ func (w *walk) samples(t *testing.T) {
 }
 
 // sinkFileIDs counts the records in a FileSink's file on every worker of a cluster (the file
-// sits in the worker's /tmp emptyDir) and adds their IDs to ids when it is not nil.
+// sits in the emptyDir granted at /data, spec.connectorAccess.fileConnectors) and adds their IDs to ids when it is not nil.
 func (w *walk) sinkFileIDs(ctx context.Context, ns, clusterName, path string, ids map[int64]bool) (int, error) {
 	pods, _, err := w.cv.WorkerPods(ctx, ns, clusterName)
 	if err != nil {
@@ -262,7 +262,7 @@ func (w *walk) sinkFileIDs(ctx context.Context, ns, clusterName, path string, id
 	}
 	n := 0
 	for _, p := range pods {
-		f, err := os.Open(filepath.Join(cluster.PodVolumeDir(&p, "tmp"), strings.TrimPrefix(path, "/tmp/")))
+		f, err := os.Open(filepath.Join(cluster.PodVolumeDir(&p, "files-0"), strings.TrimPrefix(path, "/data/")))
 		if os.IsNotExist(err) {
 			continue
 		}
@@ -411,17 +411,17 @@ spec:
   tasksMax: 1
   config:
     topics: e2e-in
-    file: /tmp/e2e-drain.jsonl
+    file: /data/e2e-drain.jsonl
 `, "apply", "-n", samplesNS, "-f", "-")
 	if _, err := w.cv.WaitConnectorsRunning(ctx, samplesNS, 2*time.Minute, "e2e-drain"); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 2*time.Minute, "e2e-drain to write the records kcat produced", func() (bool, error) {
-		got, err := w.sinkFileIDs(ctx, samplesNS, "demo", "/tmp/e2e-drain.jsonl", nil)
+		got, err := w.sinkFileIDs(ctx, samplesNS, "demo", "/data/e2e-drain.jsonl", nil)
 		return got >= n, fmt.Errorf("%d of %d records (%v)", got, n, err)
 	})
 	ids := map[int64]bool{}
-	got, err := w.sinkFileIDs(ctx, samplesNS, "demo", "/tmp/e2e-drain.jsonl", ids)
+	got, err := w.sinkFileIDs(ctx, samplesNS, "demo", "/data/e2e-drain.jsonl", ids)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -575,6 +575,8 @@ spec:
     value.converter.schemas.enable: "false"
     offset.flush.interval.ms: "1000"
   maxTasksPerWorker: 8
+  connectorAccess:
+    fileConnectors: [{path: /data}]
   rebalance:
     lostWorkerDelay: 5s
   networkPolicy:
@@ -606,7 +608,7 @@ spec:
   tasksMax: 1
   config:
     topics: scale-numbers
-    file: /tmp/scale.jsonl
+    file: /data/scale.jsonl
 `, kafka, monitoringNS, scaleRecords, scaleRate)
 }
 

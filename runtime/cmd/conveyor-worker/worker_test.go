@@ -188,6 +188,8 @@ func workerConfig(t *testing.T, dir, bootstrap string, extra ...string) string {
 		// A SIGKILLed worker's sink consumers leave the group only when
 		// their session times out; keep that short (kfake's minimum is 6s).
 		"consumer.session.timeout.ms=6000",
+		// File connectors of the tests read and write under t.TempDir().
+		"file.connectors.allowed.paths=" + os.TempDir(),
 	}, extra...)
 	p := filepath.Join(dir, "worker.properties")
 	writeFile(t, p, strings.Join(lines, "\n")+"\n")

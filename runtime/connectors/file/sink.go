@@ -81,9 +81,13 @@ type SinkConnector struct {
 	seen   bool
 }
 
-// Validate checks that the file's directory exists.
-func (c *SinkConnector) Validate(_ context.Context, config map[string]string) []plugin.FieldError {
+// Validate checks that the file lies where the worker's file access allows
+// (links followed) and that its directory exists.
+func (c *SinkConnector) Validate(ctx context.Context, config map[string]string) []plugin.FieldError {
 	path := strings.TrimSpace(config[KeyFile])
+	if _, err := plugin.FileAccessOf(ctx).Check(path); err != nil {
+		return []plugin.FieldError{{Name: KeyFile, Message: plugin.RefuseFile(KeyFile, err).Error()}}
+	}
 	dir := path[:strings.LastIndexByte(path, '/')+1]
 	if dir == "" {
 		return nil
@@ -186,17 +190,18 @@ type SinkTask struct {
 	written int64     // records written since started
 }
 
-// Start opens the file for appending.
-func (t *SinkTask) Start(_ context.Context, _ plugin.SinkTaskContext, config map[string]string) error {
+// Start opens the file for appending, through the worker's file access:
+// the file is checked again, links followed, when it is opened.
+func (t *SinkTask) Start(ctx context.Context, _ plugin.SinkTaskContext, config map[string]string) error {
 	cfg, err := SinkPlugin().Spec.Parse(config)
 	if err != nil {
 		return err
 	}
 	t.path = cfg.String(KeyFile)
 	t.rate, t.started = cfg.Double(KeySinkRate), time.Now()
-	f, err := os.OpenFile(t.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := plugin.FileAccessOf(ctx).Open(t.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
-		return fmt.Errorf("file sink: opening %s: %w", t.path, err)
+		return fmt.Errorf("file sink: opening %s: %w", t.path, plugin.RefuseFile(KeyFile, err))
 	}
 	t.f = f
 	// t.buf grows with the first Puts, to at most about writeChunk plus a

@@ -92,48 +92,80 @@ func SourcePlugin() plugin.Plugin {
 // files returns the configured files (file and files), de-duplicated.
 func files(config map[string]string) []string {
 	var out []string
-	seen := map[string]bool{}
-	all := plugin.SplitList(config[KeyFiles])
-	if f := strings.TrimSpace(config[KeyFile]); f != "" {
-		all = append([]string{f}, all...)
-	}
-	for _, f := range all {
-		if !seen[f] {
-			seen[f] = true
-			out = append(out, f)
-		}
+	for _, e := range entries(config) {
+		out = append(out, e.path)
 	}
 	return out
+}
+
+// entry is one configured file, directory or glob and the key naming it.
+type entry struct{ key, path string }
+
+// entries returns the configured entries (file, then files),
+// de-duplicated, each with its key.
+func entries(config map[string]string) []entry {
+	var out []entry
+	seen := map[string]bool{}
+	add := func(key, f string) {
+		if f != "" && !seen[f] {
+			seen[f] = true
+			out = append(out, entry{key, f})
+		}
+	}
+	add(KeyFile, strings.TrimSpace(config[KeyFile]))
+	for _, f := range plugin.SplitList(config[KeyFiles]) {
+		add(KeyFiles, f)
+	}
+	return out
+}
+
+// fileKey is the key a task's file refusal names: files when set, else file.
+func fileKey(config map[string]string) string {
+	if len(plugin.SplitList(config[KeyFiles])) > 0 {
+		return KeyFiles
+	}
+	return KeyFile
 }
 
 // SourceConnector splits the configured files over tasks; directories and
 // globs are listed again every files.check.interval.ms.
 type SourceConnector struct {
 	config  map[string]string
-	entries []string // as configured: files, directories, globs
+	access  *plugin.FileAccess
+	log     *slog.Logger
+	entries []entry // as configured: files, directories, globs
 	mu      sync.Mutex
 	files   []string // entries expanded
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 }
 
-// Validate requires at least one file.
-func (c *SourceConnector) Validate(_ context.Context, config map[string]string) []plugin.FieldError {
-	if len(files(config)) == 0 {
+// Validate requires at least one file, and every file, directory and glob
+// where the worker's file access allows (see checkEntry).
+func (c *SourceConnector) Validate(ctx context.Context, config map[string]string) []plugin.FieldError {
+	es := entries(config)
+	if len(es) == 0 {
 		return []plugin.FieldError{{Name: KeyFiles, Message: "set file or files to at least one path"}}
 	}
-	return nil
+	var out []plugin.FieldError
+	for _, e := range es {
+		if err := checkEntry(plugin.FileAccessOf(ctx), e); err != nil {
+			out = append(out, plugin.FieldError{Name: e.key, Message: err.Error()})
+		}
+	}
+	return out
 }
 
 // Start records the configuration, expands directories and globs, and
 // watches them when there are any.
-func (c *SourceConnector) Start(_ context.Context, cc plugin.ConnectorContext, config map[string]string) error {
+func (c *SourceConnector) Start(ctx context.Context, cc plugin.ConnectorContext, config map[string]string) error {
 	c.config = config
-	c.entries = files(config)
+	c.access, c.log = plugin.FileAccessOf(ctx), cc.Logger()
+	c.entries = entries(config)
 	if len(c.entries) == 0 {
 		return errors.New("file source: set file or files to at least one path")
 	}
-	fs, err := expand(c.entries)
+	fs, err := c.expand()
 	if err != nil {
 		return err
 	}
@@ -142,7 +174,7 @@ func (c *SourceConnector) Start(_ context.Context, cc plugin.ConnectorContext, c
 	if err != nil {
 		return err
 	}
-	if interval := time.Duration(cfg.Long(KeyFilesCheckIntervalMs)) * time.Millisecond; interval > 0 && slices.ContainsFunc(c.entries, isDynamic) {
+	if interval := time.Duration(cfg.Long(KeyFilesCheckIntervalMs)) * time.Millisecond; interval > 0 && slices.ContainsFunc(c.entries, func(e entry) bool { return isDynamic(e.path) }) {
 		ctx, cancel := context.WithCancel(context.Background())
 		c.cancel = cancel
 		c.wg.Go(func() { c.watchFiles(ctx, cc, interval) })
@@ -209,6 +241,8 @@ type fileState struct {
 type SourceTask struct {
 	plugin.NopCommitter
 	log       *slog.Logger
+	access    *plugin.FileAccess
+	key       string // the config key the files came from, for refusals
 	topic     string
 	batchSize int
 	interval  time.Duration
@@ -223,6 +257,7 @@ func (t *SourceTask) Start(ctx context.Context, tc plugin.SourceTaskContext, con
 		return err
 	}
 	t.log = tc.Logger()
+	t.access, t.key = plugin.FileAccessOf(ctx), fileKey(config)
 	t.topic = cfg.String(KeyTopic)
 	t.batchSize = cfg.Int(KeyBatchSize)
 	t.interval = time.Duration(cfg.Long(KeyPollIntervalMs)) * time.Millisecond
@@ -231,7 +266,7 @@ func (t *SourceTask) Start(ctx context.Context, tc plugin.SourceTaskContext, con
 		if err := json.Unmarshal([]byte(raw), &paths); err != nil {
 			return fmt.Errorf("file source task: invalid %s: %w", KeyTaskFiles, err)
 		}
-	} else if paths, err = expand(files(config)); err != nil {
+	} else if paths, err = expandEntries(t.access, entries(config), t.log); err != nil {
 		return err
 	}
 	if len(paths) == 0 {
@@ -260,9 +295,11 @@ func (t *SourceTask) Start(ctx context.Context, tc plugin.SourceTaskContext, con
 	return nil
 }
 
-// open opens a file at its position; a missing file is not an error yet.
+// open opens a file at its position, through the worker's file access (so
+// a file that became a link to somewhere else is refused, failing the
+// task); a missing file is not an error yet.
 func (t *SourceTask) open(st *fileState) error {
-	f, err := os.Open(st.path)
+	f, err := t.access.Open(st.path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		if !st.missing {
 			t.log.Warn("file does not exist yet; waiting for it", "file", st.path)
@@ -271,7 +308,7 @@ func (t *SourceTask) open(st *fileState) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("opening %s: %w", st.path, err)
+		return fmt.Errorf("opening %s: %w", st.path, plugin.RefuseFile(t.key, err))
 	}
 	if _, err := f.Seek(st.pos, io.SeekStart); err != nil {
 		f.Close()

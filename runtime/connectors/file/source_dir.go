@@ -19,6 +19,7 @@ package file
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -43,20 +44,54 @@ func isDynamic(entry string) bool {
 	return err == nil && st.IsDir()
 }
 
-// expand turns the configured entries into the files to read, sorted and
-// de-duplicated: a plain path stays as it is (it may not exist yet); a
-// directory gives the regular files directly in it (not hidden ones, not
-// subdirectories); a glob gives the regular files it matches.
-func expand(entries []string) ([]string, error) {
+// checkEntry checks one configured entry against the worker's file
+// access: a plain path (file or directory) where it leads after links are
+// followed, a glob by the directory it starts from (the part before its
+// first *, ? or [), so neither can reach beyond the granted directories;
+// the files a glob or directory gives are checked again each time they are
+// listed and when they are opened.
+func checkEntry(access *plugin.FileAccess, e entry) error {
+	if !access.Confined() {
+		return nil
+	}
+	path := e.path
+	if i := strings.IndexAny(path, "*?["); i >= 0 {
+		path = filepath.Dir(path[:i] + "x")
+	}
+	if _, err := access.Check(path); err != nil {
+		return plugin.RefuseFile(e.key, err)
+	}
+	return nil
+}
+
+// expand lists the connector's entries (see expandEntries).
+func (c *SourceConnector) expand() ([]string, error) {
+	return expandEntries(c.access, c.entries, c.log)
+}
+
+// expandEntries turns the configured entries into the files to read,
+// sorted and de-duplicated: a plain path stays as it is (it may not exist
+// yet); a directory gives the regular files directly in it (not hidden
+// ones, not subdirectories); a glob gives the regular files it matches.
+// Every entry is checked against the file access (a refused one is an
+// error naming its key), and every listed file too: one that leads outside
+// the granted directories (a link put there, perhaps after the connector
+// started) is left out and logged.
+func expandEntries(access *plugin.FileAccess, entries []entry, log *slog.Logger) ([]string, error) {
 	var out []string
-	for _, e := range entries {
+	for _, en := range entries {
+		if err := checkEntry(access, en); err != nil {
+			return nil, err
+		}
+		e := en.path
+		var listed []string
 		switch {
 		case strings.ContainsAny(e, "*?["):
 			m, err := filepath.Glob(e)
 			if err != nil {
-				return nil, fmt.Errorf("file source: bad glob %q: %w", e, err)
+				return nil, fmt.Errorf("file source: bad glob %q in %s: %w", e, en.key, err)
 			}
-			out = append(out, regular(m)...)
+			listed = regular(m)
 		case isDynamic(e):
 			des, err := os.ReadDir(e)
 			if err != nil && !os.IsNotExist(err) {
@@ -68,9 +103,19 @@ func expand(entries []string) ([]string, error) {
 					m = append(m, filepath.Join(e, de.Name()))
 				}
 			}
-			out = append(out, regular(m)...)
+			listed = regular(m)
 		default:
 			out = append(out, e)
+			continue
+		}
+		for _, f := range listed {
+			if _, err := access.Check(f); err != nil {
+				if log != nil {
+					log.Warn("file source: leaving out a listed file the worker may not read", "key", en.key, "error", err.Error())
+				}
+				continue
+			}
+			out = append(out, f)
 		}
 	}
 	slices.Sort(out)
@@ -99,7 +144,7 @@ func (c *SourceConnector) watchFiles(ctx context.Context, cc plugin.ConnectorCon
 			return
 		case <-t.C:
 		}
-		got, err := expand(c.entries)
+		got, err := c.expand()
 		if err != nil {
 			cc.Logger().Warn("listing the files of the file source", "error", err)
 			continue

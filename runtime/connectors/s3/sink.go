@@ -91,7 +91,7 @@ func Plugin() plugin.Plugin {
 		{Name: KeyStoreURL, Type: plugin.TypeString, Default: "", Group: group, Importance: plugin.ImportanceHigh, Width: plugin.WidthLong,
 			DisplayName: "Store URL", Doc: "The S3 endpoint, for example http://minio.storage:9000 (https:// for TLS); empty for AWS S3."},
 		{Name: KeyAccessKey, Type: plugin.TypeString, Group: group, Importance: plugin.ImportanceHigh, Width: plugin.WidthMedium,
-			DisplayName: "Access key", Doc: "Access key id; with aws.secret.access.key. Empty: the AWS environment variables, then the instance's IAM role."},
+			DisplayName: "Access key", Doc: "Access key id; with aws.secret.access.key. Empty: the AWS environment variables, then the instance's IAM role, on clusters whose owner allows ambient cloud credentials."},
 		{Name: KeySecretKey, Type: plugin.TypePassword, Group: group, Importance: plugin.ImportanceHigh, Width: plugin.WidthMedium,
 			DisplayName: "Secret key", Doc: "Secret access key, usually a ${secret:<name>:<key>} placeholder. Never logged."},
 		{Name: KeyPathStyle, Type: plugin.TypeBoolean, Default: "true", Group: group, Importance: plugin.ImportanceLow, Width: plugin.WidthShort,
@@ -161,6 +161,18 @@ type settings struct {
 	timePartition  bool
 	pathFormat     string
 	timestampField string
+	// ambient: no keys in the config, so the credentials come from the
+	// worker's environment and cloud role, if the cluster allows it.
+	ambient bool
+}
+
+// checkAmbient refuses ambient credentials where ctx does not allow them,
+// naming the key to set instead.
+func (s *settings) checkAmbient(ctx context.Context) error {
+	if s.ambient && !plugin.AmbientCredentialsAllowed(ctx) {
+		return &plugin.ConfigError{Fields: []plugin.FieldError{{Name: KeyAccessKey, Message: KeyAccessKey + " and " + KeySecretKey + " are empty, and " + plugin.AmbientCredentialsHint}}}
+	}
+	return nil
 }
 
 func parse(config map[string]string) (*settings, error) {
@@ -207,6 +219,7 @@ func parse(config map[string]string) (*settings, error) {
 		return nil, fail(KeySecretKey, "set both aws.access.key.id and aws.secret.access.key, or neither (the environment and the IAM role then give the credentials)")
 	default:
 		creds = credentials.NewChainCredentials([]credentials.Provider{&credentials.EnvAWS{}, &credentials.IAM{}})
+		s.ambient = true
 	}
 	lookup := minio.BucketLookupPath
 	if !cfg.Bool(KeyPathStyle) {
@@ -230,6 +243,9 @@ func (s *settings) client() (*minio.Client, error) {
 // check looks the bucket up with the configured credentials.
 func check(ctx context.Context, config map[string]string) []plugin.FieldError {
 	s, err := parse(config)
+	if err == nil {
+		err = s.checkAmbient(ctx)
+	}
 	if err != nil {
 		return plugin.AsFieldErrors(err, KeyBucket)
 	}

@@ -89,8 +89,11 @@ const (
 )
 
 // Start parses the configuration and starts the uploader.
-func (t *Task) Start(_ context.Context, tc plugin.SinkTaskContext, config map[string]string) error {
+func (t *Task) Start(ctx context.Context, tc plugin.SinkTaskContext, config map[string]string) error {
 	s, err := parse(config)
+	if err == nil {
+		err = s.checkAmbient(ctx)
+	}
 	if err != nil {
 		return err
 	}

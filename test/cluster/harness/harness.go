@@ -227,6 +227,9 @@ func (c *Cluster) WorkerConfig(name string) string {
 		// their sessions time out; franz-go heartbeats every 3s, so 6s is
 		// the shortest safe session.
 		"consumer.session.timeout.ms=6000",
+		// File connectors of the tests read and write under the temporary
+		// folder (the workers' own token file there stays refused).
+		"file.connectors.allowed.paths=" + os.TempDir(),
 	}
 	if !c.opts.Dynamic {
 		lines = append(lines, "group.instance.id="+name)

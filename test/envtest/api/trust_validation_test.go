@@ -91,6 +91,16 @@ func TestTrustShapesRefused(t *testing.T) {
 			[]string{"spec.connectorAccess.filePaths", "/etc/conveyor"}},
 		{"allowed file path /proc", access(v1.ConnectorAccess{FilePaths: []string{"/proc/self"}}),
 			[]string{"spec.connectorAccess.filePaths", "/proc"}},
+		{"file connector path /tmp, the workers' scratch", access(v1.ConnectorAccess{FileConnectors: []v1.FileConnectorVolume{{Path: "/tmp"}}}),
+			[]string{"spec.connectorAccess.fileConnectors[0].path", "/tmp"}},
+		{"file connector path above the worker's config", access(v1.ConnectorAccess{FileConnectors: []v1.FileConnectorVolume{{Path: "/etc"}}}),
+			[]string{"spec.connectorAccess.fileConnectors[0].path", "own folders"}},
+		{"file connector path under /proc", access(v1.ConnectorAccess{FileConnectors: []v1.FileConnectorVolume{{Path: "/data"}, {Path: "/proc/self"}}}),
+			[]string{"spec.connectorAccess.fileConnectors[1].path", "own folders"}},
+		{"file connector path with ..", access(v1.ConnectorAccess{FileConnectors: []v1.FileConnectorVolume{{Path: "/data/../etc/conveyor"}}}),
+			[]string{"spec.connectorAccess.fileConnectors[0].path", "'..' segments"}},
+		{"file connector path /", access(v1.ConnectorAccess{FileConnectors: []v1.FileConnectorVolume{{Path: "/"}}}),
+			[]string{"spec.connectorAccess.fileConnectors[0].path"}},
 		{"allowed env variable with a dash", access(v1.ConnectorAccess{EnvVariables: []string{"MY-VAR"}}),
 			[]string{"spec.connectorAccess.envVariables"}},
 		{"REST token Secret with an invalid name", cluster(func(c *v1.ConnectCluster) {
@@ -110,7 +120,8 @@ func TestTrustShapesRefused(t *testing.T) {
 	t.Run("the valid forms are accepted", func(t *testing.T) {
 		cc := validCluster(ns, "orders-2")
 		cc.Spec.Pod = &v1.PodOverrides{Rack: &v1.RackSpec{TopologyKey: "topology.kubernetes.io/zone"}}
-		cc.Spec.ConnectorAccess = &v1.ConnectorAccess{Secrets: []string{"db", "vendor.api"}, FilePaths: []string{"/opt/connectors/creds"}, EnvVariables: []string{"VENDOR_REGION"}}
+		cc.Spec.ConnectorAccess = &v1.ConnectorAccess{Secrets: []string{"db", "vendor.api"}, FilePaths: []string{"/opt/connectors/creds"}, EnvVariables: []string{"VENDOR_REGION"},
+			FileConnectors: []v1.FileConnectorVolume{{Path: "/data/in"}, {Path: "/var/lib/out", ClaimName: "out"}}, AmbientCloudCredentials: true}
 		if err := k8sClient.Create(ctx(t), cc); err != nil {
 			t.Fatalf("creating a valid cluster: %v", err)
 		}

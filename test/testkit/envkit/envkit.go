@@ -170,6 +170,9 @@ func StartWorker(spec WorkerSpec) (w *worker.Worker, stop func(), err error) {
 		workerconfig.KeyRestPort:                       "0",
 		workerconfig.KeyRestAuthTokenFile:              tokenFile,
 		workerconfig.KeyTaskLimitsCheckInterval:        "500",
+		// File connectors of the tests read and write under the temporary
+		// folder (the worker's own token file there stays refused).
+		workerconfig.KeyFileConnectorsAllowedPaths: os.TempDir(),
 	}
 	cfg, err := workerconfig.Parse(props)
 	if err == nil {
