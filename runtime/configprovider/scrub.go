@@ -123,17 +123,34 @@ func (s *scrubSet) scrub(msg string) string {
 	return msg
 }
 
-// Scrub returns msg with every value this resolver ever resolved (of at
-// least MinScrubLength bytes, as is, JSON-escaped or Go-quoted) replaced by
-// the placeholder it came from. It is the one function every message that
-// leaves a worker passes through: REST answers, connector and task traces
-// in the status topic, task configs written to the config topic, and logs.
-// A nil resolver returns msg.
+// Scrub returns msg with every value this resolver ever resolved, for any
+// connector (of at least MinScrubLength bytes, as is, JSON-escaped or
+// Go-quoted), replaced by the placeholder it came from. It is for outputs
+// every connector shares: logs, panic output, metrics, REST answers that
+// belong to no connector. A nil resolver returns msg.
 func (r *Resolver) Scrub(msg string) string {
 	if r == nil {
 		return msg
 	}
 	return r.seen.scrub(msg)
+}
+
+// ScrubFor returns msg with the values resolved for connector hidden, and
+// no other connector's: it is for what belongs to that connector (its
+// config and task configs, its status traces, its dead letter queue
+// headers, its REST answers), so a value another connector resolved never
+// rewrites this connector's data. A nil resolver returns msg.
+func (r *Resolver) ScrubFor(connector, msg string) string {
+	if r == nil {
+		return msg
+	}
+	r.mu.RLock()
+	s := r.byConnector[connector]
+	r.mu.RUnlock()
+	if s == nil {
+		return msg
+	}
+	return s.scrub(msg)
 }
 
 // ScrubConfig applies Scrub to every value of config (a copy).
@@ -143,4 +160,24 @@ func (r *Resolver) ScrubConfig(config map[string]string) map[string]string {
 		out[k] = r.Scrub(v)
 	}
 	return out
+}
+
+// connectorSet returns connector's scrub set, made on first use.
+func (r *Resolver) connectorSet(connector string) *scrubSet {
+	r.mu.RLock()
+	s := r.byConnector[connector]
+	r.mu.RUnlock()
+	if s != nil {
+		return s
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.byConnector == nil {
+		r.byConnector = map[string]*scrubSet{}
+	}
+	if s = r.byConnector[connector]; s == nil {
+		s = &scrubSet{}
+		r.byConnector[connector] = s
+	}
+	return s
 }

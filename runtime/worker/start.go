@@ -174,7 +174,7 @@ func (w *Worker) buildHerder(opts Options) error {
 		Admin: w.admin, Resolver: opts.Resolver,
 		Tasks: &taskRuntime{kafka: w.kopts, workerConv: cfg.ConverterConfig(), offsets: w.offsets, metrics: w.metrics, log: w.log,
 			flushInterval: cfg.OffsetFlushInterval, flushTimeout: cfg.OffsetFlushTimeout, consumer: cfg.Prefixed("consumer."), producer: cfg.Prefixed("producer."),
-			topicUsed: scrubTopicUsed(w.statuses.PutTopic, opts.Resolver), instanceID: cfg.GroupInstanceID,
+			topicUsed: scrubTopicUsed(w.statuses.PutTopic, opts.Resolver), scrubFor: scrubForOf(opts.Resolver), instanceID: cfg.GroupInstanceID,
 			exactlyOnce: cfg.ExactlyOnceEnabled(), groupID: cfg.GroupID, openOffsets: w.connOffsets.get},
 		ExactlyOnce: strings.ToLower(cfg.ExactlyOnceSourceSupport),
 		FenceTasks: func(ctx context.Context, connector string, tasks int) error {
@@ -233,7 +233,7 @@ func (w *Worker) buildMember(ctx context.Context, undo *undoStack) error {
 // membership, which from now on retries for as long as the worker runs.
 func (w *Worker) serve(ctx context.Context, undo *undoStack) error {
 	var err error
-	restCfg := rest.Config{Addr: w.listener.Addr().String(), Auth: w.auth, Scrub: scrubOf(w.resolver), Logger: w.log, ForwardClient: w.forwardClient,
+	restCfg := rest.Config{Addr: w.listener.Addr().String(), Auth: w.auth, Scrub: scrubOf(w.resolver), ScrubFor: scrubForOf(w.resolver), Logger: w.log, ForwardClient: w.forwardClient,
 		MaxConcurrent: w.cfg.RestThreadsMax, Loggers: w.logLevels}
 	if w.cfg.MetricsPort == 0 {
 		restCfg.Gatherer = w.metrics.Registry()

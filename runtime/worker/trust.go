@@ -55,6 +55,14 @@ func scrubOf(r herder.Resolver) func(string) string {
 	return nil
 }
 
+// scrubForOf returns the resolver's ScrubFor, or nil when it has none.
+func scrubForOf(r herder.Resolver) func(connector, msg string) string {
+	if s, ok := r.(herder.Scrubber); ok {
+		return s.ScrubFor
+	}
+	return nil
+}
+
 // scrubLogger wraps log so that every message and attribute passes through
 // the resolver's Scrub before it is written.
 func scrubLogger(log *slog.Logger, r herder.Resolver) *slog.Logger {
@@ -113,15 +121,15 @@ func (w *Worker) stopMetrics(ctx context.Context) {
 	}
 }
 
-// scrubTopicUsed records a task's topic in the status topic with resolved
-// values hidden: a topic named through a placeholder is recorded as its
-// placeholder.
+// scrubTopicUsed records a task's topic in the status topic with the
+// connector's resolved values hidden: a topic named through a placeholder
+// is recorded as its placeholder.
 func scrubTopicUsed(put func(ctx context.Context, connector, topic string, task int) error, r herder.Resolver) func(ctx context.Context, connector, topic string, task int) error {
-	scrub := scrubOf(r)
+	scrub := scrubForOf(r)
 	if scrub == nil {
 		return put
 	}
 	return func(ctx context.Context, connector, topic string, task int) error {
-		return put(ctx, connector, scrub(topic), task)
+		return put(ctx, connector, scrub(connector, topic), task)
 	}
 }
