@@ -191,6 +191,15 @@ type Reconciler struct {
 	// eosChecked remembers successful transaction probes (exactlyonce.go).
 	eosChecked map[types.NamespacedName]topicCheckRecord
 	failures   map[types.NamespacedName]int
+	// clusterIDs remembers the Kafka cluster id each cluster's Kafka reported.
+	clusterIDs map[types.NamespacedName]clusterIDRecord
+}
+
+type clusterIDRecord struct {
+	uid       types.UID
+	bootstrap string
+	id        string
+	at        time.Time
 }
 
 type topicCheckRecord struct {
@@ -400,5 +409,6 @@ func (r *Reconciler) forget(key types.NamespacedName) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.verified, key)
+	delete(r.clusterIDs, key)
 	delete(r.failures, key)
 }

@@ -53,6 +53,8 @@ import (
 type loopState struct {
 	totals   Totals
 	conflict *GroupConflict
+	// kafkaClusterID is the id Kafka reported this loop ("" when not asked).
+	kafkaClusterID string
 	// problem stops the loop short of a converged cluster (Reconciled=False).
 	problem *condition.Problem
 	topics  topicsOutcome
@@ -103,6 +105,7 @@ func GroupClaimOf(cc *v1alpha1.ConnectCluster) GroupClaim {
 		Created:          cc.CreationTimestamp.Time,
 		GroupID:          cc.GroupID(),
 		BootstrapServers: NormalizeBootstrapServers([]string{cc.Spec.Kafka.BootstrapServers}),
+		KafkaClusterID:   cc.Status.KafkaClusterID,
 	}
 }
 
@@ -117,6 +120,21 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 	totals := totalsOf(kcs)
 	st.totals = totals
 
+	// The Kafka cluster id decides which clusters share a Kafka: asked
+	// first, so a cluster that names its Kafka another way never joins
+	// another's group, not even for one loop.
+	conn, saslUser, prob := KafkaConnectionFor(ctx, r.apiReader, cc)
+	self := GroupClaimOf(cc)
+	if prob == nil {
+		id, err := r.kafkaClusterID(ctx, cc, conn)
+		if err != nil {
+			st.problem = &condition.Problem{Reason: v1alpha1.ReasonKafkaUnreachable, Message: err.Error() + "; check spec.kafka (bootstrap servers, TLS, SASL) and that the operator can reach the brokers"}
+			st.retry = true
+		}
+		st.kafkaClusterID = id
+		self.KafkaClusterID = id
+	}
+
 	var peers v1alpha1.ConnectClusterList
 	if err := r.client.List(ctx, &peers, client.MatchingFields{ClusterGroupIDIndex: cc.GroupID()}); err != nil {
 		return nil, fmt.Errorf("listing ConnectClusters claiming group %q: %w", cc.GroupID(), err)
@@ -125,7 +143,7 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 	for i := range peers.Items {
 		claims = append(claims, GroupClaimOf(&peers.Items[i]))
 	}
-	st.conflict = FindGroupConflict(GroupClaimOf(cc), claims)
+	st.conflict = FindGroupConflict(self, claims)
 
 	dep := &appsv1.Deployment{}
 	switch err := r.client.Get(ctx, types.NamespacedName{Namespace: cc.Namespace, Name: DeploymentName(cc)}, dep); {
@@ -146,8 +164,11 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 		}
 		return st, nil
 	}
+	if st.problem != nil {
+		// Kafka did not say who it is: no workers join a group on it yet.
+		return st, nil
+	}
 
-	conn, saslUser, prob := KafkaConnectionFor(ctx, r.apiReader, cc)
 	if prob == nil {
 		prob = r.checkTokenSecret(ctx, cc)
 	}
@@ -526,6 +547,38 @@ func topicsKey(cc *v1alpha1.ConnectCluster, wants []TopicSpec) string {
 
 // ensureTopics creates or verifies the internal topics, at most once per
 // TopicRecheckInterval while nothing about them changes.
+// kafkaClusterID asks the cluster's Kafka for its cluster id, remembered
+// per cluster and bootstrap list for TopicRecheckInterval.
+func (r *Reconciler) kafkaClusterID(ctx context.Context, cc *v1alpha1.ConnectCluster, conn KafkaConnection) (string, error) {
+	key := types.NamespacedName{Namespace: cc.Namespace, Name: cc.Name}
+	bootstrap := strings.Join(conn.BootstrapServers, ",")
+	now := r.opts.Clock.Now()
+	r.mu.Lock()
+	rec, ok := r.clusterIDs[key]
+	r.mu.Unlock()
+	if ok && rec.uid == cc.UID && rec.bootstrap == bootstrap && now.Sub(rec.at) < r.opts.TopicRecheckInterval {
+		return rec.id, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.opts.KafkaTimeout)
+	defer cancel()
+	admin, err := r.opts.AdminFactory(ctx, conn)
+	if err != nil {
+		return "", err
+	}
+	defer admin.Close()
+	id, err := admin.ClusterID(ctx)
+	if err != nil {
+		return "", err
+	}
+	r.mu.Lock()
+	if r.clusterIDs == nil {
+		r.clusterIDs = map[types.NamespacedName]clusterIDRecord{}
+	}
+	r.clusterIDs[key] = clusterIDRecord{uid: cc.UID, bootstrap: bootstrap, id: id, at: now}
+	r.mu.Unlock()
+	return id, nil
+}
+
 func (r *Reconciler) ensureTopics(ctx context.Context, cc *v1alpha1.ConnectCluster, conn KafkaConnection) topicsOutcome {
 	wants := InternalTopics(cc)
 	key := types.NamespacedName{Namespace: cc.Namespace, Name: cc.Name}

@@ -60,14 +60,17 @@ type SinkGroupConflict struct {
 // SinkGroupUser is one sink connector that claims connect-<name> on some brokers.
 type SinkGroupUser struct {
 	Namespace, Name, Cluster string
-	// Brokers identifies the Kafka cluster: the normalized bootstrap servers.
+	// Brokers is the normalized bootstrap server list (NormalizeBrokers).
 	Brokers string
+	// KafkaClusterID is the cluster id Kafka reported to the operator
+	// (status.kafkaClusterId of the ConnectCluster), "" while unknown.
+	KafkaClusterID string
 	// CreatedAt orders claims: the older claim keeps the group.
 	CreatedAt int64
 }
 
 // FindSinkGroupConflict returns the other connector that already claims the
-// same consumer group (connect-<name>) on the same brokers from another
+// same consumer group (connect-<name>) on the same Kafka from another
 // ConnectCluster, or nil. Two connectors of the same cluster cannot share a
 // name (one namespace, one name), so only other clusters matter. The older
 // claim wins; equal ages fall back to namespace/name order, so exactly one
@@ -76,7 +79,7 @@ func FindSinkGroupConflict(self SinkGroupUser, others []SinkGroupUser) *SinkGrou
 	var winner *SinkGroupUser
 	for i := range others {
 		o := &others[i]
-		if o.Name != self.Name || o.Brokers != self.Brokers || (o.Namespace == self.Namespace && o.Cluster == self.Cluster) {
+		if o.Name != self.Name || !o.sameKafka(&self) || (o.Namespace == self.Namespace && o.Cluster == self.Cluster) {
 			continue
 		}
 		if o.Namespace == self.Namespace && o.Name == self.Name {
@@ -90,6 +93,16 @@ func FindSinkGroupConflict(self SinkGroupUser, others []SinkGroupUser) *SinkGrou
 		return nil
 	}
 	return &SinkGroupConflict{Namespace: winner.Namespace, Name: winner.Name, Cluster: winner.Cluster}
+}
+
+// sameKafka compares Kafka cluster ids when both are known (two spellings of
+// one Kafka, a host name and an IP or another broker, are one Kafka), the
+// bootstrap lists otherwise.
+func (u *SinkGroupUser) sameKafka(o *SinkGroupUser) bool {
+	if u.KafkaClusterID != "" && o.KafkaClusterID != "" {
+		return u.KafkaClusterID == o.KafkaClusterID
+	}
+	return u.Brokers == o.Brokers
 }
 
 func older(a, b *SinkGroupUser) bool {
