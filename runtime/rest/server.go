@@ -85,6 +85,10 @@ type Config struct {
 	// MaxBodyBytes bounds request bodies (413 beyond); DefaultMaxBodyBytes
 	// when zero.
 	MaxBodyBytes int64
+	// SessionKeys, when not nil, signs the requests this worker forwards
+	// and is required to verify those it receives (sign.go); nil neither
+	// signs nor checks (a single worker).
+	SessionKeys SessionKeys
 	// ForwardClient sends writes to the leader; a client with
 	// RequestTimeout when nil.
 	ForwardClient *http.Client

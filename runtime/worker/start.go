@@ -182,7 +182,7 @@ func (w *Worker) buildHerder(opts Options) error {
 		},
 		AssignAll: opts.Standalone,
 		ForwardTaskConfigs: func(ctx context.Context, connector string, cfgs []map[string]string) error {
-			return rest.SendTaskConfigs(ctx, w.forwardClient, w.herder.LeaderURL(), w.auth.Token(), connector, cfgs)
+			return rest.SendTaskConfigs(ctx, w.forwardClient, w.sessionKeys(), w.herder.LeaderURL(), w.auth.Token(), connector, cfgs)
 		},
 		LimitCheckInterval: cfg.TaskLimitsCheckInterval,
 		TaskStopTimeout:    cfg.TaskShutdownGracefulTimeout,
@@ -221,6 +221,10 @@ func (w *Worker) buildMember(ctx context.Context, undo *undoStack) error {
 		case w.countNow <- struct{}{}:
 		default:
 		}
+		select {
+		case w.keyNow <- struct{}{}:
+		default:
+		}
 	}
 	w.herder.SetJoinStatus(w.member.Waiting)
 	w.hmu.Lock()
@@ -238,6 +242,9 @@ func (w *Worker) serve(ctx context.Context, undo *undoStack) error {
 	if w.cfg.MetricsPort == 0 {
 		restCfg.Gatherer = w.metrics.Registry()
 	}
+	if w.member != nil {
+		restCfg.SessionKeys = w.sessionKeys()
+	}
 	if w.rest, err = rest.New(w.herder, restCfg); err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}
@@ -253,6 +260,9 @@ func (w *Worker) serve(ctx context.Context, undo *undoStack) error {
 		w.serveErr <- err
 	}()
 	go w.countTasks()
+	if w.member != nil {
+		go w.rotateSessionKeys()
+	}
 	if w.member == nil {
 		close(w.joined)
 		return nil

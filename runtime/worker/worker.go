@@ -103,6 +103,8 @@ type Worker struct {
 	memberDone  chan struct{}
 	// countNow asks for the count metrics at once (after an assignment).
 	countNow chan struct{}
+	// keyNow asks the session key rotation to check at once.
+	keyNow chan struct{}
 	// joined is closed at the first applied assignment (at once when
 	// standalone).
 	joined chan struct{}
@@ -137,7 +139,7 @@ func Start(ctx context.Context, opts Options) (*Worker, error) {
 	}
 	opts = opts.withDefaults()
 	w := &Worker{cfg: opts.Config, log: opts.Logger, logLevels: opts.LogLevels, metrics: metrics.New(), serveErr: make(chan error, 1),
-		stopped: make(chan struct{}), countNow: make(chan struct{}, 1), joined: make(chan struct{})}
+		stopped: make(chan struct{}), countNow: make(chan struct{}, 1), keyNow: make(chan struct{}, 1), joined: make(chan struct{})}
 	var undo undoStack
 	for _, step := range w.startSteps(opts) {
 		if err := step(ctx, &undo); err != nil {
