@@ -78,6 +78,15 @@ func (s *scrubSet) add(value, placeholder string) {
 
 func valueForms(v string) []string {
 	forms := []string{v}
+	// A value of several lines (a PEM key) may be printed a line at a time
+	// (a panic value, a multi-line log message): each line is hidden too.
+	if strings.ContainsAny(v, "\n") {
+		for _, line := range strings.Split(v, "\n") {
+			if line = strings.TrimSpace(line); len(line) >= MinScrubLength {
+				forms = append(forms, line)
+			}
+		}
+	}
 	if b, err := json.Marshal(v); err == nil {
 		forms = append(forms, string(b[1:len(b)-1]))
 	}
@@ -133,6 +142,17 @@ func (r *Resolver) Scrub(msg string) string {
 		return msg
 	}
 	return r.seen.scrub(msg)
+}
+
+// Hide makes Scrub hide value (and each of its lines) as label, though no
+// placeholder resolved it: the worker hides its own credentials (REST and
+// metrics tokens, SASL password, TLS key, ServiceAccount token) in every
+// output all connectors share. A nil resolver does nothing.
+func (r *Resolver) Hide(value, label string) {
+	if r == nil {
+		return
+	}
+	r.seen.add(strings.TrimSpace(value), label)
 }
 
 // ScrubFor returns msg with the values resolved for connector hidden, and

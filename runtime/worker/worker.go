@@ -161,6 +161,7 @@ func (o Options) withDefaults() Options {
 	if o.Resolver == nil {
 		o.Resolver = defaultResolver(o.Config, o.Standalone)
 	}
+	hideOwnCredentials(o.Resolver, o.Config)
 	o.Logger = scrubLogger(o.Logger, o.Resolver)
 	return o
 }
@@ -250,6 +251,20 @@ func (w *Worker) WaitJoined(ctx context.Context) error {
 
 // Herder returns the worker's herder.
 func (w *Worker) Herder() *herder.Herder { return w.herder }
+
+// Logger is the worker's logger: every message passes through the
+// resolver's Scrub (the program makes it slog's default, so the client
+// libraries that log through slog are scrubbed too).
+func (w *Worker) Logger() *slog.Logger { return w.log }
+
+// Scrub hides every resolved value and the worker's own credentials in
+// msg (for output no connector owns, such as a panic report).
+func (w *Worker) Scrub(msg string) string {
+	if s := scrubOf(w.resolver); s != nil {
+		return s(msg)
+	}
+	return msg
+}
 
 // RESTAddr returns the address the REST server listens on, with a
 // loopback host when it listens on every interface.

@@ -227,6 +227,10 @@ func serve(cfg *workerconfig.Config, standalone bool, connectors []map[string]st
 		fmt.Fprintf(stderr, "conveyor-worker: %v\n", err)
 		return 1
 	}
+	// Client libraries log through slog's default (and log's): the worker's
+	// scrubbing logger, so they cannot print a resolved value either.
+	slog.SetDefault(w.Logger())
+	defer reportPanic(w.Scrub, stderr)
 	fmt.Fprintf(stdout, "conveyor-worker: REST API listening on http://%s (worker id %s)\n", w.RESTAddr(), cfg.EffectiveWorkerID())
 	code := 0
 	for _, c := range connectors {
