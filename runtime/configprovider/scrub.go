@@ -46,6 +46,9 @@ type scrubSet struct {
 	// sorted is forms' keys, longest first (a value that contains another
 	// is replaced whole); nil when it must be rebuilt.
 	sorted []string
+	// onNew, when set, hears each new value and its placeholder (outside
+	// the lock).
+	onNew func(value, placeholder string)
 }
 
 func (s *scrubSet) add(value, placeholder string) {
@@ -59,7 +62,13 @@ func (s *scrubSet) add(value, placeholder string) {
 		return
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	onNew := s.onNew
+	defer func() {
+		s.mu.Unlock()
+		if onNew != nil {
+			onNew(value, placeholder)
+		}
+	}()
 	if s.forms == nil {
 		s.forms = map[string]string{}
 	}
@@ -153,6 +162,16 @@ func (r *Resolver) Hide(value, label string) {
 		return
 	}
 	r.seen.add(strings.TrimSpace(value), label)
+}
+
+// OnHidden makes f hear every value Scrub hides from now on, with its
+// placeholder or label, right after it is learnt and before the value is
+// handed to anyone: the worker's output relay scrubs what the process
+// writes to stdout and stderr (a panic's report included) with them.
+func (r *Resolver) OnHidden(f func(value, label string)) {
+	r.seen.mu.Lock()
+	defer r.seen.mu.Unlock()
+	r.seen.onNew = f
 }
 
 // ScrubFor returns msg with the values resolved for connector hidden, and

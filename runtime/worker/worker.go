@@ -64,6 +64,10 @@ type Options struct {
 	// configprovider.Standard) with the in-cluster secret provider when
 	// running in a pod (see defaultResolver).
 	Resolver herder.Resolver
+	// OnHidden, when set, hears every value the resolver's Scrub hides
+	// (resolved values, the worker's own credentials) as it is learnt; the
+	// program's output relay scrubs stdout and stderr with them.
+	OnHidden func(value, label string)
 	Logger   *slog.Logger
 	// LogLevels, when set, are the run-time levels behind Logger, changed
 	// through /admin/loggers.
@@ -160,6 +164,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Resolver == nil {
 		o.Resolver = defaultResolver(o.Config, o.Standalone)
+	}
+	if h, ok := o.Resolver.(interface{ OnHidden(func(value, label string)) }); ok && o.OnHidden != nil {
+		h.OnHidden(o.OnHidden)
 	}
 	hideOwnCredentials(o.Resolver, o.Config)
 	o.Logger = scrubLogger(o.Logger, o.Resolver)

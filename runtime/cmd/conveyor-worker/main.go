@@ -89,6 +89,9 @@ func usage(w io.Writer) {
 }
 
 func main() {
+	if os.Getenv(relayEnv) == relayOn {
+		os.Exit(runRelay(os.Args[1:], os.Stderr, terminationLog))
+	}
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(worker.DefaultGCPercent)
 	}
@@ -221,7 +224,11 @@ func serve(cfg *workerconfig.Config, standalone bool, connectors []map[string]st
 	// The limit bounds reaching Kafka and reading the internal topics; the
 	// group join runs on in the background for as long as it takes.
 	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	w, err := worker.Start(startCtx, worker.Options{Config: cfg, Logger: log, LogLevels: levels, Version: version, Standalone: standalone})
+	opts := worker.Options{Config: cfg, Logger: log, LogLevels: levels, Version: version, Standalone: standalone}
+	if os.Getenv(relayEnv) == relayChild {
+		opts.OnHidden = announceHidden(stderr)
+	}
+	w, err := worker.Start(startCtx, opts)
 	cancel()
 	if err != nil {
 		fmt.Fprintf(stderr, "conveyor-worker: %v\n", err)
