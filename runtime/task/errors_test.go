@@ -152,7 +152,9 @@ func TestSinkToleranceAllDeadLetterQueue(t *testing.T) {
 	cfg.Errors = ErrorConfig{ToleranceAll: true, Log: true, DLQTopic: "in-dlq", DLQReplication: 1, DLQContextHeaders: true}
 	// The connector's scrubber: here the JSON parser's words stand for a
 	// resolved value an error message would quote.
-	cfg.Scrub = func(s string) string { return strings.ReplaceAll(s, "looking for beginning of value", "${secret:db:password}") }
+	cfg.Scrub = func(s string) string {
+		return strings.ReplaceAll(s, "looking for beginning of value", "${secret:db:password}")
+	}
 	r := newSink(t, cfg)
 
 	testkit.EventuallyTrue(t, 10*time.Second, "the six good records put", func() bool { return sink.distinct() == 6 })

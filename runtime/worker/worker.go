@@ -165,7 +165,9 @@ func (o Options) withDefaults() Options {
 	if o.Resolver == nil {
 		o.Resolver = defaultResolver(o.Config, o.Standalone)
 	}
-	if h, ok := o.Resolver.(interface{ OnHidden(func(value, label string)) }); ok && o.OnHidden != nil {
+	if h, ok := o.Resolver.(interface {
+		OnHidden(func(value, label string))
+	}); ok && o.OnHidden != nil {
 		h.OnHidden(o.OnHidden)
 	}
 	hideOwnCredentials(o.Resolver, o.Config)
