@@ -101,14 +101,22 @@ type testWorker struct {
 
 func startTestWorker(t *testing.T, kafka string, extra map[string]string) *testWorker {
 	t.Helper()
-	cfg := workerConfig(t, kafka, extra)
+	return startTestWorkerWith(t, Options{Config: workerConfig(t, kafka, extra)})
+}
+
+// startTestWorkerWith starts a worker with opts (a test logger when none).
+func startTestWorkerWith(t *testing.T, opts Options) *testWorker {
+	t.Helper()
+	cfg := opts.Config
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if testing.Verbose() {
-		log = slog.New(slog.NewTextHandler(&testLogWriter{t: t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		if testing.Verbose() {
+			opts.Logger = slog.New(slog.NewTextHandler(&testLogWriter{t: t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+		}
 	}
-	w, err := Start(ctx, Options{Config: cfg, Logger: log})
+	w, err := Start(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

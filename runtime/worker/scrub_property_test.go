@@ -17,11 +17,8 @@ limitations under the License.
 package worker
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"maps"
 	"math/rand/v2"
 	"net/http"
@@ -83,23 +80,7 @@ type propConnector struct {
 // every REST body is valid JSON, and no connector's own resolved value
 // appears in the REST answers about it. Seeded: a failure prints the seed.
 func TestScrubberPropertyConnectorsKeepTheirOwnData(t *testing.T) {
-	kafka := newKafka(t)
-	cfg := workerConfig(t, kafka, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	w, err := Start(ctx, Options{Config: cfg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Resolver: configprovider.Standard(nil)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		_ = w.Shutdown(sctx)
-	})
-	if err := w.WaitJoined(ctx); err != nil {
-		t.Fatal(err)
-	}
-	tw := &testWorker{Worker: w, url: "http://" + w.RESTAddr()}
+	tw := startTestWorkerWith(t, Options{Config: workerConfig(t, newKafka(t), nil), Resolver: configprovider.Standard(nil)})
 
 	seed := uint64(time.Now().UnixNano())
 	if s := testkitSeed(); s != 0 {
