@@ -126,13 +126,13 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 	conn, saslUser, prob := KafkaConnectionFor(ctx, r.apiReader, cc)
 	self := GroupClaimOf(cc)
 	if prob == nil {
-		id, err := r.kafkaClusterID(ctx, cc, conn)
-		if err != nil {
-			st.problem = &condition.Problem{Reason: v1alpha1.ReasonKafkaUnreachable, Message: err.Error() + "; check spec.kafka (bootstrap servers, TLS, SASL) and that the operator can reach the brokers"}
-			st.retry = true
+		// When Kafka does not answer, the id recorded in status stands in
+		// and the topic check below reports the outage; no new workers
+		// start without an id Kafka gave this loop.
+		if id, err := r.kafkaClusterID(ctx, cc, conn); err == nil {
+			st.kafkaClusterID = id
+			self.KafkaClusterID = id
 		}
-		st.kafkaClusterID = id
-		self.KafkaClusterID = id
 	}
 
 	var peers v1alpha1.ConnectClusterList
@@ -164,11 +164,6 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 		}
 		return st, nil
 	}
-	if st.problem != nil {
-		// Kafka did not say who it is: no workers join a group on it yet.
-		return st, nil
-	}
-
 	if prob == nil {
 		prob = r.checkTokenSecret(ctx, cc)
 	}
@@ -251,9 +246,13 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 	}
 
 	for _, o := range children.Objects() {
-		if o == children.Deployment && dep == nil && st.topics.state != "ok" {
-			// No workers before their internal topics are in place; an
-			// existing Deployment keeps following the spec.
+		if o == children.Deployment && dep == nil && (st.topics.state != "ok" || st.kafkaClusterID == "") {
+			// No workers before their internal topics are in place and
+			// Kafka said which cluster it is (the group check needs it);
+			// an existing Deployment keeps following the spec.
+			if st.topics.state == "ok" {
+				st.retry = true
+			}
 			continue
 		}
 		if err := r.apply(ctx, cc, o); err != nil {
