@@ -525,7 +525,23 @@ func (r *Reconciler) sinkGroupConflict(ctx context.Context, kc *v1alpha1.KafkaCo
 		others = append(others, SinkGroupUser{Namespace: o.Namespace, Name: o.Name, Cluster: occ.Name,
 			Brokers: NormalizeBrokers(occ.Spec.Kafka.BootstrapServers), KafkaClusterID: occ.Status.KafkaClusterID, CreatedAt: o.CreationTimestamp.UnixNano()})
 	}
-	return FindSinkGroupConflict(self, others), nil
+	if c := FindSinkGroupConflict(self, others); c != nil {
+		return c, nil
+	}
+	// A worker group of the same name on the same Kafka: a consumer and
+	// a Connect worker cannot share one group.
+	var clusters v1alpha1.ConnectClusterList
+	if err := r.Client.List(ctx, &clusters); err != nil {
+		return nil, fmt.Errorf("listing ConnectClusters for sink group conflicts: %w", err)
+	}
+	for i := range clusters.Items {
+		occ := &clusters.Items[i]
+		u := SinkGroupUser{Brokers: NormalizeBrokers(occ.Spec.Kafka.BootstrapServers), KafkaClusterID: occ.Status.KafkaClusterID}
+		if occ.GroupID() == kc.SinkGroup() && u.sameKafka(&self) {
+			return &SinkGroupConflict{Namespace: occ.Namespace, Cluster: occ.Name, WorkerGroup: true}, nil
+		}
+	}
+	return nil, nil
 }
 
 func isSink(config map[string]string) bool {

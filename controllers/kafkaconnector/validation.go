@@ -55,6 +55,9 @@ func ValidationMessage(infos connectapi.ConfigInfos) string {
 // that uses the same consumer group.
 type SinkGroupConflict struct {
 	Namespace, Name, Cluster string
+	// WorkerGroup: the group is ConnectCluster Namespace/Cluster's worker
+	// group (Name is empty).
+	WorkerGroup bool
 }
 
 // SinkGroupUser is one sink connector that claims connect-<name> on some brokers.
@@ -114,6 +117,10 @@ func older(a, b *SinkGroupUser) bool {
 
 // Message is the Ready=False message naming the other connector.
 func (c *SinkGroupConflict) Message(group string) string {
+	if c.WorkerGroup {
+		return fmt.Sprintf("consumer group %q is the worker group of ConnectCluster %s/%s on the same Kafka; rename this connector",
+			group, c.Namespace, c.Cluster)
+	}
 	return fmt.Sprintf("consumer group %q is already used by KafkaConnector %s/%s of ConnectCluster %s on the same Kafka brokers; rename this connector or the other one",
 		group, c.Namespace, c.Name, c.Cluster)
 }
