@@ -19,6 +19,7 @@ package adversarial
 import (
 	"bytes"
 	"context"
+	"errors"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -31,6 +32,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -86,6 +90,25 @@ func tenantConnector(ns, name, cluster, class string, config map[string]string) 
 	return &v1alpha1.KafkaConnector{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec:       v1alpha1.KafkaConnectorSpec{ClusterRef: v1alpha1.ClusterReference{Name: cluster}, Class: class, TasksMax: &one, Config: config},
+	}
+}
+
+// tenantTopics creates topics of one partition on the local Kafka.
+func tenantTopics(t *testing.T, names ...string) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(cluster.KafkaAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	res, err := kadm.NewClient(cl).CreateTopics(t.Context(), 1, 1, nil, names...)
+	if err != nil {
+		t.Fatalf("creating topics %v: %v", names, err)
+	}
+	for _, r := range res {
+		if r.Err != nil && !errors.Is(r.Err, kerr.TopicAlreadyExists) {
+			t.Fatalf("creating topic %s: %v", r.Topic, r.Err)
+		}
 	}
 }
 
@@ -171,6 +194,8 @@ func TestGroupIdentityAcrossNamespaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A sink's task count follows its topics' partitions: the topics exist first.
+	tenantTopics(t, "gi-orders", "gi-ledger", "gi-orders-b")
 	tenantCreate(t, tenantConnector(nsA, "orders", "connect", "PostgresSink", pgSinkConfig("gi-orders")))
 	tenantCreate(t, tenantConnector(nsA, "ledger", "connect", "PostgresSink", pgSinkConfig("gi-ledger")))
 	if _, err := cv.WaitConnectorsRunning(ctx, nsA, 2*time.Minute, "orders", "ledger"); err != nil {
