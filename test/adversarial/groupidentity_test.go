@@ -19,10 +19,10 @@ package adversarial
 import (
 	"bytes"
 	"context"
-	"errors"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"net"
