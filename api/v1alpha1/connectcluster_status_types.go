@@ -43,6 +43,13 @@ type ConnectClusterStatus struct {
 	// +optional
 	GroupID string `json:"groupId,omitempty"`
 
+	// kafkaClusterId is the cluster id Kafka reported in its Metadata answer.
+	// Group conflicts (worker groups and sink consumer groups) compare it,
+	// not the bootstrap address strings, so two spellings of one Kafka
+	// cluster (a host name and an IP, another broker) are the same Kafka.
+	// +optional
+	KafkaClusterID string `json:"kafkaClusterId,omitempty"`
+
 	// replicas is the number of worker pods that exist.
 	// +optional
 	Replicas int32 `json:"replicas,omitempty"`

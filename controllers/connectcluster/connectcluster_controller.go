@@ -194,6 +194,15 @@ type Reconciler struct {
 	// departed is each cluster's last check of its groups for the members
 	// of deleted pods (departed.go).
 	departed map[types.NamespacedName]departedCheck
+	// clusterIDs remembers the Kafka cluster id each cluster's Kafka reported.
+	clusterIDs map[types.NamespacedName]clusterIDRecord
+}
+
+type clusterIDRecord struct {
+	uid       types.UID
+	bootstrap string
+	id        string
+	at        time.Time
 }
 
 type topicCheckRecord struct {
@@ -404,5 +413,7 @@ func (r *Reconciler) forget(key types.NamespacedName) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.verified, key)
+	delete(r.clusterIDs, key)
+	delete(r.departed, key)
 	delete(r.failures, key)
 }

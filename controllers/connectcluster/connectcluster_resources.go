@@ -53,6 +53,8 @@ import (
 type loopState struct {
 	totals   Totals
 	conflict *GroupConflict
+	// kafkaClusterID is the id Kafka reported this loop ("" when not asked).
+	kafkaClusterID string
 	// problem stops the loop short of a converged cluster (Reconciled=False).
 	problem *condition.Problem
 	topics  topicsOutcome
@@ -106,6 +108,7 @@ func GroupClaimOf(cc *v1alpha1.ConnectCluster) GroupClaim {
 		Created:          cc.CreationTimestamp.Time,
 		GroupID:          cc.GroupID(),
 		BootstrapServers: NormalizeBootstrapServers([]string{cc.Spec.Kafka.BootstrapServers}),
+		KafkaClusterID:   cc.Status.KafkaClusterID,
 	}
 }
 
@@ -120,6 +123,21 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 	totals := totalsOf(kcs)
 	st.totals = totals
 
+	// The Kafka cluster id decides which clusters share a Kafka: asked
+	// first, so a cluster that names its Kafka another way never joins
+	// another's group, not even for one loop.
+	conn, saslUser, prob := KafkaConnectionFor(ctx, r.apiReader, cc)
+	self := GroupClaimOf(cc)
+	if prob == nil {
+		// When Kafka does not answer, the id recorded in status stands in
+		// and the topic check below reports the outage; no new workers
+		// start without an id Kafka gave this loop.
+		if id, err := r.kafkaClusterID(ctx, cc, conn); err == nil {
+			st.kafkaClusterID = id
+			self.KafkaClusterID = id
+		}
+	}
+
 	var peers v1alpha1.ConnectClusterList
 	if err := r.client.List(ctx, &peers, client.MatchingFields{ClusterGroupIDIndex: cc.GroupID()}); err != nil {
 		return nil, fmt.Errorf("listing ConnectClusters claiming group %q: %w", cc.GroupID(), err)
@@ -128,7 +146,7 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 	for i := range peers.Items {
 		claims = append(claims, GroupClaimOf(&peers.Items[i]))
 	}
-	st.conflict = FindGroupConflict(GroupClaimOf(cc), claims)
+	st.conflict = FindGroupConflict(self, claims)
 
 	dep := &appsv1.Deployment{}
 	switch err := r.client.Get(ctx, types.NamespacedName{Namespace: cc.Namespace, Name: DeploymentName(cc)}, dep); {
@@ -149,8 +167,6 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 		}
 		return st, nil
 	}
-
-	conn, saslUser, prob := KafkaConnectionFor(ctx, r.apiReader, cc)
 	if prob == nil {
 		prob = r.checkTokenSecret(ctx, cc)
 	}
@@ -233,9 +249,13 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 	}
 
 	for _, o := range children.Objects() {
-		if o == children.Deployment && dep == nil && st.topics.state != "ok" {
-			// No workers before their internal topics are in place; an
-			// existing Deployment keeps following the spec.
+		if o == children.Deployment && dep == nil && (st.topics.state != "ok" || st.kafkaClusterID == "") {
+			// No workers before their internal topics are in place and
+			// Kafka said which cluster it is (the group check needs it);
+			// an existing Deployment keeps following the spec.
+			if st.topics.state == "ok" {
+				st.retry = true
+			}
 			continue
 		}
 		if err := r.apply(ctx, cc, o); err != nil {
@@ -537,6 +557,38 @@ func topicsKey(cc *v1alpha1.ConnectCluster, wants []TopicSpec) string {
 
 // ensureTopics creates or verifies the internal topics, at most once per
 // TopicRecheckInterval while nothing about them changes.
+// kafkaClusterID asks the cluster's Kafka for its cluster id, remembered
+// per cluster and bootstrap list for TopicRecheckInterval.
+func (r *Reconciler) kafkaClusterID(ctx context.Context, cc *v1alpha1.ConnectCluster, conn KafkaConnection) (string, error) {
+	key := types.NamespacedName{Namespace: cc.Namespace, Name: cc.Name}
+	bootstrap := strings.Join(conn.BootstrapServers, ",")
+	now := r.opts.Clock.Now()
+	r.mu.Lock()
+	rec, ok := r.clusterIDs[key]
+	r.mu.Unlock()
+	if ok && rec.uid == cc.UID && rec.bootstrap == bootstrap && now.Sub(rec.at) < r.opts.TopicRecheckInterval {
+		return rec.id, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.opts.KafkaTimeout)
+	defer cancel()
+	admin, err := r.opts.AdminFactory(ctx, conn)
+	if err != nil {
+		return "", err
+	}
+	defer admin.Close()
+	id, err := admin.ClusterID(ctx)
+	if err != nil {
+		return "", err
+	}
+	r.mu.Lock()
+	if r.clusterIDs == nil {
+		r.clusterIDs = map[types.NamespacedName]clusterIDRecord{}
+	}
+	r.clusterIDs[key] = clusterIDRecord{uid: cc.UID, bootstrap: bootstrap, id: id, at: now}
+	r.mu.Unlock()
+	return id, nil
+}
+
 func (r *Reconciler) ensureTopics(ctx context.Context, cc *v1alpha1.ConnectCluster, conn KafkaConnection) topicsOutcome {
 	wants := InternalTopics(cc)
 	key := types.NamespacedName{Namespace: cc.Namespace, Name: cc.Name}

@@ -66,6 +66,9 @@ func computeStatus(cc *v1alpha1.ConnectCluster, st *loopState, now metav1.Time) 
 
 	s.ObservedGeneration = cc.Generation
 	s.GroupID = cc.GroupID()
+	if st.kafkaClusterID != "" {
+		s.KafkaClusterID = st.kafkaClusterID
+	}
 	s.Selector = Selector(cc)
 	s.RestURL = RestURL(cc)
 	s.Connectors = st.totals.Connectors

@@ -38,6 +38,10 @@ const (
 	EnvPodName      = "POD_NAME"
 	EnvPodNamespace = "POD_NAMESPACE"
 	EnvGoMemLimit   = "GOMEMLIMIT"
+	// EnvOutputRelay runs the worker under its output relay, which
+	// scrubs everything the process prints (a panic's report included)
+	// and writes the scrubbed tail as the termination message.
+	EnvOutputRelay = "CONVEYOR_OUTPUT_RELAY"
 	// EnvGroupInstanceID is the worker's group.instance.id (static group
 	// membership, KIP-345): the pod name, so a restarted container takes
 	// back its place in the group and its tasks without a rebalance.
@@ -246,6 +250,7 @@ func workerEnv(cc *v1alpha1.ConnectCluster) []corev1.EnvVar {
 		field(EnvPodName, "metadata.name"),
 		field(EnvPodNamespace, "metadata.namespace"),
 		field(EnvGroupInstanceID, "metadata.name"),
+		{Name: EnvOutputRelay, Value: "on"},
 	}
 	if v := GoMemLimit(cc.Spec.Resources); v != "" {
 		env = append(env, corev1.EnvVar{Name: EnvGoMemLimit, Value: v})

@@ -86,6 +86,27 @@ type GroupClaim struct {
 	GroupID string
 	// BootstrapServers is the normalized list (NormalizeBootstrapServers).
 	BootstrapServers []string
+	// KafkaClusterID is the cluster id Kafka reported ("" while unknown).
+	KafkaClusterID string
+}
+
+// SameKafkaAs reports whether two claims are on the same Kafka cluster: by
+// the cluster id Kafka reported when both are known (two spellings of one
+// cluster, a host name and an IP or another of its brokers, are the same
+// Kafka), by shared bootstrap addresses otherwise.
+func (c GroupClaim) SameKafkaAs(o GroupClaim) bool {
+	if c.KafkaClusterID != "" && o.KafkaClusterID != "" {
+		return c.KafkaClusterID == o.KafkaClusterID
+	}
+	return SameKafka(c.BootstrapServers, o.BootstrapServers)
+}
+
+// kafkaName names a claim's Kafka in messages.
+func (c GroupClaim) kafkaName() string {
+	if c.KafkaClusterID != "" {
+		return fmt.Sprintf("cluster id %q (bootstrap %s)", c.KafkaClusterID, strings.Join(c.BootstrapServers, ","))
+	}
+	return strings.Join(c.BootstrapServers, ",")
 }
 
 // Key is namespace/name.
@@ -110,14 +131,14 @@ type GroupConflict struct {
 
 // FindGroupConflict returns the claim that owns self's group when it is not
 // self: another cluster, in any namespace, that claims the same group id on
-// the same Kafka and is older (or as old and sorts first by namespace/name).
+// the same Kafka (SameKafkaAs) and is older (or as old and sorts first by namespace/name).
 // It returns nil when self may run its workers. Claims equal to self (same
 // namespace and name) are ignored, so the caller can pass a plain list.
 func FindGroupConflict(self GroupClaim, claims []GroupClaim) *GroupConflict {
 	var winner *GroupClaim
 	for i := range claims {
 		c := claims[i]
-		if c.Key() == self.Key() || c.GroupID != self.GroupID || !SameKafka(c.BootstrapServers, self.BootstrapServers) {
+		if c.Key() == self.Key() || c.GroupID != self.GroupID || !c.SameKafkaAs(self) {
 			continue
 		}
 		if !c.before(self) {
@@ -133,6 +154,6 @@ func FindGroupConflict(self GroupClaim, claims []GroupClaim) *GroupConflict {
 	return &GroupConflict{
 		Winner: *winner,
 		Message: fmt.Sprintf("group id %q on Kafka %s is already used by ConnectCluster %s (created %s); this cluster runs no workers until the other is deleted or one of them uses another spec.groupId",
-			self.GroupID, strings.Join(self.BootstrapServers, ","), winner.Key(), winner.Created.UTC().Format(time.RFC3339)),
+			self.GroupID, self.kafkaName(), winner.Key(), winner.Created.UTC().Format(time.RFC3339)),
 	}
 }

@@ -43,6 +43,8 @@ func TestNormalizeBootstrapServers(t *testing.T) {
 	}
 }
 
+func withID(c GroupClaim, id string) GroupClaim { c.KafkaClusterID = id; return c }
+
 func TestFindGroupConflict(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	claim := func(ns, name string, age time.Duration, group string, servers ...string) GroupClaim {
@@ -63,6 +65,10 @@ func TestFindGroupConflict(t *testing.T) {
 		{"younger claim loses", self, []GroupClaim{claim("team-a", "x", time.Minute, "shared", "kafka:9092")}, ""},
 		{"same age: name order decides (self first)", self, []GroupClaim{claim("team-c", "x", 10*time.Second, "shared", "kafka:9092")}, ""},
 		{"same age: name order decides (other first)", self, []GroupClaim{claim("team-a", "x", 10*time.Second, "shared", "kafka:9092")}, "team-a/x"},
+		// Kafka's cluster id decides when both are known: spellings differ,
+		// the cluster is one (or spellings overlap, the clusters are two).
+		{"same cluster id by another spelling", withID(self, "id-1"), []GroupClaim{withID(claim("team-a", "x", 0, "shared", "10.0.0.7:9092"), "id-1")}, "team-a/x"},
+		{"other cluster id behind a shared address", withID(self, "id-1"), []GroupClaim{withID(claim("team-a", "x", 0, "shared", "kafka:9092"), "id-2")}, ""},
 		{"oldest of several is named", self, []GroupClaim{
 			claim("team-a", "young", 5*time.Second, "shared", "kafka:9092"),
 			claim("team-z", "oldest", 0, "shared", "kafka:9092"),

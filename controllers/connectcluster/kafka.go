@@ -50,6 +50,9 @@ type TopicAdmin interface {
 	DescribeTopics(ctx context.Context, names ...string) (map[string]ObservedTopic, error)
 	// CreateTopic creates an internal topic (compacted).
 	CreateTopic(ctx context.Context, t TopicSpec) error
+	// ClusterID is the cluster id from Kafka's Metadata answer: what
+	// identifies a Kafka cluster, whichever broker address reached it.
+	ClusterID(ctx context.Context) (string, error)
 	// Close releases the connections.
 	Close()
 }
@@ -90,6 +93,19 @@ type kadmAdmin struct {
 }
 
 func (a *kadmAdmin) Close() { a.cl.Close() }
+
+func (a *kadmAdmin) ClusterID(ctx context.Context) (string, error) {
+	req := kmsg.NewPtrMetadataRequest()
+	req.Topics = []kmsg.MetadataRequestTopic{} // no topics, only the cluster
+	resp, err := req.RequestWith(ctx, a.cl)
+	if err != nil {
+		return "", &KafkaUnreachableError{Err: fmt.Errorf("asking Kafka for its cluster id: %w", err)}
+	}
+	if resp.ClusterID == nil || *resp.ClusterID == "" {
+		return "", errors.New("Kafka answered Metadata without a cluster id (brokers before Kafka 0.10.1 do not have one)")
+	}
+	return *resp.ClusterID, nil
+}
 
 func (a *kadmAdmin) DescribeTopics(ctx context.Context, names ...string) (map[string]ObservedTopic, error) {
 	// A direct metadata request: kadm's ListTopics answers from kgo's metadata

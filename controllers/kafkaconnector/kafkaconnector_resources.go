@@ -173,7 +173,7 @@ func (r *Reconciler) reconcileConnector(ctx context.Context, kc *v1alpha1.KafkaC
 	}()
 	for _, step := range []loopStep{
 		r.observeCluster, r.observeRuntime,
-		r.createConnector, r.reconcileConfig, r.applyOffsets, r.rotateSecrets, r.convergeState,
+		r.checkSinkGroup, r.createConnector, r.reconcileConfig, r.applyOffsets, r.rotateSecrets, r.convergeState,
 		r.observeOutcome,
 	} {
 		if err := step(ctx, kc, l); err != nil || l.stop() {
@@ -258,14 +258,6 @@ func (r *Reconciler) createConnector(ctx context.Context, kc *v1alpha1.KafkaConn
 	if r.validate(ctx, kc, l); l.stop() {
 		return nil
 	}
-	conflict, err := r.sinkGroupConflict(ctx, kc, l.cluster)
-	if err != nil {
-		return err
-	}
-	if conflict != nil {
-		l.fail(v1alpha1.ReasonSinkGroupConflict, "%s", conflict.Message(kc.SinkGroup()))
-		return nil
-	}
 	if !controllerutil.ContainsFinalizer(kc, Finalizer) {
 		// The status is computed from l, not from kc, so the patch may
 		// refresh kc from the server.
@@ -275,7 +267,7 @@ func (r *Reconciler) createConnector(ctx context.Context, kc *v1alpha1.KafkaConn
 			return fmt.Errorf("adding finalizer %s: %w", Finalizer, err)
 		}
 	}
-	_, err = l.workers.CreateConnector(ctx, kc.Name, l.desired, createState(kc))
+	_, err := l.workers.CreateConnector(ctx, kc.Name, l.desired, createState(kc))
 	switch {
 	case errors.Is(err, connectapi.ErrAlreadyExists):
 		// Created concurrently: look again at once.
@@ -490,8 +482,23 @@ func (r *Reconciler) observeLimits(ctx context.Context, kc *v1alpha1.KafkaConnec
 	return &observedLimits{limit: tl, tasks: n, reason: reason, effective: effective}
 }
 
+// checkSinkGroup refuses a sink whose consumer group another ConnectCluster's
+// sink on the same Kafka already uses. It runs on every pass, before the
+// connector is created or its config written, so a change of class or
+// topics (a source turned into a sink) is checked as a creation is.
+func (r *Reconciler) checkSinkGroup(ctx context.Context, kc *v1alpha1.KafkaConnector, l *connectorLoop) error {
+	conflict, err := r.sinkGroupConflict(ctx, kc, l.cluster)
+	if err != nil {
+		return err
+	}
+	if conflict != nil {
+		l.fail(v1alpha1.ReasonSinkGroupConflict, "%s", conflict.Message(kc.SinkGroup()))
+	}
+	return nil
+}
+
 // sinkGroupConflict finds a sink of another ConnectCluster on the same
-// brokers that already uses consumer group connect-<name>.
+// Kafka that already uses consumer group connect-<name>.
 func (r *Reconciler) sinkGroupConflict(ctx context.Context, kc *v1alpha1.KafkaConnector, cc *v1alpha1.ConnectCluster) (*SinkGroupConflict, error) {
 	if !isSink(kc.Spec.Config) {
 		return nil, nil
@@ -501,7 +508,7 @@ func (r *Reconciler) sinkGroupConflict(ctx context.Context, kc *v1alpha1.KafkaCo
 		return nil, fmt.Errorf("listing KafkaConnectors for sink group conflicts: %w", err)
 	}
 	self := SinkGroupUser{Namespace: kc.Namespace, Name: kc.Name, Cluster: cc.Name,
-		Brokers: NormalizeBrokers(cc.Spec.Kafka.BootstrapServers), CreatedAt: kc.CreationTimestamp.UnixNano()}
+		Brokers: NormalizeBrokers(cc.Spec.Kafka.BootstrapServers), KafkaClusterID: cc.Status.KafkaClusterID, CreatedAt: kc.CreationTimestamp.UnixNano()}
 	var others []SinkGroupUser
 	for i := range all.Items {
 		o := &all.Items[i]
@@ -516,9 +523,25 @@ func (r *Reconciler) sinkGroupConflict(ctx context.Context, kc *v1alpha1.KafkaCo
 			return nil, fmt.Errorf("reading ConnectCluster %s/%s: %w", o.Namespace, o.Spec.ClusterRef.Name, err)
 		}
 		others = append(others, SinkGroupUser{Namespace: o.Namespace, Name: o.Name, Cluster: occ.Name,
-			Brokers: NormalizeBrokers(occ.Spec.Kafka.BootstrapServers), CreatedAt: o.CreationTimestamp.UnixNano()})
+			Brokers: NormalizeBrokers(occ.Spec.Kafka.BootstrapServers), KafkaClusterID: occ.Status.KafkaClusterID, CreatedAt: o.CreationTimestamp.UnixNano()})
 	}
-	return FindSinkGroupConflict(self, others), nil
+	if c := FindSinkGroupConflict(self, others); c != nil {
+		return c, nil
+	}
+	// A worker group of the same name on the same Kafka: a consumer and
+	// a Connect worker cannot share one group.
+	var clusters v1alpha1.ConnectClusterList
+	if err := r.Client.List(ctx, &clusters); err != nil {
+		return nil, fmt.Errorf("listing ConnectClusters for sink group conflicts: %w", err)
+	}
+	for i := range clusters.Items {
+		occ := &clusters.Items[i]
+		u := SinkGroupUser{Brokers: NormalizeBrokers(occ.Spec.Kafka.BootstrapServers), KafkaClusterID: occ.Status.KafkaClusterID}
+		if occ.GroupID() == kc.SinkGroup() && u.sameKafka(&self) {
+			return &SinkGroupConflict{Namespace: occ.Namespace, Cluster: occ.Name, WorkerGroup: true}, nil
+		}
+	}
+	return nil, nil
 }
 
 func isSink(config map[string]string) bool {

@@ -55,19 +55,25 @@ func ValidationMessage(infos connectapi.ConfigInfos) string {
 // that uses the same consumer group.
 type SinkGroupConflict struct {
 	Namespace, Name, Cluster string
+	// WorkerGroup: the group is ConnectCluster Namespace/Cluster's worker
+	// group (Name is empty).
+	WorkerGroup bool
 }
 
 // SinkGroupUser is one sink connector that claims connect-<name> on some brokers.
 type SinkGroupUser struct {
 	Namespace, Name, Cluster string
-	// Brokers identifies the Kafka cluster: the normalized bootstrap servers.
+	// Brokers is the normalized bootstrap server list (NormalizeBrokers).
 	Brokers string
+	// KafkaClusterID is the cluster id Kafka reported to the operator
+	// (status.kafkaClusterId of the ConnectCluster), "" while unknown.
+	KafkaClusterID string
 	// CreatedAt orders claims: the older claim keeps the group.
 	CreatedAt int64
 }
 
 // FindSinkGroupConflict returns the other connector that already claims the
-// same consumer group (connect-<name>) on the same brokers from another
+// same consumer group (connect-<name>) on the same Kafka from another
 // ConnectCluster, or nil. Two connectors of the same cluster cannot share a
 // name (one namespace, one name), so only other clusters matter. The older
 // claim wins; equal ages fall back to namespace/name order, so exactly one
@@ -76,7 +82,7 @@ func FindSinkGroupConflict(self SinkGroupUser, others []SinkGroupUser) *SinkGrou
 	var winner *SinkGroupUser
 	for i := range others {
 		o := &others[i]
-		if o.Name != self.Name || o.Brokers != self.Brokers || (o.Namespace == self.Namespace && o.Cluster == self.Cluster) {
+		if o.Name != self.Name || !o.sameKafka(&self) || (o.Namespace == self.Namespace && o.Cluster == self.Cluster) {
 			continue
 		}
 		if o.Namespace == self.Namespace && o.Name == self.Name {
@@ -92,6 +98,16 @@ func FindSinkGroupConflict(self SinkGroupUser, others []SinkGroupUser) *SinkGrou
 	return &SinkGroupConflict{Namespace: winner.Namespace, Name: winner.Name, Cluster: winner.Cluster}
 }
 
+// sameKafka compares Kafka cluster ids when both are known (two spellings of
+// one Kafka, a host name and an IP or another broker, are one Kafka), the
+// bootstrap lists otherwise.
+func (u *SinkGroupUser) sameKafka(o *SinkGroupUser) bool {
+	if u.KafkaClusterID != "" && o.KafkaClusterID != "" {
+		return u.KafkaClusterID == o.KafkaClusterID
+	}
+	return u.Brokers == o.Brokers
+}
+
 func older(a, b *SinkGroupUser) bool {
 	if a.CreatedAt != b.CreatedAt {
 		return a.CreatedAt < b.CreatedAt
@@ -101,6 +117,10 @@ func older(a, b *SinkGroupUser) bool {
 
 // Message is the Ready=False message naming the other connector.
 func (c *SinkGroupConflict) Message(group string) string {
+	if c.WorkerGroup {
+		return fmt.Sprintf("consumer group %q is the worker group of ConnectCluster %s/%s on the same Kafka; rename this connector",
+			group, c.Namespace, c.Cluster)
+	}
 	return fmt.Sprintf("consumer group %q is already used by KafkaConnector %s/%s of ConnectCluster %s on the same Kafka brokers; rename this connector or the other one",
 		group, c.Namespace, c.Name, c.Cluster)
 }

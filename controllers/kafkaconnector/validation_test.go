@@ -71,12 +71,32 @@ func TestFindSinkGroupConflict(t *testing.T) {
 		{"older claim elsewhere wins", []SinkGroupUser{self, {Namespace: "b", Name: "orders", Cluster: "c2", Brokers: b, CreatedAt: 100}},
 			&SinkGroupConflict{Namespace: "b", Name: "orders", Cluster: "c2"}},
 		{"younger claim elsewhere loses", []SinkGroupUser{self, {Namespace: "b", Name: "orders", Cluster: "c2", Brokers: b, CreatedAt: 300}}, nil},
+		{"same Kafka cluster id, other spelling", []SinkGroupUser{{Namespace: "b", Name: "orders", Cluster: "c2", Brokers: "127.0.0.1:9092", KafkaClusterID: "id-1", CreatedAt: 100}},
+			nil}, // self's id is unknown: the lists differ
 		{"same age: name order decides", []SinkGroupUser{{Namespace: "0", Name: "orders", Cluster: "c2", Brokers: b, CreatedAt: 200}},
 			&SinkGroupConflict{Namespace: "0", Name: "orders", Cluster: "c2"}},
 	}
+	selfID := self
+	selfID.KafkaClusterID = "id-1"
+	cases = append(cases,
+		struct {
+			name   string
+			others []SinkGroupUser
+			want   *SinkGroupConflict
+		}{"ids known: same cluster by another spelling", []SinkGroupUser{{Namespace: "b", Name: "orders", Cluster: "c2", Brokers: "127.0.0.1:9092", KafkaClusterID: "id-1", CreatedAt: 100}},
+			&SinkGroupConflict{Namespace: "b", Name: "orders", Cluster: "c2"}},
+		struct {
+			name   string
+			others []SinkGroupUser
+			want   *SinkGroupConflict
+		}{"ids known: other cluster behind the same list", []SinkGroupUser{{Namespace: "b", Name: "orders", Cluster: "c2", Brokers: b, KafkaClusterID: "id-2", CreatedAt: 100}}, nil})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := FindSinkGroupConflict(self, c.others)
+			me := self
+			if strings.HasPrefix(c.name, "ids known") {
+				me = selfID
+			}
+			got := FindSinkGroupConflict(me, c.others)
 			if (got == nil) != (c.want == nil) || (got != nil && *got != *c.want) {
 				t.Fatalf("FindSinkGroupConflict = %+v, want %+v", got, c.want)
 			}

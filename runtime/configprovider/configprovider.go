@@ -33,6 +33,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Provider supplies values for one placeholder prefix.
@@ -92,6 +93,10 @@ type Resolver struct {
 	strict bool
 	// seen remembers every value resolved, for Scrub.
 	seen scrubSet
+	mu   sync.RWMutex
+	// byConnector remembers the values resolved for each connector, for
+	// ScrubFor.
+	byConnector map[string]*scrubSet
 }
 
 // NewResolver returns a resolver with the given providers by prefix.
@@ -123,6 +128,16 @@ type group struct{ provider, path string }
 // are (as Kafka does). Each provider is asked once per path with all keys
 // needed (one Secret GET per Secret). The input map is never modified.
 func (r *Resolver) Resolve(ctx context.Context, config map[string]string) (map[string]string, error) {
+	return r.resolve(ctx, nil, config)
+}
+
+// ResolveFor is Resolve for connector's config: the values it resolves are
+// hidden by ScrubFor(connector, ...) as well as by Scrub.
+func (r *Resolver) ResolveFor(ctx context.Context, connector string, config map[string]string) (map[string]string, error) {
+	return r.resolve(ctx, r.connectorSet(connector), config)
+}
+
+func (r *Resolver) resolve(ctx context.Context, own *scrubSet, config map[string]string) (map[string]string, error) {
 	if err := r.Check(config); err != nil {
 		return nil, err
 	}
@@ -186,6 +201,9 @@ func (r *Resolver) Resolve(ctx context.Context, config map[string]string) (map[s
 				return raw
 			}
 			r.seen.add(vals[p.Key], raw)
+			if own != nil {
+				own.add(vals[p.Key], raw)
+			}
 			return vals[p.Key]
 		})
 	}

@@ -46,6 +46,9 @@ type scrubSet struct {
 	// sorted is forms' keys, longest first (a value that contains another
 	// is replaced whole); nil when it must be rebuilt.
 	sorted []string
+	// onNew, when set, hears each new value and its placeholder (outside
+	// the lock).
+	onNew func(value, placeholder string)
 }
 
 func (s *scrubSet) add(value, placeholder string) {
@@ -59,7 +62,13 @@ func (s *scrubSet) add(value, placeholder string) {
 		return
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	onNew := s.onNew
+	defer func() {
+		s.mu.Unlock()
+		if onNew != nil {
+			onNew(value, placeholder)
+		}
+	}()
 	if s.forms == nil {
 		s.forms = map[string]string{}
 	}
@@ -78,6 +87,15 @@ func (s *scrubSet) add(value, placeholder string) {
 
 func valueForms(v string) []string {
 	forms := []string{v}
+	// A value of several lines (a PEM key) may be printed a line at a time
+	// (a panic value, a multi-line log message): each line is hidden too.
+	if strings.ContainsAny(v, "\n") {
+		for _, line := range strings.Split(v, "\n") {
+			if line = strings.TrimSpace(line); len(line) >= MinScrubLength {
+				forms = append(forms, line)
+			}
+		}
+	}
 	if b, err := json.Marshal(v); err == nil {
 		forms = append(forms, string(b[1:len(b)-1]))
 	}
@@ -123,17 +141,55 @@ func (s *scrubSet) scrub(msg string) string {
 	return msg
 }
 
-// Scrub returns msg with every value this resolver ever resolved (of at
-// least MinScrubLength bytes, as is, JSON-escaped or Go-quoted) replaced by
-// the placeholder it came from. It is the one function every message that
-// leaves a worker passes through: REST answers, connector and task traces
-// in the status topic, task configs written to the config topic, and logs.
-// A nil resolver returns msg.
+// Scrub returns msg with every value this resolver ever resolved, for any
+// connector (of at least MinScrubLength bytes, as is, JSON-escaped or
+// Go-quoted), replaced by the placeholder it came from. It is for outputs
+// every connector shares: logs, panic output, metrics, REST answers that
+// belong to no connector. A nil resolver returns msg.
 func (r *Resolver) Scrub(msg string) string {
 	if r == nil {
 		return msg
 	}
 	return r.seen.scrub(msg)
+}
+
+// Hide makes Scrub hide value (and each of its lines) as label, though no
+// placeholder resolved it: the worker hides its own credentials (REST and
+// metrics tokens, SASL password, TLS key, ServiceAccount token) in every
+// output all connectors share. A nil resolver does nothing.
+func (r *Resolver) Hide(value, label string) {
+	if r == nil {
+		return
+	}
+	r.seen.add(strings.TrimSpace(value), label)
+}
+
+// OnHidden makes f hear every value Scrub hides from now on, with its
+// placeholder or label, right after it is learnt and before the value is
+// handed to anyone: the worker's output relay scrubs what the process
+// writes to stdout and stderr (a panic's report included) with them.
+func (r *Resolver) OnHidden(f func(value, label string)) {
+	r.seen.mu.Lock()
+	defer r.seen.mu.Unlock()
+	r.seen.onNew = f
+}
+
+// ScrubFor returns msg with the values resolved for connector hidden, and
+// no other connector's: it is for what belongs to that connector (its
+// config and task configs, its status traces, its dead letter queue
+// headers, its REST answers), so a value another connector resolved never
+// rewrites this connector's data. A nil resolver returns msg.
+func (r *Resolver) ScrubFor(connector, msg string) string {
+	if r == nil {
+		return msg
+	}
+	r.mu.RLock()
+	s := r.byConnector[connector]
+	r.mu.RUnlock()
+	if s == nil {
+		return msg
+	}
+	return s.scrub(msg)
 }
 
 // ScrubConfig applies Scrub to every value of config (a copy).
@@ -143,4 +199,24 @@ func (r *Resolver) ScrubConfig(config map[string]string) map[string]string {
 		out[k] = r.Scrub(v)
 	}
 	return out
+}
+
+// connectorSet returns connector's scrub set, made on first use.
+func (r *Resolver) connectorSet(connector string) *scrubSet {
+	r.mu.RLock()
+	s := r.byConnector[connector]
+	r.mu.RUnlock()
+	if s != nil {
+		return s
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.byConnector == nil {
+		r.byConnector = map[string]*scrubSet{}
+	}
+	if s = r.byConnector[connector]; s == nil {
+		s = &scrubSet{}
+		r.byConnector[connector] = s
+	}
+	return s
 }

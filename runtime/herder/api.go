@@ -135,7 +135,7 @@ func (h *Herder) ConnectorConfig(_ context.Context, name string) (map[string]str
 
 // validate checks a connector config against its plugin's spec, with
 // placeholders resolved when possible (resolved values are not kept).
-func (h *Herder) validate(ctx context.Context, cfg map[string]string) error {
+func (h *Herder) validate(ctx context.Context, name string, cfg map[string]string) error {
 	class := cfg[plugin.KeyConnectorClass]
 	if strings.TrimSpace(class) == "" {
 		return connectapi.BadRequestf("Connector config %v contains no connector type", redacted(cfg))
@@ -145,12 +145,12 @@ func (h *Herder) validate(ctx context.Context, cfg map[string]string) error {
 		return connectapi.BadRequestf("Failed to find any class that implements Connector and which name matches %s, available connectors are: %s",
 			class, strings.Join(h.pluginClasses(), ", "))
 	}
-	check, err := h.resolveForValidation(ctx, cfg)
+	check, err := h.resolveForValidation(ctx, name, cfg)
 	if err != nil {
 		return connectapi.BadRequestf("%s", err)
 	}
 	if res := plugin.ValidateConfig(ctx, p, check, h.validateOpts()...); res.ErrorCount > 0 {
-		return connectapi.BadRequestf("%s", h.scrub(invalidConfigMessage(res)))
+		return connectapi.BadRequestf("%s", h.scrubFor(name, invalidConfigMessage(res)))
 	}
 	return nil
 }
@@ -234,7 +234,7 @@ func (h *Herder) CreateConnector(ctx context.Context, req connectapi.CreateConne
 	if _, ok := h.opts.Configs.Connector(req.Name); ok {
 		return connectapi.ConnectorInfo{}, connectapi.AlreadyExistsf("Connector %s already exists", req.Name)
 	}
-	if err := h.validate(ctx, req.Config); err != nil {
+	if err := h.validate(ctx, req.Name, req.Config); err != nil {
 		return connectapi.ConnectorInfo{}, err
 	}
 	// The target state goes first so the connector never starts in the
@@ -263,7 +263,7 @@ func (h *Herder) PutConnectorConfig(ctx context.Context, name string, cfg map[st
 		return connectapi.ConnectorInfo{}, false, err
 	}
 	_, existed := h.opts.Configs.Connector(name)
-	if err := h.validate(ctx, cfg); err != nil {
+	if err := h.validate(ctx, name, cfg); err != nil {
 		return connectapi.ConnectorInfo{}, false, err
 	}
 	if err := h.opts.Configs.PutConnectorConfig(ctx, name, cfg); err != nil {
@@ -289,7 +289,7 @@ func (h *Herder) PatchConnectorConfig(ctx context.Context, name string, patch co
 			cfg[k] = *v
 		}
 	}
-	if err := h.validate(ctx, cfg); err != nil {
+	if err := h.validate(ctx, name, cfg); err != nil {
 		return connectapi.ConnectorInfo{}, err
 	}
 	if err := h.opts.Configs.PutConnectorConfig(ctx, name, cfg); err != nil {

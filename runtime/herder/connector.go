@@ -330,7 +330,7 @@ func (w *connWorker) resolve(ctx context.Context, cfg map[string]string) (map[st
 	if w.h.opts.Resolver == nil {
 		return maps.Clone(cfg), nil
 	}
-	return w.h.opts.Resolver.Resolve(ctx, cfg)
+	return w.h.resolveFor(ctx, w.name, cfg)
 }
 
 func (w *connWorker) startConnector(ctx context.Context, cfg map[string]string, hash string) error {

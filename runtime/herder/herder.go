@@ -545,7 +545,7 @@ func (h *Herder) generation() int {
 // putStatus writes a connector status; failures are logged (the status
 // topic being unreachable must not stop the connector).
 func (h *Herder) putConnectorStatus(name, state, trace string) {
-	st := store.Status{State: state, Trace: h.scrub(trace), WorkerID: h.opts.WorkerID, Generation: h.generation()}
+	st := store.Status{State: state, Trace: h.scrubFor(name, trace), WorkerID: h.opts.WorkerID, Generation: h.generation()}
 	ctx, cancel := context.WithTimeout(h.ctx, 10*time.Second)
 	defer cancel()
 	if err := h.opts.Statuses.PutConnector(ctx, name, st); err != nil && h.ctx.Err() == nil {
@@ -554,7 +554,7 @@ func (h *Herder) putConnectorStatus(name, state, trace string) {
 }
 
 func (h *Herder) putTaskStatus(id store.TaskID, state, trace string) {
-	st := store.Status{State: state, Trace: h.scrub(trace), WorkerID: h.opts.WorkerID, Generation: h.generation()}
+	st := store.Status{State: state, Trace: h.scrubFor(id.Connector, trace), WorkerID: h.opts.WorkerID, Generation: h.generation()}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(h.ctx), 10*time.Second)
 	defer cancel()
 	if err := h.opts.Statuses.PutTask(ctx, id, st); err != nil {

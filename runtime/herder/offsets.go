@@ -233,12 +233,12 @@ func (h *Herder) alterExternalOffsets(ctx context.Context, name string, cfg map[
 	if !ok {
 		return nil
 	}
-	resolved, err := h.resolveForValidation(ctx, cfg)
+	resolved, err := h.resolveForValidation(ctx, name, cfg)
 	if err != nil {
 		return connectapi.BadRequestf("%s", err)
 	}
 	if err := alt.AlterSinkOffsets(ctx, resolved, offsets, all); err != nil {
-		return fmt.Errorf("altering the offsets connector %s stores itself: %s", name, h.scrub(err.Error()))
+		return fmt.Errorf("altering the offsets connector %s stores itself: %s", name, h.scrubFor(name, err.Error()))
 	}
 	return nil
 }

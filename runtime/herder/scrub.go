@@ -22,11 +22,20 @@ import (
 )
 
 // Scrubber hides resolved placeholder values in text that leaves the
-// worker (configprovider.Resolver implements it). A Resolver that is also a
-// Scrubber has every trace, task config and validation message that the
-// herder writes passed through Scrub.
+// worker (configprovider.Resolver implements it). Scrub hides every value
+// the worker resolved, for outputs all connectors share (logs); ScrubFor
+// hides the values resolved for one connector, for that connector's own
+// outputs (status traces, task configs, validation messages), so one
+// connector's values never rewrite another's data.
 type Scrubber interface {
 	Scrub(msg string) string
+	ScrubFor(connector, msg string) string
+}
+
+// ConnectorResolver resolves a config on behalf of one connector, so its
+// values are remembered for ScrubFor (configprovider.Resolver implements it).
+type ConnectorResolver interface {
+	ResolveFor(ctx context.Context, connector string, config map[string]string) (map[string]string, error)
 }
 
 // Checker refuses placeholders the worker may not resolve (a ${file:} or
@@ -35,22 +44,32 @@ type Checker interface {
 	Check(config map[string]string) error
 }
 
-func (h *Herder) scrub(msg string) string {
+// scrubFor hides the values resolved for connector in msg.
+func (h *Herder) scrubFor(connector, msg string) string {
 	if s, ok := h.opts.Resolver.(Scrubber); ok && msg != "" {
-		return s.Scrub(msg)
+		return s.ScrubFor(connector, msg)
 	}
 	return msg
 }
 
-func (h *Herder) scrubConfig(cfg map[string]string) map[string]string {
+// scrubConfigFor hides the values resolved for connector in cfg (in place).
+func (h *Herder) scrubConfigFor(connector string, cfg map[string]string) map[string]string {
 	s, ok := h.opts.Resolver.(Scrubber)
 	if !ok {
 		return cfg
 	}
 	for k, v := range cfg {
-		cfg[k] = s.Scrub(v)
+		cfg[k] = s.ScrubFor(connector, v)
 	}
 	return cfg
+}
+
+// resolveFor resolves cfg on behalf of connector.
+func (h *Herder) resolveFor(ctx context.Context, connector string, cfg map[string]string) (map[string]string, error) {
+	if r, ok := h.opts.Resolver.(ConnectorResolver); ok {
+		return r.ResolveFor(ctx, connector, cfg)
+	}
+	return h.opts.Resolver.Resolve(ctx, cfg)
 }
 
 // resolveForValidation returns the config to validate a write against:
@@ -58,7 +77,7 @@ func (h *Herder) scrubConfig(cfg map[string]string) map[string]string {
 // and messages about them are scrubbed), the config as written where they
 // do not yet (a Secret created later), and an error for a placeholder the
 // worker refuses to resolve at all.
-func (h *Herder) resolveForValidation(ctx context.Context, cfg map[string]string) (map[string]string, error) {
+func (h *Herder) resolveForValidation(ctx context.Context, connector string, cfg map[string]string) (map[string]string, error) {
 	if h.opts.Resolver == nil {
 		return cfg, nil
 	}
@@ -67,7 +86,7 @@ func (h *Herder) resolveForValidation(ctx context.Context, cfg map[string]string
 			return nil, fmt.Errorf("Connector configuration is invalid: %w", err)
 		}
 	}
-	r, err := h.opts.Resolver.Resolve(ctx, cfg)
+	r, err := h.resolveFor(ctx, connector, cfg)
 	if err != nil {
 		return cfg, nil
 	}

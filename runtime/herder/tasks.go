@@ -51,7 +51,7 @@ func (w *connWorker) generateTaskConfigs(ctx context.Context, cfg map[string]str
 	}
 	out := make([]map[string]string, len(cfgs))
 	for i, c := range cfgs {
-		out[i] = w.h.scrubConfig(reverseResolve(c, cfg, w.resolved))
+		out[i] = w.h.scrubConfigFor(w.name, reverseResolve(c, cfg, w.resolved))
 	}
 	return out, nil
 }
@@ -148,7 +148,7 @@ func (w *connWorker) startTask(ctx context.Context, i int, connCfg, taskCfg map[
 		if err == nil {
 			for _, t := range topics {
 				tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-				_ = h.opts.Statuses.PutTopic(tctx, w.name, h.scrub(t), i)
+				_ = h.opts.Statuses.PutTopic(tctx, w.name, h.scrubFor(w.name, t), i)
 				cancel()
 			}
 		}

@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/conveyor-dev/conveyor/runtime/connectapi"
 )
@@ -66,6 +67,14 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body []byte, le
 		if v := r.Header.Values(h); len(v) > 0 {
 			req.Header[h] = v
 		}
+	}
+	if s.cfg.SessionKeys != nil {
+		key, _, ok := s.cfg.SessionKeys()
+		if !ok {
+			writeError(w, http.StatusConflict, connectapi.MessageForwardLoop)
+			return
+		}
+		signRequest(req, body, key, time.Now())
 	}
 	resp, err := s.cfg.ForwardClient.Do(req)
 	if err != nil {
@@ -110,9 +119,10 @@ const errNoSchemeOrHost = forwardURLError("want scheme://host:port, e.g. http://
 
 // SendTaskConfigs sends task configs generated on a follower to the
 // leader's internal PUT /connectors/{c}/tasks, with the cluster's bearer
-// token when one is set. The body is never logged: task configs may hold
-// placeholders of secrets.
-func SendTaskConfigs(ctx context.Context, client *http.Client, leaderURL, token, connector string, cfgs []map[string]string) error {
+// token when one is set, signed with the session key from keys (when not
+// nil). The body is never logged: task configs may hold placeholders of
+// secrets.
+func SendTaskConfigs(ctx context.Context, client *http.Client, keys SessionKeys, leaderURL, token, connector string, cfgs []map[string]string) error {
 	if leaderURL == "" {
 		return fmt.Errorf("sending task configs of connector %s: no leader known (a rebalance is underway)", connector)
 	}
@@ -138,6 +148,13 @@ func SendTaskConfigs(ctx context.Context, client *http.Client, leaderURL, token,
 	req.Header.Set("Content-Type", "application/json")
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if keys != nil {
+		key, _, ok := keys()
+		if !ok {
+			return fmt.Errorf("sending task configs of connector %s: %w", connector, errNoSessionKey)
+		}
+		signRequest(req, body, key, time.Now())
 	}
 	resp, err := client.Do(req)
 	if err != nil {

@@ -51,7 +51,7 @@ func NewMetricsServer(gatherer prometheus.Gatherer, auth *TokenCheck, scrub func
 		})
 	}
 	return &http.Server{
-		Handler:           scrubResponses(scrub, h),
+		Handler:           scrubResponses(scrub, nil, h),
 		ReadHeaderTimeout: DefaultReadHeaderTimeout,
 		ReadTimeout:       DefaultReadTimeout,
 		WriteTimeout:      time.Minute,

@@ -24,6 +24,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/conveyor-dev/conveyor/runtime/connectapi"
 )
@@ -98,6 +99,18 @@ func (s *Server) api(f apiFunc, isWrite bool) http.Handler {
 			var err error
 			if body, err = readBody(r, s.cfg.MaxBodyBytes); err != nil {
 				s.writeErr(w, err)
+				return
+			}
+		}
+		if s.cfg.SessionKeys != nil && needsSignature(r) {
+			_, keys, ok := s.cfg.SessionKeys()
+			err := errNoSessionKey
+			if ok {
+				err = verifySignature(r, body, keys, time.Now())
+			}
+			if err != nil {
+				s.log.Warn("refused a worker-to-worker request", "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr, "reason", err.Error())
+				writeError(w, http.StatusForbidden, "Refused a request that claims to come from a worker of this cluster: "+err.Error())
 				return
 			}
 		}

@@ -68,8 +68,12 @@ type Config struct {
 	// Auth checks the bearer token (FileToken re-reads a rotated one).
 	Auth *TokenCheck
 	// Scrub, when not nil, rewrites every response body before it is sent
-	// (the worker hides resolved placeholder values with it).
+	// (the worker hides resolved placeholder values with it): see
+	// scrubResponses.
 	Scrub func(string) string
+	// ScrubFor, when not nil, hides the values resolved for one connector;
+	// answers about that connector use it instead of Scrub.
+	ScrubFor func(connector, msg string) string
 	// Gatherer, when not nil, is served on /metrics in Prometheus format.
 	Gatherer prometheus.Gatherer
 	// Logger receives one line per request (never bodies); slog.Default()
@@ -81,6 +85,10 @@ type Config struct {
 	// MaxBodyBytes bounds request bodies (413 beyond); DefaultMaxBodyBytes
 	// when zero.
 	MaxBodyBytes int64
+	// SessionKeys, when not nil, signs the requests this worker forwards
+	// and is required to verify those it receives (sign.go); nil neither
+	// signs nor checks (a single worker).
+	SessionKeys SessionKeys
 	// ForwardClient sends writes to the leader; a client with
 	// RequestTimeout when nil.
 	ForwardClient *http.Client
@@ -158,7 +166,7 @@ func New(h connectapi.Herder, cfg Config) (*Server, error) {
 	}
 	s.routes()
 	s.adminRoutes()
-	s.handler = s.logRequests(s.recoverPanics(scrubResponses(cfg.Scrub, s.authenticate(s.limitConcurrency(http.HandlerFunc(s.dispatch))))))
+	s.handler = s.logRequests(s.recoverPanics(scrubResponses(cfg.Scrub, cfg.ScrubFor, s.authenticate(s.limitConcurrency(http.HandlerFunc(s.dispatch))))))
 	s.http = &http.Server{
 		Addr:              cfg.Addr,
 		Handler:           s.handler,

@@ -686,7 +686,7 @@ func TestSendTaskConfigsReachesTheLeader(t *testing.T) {
 	// Straight to the leader, and through a follower.
 	for _, to := range []string{leaderTS.URL, followerTS.URL} {
 		leader.got = map[string][]map[string]string{}
-		if err := SendTaskConfigs(ctx, http.DefaultClient, to, testToken, "sink-a", cfgs); err != nil && to == leaderTS.URL {
+		if err := SendTaskConfigs(ctx, http.DefaultClient, nil, to, testToken, "sink-a", cfgs); err != nil && to == leaderTS.URL {
 			t.Fatalf("to the leader: %v", err)
 		} else if err != nil {
 			// A follower refuses a request already marked forwarded.
@@ -705,16 +705,16 @@ func TestSendTaskConfigsReachesTheLeader(t *testing.T) {
 		t.Fatalf("PUT tasks through a follower: %d %s, leader got %v", resp.StatusCode, body, leader.got)
 	}
 	// Wrong token, unknown connector, bad body.
-	if err := SendTaskConfigs(ctx, http.DefaultClient, leaderTS.URL, "wrong", "sink-a", cfgs); err == nil || !strings.Contains(err.Error(), "401") {
+	if err := SendTaskConfigs(ctx, http.DefaultClient, nil, leaderTS.URL, "wrong", "sink-a", cfgs); err == nil || !strings.Contains(err.Error(), "401") {
 		t.Errorf("wrong token: %v, want 401", err)
 	}
-	if err := SendTaskConfigs(ctx, http.DefaultClient, leaderTS.URL, testToken, "nope", cfgs); err == nil || !strings.Contains(err.Error(), "404") {
+	if err := SendTaskConfigs(ctx, http.DefaultClient, nil, leaderTS.URL, testToken, "nope", cfgs); err == nil || !strings.Contains(err.Error(), "404") {
 		t.Errorf("unknown connector: %v, want 404", err)
 	}
 	if resp, body := do(t, leaderTS, req("PUT", "/connectors/sink-a/tasks", `[{"a":null}]`, 400)); resp.StatusCode != 400 {
 		t.Errorf("null value: %d %s, want 400", resp.StatusCode, body)
 	}
-	if err := SendTaskConfigs(ctx, http.DefaultClient, "", testToken, "sink-a", cfgs); err == nil || !strings.Contains(err.Error(), "no leader") {
+	if err := SendTaskConfigs(ctx, http.DefaultClient, nil, "", testToken, "sink-a", cfgs); err == nil || !strings.Contains(err.Error(), "no leader") {
 		t.Errorf("no leader: %v", err)
 	}
 	// A request already forwarded once is not forwarded again.

@@ -112,7 +112,10 @@ type ConfigStore struct {
 	targetStates map[string]TargetState
 	taskCounts   map[string]int // task count records (exactly-once sources)
 	clusterID    string
-	listener     func(ConfigEvent)
+	// sessionKey and prevSessionKey are the workers' session keys
+	// (sessionkey.go).
+	sessionKey, prevSessionKey *SessionKey
+	listener                   func(ConfigEvent)
 }
 
 // LogOpener opens a kafkalog with the given apply function; it lets the
@@ -267,6 +270,8 @@ func (s *ConfigStore) apply(r kafkalog.Record) {
 			break
 		}
 		ev = &ConfigEvent{Kind: TaskRestartRequested, Connector: name, Task: idx}
+	case key == sessionKeyKey:
+		s.applySessionKey(r.Value, r.Tombstone())
 	case key == clusterIDKey:
 		var v clusterIDValue
 		if r.Tombstone() || json.Unmarshal(r.Value, &v) != nil || v.ClusterID == "" {

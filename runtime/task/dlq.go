@@ -61,6 +61,8 @@ type deadLetterQueue struct {
 	client  *kgo.Client
 	metrics *metrics.Task
 	fail    func(error)
+	// scrub hides the connector's resolved values (Common.Scrub).
+	scrub func(string) string
 
 	mu  sync.Mutex
 	err error // first failed write
@@ -101,7 +103,7 @@ func openDeadLetterQueue(ctx context.Context, c *Common, fail func(error)) (*dea
 		}
 		c.Logger.Info("created the dead letter queue topic", "topic", topic, "replication_factor", c.Errors.DLQReplication)
 	}
-	return &deadLetterQueue{cfg: c.Errors, id: c.ID, client: cl, metrics: c.Metrics, fail: fail}, nil
+	return &deadLetterQueue{cfg: c.Errors, id: c.ID, client: cl, metrics: c.Metrics, fail: fail, scrub: c.Scrub}, nil
 }
 
 // write produces the original key, value, headers and timestamp of kr,
@@ -128,8 +130,10 @@ func (d *deadLetterQueue) write(ctx context.Context, kr *kgo.Record, se *StageEr
 		add(HeaderErrorStage, string(se.Stage))
 		add(HeaderErrorClass, se.Class)
 		add(HeaderErrorType, errorType(se.Err))
-		add(HeaderErrorMessage, err.Error())
-		add(HeaderErrorStacktrace, errorChain(err))
+		// The error text may quote the connector's resolved values (a
+		// database error echoing a connection string).
+		add(HeaderErrorMessage, d.scrub(err.Error()))
+		add(HeaderErrorStacktrace, d.scrub(errorChain(err)))
 	}
 	d.client.Produce(ctx, out, func(_ *kgo.Record, err error) {
 		d.metrics.DeadLetterProduced(err)

@@ -150,6 +150,11 @@ func TestSinkToleranceAllDeadLetterQueue(t *testing.T) {
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	cfg.OffsetFlushInterval = 50 * time.Millisecond
 	cfg.Errors = ErrorConfig{ToleranceAll: true, Log: true, DLQTopic: "in-dlq", DLQReplication: 1, DLQContextHeaders: true}
+	// The connector's scrubber: here the JSON parser's words stand for a
+	// resolved value an error message would quote.
+	cfg.Scrub = func(s string) string {
+		return strings.ReplaceAll(s, "looking for beginning of value", "${secret:db:password}")
+	}
 	r := newSink(t, cfg)
 
 	testkit.EventuallyTrue(t, 10*time.Second, "the six good records put", func() bool { return sink.distinct() == 6 })
@@ -185,6 +190,11 @@ func TestSinkToleranceAllDeadLetterQueue(t *testing.T) {
 		}
 		if st, _ := header(d, HeaderErrorStacktrace); !strings.Contains(st, "*task.StageError: ") || !strings.Contains(st, "*json.SyntaxError: ") {
 			t.Errorf("dead letter %d: stack trace header %q lacks the error chain", i, st)
+		}
+		for _, k := range []string{HeaderErrorMessage, HeaderErrorStacktrace} {
+			if got, _ := header(d, k); strings.Contains(got, "looking for beginning of value") || !strings.Contains(got, "${secret:db:password}") {
+				t.Errorf("dead letter %d: header %s not scrubbed: %q", i, k, got)
+			}
 		}
 		if ty, _ := header(d, HeaderErrorType); ty != "*json.SyntaxError" {
 			t.Errorf("dead letter %d: exception class %q, want the innermost error's type", i, ty)

@@ -135,6 +135,10 @@ type Common struct {
 	Metrics *metrics.Task
 	// Logger logs the runner's events; nil discards.
 	Logger *slog.Logger
+	// Scrub hides the connector's resolved placeholder values in text the
+	// runner writes outside the worker (dead letter queue context
+	// headers); nil leaves text as it is.
+	Scrub func(string) string
 	// Errors is the connector's error handling (errors.* keys, see
 	// ParseErrorConfig); the zero value fails the task on the first bad
 	// record, as Kafka Connect's defaults do.
@@ -205,6 +209,9 @@ func (c *Common) check() error {
 		c.RetryBackoff = time.Second
 	}
 	c.Errors.setDefaults()
+	if c.Scrub == nil {
+		c.Scrub = func(s string) string { return s }
+	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}

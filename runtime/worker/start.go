@@ -175,7 +175,7 @@ func (w *Worker) buildHerder(opts Options) error {
 		Admin: w.admin, Resolver: opts.Resolver,
 		Tasks: &taskRuntime{kafka: w.kopts, workerConv: cfg.ConverterConfig(), offsets: w.offsets, metrics: w.metrics, log: w.log,
 			flushInterval: cfg.OffsetFlushInterval, flushTimeout: cfg.OffsetFlushTimeout, consumer: cfg.Prefixed("consumer."), producer: cfg.Prefixed("producer."),
-			topicUsed: scrubTopicUsed(w.statuses.PutTopic, opts.Resolver), instanceID: cfg.GroupInstanceID,
+			topicUsed: scrubTopicUsed(w.statuses.PutTopic, opts.Resolver), scrubFor: scrubForOf(opts.Resolver), instanceID: cfg.GroupInstanceID,
 			exactlyOnce: cfg.ExactlyOnceEnabled(), groupID: cfg.GroupID, openOffsets: w.connOffsets.get,
 			grants: grants, reserved: reserved},
 		Grants: grants, Reserved: reserved,
@@ -185,7 +185,7 @@ func (w *Worker) buildHerder(opts Options) error {
 		},
 		AssignAll: opts.Standalone,
 		ForwardTaskConfigs: func(ctx context.Context, connector string, cfgs []map[string]string) error {
-			return rest.SendTaskConfigs(ctx, w.forwardClient, w.herder.LeaderURL(), w.auth.Token(), connector, cfgs)
+			return rest.SendTaskConfigs(ctx, w.forwardClient, w.sessionKeys(), w.herder.LeaderURL(), w.auth.Token(), connector, cfgs)
 		},
 		LimitCheckInterval: cfg.TaskLimitsCheckInterval,
 		TaskStopTimeout:    cfg.TaskShutdownGracefulTimeout,
@@ -224,6 +224,10 @@ func (w *Worker) buildMember(ctx context.Context, undo *undoStack) error {
 		case w.countNow <- struct{}{}:
 		default:
 		}
+		select {
+		case w.keyNow <- struct{}{}:
+		default:
+		}
 	}
 	w.herder.SetJoinStatus(w.member.Waiting)
 	w.hmu.Lock()
@@ -236,10 +240,13 @@ func (w *Worker) buildMember(ctx context.Context, undo *undoStack) error {
 // membership, which from now on retries for as long as the worker runs.
 func (w *Worker) serve(ctx context.Context, undo *undoStack) error {
 	var err error
-	restCfg := rest.Config{Addr: w.listener.Addr().String(), Auth: w.auth, Scrub: scrubOf(w.resolver), Logger: w.log, ForwardClient: w.forwardClient,
+	restCfg := rest.Config{Addr: w.listener.Addr().String(), Auth: w.auth, Scrub: scrubOf(w.resolver), ScrubFor: scrubForOf(w.resolver), Logger: w.log, ForwardClient: w.forwardClient,
 		MaxConcurrent: w.cfg.RestThreadsMax, Loggers: w.logLevels}
 	if w.cfg.MetricsPort == 0 {
 		restCfg.Gatherer = w.metrics.Registry()
+	}
+	if w.member != nil {
+		restCfg.SessionKeys = w.sessionKeys()
 	}
 	if w.rest, err = rest.New(w.herder, restCfg); err != nil {
 		return fmt.Errorf("worker: %w", err)
@@ -256,6 +263,9 @@ func (w *Worker) serve(ctx context.Context, undo *undoStack) error {
 		w.serveErr <- err
 	}()
 	go w.countTasks()
+	if w.member != nil {
+		go w.rotateSessionKeys()
+	}
 	if w.member == nil {
 		close(w.joined)
 		return nil

@@ -49,6 +49,9 @@ type taskRuntime struct {
 	// topicUsed records that a connector's task wrote to a topic (the
 	// active topics of GET /connectors/{c}/topics); may be nil.
 	topicUsed func(ctx context.Context, connector, topic string, task int) error
+	// scrubFor hides one connector's resolved values (dead letter queue
+	// headers); nil hides nothing.
+	scrubFor func(connector, msg string) string
 	// instanceID is the worker's group.instance.id ("" = dynamic): its
 	// sink tasks' consumers are static members too, as <id>-<connector>-<task>.
 	instanceID string
@@ -82,6 +85,9 @@ func (t *taskRuntime) StartTask(ctx context.Context, spec herder.TaskSpec) (herd
 		},
 		Plugin: spec.Plugin, Connector: spec.ConnectorConfig, WorkerConverters: t.workerConv,
 		Consumer: t.consumer, Producer: t.producer, Offsets: store.TaskOffsets{Store: t.offsets},
+	}
+	if t.scrubFor != nil {
+		ts.Scrub = func(msg string) string { return t.scrubFor(id.Connector, msg) }
 	}
 	if spec.Plugin.Kind == plugin.KindSource && t.exactlyOnce {
 		if err := t.transactional(ctx, &ts, spec); err != nil {

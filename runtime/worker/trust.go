@@ -23,6 +23,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 
 	"github.com/conveyor-dev/conveyor/runtime/configprovider"
@@ -51,6 +52,43 @@ func defaultResolver(cfg *workerconfig.Config, standalone bool) *configprovider.
 func scrubOf(r herder.Resolver) func(string) string {
 	if s, ok := r.(herder.Scrubber); ok {
 		return s.Scrub
+	}
+	return nil
+}
+
+// serviceAccountTokenFile is where Kubernetes mounts the pod's token.
+const serviceAccountTokenFile = "/var/run/secrets/kubernetes.io/serviceaccount/token"
+
+// hideOwnCredentials makes the resolver's Scrub hide the worker's own
+// credentials (the files it reads: REST and metrics tokens, TLS key, SASL
+// password, the ServiceAccount token), so no log line or shared answer can
+// show one even if a message quotes it. Files that do not exist are
+// skipped.
+func hideOwnCredentials(r herder.Resolver, cfg *workerconfig.Config) {
+	h, ok := r.(interface{ Hide(value, label string) })
+	if !ok {
+		return
+	}
+	for _, f := range []struct{ key, path string }{
+		{workerconfig.KeyRestAuthTokenFile, cfg.RestAuthTokenFile},
+		{workerconfig.KeyMetricsAuthTokenFile, cfg.MetricsAuthTokenFile},
+		{workerconfig.KeySSLKeyLocation, cfg.SSLKeyLocation},
+		{workerconfig.KeySASLPasswordFile, cfg.SASLPasswordFile},
+		{"serviceaccount token", serviceAccountTokenFile},
+	} {
+		if f.path == "" {
+			continue
+		}
+		if b, err := os.ReadFile(f.path); err == nil && len(b) > 0 {
+			h.Hide(string(b), "[hidden: "+f.key+"]")
+		}
+	}
+}
+
+// scrubForOf returns the resolver's ScrubFor, or nil when it has none.
+func scrubForOf(r herder.Resolver) func(connector, msg string) string {
+	if s, ok := r.(herder.Scrubber); ok {
+		return s.ScrubFor
 	}
 	return nil
 }
@@ -113,15 +151,15 @@ func (w *Worker) stopMetrics(ctx context.Context) {
 	}
 }
 
-// scrubTopicUsed records a task's topic in the status topic with resolved
-// values hidden: a topic named through a placeholder is recorded as its
-// placeholder.
+// scrubTopicUsed records a task's topic in the status topic with the
+// connector's resolved values hidden: a topic named through a placeholder
+// is recorded as its placeholder.
 func scrubTopicUsed(put func(ctx context.Context, connector, topic string, task int) error, r herder.Resolver) func(ctx context.Context, connector, topic string, task int) error {
-	scrub := scrubOf(r)
+	scrub := scrubForOf(r)
 	if scrub == nil {
 		return put
 	}
 	return func(ctx context.Context, connector, topic string, task int) error {
-		return put(ctx, connector, scrub(topic), task)
+		return put(ctx, connector, scrub(connector, topic), task)
 	}
 }

@@ -64,6 +64,10 @@ type Options struct {
 	// configprovider.Standard) with the in-cluster secret provider when
 	// running in a pod (see defaultResolver).
 	Resolver herder.Resolver
+	// OnHidden, when set, hears every value the resolver's Scrub hides
+	// (resolved values, the worker's own credentials) as it is learnt; the
+	// program's output relay scrubs stdout and stderr with them.
+	OnHidden func(value, label string)
 	Logger   *slog.Logger
 	// LogLevels, when set, are the run-time levels behind Logger, changed
 	// through /admin/loggers.
@@ -103,6 +107,8 @@ type Worker struct {
 	memberDone  chan struct{}
 	// countNow asks for the count metrics at once (after an assignment).
 	countNow chan struct{}
+	// keyNow asks the session key rotation to check at once.
+	keyNow chan struct{}
 	// joined is closed at the first applied assignment (at once when
 	// standalone).
 	joined chan struct{}
@@ -137,7 +143,7 @@ func Start(ctx context.Context, opts Options) (*Worker, error) {
 	}
 	opts = opts.withDefaults()
 	w := &Worker{cfg: opts.Config, log: opts.Logger, logLevels: opts.LogLevels, metrics: metrics.New(), serveErr: make(chan error, 1),
-		stopped: make(chan struct{}), countNow: make(chan struct{}, 1), joined: make(chan struct{})}
+		stopped: make(chan struct{}), countNow: make(chan struct{}, 1), keyNow: make(chan struct{}, 1), joined: make(chan struct{})}
 	var undo undoStack
 	for _, step := range w.startSteps(opts) {
 		if err := step(ctx, &undo); err != nil {
@@ -159,6 +165,12 @@ func (o Options) withDefaults() Options {
 	if o.Resolver == nil {
 		o.Resolver = defaultResolver(o.Config, o.Standalone)
 	}
+	if h, ok := o.Resolver.(interface {
+		OnHidden(func(value, label string))
+	}); ok && o.OnHidden != nil {
+		h.OnHidden(o.OnHidden)
+	}
+	hideOwnCredentials(o.Resolver, o.Config)
 	o.Logger = scrubLogger(o.Logger, o.Resolver)
 	return o
 }
@@ -266,6 +278,20 @@ func (w *Worker) WaitJoined(ctx context.Context) error {
 
 // Herder returns the worker's herder.
 func (w *Worker) Herder() *herder.Herder { return w.herder }
+
+// Logger is the worker's logger: every message passes through the
+// resolver's Scrub (the program makes it slog's default, so the client
+// libraries that log through slog are scrubbed too).
+func (w *Worker) Logger() *slog.Logger { return w.log }
+
+// Scrub hides every resolved value and the worker's own credentials in
+// msg (for output no connector owns, such as a panic report).
+func (w *Worker) Scrub(msg string) string {
+	if s := scrubOf(w.resolver); s != nil {
+		return s(msg)
+	}
+	return msg
+}
 
 // RESTAddr returns the address the REST server listens on, with a
 // loopback host when it listens on every interface.

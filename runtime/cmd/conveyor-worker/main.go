@@ -89,6 +89,9 @@ func usage(w io.Writer) {
 }
 
 func main() {
+	if os.Getenv(relayEnv) == relayOn {
+		os.Exit(runRelay(os.Args[1:], os.Stderr, terminationLog))
+	}
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(worker.DefaultGCPercent)
 	}
@@ -221,12 +224,20 @@ func serve(cfg *workerconfig.Config, standalone bool, connectors []map[string]st
 	// The limit bounds reaching Kafka and reading the internal topics; the
 	// group join runs on in the background for as long as it takes.
 	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	w, err := worker.Start(startCtx, worker.Options{Config: cfg, Logger: log, LogLevels: levels, Version: version, Standalone: standalone})
+	opts := worker.Options{Config: cfg, Logger: log, LogLevels: levels, Version: version, Standalone: standalone}
+	if os.Getenv(relayEnv) == relayChild {
+		opts.OnHidden = announceHidden(stderr)
+	}
+	w, err := worker.Start(startCtx, opts)
 	cancel()
 	if err != nil {
 		fmt.Fprintf(stderr, "conveyor-worker: %v\n", err)
 		return 1
 	}
+	// Client libraries log through slog's default (and log's): the worker's
+	// scrubbing logger, so they cannot print a resolved value either.
+	slog.SetDefault(w.Logger())
+	defer reportPanic(w.Scrub, stderr)
 	fmt.Fprintf(stdout, "conveyor-worker: REST API listening on http://%s (worker id %s)\n", w.RESTAddr(), cfg.EffectiveWorkerID())
 	code := 0
 	for _, c := range connectors {
