@@ -25,6 +25,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/conveyor-dev/conveyor/runtime/guard"
 	"github.com/conveyor-dev/conveyor/runtime/transforms"
 )
 
@@ -236,7 +237,11 @@ func ValidateConfig(ctx context.Context, p Plugin, config map[string]string, opt
 	}
 	if ownClean && p.NewConnector != nil {
 		conn := p.NewConnector()
-		for _, fe := range conn.Validate(ctx, config) {
+		var fes []FieldError
+		if err := guard.Call("validating the connector", func() error { fes = conn.Validate(ctx, config); return nil }); err != nil {
+			fes = []FieldError{{Name: KeyConnectorClass, Message: err.Error()}}
+		}
+		for _, fe := range fes {
 			addErr(fe.Name, fe.Message)
 		}
 		if p.Kind == KindSource && vo.eosMode != "" {

@@ -280,6 +280,7 @@ type fakeCC struct {
 func (f fakeCC) Logger() *slog.Logger        { return slog.Default() }
 func (f fakeCC) RequestTaskReconfiguration() {}
 func (f fakeCC) RaiseError(error)            {}
+func (f fakeCC) Go(func() error)             {}
 func (f fakeCC) ListTopics(context.Context) ([]string, error) {
 	return f.topics, nil
 }

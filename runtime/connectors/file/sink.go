@@ -106,13 +106,14 @@ func (c *SinkConnector) Start(ctx context.Context, cc plugin.ConnectorContext, c
 		wctx, cancel := context.WithCancel(ctx)
 		c.cancel = cancel
 		c.wg.Add(1)
-		go func() {
+		cc.Go(func() error {
 			defer c.wg.Done()
 			// Wait for the first NaturalLimit so the watcher compares against
 			// the count the task configs were made for.
 			initial := c.initialLimit(wctx, interval)
 			plugin.WatchSinkPartitions(wctx, cc, config, initial, interval)
-		}()
+			return nil
+		})
 	}
 	return nil
 }
@@ -187,7 +188,7 @@ type SinkTask struct {
 }
 
 // Start opens the file for appending.
-func (t *SinkTask) Start(_ context.Context, _ plugin.SinkTaskContext, config map[string]string) error {
+func (t *SinkTask) Start(_ context.Context, tc plugin.SinkTaskContext, config map[string]string) error {
 	cfg, err := SinkPlugin().Spec.Parse(config)
 	if err != nil {
 		return err
@@ -205,7 +206,7 @@ func (t *SinkTask) Start(_ context.Context, _ plugin.SinkTaskContext, config map
 	if t.fsync == nil {
 		t.fsync = (*os.File).Sync
 	}
-	go t.syncer(f)
+	tc.Go(func() error { t.syncer(f); return nil })
 	return nil
 }
 

@@ -240,10 +240,11 @@ func (c *Connector) Start(ctx context.Context, cc plugin.ConnectorContext, confi
 		wctx, cancel := context.WithCancel(ctx)
 		c.cancel = cancel
 		c.wg.Add(1)
-		go func() {
+		cc.Go(func() error {
 			defer c.wg.Done()
 			c.watch(wctx)
-		}()
+			return nil
+		})
 	}
 	return nil
 }
