@@ -122,6 +122,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// INFO at start; PUT /admin/loggers/{logger} changes it at run time.
 	levels := loglevel.New(slog.LevelInfo)
 	log := slog.New(levels.Handler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: loglevel.Lowest})))
+	if soft, from := worker.ApplyMemoryLimit(); soft > 0 {
+		log.Info("Go memory limit set from the container's memory limit", "gomemlimit_bytes", soft, "fraction", worker.MemoryLimitFraction, "from", from)
+	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err == nil {
