@@ -115,6 +115,9 @@ func (w *connWorker) kick(k kickKind) {
 }
 
 func (w *connWorker) loop(ctx context.Context) {
+	// Goroutines started from here on (the connector's, its tasks') carry
+	// its name, which a crash report then shows (guard/crash.go).
+	guard.Label(ctx, w.name, -1)
 	for {
 		select {
 		case <-ctx.Done():
@@ -190,6 +193,12 @@ func (w *connWorker) reconcile(ctx context.Context, k kickKind) (idle bool) {
 				tr.run, tr.failed = nil, true
 			}
 		}
+	}
+
+	// A connector whose code crashed a worker is held FAILED (crash.go).
+	if trace, held := w.heldByCrash(hash); held && exists {
+		w.hold(connAssigned, assignedTasks, trace)
+		return false
 	}
 
 	// The connector instance.

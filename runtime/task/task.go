@@ -351,6 +351,7 @@ func (l *lifecycle) start(ctx context.Context, run func(ctx context.Context)) er
 	l.mu.Unlock()
 	ctx, l.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	go func() {
+		guard.Label(ctx, l.common.ID.Connector, l.common.ID.Task)
 		defer close(l.done)
 		defer func() {
 			if v := recover(); v != nil {

@@ -38,6 +38,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 
+	"github.com/conveyor-dev/conveyor/runtime/guard"
 	"github.com/conveyor-dev/conveyor/runtime/loglevel"
 	"github.com/conveyor-dev/conveyor/runtime/properties"
 	"github.com/conveyor-dev/conveyor/runtime/worker"
@@ -224,7 +225,14 @@ func serve(cfg *workerconfig.Config, standalone bool, connectors []map[string]st
 	// The limit bounds reaching Kafka and reading the internal topics; the
 	// group join runs on in the background for as long as it takes.
 	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	w, err := worker.Start(startCtx, worker.Options{Config: cfg, Logger: log, LogLevels: levels, Version: version, Standalone: standalone})
+	var crash []byte
+	if f := guard.CrashFile(); f != "" {
+		var err error
+		if crash, err = guard.KeepCrashReports(f); err != nil {
+			log.Warn("crash reports are not kept", "error", err)
+		}
+	}
+	w, err := worker.Start(startCtx, worker.Options{Config: cfg, Logger: log, LogLevels: levels, Version: version, Standalone: standalone, PreviousCrash: crash})
 	cancel()
 	if err != nil {
 		fmt.Fprintf(stderr, "conveyor-worker: %v\n", err)
