@@ -116,7 +116,7 @@ func TestPluginConversions(t *testing.T) {
 		Spec: plugin.ConfigSpec{Fields: []plugin.ConfigField{
 			{Name: "path", Type: plugin.TypeString, Required: true, Group: "Null", Doc: "Where."},
 			{Name: "secret", Type: plugin.TypePassword, Group: "Null", Doc: "Key."},
-			{Name: "batch", Type: plugin.TypeInt, Default: "10", Group: "Null", Dependents: []string{"path"}},
+			{Name: "batch", Type: plugin.TypeInt, Default: "10", Group: "Null", Dependents: []string{"path"}, Max: 1000},
 		}},
 	}
 	if got, _ := json.Marshal(PluginInfoOf(p)); string(got) != `{"class":"dev.conveyor.test.NullSinkConnector","type":"sink","version":"1.2.3"}` {

@@ -349,6 +349,9 @@ func (h *Herder) RestartConnector(ctx context.Context, name string, includeTasks
 	if err != nil {
 		return nil, err
 	}
+	if err := h.forgetCrash(ctx, name); err != nil {
+		return nil, err
+	}
 	if err := h.opts.Configs.RequestRestart(ctx, name, includeTasks, onlyFailed); err != nil {
 		return nil, fmt.Errorf("restarting connector %s: %w", name, err)
 	}
@@ -378,6 +381,9 @@ func (h *Herder) RestartTask(ctx context.Context, id connectapi.ConnectorTaskID)
 	}
 	if id.Task < 0 || id.Task >= len(h.opts.Configs.TaskConfigs(id.Connector)) {
 		return connectapi.NotFoundf("Task %s not found", id)
+	}
+	if err := h.forgetCrash(ctx, id.Connector); err != nil {
+		return err
 	}
 	if err := h.opts.Configs.RequestTaskRestart(ctx, store.TaskID{Connector: id.Connector, Task: id.Task}); err != nil {
 		return fmt.Errorf("restarting task %s: %w", id, err)

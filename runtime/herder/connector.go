@@ -29,6 +29,7 @@ import (
 	"sync"
 
 	"github.com/conveyor-dev/conveyor/runtime/connectapi"
+	"github.com/conveyor-dev/conveyor/runtime/guard"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/store"
 )
@@ -114,6 +115,9 @@ func (w *connWorker) kick(k kickKind) {
 }
 
 func (w *connWorker) loop(ctx context.Context) {
+	// Goroutines started from here on (the connector's, its tasks') carry
+	// its name, which a crash report then shows (guard/crash.go).
+	guard.Label(ctx, w.name, -1)
 	for {
 		select {
 		case <-ctx.Done():
@@ -191,11 +195,17 @@ func (w *connWorker) reconcile(ctx context.Context, k kickKind) (idle bool) {
 		}
 	}
 
+	// A connector whose code crashed a worker is held FAILED (crash.go).
+	if trace, held := w.heldByCrash(hash); held && exists {
+		w.hold(connAssigned, assignedTasks, trace)
+		return false
+	}
+
 	// The connector instance.
 	if raised != nil && w.conn != nil {
 		w.stopConnector()
 		w.connFailed = hash
-		w.setConnState(connectapi.StateFailed, raised.Error())
+		w.setConnState(connectapi.StateFailed, guard.Trace(raised))
 	}
 	if restartConn && onlyFailed && w.connFailed == "" && w.conn != nil {
 		restartConn = false
@@ -220,7 +230,7 @@ func (w *connWorker) reconcile(ctx context.Context, k kickKind) (idle bool) {
 		case w.conn == nil && w.connFailed == "":
 			if err := w.startConnector(ctx, cfg, hash); err != nil {
 				w.connFailed = hash
-				w.setConnState(connectapi.StateFailed, err.Error())
+				w.setConnState(connectapi.StateFailed, guard.Trace(err))
 			} else {
 				started = true
 			}
@@ -233,14 +243,15 @@ func (w *connWorker) reconcile(ctx context.Context, k kickKind) (idle bool) {
 			}
 			regenerate := started || k&kickReconfigure != 0
 			if !regenerate && k&kickLimits != 0 {
-				natural, _, err := w.conn.NaturalLimit(ctx)
+				var natural int
+				err := guard.Call("natural limit", func() (err error) { natural, _, err = w.conn.NaturalLimit(ctx); return err })
 				regenerate = err == nil && natural != w.lastNatural
 			}
 			if regenerate {
 				if cfgs, err := w.generateTaskConfigs(ctx, cfg); err != nil {
 					w.stopConnector()
 					w.connFailed = hash
-					w.setConnState(connectapi.StateFailed, err.Error())
+					w.setConnState(connectapi.StateFailed, guard.Trace(err))
 				} else if !equalConfigs(cfgs, committed) {
 					if w.writeTaskConfigs(ctx, cfgs, committed) {
 						committed = cfgs
@@ -349,7 +360,8 @@ func (w *connWorker) startConnector(ctx context.Context, cfg map[string]string, 
 	}
 	cctx, cancel := context.WithCancel(h.connCtx)
 	conn := p.NewConnector()
-	if err := conn.Start(w.h.opts.Grants.Context(cctx), &connContext{w: w}, resolved); err != nil {
+	cc := &connContext{w: w, ctx: cctx}
+	if err := guard.Call("starting connector", func() error { return conn.Start(w.h.opts.Grants.Context(cctx), cc, resolved) }); err != nil {
 		cancel()
 		return fmt.Errorf("starting connector %q: %w", w.name, err)
 	}
@@ -362,7 +374,7 @@ func (w *connWorker) stopConnector() {
 	if w.conn == nil {
 		return
 	}
-	if err := w.conn.Stop(); err != nil {
+	if err := guard.Call("stopping connector", w.conn.Stop); err != nil {
 		w.h.log.Warn("stopping connector", "connector", w.name, "err", err)
 	}
 	w.connCancel()

@@ -21,10 +21,16 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
+
+	"github.com/conveyor-dev/conveyor/runtime/guard"
 )
 
-// connContext is the plugin.ConnectorContext of a running connector.
-type connContext struct{ w *connWorker }
+// connContext is the plugin.ConnectorContext of a running connector
+// instance; ctx ends when that instance stops.
+type connContext struct {
+	w   *connWorker
+	ctx context.Context
+}
 
 func (c *connContext) Logger() *slog.Logger {
 	return c.w.h.log.With("connector", c.w.name)
@@ -71,4 +77,18 @@ func (c *connContext) RaiseError(err error) {
 	c.w.raised = err
 	c.w.mu.Unlock()
 	c.w.kick(kickConnectorError)
+}
+
+// Go runs a goroutine of the connector: its panic or error fails this
+// connector instance (as RaiseError), never the worker. After the instance
+// stopped it is only logged, so a late goroutine of an old instance cannot
+// fail its successor.
+func (c *connContext) Go(f func() error) {
+	guard.Go("connector goroutine", f, func(err error) {
+		if c.ctx.Err() != nil {
+			c.Logger().Warn("connector goroutine ended after the connector stopped", "error", err)
+			return
+		}
+		c.RaiseError(err)
+	})
 }

@@ -219,6 +219,10 @@ func New(opts Options) (*Herder, error) {
 		cancel:  cancel,
 	}
 	h.connCtx, h.connCancel = context.WithCancel(ctx)
+	// A crash record written or removed by any worker changes whether the
+	// connector is held (crash.go). Kicked from a goroutine: the store
+	// calls this with its lock held.
+	opts.Statuses.OnCrashChange(func(name string) { go h.kick(name, kickConfig) })
 	if opts.AssignAll {
 		h.leaderURL = opts.URL
 	}

@@ -25,8 +25,16 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/conveyor-dev/conveyor/runtime/guard"
 	"github.com/conveyor-dev/conveyor/runtime/transforms"
 )
+
+// MaxTasks is the upper bound of tasks.max, as the KafkaConnector's
+// spec.tasksMax has it.
+const MaxTasks = 1000
+
+// maxMillis bounds durations in milliseconds: a year.
+const maxMillis = 365 * 24 * 3600 * 1000
 
 // Keys of the configuration fields every connector has. They match Kafka
 // Connect's ConnectorConfig and SinkConnectorConfig.
@@ -72,7 +80,7 @@ func CommonSpec(kind Kind) ConfigSpec {
 			DisplayName: "Connector class",
 			Doc:         "Name or alias of the class for this connector, for example dev.conveyor.connect.file.FileSourceConnector or FileSource."},
 		{Name: KeyTasksMax, Type: TypeInt, Default: "1", Group: GroupCommon, Importance: ImportanceHigh, Width: WidthShort,
-			DisplayName: "Tasks max", Validator: AtLeast(1),
+			DisplayName: "Tasks max", Validator: AtLeast(1), Max: MaxTasks,
 			Doc: "Maximum number of tasks to use for this connector. The connector runs min(tasks.max, its natural limit) tasks."},
 		{Name: KeyKeyConverter, Type: TypeClass, Group: GroupCommon, Importance: ImportanceLow, Width: WidthShort,
 			DisplayName: "Key converter class",
@@ -90,10 +98,10 @@ func CommonSpec(kind Kind) ConfigSpec {
 			DisplayName: "Predicates",
 			Doc:         "Aliases for the predicates used by transformations."},
 		{Name: KeyErrorsRetryTimeout, Type: TypeLong, Default: "0", Group: GroupErrorHandling, Importance: ImportanceMedium, Width: WidthMedium,
-			DisplayName: "Retry Timeout for Errors", Validator: AtLeast(-1),
+			DisplayName: "Retry Timeout for Errors", Validator: AtLeast(-1), Max: maxMillis,
 			Doc: "Maximum duration in milliseconds that a failed operation is retried; 0 means no retries, -1 infinite retries."},
 		{Name: KeyErrorsRetryMaxDelay, Type: TypeLong, Default: "60000", Group: GroupErrorHandling, Importance: ImportanceMedium, Width: WidthMedium,
-			DisplayName: "Maximum Delay Between Retries for Errors", Validator: AtLeast(1),
+			DisplayName: "Maximum Delay Between Retries for Errors", Validator: AtLeast(1), Max: maxMillis,
 			Doc: "Maximum duration in milliseconds between consecutive retry attempts."},
 		{Name: KeyErrorsTolerance, Type: TypeString, Default: "none", Group: GroupErrorHandling, Importance: ImportanceMedium, Width: WidthShort,
 			DisplayName: "Error Tolerance", Validator: OneOf("none", "all"), Recommended: []string{"none", "all"},
@@ -117,7 +125,7 @@ func CommonSpec(kind Kind) ConfigSpec {
 				DisplayName: "Dead Letter Queue Topic Name",
 				Doc:         "Topic to which failed records are written; empty disables the dead-letter queue."},
 			ConfigField{Name: KeyDLQReplication, Type: TypeInt, Default: "3", Group: GroupErrorHandling, Importance: ImportanceMedium, Width: WidthMedium,
-				DisplayName: "Dead Letter Queue Topic Replication Factor", Validator: replicationFactor(),
+				DisplayName: "Dead Letter Queue Topic Replication Factor", Validator: replicationFactor(), Max: 32767,
 				Doc: "Replication factor of the dead-letter queue topic when it is created."},
 			ConfigField{Name: KeyDLQHeaders, Type: TypeBoolean, Default: "false", Group: GroupErrorHandling, Importance: ImportanceMedium, Width: WidthMedium,
 				DisplayName: "Enable Error Context Headers",
@@ -240,7 +248,11 @@ func ValidateConfig(ctx context.Context, p Plugin, config map[string]string, opt
 	}
 	if ownClean && p.NewConnector != nil {
 		conn := p.NewConnector()
-		for _, fe := range conn.Validate(vo.grants.Context(ctx), config) {
+		var fes []FieldError
+		if err := guard.Call("validating the connector", func() error { fes = conn.Validate(vo.grants.Context(ctx), config); return nil }); err != nil {
+			fes = []FieldError{{Name: KeyConnectorClass, Message: err.Error()}}
+		}
+		for _, fe := range fes {
 			addErr(fe.Name, fe.Message)
 		}
 		if p.Kind == KindSource && vo.eosMode != "" {

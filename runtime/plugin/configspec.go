@@ -100,6 +100,36 @@ type ConfigField struct {
 	Recommended []string
 	// Validator checks the parsed value; nil accepts any value of the type.
 	Validator Validator
+	// Max is the largest value a number field (INT, LONG, DOUBLE) accepts.
+	// Every number field has one, and registration refuses a plugin with a
+	// number field without it: a size or count that a tenant writes into a
+	// connector config must not be able to make a worker allocate what Go
+	// cannot recover from, killing every connector on it. Validation
+	// refuses a larger value, naming the key and the bound. Not for other
+	// types (0).
+	Max float64
+}
+
+// check runs the field's bound and its Validator on a parsed value.
+func (f ConfigField) check(v any) error {
+	if err := f.checkMax(v); err != nil {
+		return err
+	}
+	if f.Validator != nil {
+		return f.Validator(v)
+	}
+	return nil
+}
+
+// isNumber says whether fields of the type are numbers, which need a Max.
+func (t FieldType) isNumber() bool { return t == TypeInt || t == TypeLong || t == TypeDouble }
+
+// checkMax refuses a number above the field's Max.
+func (f ConfigField) checkMax(v any) error {
+	if n, ok := toFloat(v); ok && f.Max > 0 && n > f.Max {
+		return fmt.Errorf("Value must be at most %s, the upper bound of %s", fmtNum(f.Max), f.Name)
+	}
+	return nil
 }
 
 // DefaultValue returns the default as Kafka's ConfigKeyInfo.default_value
@@ -196,6 +226,12 @@ func (s ConfigSpec) check() error {
 		if !f.Type.valid() {
 			return fmt.Errorf("config field %q has unknown type %q", f.Name, f.Type)
 		}
+		if f.Type.isNumber() && f.Max <= 0 {
+			return fmt.Errorf("config field %q has no upper bound: set Max, the largest value a worker can afford", f.Name)
+		}
+		if !f.Type.isNumber() && f.Max != 0 {
+			return fmt.Errorf("config field %q: Max is for number fields, not %s", f.Name, f.Type)
+		}
 		if f.Required && f.Default != "" {
 			return fmt.Errorf("config field %q is required but has default %q", f.Name, f.Default)
 		}
@@ -204,10 +240,8 @@ func (s ConfigSpec) check() error {
 			if err != nil {
 				return fmt.Errorf("config field %q: default: %w", f.Name, err)
 			}
-			if f.Validator != nil {
-				if err := f.Validator(v); err != nil {
-					return fmt.Errorf("config field %q: default %q: %w", f.Name, f.Default, err)
-				}
+			if err := f.check(v); err != nil {
+				return fmt.Errorf("config field %q: default %q: %w", f.Name, f.Default, err)
 			}
 		}
 	}
@@ -342,8 +376,8 @@ func (s ConfigSpec) Validate(config map[string]string) []ConfigValue {
 			cv.Value = ptr(raw)
 		}
 		v, err := ParseValue(f.Type, raw)
-		if err == nil && f.Validator != nil {
-			err = f.Validator(v)
+		if err == nil {
+			err = f.check(v)
 		}
 		if err != nil {
 			shown := raw

@@ -80,6 +80,13 @@ type ConnectorContext interface {
 	// RaiseError reports an unrecoverable error from a connector goroutine:
 	// the runtime marks the connector FAILED with err as its trace.
 	RaiseError(err error)
+	// Go runs f on a goroutine of its own that the runtime watches: a
+	// panic in f, or an error f returns, fails the connector (FAILED, with the
+	// panic and its stack, scrubbed, as the trace) instead of ending the
+	// worker process and every other connector on it. Every goroutine a
+	// connector starts goes through Go; an error returned after the connector was told
+	// to stop is only logged.
+	Go(f func() error)
 }
 
 // SourceTask reads from a source system and returns records for Kafka.
@@ -134,6 +141,13 @@ type SourceTaskContext interface {
 	Logger() *slog.Logger
 	// OffsetReader reads the stored source offsets of this connector.
 	OffsetReader() OffsetReader
+	// Go runs f on a goroutine of its own that the runtime watches: a
+	// panic in f, or an error f returns, fails the task (FAILED, with the
+	// panic and its stack, scrubbed, as the trace) instead of ending the
+	// worker process and every other connector on it. Every goroutine a
+	// task starts goes through Go; an error returned after the task was told
+	// to stop is only logged.
+	Go(f func() error)
 }
 
 // OffsetReader reads the latest stored source offsets of a connector.
@@ -211,6 +225,13 @@ type SinkTaskContext interface {
 	// (errors.deadletterqueue.topic.name) nor errors.log.enable=true, as
 	// Kafka Connect's SinkTaskContext.errantRecordReporter (KIP-610).
 	ErrantRecordReporter() ErrantRecordReporter
+	// Go runs f on a goroutine of its own that the runtime watches: a
+	// panic in f, or an error f returns, fails the task (FAILED, with the
+	// panic and its stack, scrubbed, as the trace) instead of ending the
+	// worker process and every other connector on it. Every goroutine a
+	// task starts goes through Go; an error returned after the task was told
+	// to stop is only logged.
+	Go(f func() error)
 }
 
 // ErrantRecordReporter takes the records a sink task could not write,

@@ -223,7 +223,7 @@ func exactlyOnceFields() []ConfigField {
 			DisplayName: "Transaction boundary", Validator: OneOf(BoundaryPoll, BoundaryInterval, BoundaryConnector), Recommended: []string{BoundaryPoll, BoundaryInterval, BoundaryConnector},
 			Doc: "poll: one transaction per polled batch; interval: one per transaction.boundary.interval.ms; connector: the connector's tasks commit and abort."},
 		{Name: KeyTransactionBoundaryInterval, Type: TypeLong, Group: GroupExactlyOnce, Importance: ImportanceLow, Width: WidthShort,
-			DisplayName: "Transaction boundary interval", Validator: AtLeast(1),
+			DisplayName: "Transaction boundary interval", Validator: AtLeast(1), Max: maxMillis,
 			Doc: "Length of a transaction in ms with transaction.boundary=interval; unset = the worker's offset.flush.interval.ms."},
 		{Name: KeyOffsetsStorageTopic, Type: TypeString, Group: GroupExactlyOnce, Importance: ImportanceLow, Width: WidthMedium,
 			DisplayName: "Offsets storage topic",

@@ -19,6 +19,8 @@ package plugin
 import (
 	"context"
 	"fmt"
+
+	"github.com/conveyor-dev/conveyor/runtime/guard"
 )
 
 // Limits is what GET /connectors/{c}/limits reports: the user's tasks.max,
@@ -38,7 +40,9 @@ type Limits struct {
 // When the connector returns fewer configs than planned, EffectiveTasks
 // reports the number actually returned.
 func PlanTasks(ctx context.Context, name string, c Connector, tasksMax int) ([]map[string]string, Limits, error) {
-	limit, reason, err := c.NaturalLimit(ctx)
+	var limit int
+	var reason Reason
+	err := guard.Call("natural limit", func() (err error) { limit, reason, err = c.NaturalLimit(ctx); return err })
 	if err != nil {
 		return nil, Limits{}, fmt.Errorf("connector %q: computing its natural task limit: %w", name, err)
 	}
@@ -50,7 +54,8 @@ func PlanTasks(ctx context.Context, name string, c Connector, tasksMax int) ([]m
 	if n == 0 {
 		return []map[string]string{}, lim, nil
 	}
-	configs, err := c.TaskConfigs(n)
+	var configs []map[string]string
+	err = guard.Call("task configs", func() (err error) { configs, err = c.TaskConfigs(n); return err })
 	if err != nil {
 		return nil, lim, fmt.Errorf("connector %q: generating task configs: %w", name, err)
 	}

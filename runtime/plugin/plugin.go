@@ -177,7 +177,7 @@ func (p Plugin) check() error {
 			return fmt.Errorf("plugin %s: field %q is a common connector field; remove it from the plugin spec", p.Class, f.Name)
 		}
 	}
-	if err := p.Spec.check(); err != nil {
+	if err := p.FullSpec().check(); err != nil {
 		return fmt.Errorf("plugin %s: %w", p.Class, err)
 	}
 	return nil

@@ -78,9 +78,9 @@ func TestRetriable(t *testing.T) {
 
 var testSpec = ConfigSpec{Fields: []ConfigField{
 	{Name: "file", Type: TypeString, Required: true, Group: "File", Doc: "path"},
-	{Name: "batch.size", Type: TypeInt, Default: "100", Group: "File", Validator: AtLeast(1)},
-	{Name: "ratio", Type: TypeDouble, Default: "0.5", Group: "File", Validator: Between(0, 1)},
-	{Name: "big", Type: TypeLong, Default: "5000000000", Group: "File"},
+	{Name: "batch.size", Type: TypeInt, Default: "100", Group: "File", Validator: AtLeast(1), Max: 1000},
+	{Name: "ratio", Type: TypeDouble, Default: "0.5", Group: "File", Validator: Between(0, 1), Max: 1},
+	{Name: "big", Type: TypeLong, Default: "5000000000", Group: "File", Max: 1e12},
 	{Name: "on", Type: TypeBoolean, Default: "true", Group: "File"},
 	{Name: "mode", Type: TypeString, Default: "a", Group: "Other", Validator: OneOf("a", "b"), Recommended: []string{"a", "b"}},
 	{Name: "files", Type: TypeList, Group: "Other"},
@@ -258,7 +258,7 @@ func TestRegistry(t *testing.T) {
 	if err := r.Register(q); err == nil || !strings.Contains(err.Error(), "common connector field") {
 		t.Fatal(err)
 	}
-	q.Spec = ConfigSpec{Fields: []ConfigField{{Name: "n", Type: TypeInt, Default: "x"}}}
+	q.Spec = ConfigSpec{Fields: []ConfigField{{Name: "n", Type: TypeInt, Default: "x", Max: 10}}}
 	if err := r.Register(q); err == nil || !strings.Contains(err.Error(), "default") {
 		t.Fatal(err)
 	}
@@ -280,6 +280,7 @@ type fakeCC struct {
 func (f fakeCC) Logger() *slog.Logger        { return slog.Default() }
 func (f fakeCC) RequestTaskReconfiguration() {}
 func (f fakeCC) RaiseError(error)            {}
+func (f fakeCC) Go(func() error)             {}
 func (f fakeCC) ListTopics(context.Context) ([]string, error) {
 	return f.topics, nil
 }

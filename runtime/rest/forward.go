@@ -89,8 +89,17 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body []byte, le
 		}
 	}
 	w.WriteHeader(resp.StatusCode)
-	_, _ = io.Copy(w, resp.Body)
+	// Read through a limit: responses are scrubbed whole in memory, and
+	// the answering worker may not be a well-behaved one.
+	if n, _ := io.Copy(w, io.LimitReader(resp.Body, maxForwardedBody+1)); n > maxForwardedBody {
+		s.log.Warn("the leader's answer to a forwarded request was cut at the limit", "method", r.Method, "path", r.URL.Path, "leader", leaderURL, "limit_bytes", maxForwardedBody)
+	}
 }
+
+// maxForwardedBody bounds the answer to a forwarded request that a
+// follower passes on: far above any real REST answer (the status of a
+// thousand connectors is a few MB).
+const maxForwardedBody = 64 << 20
 
 // forwardURL is the leader's URL for r: same path and query, plus
 // forward=false.

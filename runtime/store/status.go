@@ -52,7 +52,22 @@ const (
 	statusTaskPrefix      = "status-task-"
 	statusTopicPrefix     = "status-topic-"
 	limitsPrefix          = "conveyor-limits-"
+	crashPrefix           = "conveyor-crash-"
 )
+
+// Crash records that a worker process ended while running a connector's
+// code: a crash the runtime could not recover (a fatal error, a panic
+// outside the runtime's guard). The connector is held FAILED with Trace
+// while its configuration is the one it crashed with (ConfigHash), until a
+// restart, so it does not move on and crash the next worker (a Conveyor
+// record).
+type Crash struct {
+	WorkerID   string `json:"worker_id"`
+	Task       int    `json:"task"` // -1: the connector instance
+	Time       int64  `json:"time_ms"`
+	Trace      string `json:"trace"`
+	ConfigHash string `json:"config_hash"`
+}
 
 // Limits are a connector's task limits as last computed by the worker that
 // runs it (a Conveyor record, so any worker can answer GET /limits).
@@ -82,6 +97,8 @@ type StatusStore struct {
 	tasks      map[TaskID]Status
 	topics     map[string]map[string]bool // connector -> topic
 	limits     map[string]Limits
+	crashes    map[string]Crash
+	onCrash    func(connector string)
 }
 
 // OpenStatusStore reads the status topic to its end.
@@ -91,6 +108,7 @@ func OpenStatusStore(ctx context.Context, open LogOpener, topic kafkalog.Topic) 
 		tasks:      map[TaskID]Status{},
 		topics:     map[string]map[string]bool{},
 		limits:     map[string]Limits{},
+		crashes:    map[string]Crash{},
 	}
 	l, err := open(ctx, topic, s.apply)
 	if err != nil {
@@ -136,6 +154,17 @@ func (s *StatusStore) apply(r kafkalog.Record) {
 			delete(s.limits, name)
 		} else if json.Unmarshal(r.Value, &l) == nil {
 			s.limits[name] = l
+		}
+	case strings.HasPrefix(key, crashPrefix):
+		name := strings.TrimPrefix(key, crashPrefix)
+		var c Crash
+		if r.Tombstone() {
+			delete(s.crashes, name)
+		} else if json.Unmarshal(r.Value, &c) == nil {
+			s.crashes[name] = c
+		}
+		if s.onCrash != nil {
+			s.onCrash(name)
 		}
 	case strings.HasPrefix(key, statusTopicPrefix):
 		rest := strings.TrimPrefix(key, statusTopicPrefix)
@@ -183,6 +212,11 @@ func (s *StatusStore) DeleteConnector(ctx context.Context, name string) error {
 	}
 	if err := s.log.SendAndApply(ctx, []byte(limitsPrefix+name), nil); err != nil {
 		return err
+	}
+	if _, ok := s.Crash(name); ok {
+		if err := s.DeleteCrash(ctx, name); err != nil {
+			return err
+		}
 	}
 	return s.log.SendAndApply(ctx, []byte(statusConnectorPrefix+name), nil)
 }
@@ -268,6 +302,34 @@ func (s *StatusStore) ResetTopics(ctx context.Context, connector string) error {
 		}
 	}
 	return nil
+}
+
+// PutCrash records that a worker crashed running the connector's code.
+func (s *StatusStore) PutCrash(ctx context.Context, name string, c Crash) error {
+	b, _ := json.Marshal(c)
+	return s.log.SendAndApply(ctx, []byte(crashPrefix+name), b)
+}
+
+// DeleteCrash forgets a connector's crash (a restart asked for).
+func (s *StatusStore) DeleteCrash(ctx context.Context, name string) error {
+	return s.log.SendAndApply(ctx, []byte(crashPrefix+name), nil)
+}
+
+// Crash returns a connector's recorded crash.
+func (s *StatusStore) Crash(name string) (Crash, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.crashes[name]
+	return c, ok
+}
+
+// OnCrashChange calls f (with the store's lock held: f must not block or
+// call the store) whenever a connector's crash record is written or
+// removed, by any worker.
+func (s *StatusStore) OnCrashChange(f func(connector string)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onCrash = f
 }
 
 // Close stops following the topic.

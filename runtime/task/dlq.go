@@ -177,7 +177,7 @@ func errorChain(err error) string {
 	}
 	var pe *panicError
 	if errors.As(err, &pe) {
-		b.WriteString("\n" + string(pe.stack))
+		b.WriteString("\n" + string(pe.Stack))
 	}
 	return b.String()
 }

@@ -225,7 +225,7 @@ func (r *SourceRunner) run(ctx context.Context) {
 	// fails the task if it cannot.
 	// A transactional producer instead fences the task's earlier
 	// instances before the task starts, and a failure fails the task.
-	var tc plugin.SourceTaskContext = &sourceTaskContext{log: log, reader: &offsetReader{store: r.cfg.Offsets, connector: r.cfg.ID.Connector}}
+	var tc plugin.SourceTaskContext = &sourceTaskContext{life: &r.lifecycle, log: log, reader: &offsetReader{store: r.cfg.Offsets, connector: r.cfg.ID.Connector}}
 	if r.txn != nil {
 		if err := r.txn.init(ctx); err != nil {
 			r.fail(err)
@@ -318,7 +318,7 @@ func (r *SourceRunner) stopTask() {
 // loop polls and produces until stop or a fatal error.
 func (r *SourceRunner) loop(ctx, pollCtx context.Context, flush <-chan time.Time) error {
 	for {
-		if r.isStopping() {
+		if r.isStopping() || r.failed() != nil { // failed: by a goroutine of the task
 			return nil
 		}
 		if err := r.producerErr(); err != nil {

@@ -43,6 +43,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/conveyor-dev/conveyor/runtime/converter"
+	"github.com/conveyor-dev/conveyor/runtime/guard"
 	"github.com/conveyor-dev/conveyor/runtime/metrics"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/transforms"
@@ -225,36 +226,15 @@ func (c *Common) check() error {
 var ErrStopTimeout = errors.New("task did not stop within the deadline; abandoned")
 
 // panicError is a recovered panic of plugin code, with the stack.
-type panicError struct {
-	value any
-	stack []byte
-}
-
-func (p *panicError) Error() string { return fmt.Sprintf("panic: %v", p.value) }
+type panicError = guard.PanicError
 
 // Trace returns the text reported as a FAILED task's trace: the error chain
 // and, for a panic, the goroutine stack.
-func Trace(err error) string {
-	var pe *panicError
-	if errors.As(err, &pe) {
-		return err.Error() + "\n\n" + string(pe.stack)
-	}
-	return err.Error()
-}
+func Trace(err error) string { return guard.Trace(err) }
 
 // safe runs a plugin call, turning a panic into an error that carries the
 // stack.
-func safe(what string, f func() error) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = fmt.Errorf("%s: %w", what, &panicError{value: v, stack: debug.Stack()})
-		}
-	}()
-	if err := f(); err != nil {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	return nil
-}
+func safe(what string, f func() error) error { return guard.Call(what, f) }
 
 // lifecycle is the state machine shared by both runners: target state,
 // stop signal, the reported state and the first fatal error.
@@ -310,6 +290,22 @@ func (l *lifecycle) fail(err error) {
 	l.mu.Unlock()
 	l.common.Logger.Error("task failed", "error", err)
 	l.setState(StateFailed, Trace(err))
+}
+
+// goPlugin runs a goroutine that the plugin task starts through its
+// context's Go: a panic in it, or an error it returns, fails the task (the
+// runner's loop sees the failure and stops the plugin task) instead of
+// ending the worker process. An error returned once the task is stopping
+// is only logged: goroutines often end with their context's error then.
+func (l *lifecycle) goPlugin(f func() error) {
+	guard.Go("task goroutine", f, func(err error) {
+		if l.isStopping() && !guard.IsPanic(err) {
+			l.common.Logger.Warn("task goroutine ended with an error while stopping", "error", err)
+			return
+		}
+		l.fail(err)
+		l.signal()
+	})
 }
 
 func (l *lifecycle) failed() error {
@@ -375,10 +371,11 @@ func (l *lifecycle) start(ctx context.Context, run func(ctx context.Context)) er
 	l.mu.Unlock()
 	ctx, l.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	go func() {
+		guard.Label(ctx, l.common.ID.Connector, l.common.ID.Task)
 		defer close(l.done)
 		defer func() {
 			if v := recover(); v != nil {
-				l.fail(fmt.Errorf("task runner: %w", &panicError{value: v, stack: debug.Stack()}))
+				l.fail(fmt.Errorf("task runner: %w", &panicError{Value: v, Stack: debug.Stack()}))
 			}
 		}()
 		run(ctx)

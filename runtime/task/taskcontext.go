@@ -27,11 +27,14 @@ import (
 )
 
 type sourceTaskContext struct {
+	life   *lifecycle
 	log    *slog.Logger
 	reader plugin.OffsetReader
 }
 
 func (c *sourceTaskContext) Logger() *slog.Logger { return c.log }
+
+func (c *sourceTaskContext) Go(f func() error) { c.life.goPlugin(f) }
 
 func (c *sourceTaskContext) OffsetReader() plugin.OffsetReader { return c.reader }
 
@@ -71,6 +74,8 @@ type sinkTaskContext struct {
 }
 
 func (c *sinkTaskContext) Logger() *slog.Logger { return c.log }
+
+func (c *sinkTaskContext) Go(f func() error) { c.r.goPlugin(f) }
 
 // Assignment is called by the task from within Put/Open/Close (with the
 // runner's mu held) or from its own goroutines, so it reads a snapshot.

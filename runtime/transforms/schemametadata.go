@@ -18,6 +18,7 @@ package transforms
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/conveyor-dev/conveyor/runtime/data"
 )
@@ -55,7 +56,7 @@ func init() {
 	registerBoth("SetSchemaMetadata", "Sets the name and/or version of the schema",
 		[]Option{{Name: "schema.name", Doc: "Schema name to set."}, {Name: "schema.version", Type: "INT", Doc: "Schema version to set."}},
 		func(o *Options, s side) Transformation {
-			t := &setSchemaMetadata{side: s, name: o.String("schema.name", ""), version: o.Int("schema.version", 0), cache: schemaCache{}}
+			t := &setSchemaMetadata{side: s, name: o.String("schema.name", ""), version: o.Int("schema.version", 0, math.MaxInt32), cache: schemaCache{}}
 			if t.name == "" && t.version == 0 && len(o.Errors()) == 0 {
 				o.Fail("schema.name", "set schema.name, schema.version or both")
 			}

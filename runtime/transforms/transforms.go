@@ -301,8 +301,11 @@ func (o *Options) RequiredList(name string) []string {
 	return l
 }
 
-// Int returns an integer option, or def.
-func (o *Options) Int(name string, def int) int {
+// Int returns an integer option, or def. Every integer option has an
+// upper bound, max, as every number key of a connector has (its
+// ConfigField.Max): a larger value is a problem naming the option and the
+// bound.
+func (o *Options) Int(name string, def, max int) int {
 	v, ok := o.raw(name)
 	if !ok {
 		return def
@@ -310,6 +313,9 @@ func (o *Options) Int(name string, def int) int {
 	n, err := strconv.Atoi(v)
 	if err != nil {
 		o.Fail(name, "%q is not an integer", v)
+	}
+	if n > max {
+		o.Fail(name, "%d is above %d, the upper bound of %s", n, max, name)
 	}
 	return n
 }

@@ -30,6 +30,7 @@ import (
 
 	"github.com/conveyor-dev/conveyor/runtime/assignor"
 	"github.com/conveyor-dev/conveyor/runtime/group"
+	"github.com/conveyor-dev/conveyor/runtime/guard"
 	"github.com/conveyor-dev/conveyor/runtime/herder"
 	"github.com/conveyor-dev/conveyor/runtime/kafkalog"
 	"github.com/conveyor-dev/conveyor/runtime/rest"
@@ -197,6 +198,15 @@ func (w *Worker) buildHerder(opts Options) error {
 	w.hmu.Lock()
 	w.herder = hh
 	w.hmu.Unlock()
+	if c, crashed := guard.ParseCrash(opts.PreviousCrash); crashed {
+		// Before joining: the crash record holds the connector before
+		// this worker is given it again.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := hh.RecordCrash(ctx, c); err != nil {
+			return fmt.Errorf("worker: recording the previous process's crash: %w", err)
+		}
+	}
 	return nil
 }
 

@@ -74,6 +74,10 @@ type Options struct {
 	LogLevels *loglevel.Levels
 	Version   string
 	Commit    string
+	// PreviousCrash is the runtime's crash report of this worker's
+	// previous process (guard.KeepCrashReports), nil when it did not
+	// crash: the connector it names is held FAILED.
+	PreviousCrash []byte
 	// Standalone makes this worker run every connector and task itself;
 	// otherwise (distributed mode) it joins the group named by group.id
 	// and runs its share.

@@ -38,6 +38,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 
+	"github.com/conveyor-dev/conveyor/runtime/guard"
 	"github.com/conveyor-dev/conveyor/runtime/loglevel"
 	"github.com/conveyor-dev/conveyor/runtime/properties"
 	"github.com/conveyor-dev/conveyor/runtime/worker"
@@ -125,6 +126,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// INFO at start; PUT /admin/loggers/{logger} changes it at run time.
 	levels := loglevel.New(slog.LevelInfo)
 	log := slog.New(levels.Handler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: loglevel.Lowest})))
+	if soft, from := worker.ApplyMemoryLimit(); soft > 0 {
+		log.Info("Go memory limit set from the container's memory limit", "gomemlimit_bytes", soft, "fraction", worker.MemoryLimitFraction, "from", from)
+	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err == nil {
@@ -224,7 +228,14 @@ func serve(cfg *workerconfig.Config, standalone bool, connectors []map[string]st
 	// The limit bounds reaching Kafka and reading the internal topics; the
 	// group join runs on in the background for as long as it takes.
 	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	opts := worker.Options{Config: cfg, Logger: log, LogLevels: levels, Version: version, Standalone: standalone}
+	var crash []byte
+	if f := guard.CrashFile(); f != "" {
+		var err error
+		if crash, err = guard.KeepCrashReports(f); err != nil {
+			log.Warn("crash reports are not kept", "error", err)
+		}
+	}
+	opts := worker.Options{Config: cfg, Logger: log, LogLevels: levels, Version: version, Standalone: standalone, PreviousCrash: crash}
 	if os.Getenv(relayEnv) == relayChild {
 		opts.OnHidden = announceHidden(stderr)
 	}

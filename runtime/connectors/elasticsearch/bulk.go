@@ -89,12 +89,27 @@ func (c *client) do(ctx context.Context, method, path string, body []byte) (int,
 		return 0, nil, err // a *url.Error: it names the method and the URL
 	}
 	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
+	out, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
 	if err != nil {
 		return resp.StatusCode, nil, fmt.Errorf("reading the response of %s %s%s: %w", method, base, path, err)
 	}
+	if len(out) > maxResponse {
+		// Not retriable: the same request gets the same answer.
+		return resp.StatusCode, nil, errTooLarge{fmt.Errorf("the response of %s %s%s is larger than %d bytes: not an Elasticsearch answer to %s records", method, base, path, maxResponse, KeyBatchSize)}
+	}
 	return resp.StatusCode, out, nil
 }
+
+// maxResponse bounds a response read into memory: a _bulk answer of the
+// largest batch.size (100000 items of about 200 bytes each) is about a
+// third of it.
+const maxResponse = 64 << 20
+
+// errTooLarge marks a response above maxResponse; send fails the task
+// with it instead of retrying.
+type errTooLarge struct{ error }
+
+func (e errTooLarge) Unwrap() error { return e.error }
 
 // errorBody is Elasticsearch's error response: {"error":{...},"status":N}
 // (or, from some servers, "error" as a string).
@@ -208,6 +223,9 @@ func (c *client) send(ctx context.Context, ops []op, body *bytes.Buffer) outcome
 		switch {
 		case err != nil && ctx.Err() != nil:
 			out.left, out.err = pending, plugin.Retriable(fmt.Errorf("sending %d records: %w", len(pending), context.Cause(ctx)))
+			return out
+		case errors.As(err, new(errTooLarge)):
+			out.err = err
 			return out
 		case err != nil:
 			retry, err = pending, plugin.Retriable(err)

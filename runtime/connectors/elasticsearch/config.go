@@ -87,6 +87,10 @@ func Plugin() plugin.Plugin {
 	f := func(name string, t plugin.FieldType, def string, imp plugin.Importance, v plugin.Validator, doc string) plugin.ConfigField {
 		return plugin.ConfigField{Name: name, Type: t, Default: def, Group: group, Importance: imp, Validator: v, Doc: doc}
 	}
+	// n is f for a number field, between min and max.
+	n := func(name string, t plugin.FieldType, def string, imp plugin.Importance, min, max float64, doc string) plugin.ConfigField {
+		return plugin.ConfigField{Name: name, Type: t, Default: def, Group: group, Importance: imp, Validator: plugin.AtLeast(min), Max: max, Doc: doc}
+	}
 	fields := []plugin.ConfigField{
 		{Name: KeyURL, Type: plugin.TypeList, Required: true, Group: group, Importance: plugin.ImportanceHigh, Width: plugin.WidthLong,
 			DisplayName: "Connection URLs",
@@ -97,8 +101,8 @@ func Plugin() plugin.Plugin {
 		f(KeyCAFile, plugin.TypeString, "", plugin.ImportanceMedium, nil, "PEM file of the certificate authorities that sign the server's certificate (https URLs); empty: the system's."),
 		f(KeyCertFile, plugin.TypeString, "", plugin.ImportanceMedium, nil, "PEM client certificate for TLS client authentication (with connection.key.file)."),
 		f(KeyKeyFile, plugin.TypeString, "", plugin.ImportanceMedium, nil, "PEM private key of connection.cert.file."),
-		f(KeyConnectionTimeout, plugin.TypeInt, "5000", plugin.ImportanceLow, plugin.Between(1, 600_000), "Milliseconds to wait for a TCP (and TLS) connection."),
-		f(KeyReadTimeout, plugin.TypeInt, "30000", plugin.ImportanceLow, plugin.Between(1, 3_600_000), "Milliseconds one _bulk request may take, response included; a timed-out request is retried."),
+		n(KeyConnectionTimeout, plugin.TypeInt, "5000", plugin.ImportanceLow, 1, 600_000, "Milliseconds to wait for a TCP (and TLS) connection."),
+		n(KeyReadTimeout, plugin.TypeInt, "30000", plugin.ImportanceLow, 1, 3_600_000, "Milliseconds one _bulk request may take, response included; a timed-out request is retried."),
 		f(KeyIndexFormat, plugin.TypeString, "${topic}", plugin.ImportanceMedium, plugin.NonEmpty(), "Destination index, with ${topic} replaced by the record's topic; the result is lower-cased, as index names must be."),
 		f(KeyKeyIgnore, plugin.TypeBoolean, "false", plugin.ImportanceHigh, nil,
 			"false: the document id is the record key (string or integer) and the record's offset its external version, so a redelivered or reordered older record is refused by the server as a version conflict, which the sink ignores; true: the id is topic+partition+offset (every record its own document)."),
@@ -106,13 +110,13 @@ func Plugin() plugin.Plugin {
 			"What a record with a null value (a tombstone) does: delete (the document of its key; a missing one is fine), ignore (skipped), fail (handled as a bad record: errors.tolerance and the dead letter queue)."),
 		f(KeyMalformed, plugin.TypeString, BehaviorFail, plugin.ImportanceMedium, plugin.OneOf(BehaviorIgnore, BehaviorWarn, BehaviorFail),
 			"What a document the server refuses as malformed (status 400: a mapping conflict, a value that does not parse) does: ignore (skipped), warn (skipped and logged, without its contents), fail (handled as a bad record: with errors.tolerance=all it goes to the dead letter queue, with none it fails the task naming the record's topic, partition and offset)."),
-		f(KeyBatchSize, plugin.TypeInt, "2000", plugin.ImportanceMedium, plugin.Between(1, 100_000), "Most records in one _bulk request."),
-		f(KeyMaxBuffered, plugin.TypeInt, "20000", plugin.ImportanceLow, plugin.Between(1, 10_000_000), "Most records the task holds, buffered or in flight; Put waits while it holds this many. At least batch.size."),
-		f(KeyLinger, plugin.TypeInt, "1", plugin.ImportanceLow, plugin.Between(0, 600_000), "Milliseconds a partial batch waits for more records before it is sent (a full batch, or a Flush, sends at once)."),
-		f(KeyMaxInFlight, plugin.TypeInt, "5", plugin.ImportanceLow, plugin.Between(1, 100), "Most _bulk requests of one task in flight at once. Order across them is kept by the external versions (key.ignore=false) or needs none (key.ignore=true)."),
-		f(KeyMaxRetries, plugin.TypeInt, "5", plugin.ImportanceLow, plugin.Between(0, 1000),
+		n(KeyBatchSize, plugin.TypeInt, "2000", plugin.ImportanceMedium, 1, 100_000, "Most records in one _bulk request."),
+		n(KeyMaxBuffered, plugin.TypeInt, "20000", plugin.ImportanceLow, 1, 1_000_000, "Most records the task holds, buffered or in flight; Put waits while it holds this many. At least batch.size."),
+		n(KeyLinger, plugin.TypeInt, "1", plugin.ImportanceLow, 0, 600_000, "Milliseconds a partial batch waits for more records before it is sent (a full batch, or a Flush, sends at once)."),
+		n(KeyMaxInFlight, plugin.TypeInt, "5", plugin.ImportanceLow, 1, 100, "Most _bulk requests of one task in flight at once. Order across them is kept by the external versions (key.ignore=false) or needs none (key.ignore=true)."),
+		n(KeyMaxRetries, plugin.TypeInt, "5", plugin.ImportanceLow, 0, 1000,
 			"Retries of a request that failed with 429, a 5xx or a network error (and of items refused with 429 or 5xx), with exponential backoff. After the last, the records stay in the task and the failure goes to the runtime, which pauses and carries on: an outage is retried through, and no record is dropped."),
-		f(KeyRetryBackoff, plugin.TypeInt, "100", plugin.ImportanceLow, plugin.Between(1, 600_000), "Milliseconds before the first retry; each further retry waits twice as long (at most 10 s), with some jitter."),
+		n(KeyRetryBackoff, plugin.TypeInt, "100", plugin.ImportanceLow, 1, 600_000, "Milliseconds before the first retry; each further retry waits twice as long (at most 10 s), with some jitter."),
 	}
 	return plugin.Plugin{
 		Class:        Class,

@@ -60,6 +60,7 @@ type Task struct {
 	s      *settings
 	log    *slog.Logger
 	errant plugin.ErrantRecordReporter // nil without a dead letter queue or error log
+	tc     plugin.SinkTaskContext      // starts the task's goroutines
 	client *client
 
 	ctx    context.Context // the requests' context, cancelled by Stop
@@ -84,13 +85,13 @@ func (t *Task) Start(_ context.Context, tc plugin.SinkTaskContext, config map[st
 	if err != nil {
 		return err
 	}
-	t.s, t.log, t.errant = s, tc.Logger(), tc.ErrantRecordReporter()
+	t.s, t.log, t.errant, t.tc = s, tc.Logger(), tc.ErrantRecordReporter(), tc
 	t.client = newClient(s)
 	t.bodies.New = func() any { return new(bytes.Buffer) }
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	t.ws.Cond = sync.NewCond(&t.mu)
 	t.done = make(chan struct{})
-	go t.dispatch()
+	t.tc.Go(func() error { t.dispatch(); return nil })
 	return nil
 }
 
@@ -232,18 +233,22 @@ func (t *Task) dispatch() {
 		}
 		t.inFlight++
 		t.inFlightRecs += n
-		go t.request(batch)
+		t.tc.Go(func() error { return t.request(batch) })
 	}
 }
 
-// request sends one batch and settles its outcome.
-func (t *Task) request(batch []op) {
+// request sends one batch and settles its outcome, also when sending
+// panics (the runtime recovers the panic and fails the task; settle ends
+// the task's waits).
+func (t *Task) request(batch []op) error {
+	err, left := error(errRequestPanicked), []op(nil)
+	defer func() { t.settle(len(batch), left, err) }()
 	body := t.bodies.Get().(*bytes.Buffer)
 	out := t.client.send(t.ctx, batch, body)
 	if body.Cap() <= 64<<20 {
 		t.bodies.Put(body)
 	}
-	err := out.err
+	err, left = out.err, out.left
 	for _, rj := range out.rejected {
 		if err != nil && !plugin.IsRetriable(err) {
 			break
@@ -252,18 +257,27 @@ func (t *Task) request(batch []op) {
 			err = rerr
 		}
 	}
+	return nil
+}
+
+// errRequestPanicked is the task's failure once a request panicked.
+var errRequestPanicked = errors.New("a _bulk request panicked")
+
+// settle records the outcome of a request of n records: left are those
+// not written when err is retriable.
+func (t *Task) settle(n int, left []op, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.inFlight--
-	t.inFlightRecs -= len(batch)
+	t.inFlightRecs -= n
 	switch {
 	case err == nil:
 	case plugin.IsRetriable(err) && !t.ws.Stopped:
-		t.buf = append(slices.Clip(out.left), t.buf...)
+		t.buf = append(slices.Clip(left), t.buf...)
 		if t.ws.Failure == nil {
 			t.ws.Failure = err
 		}
-		t.log.Warn("a _bulk request failed after its retries; its records stay buffered and go again", "records", len(out.left), "error", err)
+		t.log.Warn("a _bulk request failed after its retries; its records stay buffered and go again", "records", len(left), "error", err)
 	case plugin.IsRetriable(err):
 	default:
 		if t.ws.Fatal == nil {

@@ -61,9 +61,9 @@ func SinkPlugin() plugin.Plugin {
 			{Name: KeyFile, Type: plugin.TypeString, Required: true, Group: "File", Importance: plugin.ImportanceHigh, Width: plugin.WidthLong,
 				Validator: plugin.NonEmpty(), Doc: "The file to append record values to; created when missing."},
 			{Name: KeyPartitionCheckIntervalMs, Type: plugin.TypeLong, Default: "5000", Group: "File", Importance: plugin.ImportanceLow, Width: plugin.WidthShort,
-				Validator: plugin.AtLeast(0), Doc: "How often to check the partition counts of the topics (0 = never); a change triggers task reconfiguration."},
+				Validator: plugin.AtLeast(0), Max: 86_400_000, Doc: "How often to check the partition counts of the topics (0 = never); a change triggers task reconfiguration."},
 			{Name: KeySinkRate, Type: plugin.TypeDouble, Default: "0", Group: "File", Importance: plugin.ImportanceLow, Width: plugin.WidthShort,
-				Validator: plugin.AtLeast(0), Doc: "Most records per second each task writes (0 = no limit): a slow sink, to build and watch consumer lag."},
+				Validator: plugin.AtLeast(0), Max: 1e9, Doc: "Most records per second each task writes (0 = no limit): a slow sink, to build and watch consumer lag."},
 		}},
 		NewConnector: func() plugin.Connector { return &SinkConnector{} },
 		NewSinkTask:  func() plugin.SinkTask { return &SinkTask{} },
@@ -110,13 +110,14 @@ func (c *SinkConnector) Start(ctx context.Context, cc plugin.ConnectorContext, c
 		wctx, cancel := context.WithCancel(ctx)
 		c.cancel = cancel
 		c.wg.Add(1)
-		go func() {
+		cc.Go(func() error {
 			defer c.wg.Done()
 			// Wait for the first NaturalLimit so the watcher compares against
 			// the count the task configs were made for.
 			initial := c.initialLimit(wctx, interval)
 			plugin.WatchSinkPartitions(wctx, cc, config, initial, interval)
-		}()
+			return nil
+		})
 	}
 	return nil
 }
@@ -192,7 +193,7 @@ type SinkTask struct {
 
 // Start opens the file for appending, through the worker's file access:
 // the file is checked again, links followed, when it is opened.
-func (t *SinkTask) Start(ctx context.Context, _ plugin.SinkTaskContext, config map[string]string) error {
+func (t *SinkTask) Start(ctx context.Context, tc plugin.SinkTaskContext, config map[string]string) error {
 	cfg, err := SinkPlugin().Spec.Parse(config)
 	if err != nil {
 		return err
@@ -210,7 +211,7 @@ func (t *SinkTask) Start(ctx context.Context, _ plugin.SinkTaskContext, config m
 	if t.fsync == nil {
 		t.fsync = (*os.File).Sync
 	}
-	go t.syncer(f)
+	tc.Go(func() error { t.syncer(f); return nil })
 	return nil
 }
 

@@ -62,6 +62,10 @@ const (
 // maxLine bounds a line held in memory while waiting for its newline.
 const maxLine = 16 << 20
 
+// maxPollBytes bounds the bytes of the lines one poll returns, whatever
+// batch.size says: batch.size lines of maxLine bytes would be 1.6 TB.
+const maxPollBytes = 32 << 20
+
 // SourcePlugin returns the FileSource plugin.
 func SourcePlugin() plugin.Plugin {
 	return plugin.Plugin{
@@ -76,13 +80,13 @@ func SourcePlugin() plugin.Plugin {
 			{Name: KeyFiles, Type: plugin.TypeList, Group: "File", Importance: plugin.ImportanceHigh, Width: plugin.WidthLong,
 				Doc: "Files, directories or globs, comma-separated; the files are spread over the tasks, each read by one task. Set file or files."},
 			{Name: KeyFilesCheckIntervalMs, Type: plugin.TypeLong, Default: "5000", Group: "File", Importance: plugin.ImportanceLow, Width: plugin.WidthShort,
-				Validator: plugin.Between(0, 3600000), Doc: "How often directories and globs are listed again; a changed set of files reconfigures the tasks. 0: never."},
+				Validator: plugin.AtLeast(0), Max: 3600000, Doc: "How often directories and globs are listed again; a changed set of files reconfigures the tasks. 0: never."},
 			{Name: KeyTopic, Type: plugin.TypeString, Required: true, Group: "File", Importance: plugin.ImportanceHigh, Width: plugin.WidthMedium,
 				Validator: plugin.NonEmpty(), Doc: "The topic to publish lines to."},
 			{Name: KeyBatchSize, Type: plugin.TypeInt, Default: "2000", Group: "File", Importance: plugin.ImportanceLow, Width: plugin.WidthShort,
-				Validator: plugin.AtLeast(1), Doc: "Maximum number of lines returned by one poll."},
+				Validator: plugin.AtLeast(1), Max: 100_000, Doc: "Maximum number of lines returned by one poll."},
 			{Name: KeyPollIntervalMs, Type: plugin.TypeLong, Default: "250", Group: "File", Importance: plugin.ImportanceLow, Width: plugin.WidthShort,
-				Validator: plugin.Between(1, 60000), Doc: "How long a poll waits for new lines at the end of all files, in ms."},
+				Validator: plugin.AtLeast(1), Max: 60000, Doc: "How long a poll waits for new lines at the end of all files, in ms."},
 		}},
 		NewConnector:  func() plugin.Connector { return &SourceConnector{} },
 		NewSourceTask: func() plugin.SourceTask { return &SourceTask{} },
@@ -338,7 +342,9 @@ func (t *SourceTask) Poll(ctx context.Context) ([]*plugin.SourceRecord, error) {
 
 func (t *SourceTask) read() ([]*plugin.SourceRecord, error) {
 	var out []*plugin.SourceRecord
-	for i := 0; i < len(t.files) && len(out) < t.batchSize; i++ {
+	size := 0 // bytes of the lines in out
+	full := func() bool { return len(out) >= t.batchSize || size >= maxPollBytes }
+	for i := 0; i < len(t.files) && !full(); i++ {
 		st := t.files[(t.next+i)%len(t.files)]
 		if st.f == nil {
 			if err := t.open(st); err != nil {
@@ -348,7 +354,7 @@ func (t *SourceTask) read() ([]*plugin.SourceRecord, error) {
 				continue
 			}
 		}
-		for len(out) < t.batchSize {
+		for !full() {
 			chunk, err := st.r.ReadSlice('\n')
 			if err == bufio.ErrBufferFull {
 				st.partial = append(st.partial, chunk...)
@@ -359,6 +365,9 @@ func (t *SourceTask) read() ([]*plugin.SourceRecord, error) {
 			}
 			if err == io.EOF {
 				st.partial = append(st.partial, chunk...)
+				if len(st.partial) > maxLine { // a file growing without newlines
+					return out, fmt.Errorf("%s: line at byte %d is longer than %d bytes", st.path, st.pos, maxLine)
+				}
 				break
 			}
 			if err != nil {
@@ -370,6 +379,7 @@ func (t *SourceTask) read() ([]*plugin.SourceRecord, error) {
 				st.partial = nil
 			}
 			st.pos += int64(len(line))
+			size += len(line)
 			text := strings.TrimSuffix(strings.TrimSuffix(string(line), "\n"), "\r")
 			out = append(out, &plugin.SourceRecord{
 				SourcePartition: map[string]any{PartitionFile: st.path},

@@ -81,32 +81,40 @@ func Plugin() plugin.Plugin {
 			{Name: KeyTopic, Type: plugin.TypeString, Required: true, Group: "Range", Importance: plugin.ImportanceHigh,
 				Validator: plugin.NonEmpty(), Doc: "The topic to write records to."},
 			{Name: KeyStart, Type: plugin.TypeLong, Default: "0", Group: "Range", Importance: plugin.ImportanceHigh,
-				Validator: plugin.AtLeast(0), Doc: "First ID (inclusive)."},
+				Validator: plugin.AtLeast(0), Max: maxID, Doc: "First ID (inclusive)."},
 			{Name: KeyEnd, Type: plugin.TypeLong, Group: "Range", Importance: plugin.ImportanceHigh,
-				Doc: "Last ID (exclusive). Set end or count."},
+				Max: maxID, Doc: "Last ID (exclusive). Set end or count."},
 			{Name: KeyCount, Type: plugin.TypeLong, Group: "Range", Importance: plugin.ImportanceHigh,
-				Validator: plugin.AtLeast(0), Doc: "Number of IDs from start. Set end or count."},
+				Validator: plugin.AtLeast(0), Max: maxID, Doc: "Number of IDs from start. Set end or count."},
 			{Name: KeyRangeStart, Type: plugin.TypeLong, Group: "Range", Importance: plugin.ImportanceLow,
-				Validator: plugin.AtLeast(0), Doc: "Alias of start."},
+				Validator: plugin.AtLeast(0), Max: maxID, Doc: "Alias of start."},
 			{Name: KeyRangeEnd, Type: plugin.TypeLong, Group: "Range", Importance: plugin.ImportanceLow,
-				Doc: "Alias of end."},
+				Max: maxID, Doc: "Alias of end."},
 			{Name: KeyRangeCount, Type: plugin.TypeLong, Group: "Range", Importance: plugin.ImportanceLow,
-				Validator: plugin.AtLeast(0), Doc: "Alias of count."},
+				Validator: plugin.AtLeast(0), Max: maxID, Doc: "Alias of count."},
 			{Name: KeyRanges, Type: plugin.TypeInt, Group: "Range", Importance: plugin.ImportanceMedium,
-				Validator: plugin.AtLeast(1), Doc: "Split the IDs into this many fixed sub-ranges (the natural task limit); offsets then survive tasks.max changes. Unset: min(tasks.max, count) sub-ranges."},
+				Validator: plugin.AtLeast(1), Max: MaxRanges, Doc: "Split the IDs into this many fixed sub-ranges (the natural task limit); offsets then survive tasks.max changes. Unset: min(tasks.max, count) sub-ranges."},
 			{Name: KeyBatchSize, Type: plugin.TypeInt, Default: "1000", Group: "Range", Importance: plugin.ImportanceLow,
-				Validator: plugin.AtLeast(1), Doc: "Maximum records returned by one poll."},
+				Validator: plugin.AtLeast(1), Max: 100_000, Doc: "Maximum records returned by one poll."},
 			{Name: KeyRecordSize, Type: plugin.TypeInt, Default: "200", Group: "Range", Importance: plugin.ImportanceLow,
-				Validator: plugin.Between(0, 1<<20), Doc: "Length of the payload string in bytes."},
+				Validator: plugin.AtLeast(0), Max: 1 << 20, Doc: "Length of the payload string in bytes."},
 			{Name: KeyRate, Type: plugin.TypeDouble, Default: "0", Group: "Range", Importance: plugin.ImportanceLow,
-				Validator: plugin.AtLeast(0), Doc: "Maximum records per second for the whole connector, shared by its tasks; 0 = unlimited."},
+				Validator: plugin.AtLeast(0), Max: 1e9, Doc: "Maximum records per second for the whole connector, shared by its tasks; 0 = unlimited."},
 			{Name: KeyPollIntervalMs, Type: plugin.TypeLong, Default: "500", Group: "Range", Importance: plugin.ImportanceLow,
-				Validator: plugin.Between(1, 60000), Doc: "How long a poll waits once the task's ranges are done, in ms."},
+				Validator: plugin.AtLeast(1), Max: 60000, Doc: "How long a poll waits once the task's ranges are done, in ms."},
 		}},
 		NewConnector:  func() plugin.Connector { return &Connector{} },
 		NewSourceTask: func() plugin.SourceTask { return &Task{} },
 	}
 }
+
+// MaxRanges bounds ranges: every sub-range is a string in a task config
+// and a source partition with its own offset.
+const MaxRanges = 10_000
+
+// maxID bounds the IDs (start, end, count): a quadrillion, far beyond any
+// run, and exact in a float64.
+const maxID = 1e15
 
 // Range is a half-open ID range [Start, End).
 type Range struct{ Start, End int64 }

@@ -84,7 +84,7 @@ func (t *Task) Start(_ context.Context, tc plugin.SinkTaskContext, config map[st
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	t.cond = sync.NewCond(&t.mu)
 	t.done = make(chan struct{})
-	go t.run()
+	tc.Go(t.run)
 	return nil
 }
 
@@ -177,32 +177,55 @@ func (t *Task) waitWhile(ctx context.Context, pending func() bool) error {
 	return nil
 }
 
-// run is the writer goroutine.
-func (t *Task) run() {
+// run is the writer goroutine, started through the task context's Go. It
+// holds mu only inside next and settle, so that a panic in write (which
+// the runtime recovers, failing the task) leaves mu unlocked and, through
+// settle's deferred call, the task's waits ended.
+func (t *Task) run() error {
 	defer close(t.done)
+	for {
+		batch, ok := t.next()
+		if !ok {
+			return nil
+		}
+		func() {
+			err := errWriterPanicked
+			defer func() { t.settle(err) }()
+			err = t.write(batch)
+		}()
+	}
+}
+
+// errWriterPanicked is the task's failure once the writer panicked.
+var errWriterPanicked = errors.New("the Redis writer panicked")
+
+// next waits for the next batch; false when the task stops.
+func (t *Task) next() ([]op, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for {
-		for !t.stop && (len(t.queue) == 0 || t.held || t.fatal != nil) {
-			t.cond.Wait()
-		}
-		if t.stop {
-			return
-		}
-		n := min(len(t.queue), t.s.batchSize)
-		batch := slices.Clone(t.queue[:n])
-		t.queue = slices.Delete(t.queue, 0, n)
-		t.busy = true
-		t.cond.Broadcast()
-		t.mu.Unlock()
-		err := t.write(batch)
-		t.mu.Lock()
-		t.busy = false
-		if err != nil && t.fatal == nil {
-			t.fatal = err
-		}
-		t.cond.Broadcast()
+	for !t.stop && (len(t.queue) == 0 || t.held || t.fatal != nil) {
+		t.cond.Wait()
 	}
+	if t.stop {
+		return nil, false
+	}
+	n := min(len(t.queue), t.s.batchSize)
+	batch := slices.Clone(t.queue[:n])
+	t.queue = slices.Delete(t.queue, 0, n)
+	t.busy = true
+	t.cond.Broadcast()
+	return batch, true
+}
+
+// settle records the outcome of a batch.
+func (t *Task) settle(err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.busy = false
+	if err != nil && t.fatal == nil {
+		t.fatal = err
+	}
+	t.cond.Broadcast()
 }
 
 // write sends one batch until it is written, it fails for good or the

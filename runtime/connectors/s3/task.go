@@ -109,12 +109,17 @@ func (t *Task) Start(ctx context.Context, tc plugin.SinkTaskContext, config map[
 	t.done = make(chan struct{})
 	var wg sync.WaitGroup
 	for range uploaders {
-		wg.Go(t.upload)
+		wg.Add(1)
+		tc.Go(func() error {
+			defer wg.Done()
+			return t.upload()
+		})
 	}
-	go func() {
+	tc.Go(func() error {
 		wg.Wait()
 		close(t.done)
-	}()
+		return nil
+	})
 	return nil
 }
 
@@ -411,10 +416,32 @@ func (t *Task) waitWhile(ctx context.Context, pending func() bool) error {
 	return nil
 }
 
-// upload is an uploader goroutine: it takes the oldest object no other
-// uploader has. Objects of one partition may finish out of order;
-// PreCommit commits only up to the oldest one still pending.
-func (t *Task) upload() {
+// upload is an uploader goroutine, started through the task context's Go:
+// it takes the oldest object no other uploader has. Objects of one
+// partition may finish out of order; PreCommit commits only up to the
+// oldest one still pending. It holds mu only inside nextObject and uploaded, so that a panic in
+// put (which the runtime recovers, failing the task) leaves mu unlocked
+// and, through uploaded, the task's waits ended.
+func (t *Task) upload() error {
+	for {
+		o, ok := t.nextObject()
+		if !ok {
+			return nil
+		}
+		func() {
+			err := errUploaderPanicked
+			defer func() { t.uploaded(o, err) }()
+			err = t.put(o)
+		}()
+	}
+}
+
+// errUploaderPanicked is the task's failure once an uploader panicked.
+var errUploaderPanicked = errors.New("an S3 uploader panicked")
+
+// nextObject waits for an object to upload and takes it; false when the
+// task stops.
+func (t *Task) nextObject() (*object, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for {
@@ -426,25 +453,29 @@ func (t *Task) upload() {
 			}
 			t.cond.Wait()
 		}
-		if t.stop || t.fatal != nil {
-			if t.stop {
-				return
-			}
+		if t.stop {
+			return nil, false
+		}
+		if t.fatal != nil {
 			t.cond.Wait()
 			continue
 		}
 		o.taken = true
-		t.mu.Unlock()
-		err := t.put(o)
-		t.mu.Lock()
-		if i := slices.Index(t.pending, o); i >= 0 {
-			t.pending = slices.Delete(t.pending, i, i+1)
-		}
-		if err != nil && t.fatal == nil {
-			t.fatal = err
-		}
-		t.cond.Broadcast()
+		return o, true
 	}
+}
+
+// uploaded settles the outcome of an object's upload.
+func (t *Task) uploaded(o *object, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if i := slices.Index(t.pending, o); i >= 0 {
+		t.pending = slices.Delete(t.pending, i, i+1)
+	}
+	if err != nil && t.fatal == nil {
+		t.fatal = err
+	}
+	t.cond.Broadcast()
 }
 
 // put uploads one object until it succeeds, fails for good or the task

@@ -28,6 +28,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/conveyor-dev/conveyor/runtime/guard"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
 
@@ -91,6 +92,12 @@ func (c *ConnectorContext) RaiseError(err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.errors = append(c.errors, err)
+}
+
+// Go runs f as the runtime does: a panic or an error of f is raised
+// (see Errors) instead of ending the test binary.
+func (c *ConnectorContext) Go(f func() error) {
+	guard.Go("connector goroutine", f, c.RaiseError)
 }
 
 // Errors returns the raised errors.
@@ -202,6 +209,8 @@ func (s *OffsetStore) Offsets(ctx context.Context, partitions []map[string]any) 
 type SourceTaskContext struct {
 	Store *OffsetStore
 	Log   *slog.Logger
+	// Failures are the failures of the task's goroutines.
+	Failures Failures
 }
 
 // Logger implements plugin.SourceTaskContext.
@@ -215,6 +224,33 @@ func (c *SourceTaskContext) Logger() *slog.Logger {
 // OffsetReader implements plugin.SourceTaskContext.
 func (c *SourceTaskContext) OffsetReader() plugin.OffsetReader { return c.Store }
 
+// Go implements plugin.SourceTaskContext: see [Failures].
+func (c *SourceTaskContext) Go(f func() error) { c.Failures.Go(f) }
+
+// Failures keeps what the goroutines a task started through Go ended
+// with: their errors and recovered panics, as the runtime would fail the
+// task with them.
+type Failures struct {
+	mu   sync.Mutex
+	errs []error
+}
+
+// Go runs f through the runtime's guard and keeps its failure.
+func (fs *Failures) Go(f func() error) {
+	guard.Go("task goroutine", f, func(err error) {
+		fs.mu.Lock()
+		defer fs.mu.Unlock()
+		fs.errs = append(fs.errs, err)
+	})
+}
+
+// Errors returns the failures so far.
+func (fs *Failures) Errors() []error {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	return append([]error(nil), fs.errs...)
+}
+
 // SinkTaskContext is an in-memory plugin.SinkTaskContext.
 type SinkTaskContext struct {
 	mu         sync.Mutex
@@ -226,6 +262,8 @@ type SinkTaskContext struct {
 	// Errant, when set, is the context's errant record reporter (nil: the
 	// context has none, as without a dead letter queue or error log).
 	Errant *ErrantRecords
+	// Failures are the failures of the task's goroutines.
+	Failures Failures
 }
 
 // ErrantRecords is an errant record reporter that keeps what it was
@@ -272,6 +310,9 @@ func NewSinkTaskContext(assignment ...plugin.TopicPartition) *SinkTaskContext {
 
 // Logger implements plugin.SinkTaskContext.
 func (c *SinkTaskContext) Logger() *slog.Logger { return c.Log }
+
+// Go implements plugin.SinkTaskContext: see [Failures].
+func (c *SinkTaskContext) Go(f func() error) { c.Failures.Go(f) }
 
 // Assignment implements plugin.SinkTaskContext.
 func (c *SinkTaskContext) Assignment() []plugin.TopicPartition {

@@ -133,12 +133,12 @@ func Spec() plugin.ConfigSpec {
 			Validator: plugin.OneOf(SnapshotInitial, SnapshotNever), Recommended: []string{SnapshotInitial, SnapshotNever},
 			Doc: "initial: when the connector has no stored position, first emit every existing row (op r), read in the snapshot exported when the slot is created, then stream from the slot's consistent point; never: only stream changes."},
 		plugin.ConfigField{Name: KeyBatchSize, Type: plugin.TypeInt, Default: "2048", Group: group, Importance: plugin.ImportanceLow, Width: plugin.WidthShort,
-			Validator: plugin.Between(1, 1<<20), Doc: "Maximum records returned by one poll."},
+			Validator: plugin.AtLeast(1), Max: 100_000, Doc: "Maximum records returned by one poll."},
 		plugin.ConfigField{Name: KeyPollIntervalMs, Type: plugin.TypeLong, Default: "500", Group: group, Importance: plugin.ImportanceLow, Width: plugin.WidthShort,
-			Validator: plugin.Between(1, 60000), Doc: "How long a poll waits for changes before returning none, in ms."},
+			Validator: plugin.AtLeast(1), Max: 60000, Doc: "How long a poll waits for changes before returning none, in ms."},
 		plugin.ConfigField{Name: KeyStatusIntervalMs, Type: plugin.TypeLong, Default: "10000", Group: group, Importance: plugin.ImportanceLow, Width: plugin.WidthShort,
-			Validator: plugin.Between(100, 3600000),
-			Doc:       "How often the task sends its confirmed position to the server even when nothing changed (keep it well below the server's wal_sender_timeout), in ms."},
+			Validator: plugin.AtLeast(100), Max: 3600000,
+			Doc: "How often the task sends its confirmed position to the server even when nothing changed (keep it well below the server's wal_sender_timeout), in ms."},
 		plugin.ConfigField{Name: KeyUnavailablePlaceholder, Type: plugin.TypeString, Default: DefaultUnavailablePlaceholder, Group: group, Importance: plugin.ImportanceLow, Width: plugin.WidthMedium,
 			Doc: "Stands for a large (TOASTed) value that an UPDATE left unchanged and the server therefore did not send, on a table without REPLICA IDENTITY FULL: " +
 				"text-like columns get this text and bytea columns its bytes in the after image, so that a consumer can tell \"unchanged, not sent\" from NULL; " +

@@ -18,9 +18,9 @@ package cdc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
-	"runtime/debug"
 	"time"
 
 	"github.com/jackc/pglogrepl"
@@ -38,6 +38,7 @@ import (
 type Task struct {
 	s         settings
 	log       *slog.Logger
+	tc        plugin.SourceTaskContext
 	partition map[string]any
 
 	ctx    context.Context // lives from Start to Stop
@@ -66,7 +67,7 @@ func (t *Task) Start(ctx context.Context, tc plugin.SourceTaskContext, config ma
 	if err != nil {
 		return err
 	}
-	t.s, t.log = s, tc.Logger()
+	t.s, t.log, t.tc = s, tc.Logger(), tc
 	t.partition = map[string]any{PartitionSlot: s.slot}
 	off, err := tc.OffsetReader().Offset(ctx, t.partition)
 	if err != nil {
@@ -290,17 +291,20 @@ func (t *Task) startStream(start pglogrepl.LSN) error {
 	}
 	t.out, t.done = out, done
 	ctx := t.ctx
-	go func() {
+	t.tc.Go(func() error {
 		defer close(done)
-		defer func() {
-			if v := recover(); v != nil {
-				t.streamErr = fmt.Errorf("decoding the replication stream: panic: %v\n%s", v, debug.Stack())
-			}
-		}()
+		// A panic in st.run fails the task through Go, with its stack;
+		// Poll then ends the stream with this error.
+		t.streamErr = errStreamPanicked
 		t.streamErr = st.run(ctx)
-	}()
+		return nil
+	})
 	return nil
 }
+
+// errStreamPanicked is what Poll reports after the stream goroutine
+// panicked (the runtime failed the task with the panic itself).
+var errStreamPanicked = errors.New("decoding the replication stream panicked")
 
 // teardown stops the stream goroutine and closes the connections; the
 // next Poll sets up again.

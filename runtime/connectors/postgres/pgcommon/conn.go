@@ -70,7 +70,7 @@ func ConnectionFields(poolDefault string) []plugin.ConfigField {
 	}
 	if poolDefault != "" {
 		fs = append(fs, plugin.ConfigField{Name: KeyPoolMax, Type: plugin.TypeInt, Default: poolDefault, Group: GroupConnection, Importance: plugin.ImportanceLow, Width: plugin.WidthShort,
-			DisplayName: "Connections per task", Validator: plugin.Between(1, 100),
+			DisplayName: "Connections per task", Validator: plugin.AtLeast(1), Max: 100,
 			Doc: "Maximum number of database connections one task opens."})
 	}
 	return fs

@@ -94,7 +94,7 @@ func Plugin() plugin.Plugin {
 		{Name: KeyDeleteEnabled, Type: plugin.TypeBoolean, Default: "false", Group: group, Importance: plugin.ImportanceMedium, Width: plugin.WidthShort,
 			DisplayName: "Delete on tombstones", Doc: "Delete the row of a record with a null value (a tombstone); needs pk.mode=record_key. When false, tombstones are skipped."},
 		{Name: KeyBatchSize, Type: plugin.TypeInt, Default: "3000", Group: group, Importance: plugin.ImportanceMedium, Width: plugin.WidthShort,
-			DisplayName: "Batch size", Validator: plugin.Between(1, 1_000_000),
+			DisplayName: "Batch size", Validator: plugin.AtLeast(1), Max: 100_000,
 			Doc: "Most records one transaction writes. Records are written in the background as they come, one transaction at a time: while one commits, the next records are buffered, and the next transaction takes them all (up to batch.size), so batches grow with the load and a trickle of records is committed within about one transaction's time. Put waits while batch.size records are buffered."},
 	}...)
 	fields = append(fields, exactlyOnceFields()...)

@@ -18,6 +18,7 @@ package sink
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -121,7 +122,7 @@ func (t *Task) Start(ctx context.Context, tc plugin.SinkTaskContext, config map[
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	t.ws.Cond = sync.NewCond(&t.mu)
 	t.done = make(chan struct{})
-	go t.run()
+	tc.Go(t.run)
 	return nil
 }
 
@@ -229,34 +230,61 @@ func (t *Task) Stop() error {
 	return nil
 }
 
-// run is the writer goroutine: it writes buffered records, batch.size at
-// most at a time, whenever there are some and nothing holds it back.
-func (t *Task) run() {
+// run is the writer goroutine, started through the task context's Go: it
+// writes buffered records, batch.size at most at a time, whenever there
+// are some and nothing holds it back. It holds mu only inside next and
+// writeBatch's deferred settling, so that a panic while writing (which
+// the runtime recovers, failing the task) leaves mu unlocked and the
+// task's waits ended.
+func (t *Task) run() error {
 	defer close(t.done)
+	for {
+		batch, ctx, ok := t.next()
+		if !ok {
+			return nil
+		}
+		t.writeBatch(ctx, batch)
+	}
+}
+
+// errWriterPanicked is the task's failure once the writer panicked.
+var errWriterPanicked = errors.New("the PostgreSQL writer panicked")
+
+// next waits for the next batch; false when the task stops. The batch's
+// context is cancelled by Close and Stop through t.cancelWrite.
+func (t *Task) next() ([]*plugin.SinkRecord, context.Context, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for {
-		for !t.ws.Stopped && (len(t.buf) == 0 || t.held || t.ws.Failure != nil || t.ws.Fatal != nil) {
-			t.ws.Cond.Wait()
-		}
-		if t.ws.Stopped {
-			return
-		}
-		batch := t.take()
-		ctx, cancel := context.WithCancel(t.ctx)
-		t.busy, t.cancelWrite = true, cancel
-		t.ws.Cond.Broadcast() // room in the buffer
-		t.mu.Unlock()
-		err := t.write(ctx, batch)
-		done := 0
-		if err != nil && !plugin.IsRetriable(err) && t.errant != nil {
-			done, err = t.writeEach(ctx, batch)
-		}
-		cancel()
+	for !t.ws.Stopped && (len(t.buf) == 0 || t.held || t.ws.Failure != nil || t.ws.Fatal != nil) {
+		t.ws.Cond.Wait()
+	}
+	if t.ws.Stopped {
+		return nil, nil, false
+	}
+	batch := t.take()
+	ctx, cancel := context.WithCancel(t.ctx)
+	t.busy, t.cancelWrite = true, cancel
+	t.ws.Cond.Broadcast() // room in the buffer
+	return batch, ctx, true
+}
+
+// writeBatch writes one batch and settles its outcome, also when the
+// write panics.
+func (t *Task) writeBatch(ctx context.Context, batch []*plugin.SinkRecord) {
+	done, err := 0, errWriterPanicked
+	defer func() {
 		t.mu.Lock()
+		defer t.mu.Unlock()
+		if t.cancelWrite != nil {
+			t.cancelWrite()
+		}
 		t.busy, t.cancelWrite = false, nil
 		t.settle(batch, done, err)
 		t.ws.Cond.Broadcast()
+	}()
+	err = t.write(ctx, batch)
+	if err != nil && !plugin.IsRetriable(err) && t.errant != nil {
+		done, err = t.writeEach(ctx, batch)
 	}
 }
 

@@ -94,7 +94,7 @@ func Plugin() plugin.Plugin {
 			DisplayName: "Table pattern", Validator: plugin.ValidRegexp(),
 			Doc: "Regular expression matched against table and schema.table of every readable table outside the system schemas. Set this or table.whitelist."},
 		{Name: KeyTablePollIntervalMs, Type: plugin.TypeLong, Default: "60000", Group: group, Importance: plugin.ImportanceLow, Width: plugin.WidthShort,
-			DisplayName: "Table check interval (ms)", Validator: plugin.AtLeast(0),
+			DisplayName: "Table check interval (ms)", Validator: plugin.AtLeast(0), Max: 86_400_000,
 			Doc: "How often to look for added or removed tables (0 = never); a change reassigns tables to tasks."},
 		{Name: KeyMode, Type: plugin.TypeString, Required: true, Group: group, Importance: plugin.ImportanceHigh, Width: plugin.WidthMedium,
 			DisplayName: "Mode", Validator: plugin.OneOf(ModeBulk, ModeIncrementing, ModeTimestamp, ModeTimestampIncrementing),
@@ -107,12 +107,12 @@ func Plugin() plugin.Plugin {
 		{Name: KeyTimestampColumn, Type: plugin.TypeString, Group: group, Importance: plugin.ImportanceMedium, Width: plugin.WidthMedium,
 			DisplayName: "Timestamp column", Doc: "timestamp or timestamptz column of every table, set on insert and update; required in the timestamp modes."},
 		{Name: KeyTimestampDelayMs, Type: plugin.TypeLong, Default: "0", Group: group, Importance: plugin.ImportanceLow, Width: plugin.WidthShort,
-			DisplayName: "Timestamp delay (ms)", Validator: plugin.AtLeast(0),
+			DisplayName: "Timestamp delay (ms)", Validator: plugin.AtLeast(0), Max: 86_400_000,
 			Doc: "Rows are read only once their timestamp is this much older than the database clock, so transactions still in flight commit first."},
 		{Name: KeyBatchMaxRows, Type: plugin.TypeInt, Default: "1000", Group: group, Importance: plugin.ImportanceLow, Width: plugin.WidthShort,
-			DisplayName: "Max rows per batch", Validator: plugin.Between(1, 1_000_000), Doc: "Maximum rows returned by one poll."},
+			DisplayName: "Max rows per batch", Validator: plugin.AtLeast(1), Max: 100_000, Doc: "Maximum rows returned by one poll."},
 		{Name: KeyPollIntervalMs, Type: plugin.TypeLong, Default: "5000", Group: group, Importance: plugin.ImportanceHigh, Width: plugin.WidthShort,
-			DisplayName: "Poll interval (ms)", Validator: plugin.Between(1, 86_400_000),
+			DisplayName: "Poll interval (ms)", Validator: plugin.AtLeast(1), Max: 86_400_000,
 			Doc: "How long to wait before reading a table again once it was read to its end."},
 		{Name: KeyTopicPrefix, Type: plugin.TypeString, Required: true, Group: group, Importance: plugin.ImportanceHigh, Width: plugin.WidthMedium,
 			DisplayName: "Topic prefix", Doc: "Prefix of the topic names: a table's rows go to topic.prefix + table name."},
@@ -240,10 +240,11 @@ func (c *Connector) Start(ctx context.Context, cc plugin.ConnectorContext, confi
 		wctx, cancel := context.WithCancel(ctx)
 		c.cancel = cancel
 		c.wg.Add(1)
-		go func() {
+		cc.Go(func() error {
 			defer c.wg.Done()
 			c.watch(wctx)
-		}()
+			return nil
+		})
 	}
 	return nil
 }
