@@ -207,4 +207,8 @@ func TestUnreadableTriggersFromKEDAsHealth(t *testing.T) {
 		!strings.Contains(c.Message, "lag_archive__refunds (connector archive, topic refunds: 7 failed reads)") || !strings.Contains(c.Message, "2 of 3 trigger(s)") {
 		t.Fatalf("condition %+v", c)
 	}
+	// KEDA's Ready is Unknown (PartialTriggerError) until its fallback takes over.
+	if c := AutoscalingCondition(ConditionInput{Enabled: true, KEDAServed: true, Triggers: 3, Unreadable: got}, 1); c.Reason != v1alpha1.ReasonTriggersUnreadable {
+		t.Fatalf("with KEDA's Ready Unknown: %+v", c)
+	}
 }

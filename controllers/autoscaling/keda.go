@@ -321,13 +321,9 @@ func AutoscalingCondition(in ConditionInput, generation int64) metav1.Condition 
 	case in.Triggers == 0:
 		c.Reason = v1alpha1.ReasonNoSinkConnectors
 		c.Message = "no running sink connector gives the autoscaler a trigger; the cluster runs the autoscaling minimum"
-	case in.ScaledObjectReady == nil:
-		c.Reason, c.Message = v1alpha1.ReasonScaledObjectNotReady, "waiting for KEDA to report on the ScaledObject"
-	case in.ScaledObjectReady.Status == metav1.ConditionTrue && in.WithoutScalingModifiers:
-		c.Status = metav1.ConditionTrue
-		c.Reason = v1alpha1.ReasonKEDAWithoutScalingModifiers
-		c.Message = fmt.Sprintf("KEDA scales the workers on the largest of %d trigger(s), not on their sum: the installed ScaledObject CRD has no spec.advanced.scalingModifiers (KEDA 2.12 or later), so lag spread over several topics or sinks under-scales; upgrade KEDA", in.Triggers)
-	case in.ScaledObjectReady.Status == metav1.ConditionTrue && len(in.Unreadable) > 0:
+	case len(in.Unreadable) > 0 && (in.ScaledObjectReady == nil || in.ScaledObjectReady.Status == metav1.ConditionTrue):
+		// KEDA reports Ready=Unknown (PartialTriggerError) while a trigger fails and
+		// the fallback has not taken over yet: the workers still scale.
 		c.Status = metav1.ConditionTrue
 		c.Reason = v1alpha1.ReasonTriggersUnreadable
 		names := make([]string, len(in.Unreadable))
@@ -336,6 +332,12 @@ func AutoscalingCondition(in ConditionInput, generation int64) metav1.Condition 
 		}
 		c.Message = fmt.Sprintf("KEDA cannot read %d of %d trigger(s): %s. After %d failed reads in a row a trigger counts as no lag, so the other sinks still scale the workers; check that the topic exists and that KEDA's Kafka principal may describe the topic and the connector's group",
 			len(in.Unreadable), in.Triggers, strings.Join(names, "; "), FallbackFailureThreshold)
+	case in.ScaledObjectReady == nil:
+		c.Reason, c.Message = v1alpha1.ReasonScaledObjectNotReady, "waiting for KEDA to report on the ScaledObject"
+	case in.ScaledObjectReady.Status == metav1.ConditionTrue && in.WithoutScalingModifiers:
+		c.Status = metav1.ConditionTrue
+		c.Reason = v1alpha1.ReasonKEDAWithoutScalingModifiers
+		c.Message = fmt.Sprintf("KEDA scales the workers on the largest of %d trigger(s), not on their sum: the installed ScaledObject CRD has no spec.advanced.scalingModifiers (KEDA 2.12 or later), so lag spread over several topics or sinks under-scales; upgrade KEDA", in.Triggers)
 	case in.ScaledObjectReady.Status == metav1.ConditionTrue:
 		c.Status = metav1.ConditionTrue
 		c.Reason = v1alpha1.ReasonScaledObjectReady
