@@ -65,7 +65,7 @@ func TestSlowSinkSpreadsPartitionsOverNewTasksWithinSeconds(t *testing.T) {
 	c := cluster(t, map[string]int32{"in": 4})
 	produce(t, c, "in", "r", 4000) // 1000 a partition: 200 s of work at 20 records/s
 	dir := t.TempDir()
-	const rebalanceTimeout = 12 * time.Second
+	const rebalanceTimeout = 20 * time.Second
 	r0 := slowFileSink(t, c, dir, 0, "20", time.Second, nil, rebalanceTimeout)
 	testkit.EventuallyTrue(t, 10*time.Second, "task 0 to hold the 4 partitions and write", func() bool {
 		return len(r0.Assignment()) == 4 && lines(t, filepath.Join(dir, "task-0.txt")) > 0
@@ -87,7 +87,7 @@ func TestSlowSinkSpreadsPartitionsOverNewTasksWithinSeconds(t *testing.T) {
 	testkit.Eventually(t, 2*rebalanceTimeout, "the 4 partitions to spread over the 4 tasks", spread)
 	took := time.Since(begin)
 	t.Logf("spread over 4 tasks in %v (rebalance timeout %v)", took.Round(10*time.Millisecond), rebalanceTimeout)
-	if took > rebalanceTimeout/3 {
+	if took > rebalanceTimeout/3 { // about 7 s: well below the rebalance timeout, slack for a loaded machine
 		t.Fatalf("the partitions spread over the tasks only after %v, want well within the rebalance timeout (%v): task 0 did not rejoin while it worked through its backlog", took.Round(10*time.Millisecond), rebalanceTimeout)
 	}
 }
