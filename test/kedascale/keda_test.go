@@ -400,7 +400,9 @@ func newEvaluator(t *testing.T, ns string, so *kedav1alpha1.ScaledObject, ta *ke
 			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
 		}
 	}
-	// What KEDA's ScaledObject reconciler records before the HPA exists.
+	// What KEDA's ScaledObject reconciler records before the HPA exists, stored as it
+	// stores it: KEDA rebuilds its scalers from the stored object after a trigger fails
+	// or when the object changed (KEDA writes each trigger's health into the status).
 	so.Status.ScaleTargetGVKR = &kedav1alpha1.GroupVersionKindResource{Group: "apps", Version: "v1", Kind: "Deployment", Resource: "deployments"}
 
 	h := scaling.NewScaleHandler(k8s, nil, scheme, 10*time.Second, 10*time.Second, events.NewFakeRecorder(100), &authentication.AuthClientSet{})
@@ -410,6 +412,9 @@ func newEvaluator(t *testing.T, ns string, so *kedav1alpha1.ScaledObject, ta *ke
 		t.Fatalf("KEDA refuses the ScaledObject: %v", err)
 	}
 	specs, target := hpaMetrics(t, so, cache.GetMetricSpecForScaling(ctx))
+	if err := k8s.Status().Update(ctx, so); err != nil {
+		t.Fatalf("recording the ScaledObject's status as KEDA's reconciler does: %v", err)
+	}
 	return &evaluator{t: t, so: so, h: h, specs: specs, target: target}
 }
 
