@@ -113,6 +113,11 @@ const (
 	// has no spec.advanced.scalingModifiers (KEDA older than 2.12), so the HPA follows the
 	// largest trigger instead of the summed lag and under-scales when lag is spread out.
 	ReasonKEDAWithoutScalingModifiers = "KEDAWithoutScalingModifiers"
+	// ReasonTriggersUnreadable: KEDA scales the workers, but cannot read some triggers
+	// (a topic deleted, an ACL denying KEDA's principal the topic or the connector's
+	// group); the message names each with its connector and topic. A trigger that keeps
+	// failing counts as no lag, so the other sinks still scale the cluster.
+	ReasonTriggersUnreadable = "TriggersUnreadable"
 	// ReasonNoSinkConnectors: autoscaling is enabled but no running sink connector gives it
 	// a trigger; the cluster stays at its minimum.
 	ReasonNoSinkConnectors = "NoSinkConnectors"

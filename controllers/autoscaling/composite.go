@@ -43,14 +43,46 @@ package autoscaling
 //     credentials of the derived TriggerAuthentication, and the arithmetic is
 //     KEDA's, so test/kedascale can check it with KEDA's own code.
 //
-// The cost: each trigger in a formula is a point of failure. When one trigger
-// fails (a topic deleted, a partition without a leader), KEDA answers the
-// composite metric with an error and the HPA keeps the current worker count
-// until every trigger reads again (KEDA emits KEDAMetricSourceFailed events).
-// Holding is the safe side of failing; the operator re-derives the triggers
-// from the connectors' topics at every reconcile, so a deleted topic drops
-// out of the formula.
+// A trigger that cannot be read. Each trigger in a formula is a point of
+// failure: KEDA gives a failing trigger no value, and "a + b" over a missing
+// value fails as a whole ("invalid operation: <nil> + <nil>"). Left so, one
+// sink whose lag cannot be read (its topic deleted, its group or topic
+// denied by an ACL, its group's coordinator not answering) blinds the
+// autoscaler for every other sink: the HPA keeps the current count, however
+// much lag the others build. So the composite decides what an unreadable
+// trigger is worth:
 //
+//   - every trigger enters the formula as "(name ?? 0)": unread, it counts as
+//     no lag, so the other sinks' terms still add up and scale the cluster;
+//   - the ScaledObject has KEDA's fallback with behavior scalingModifiers
+//     (KEDA 2.20 and later) and failureThreshold 3: KEDA gives a trigger that
+//     failed more than three reads in a row the nil that "??" replaces, and
+//     until then answers the metric with an error, so the HPA holds the count
+//     through a short blip (a coordinator moving, a broker restarting)
+//     instead of dropping the sink's share at once. fallback.replicas (the
+//     bounds' minimum) would apply only if the whole formula were nil, which
+//     "?? 0" rules out.
+//
+// Why 0, and not the sink's cap or KEDA's other fallbacks: the unreadable
+// sink must scale the cluster neither to its maximum nor to zero. Its cap
+// (effectiveTasks × lagThreshold) would add its every task's worth of workers
+// for as long as it cannot be read, which for a deleted or denied topic is
+// until a person acts; KEDA's static fallback replaces the whole metric with
+// fallback.replicas, ignoring the sinks that can be read; holding (KEDA
+// without a fallback) is the blindness above. With 0 the unreadable sink
+// keeps what the bounds give every task: the minimum is at least the task
+// floor, ceil(total effective tasks / maxTasksPerWorker) (decision.go), so
+// its tasks always have a worker, and the cluster never goes below it. The
+// cost is that its own backlog cannot add workers while unread; the
+// ConnectCluster's Autoscaling condition then says TriggersUnreadable and
+// names each such trigger with its connector and topic (UnreadableTriggers
+// reads KEDA's per-trigger health from the ScaledObject's status, so the
+// operator needs no Kafka client of its own for it).
+//
+// A KEDA older than 2.20 (no fallback behavior scalingModifiers in its CRD)
+// gets the same "??" formula without the fallback: its metrics server still
+// answers an error while any trigger fails, and the HPA holds.
+
 // Trigger names are identifiers the formula can use: KEDA's formula compiler
 // reads "archive.orders" as a field access and refuses it, so names are
 // "lag_" plus the connector and topic with every other character replaced
@@ -59,9 +91,18 @@ package autoscaling
 import (
 	"fmt"
 	"math"
+	"regexp"
+	"sort"
 	"strconv"
 	"strings"
+
+	kedav1alpha1 "github.com/kedacore/keda/v2/apis/keda/v1alpha1"
 )
+
+// FallbackFailureThreshold is how many reads in a row a trigger may fail
+// before the composite counts it as 0; until then KEDA answers the composite
+// with an error and the HPA holds.
+const FallbackFailureThreshold = 3
 
 // sinkTerm is one running sink's part of the formula.
 type sinkTerm struct {
@@ -71,17 +112,75 @@ type sinkTerm struct {
 	capLag int64
 }
 
-// formula is the composite over the terms, in KEDA's expression language:
-// "min(a + b, 6000) + min(c, 2000)". Empty without terms.
+// formula is the composite over the terms, in KEDA's expression language,
+// every trigger counting 0 when it has no value:
+// "min((a ?? 0) + (b ?? 0), 6000) + min((c ?? 0), 2000)". Empty without terms.
 func formula(terms []sinkTerm) string {
 	parts := make([]string, 0, len(terms))
 	for _, t := range terms {
 		if len(t.triggers) == 0 {
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("min(%s, %s)", strings.Join(t.triggers, " + "), strconv.FormatInt(t.capLag, 10)))
+		vals := make([]string, len(t.triggers))
+		for i, name := range t.triggers {
+			vals[i] = "(" + name + " ?? 0)"
+		}
+		parts = append(parts, fmt.Sprintf("min(%s, %s)", strings.Join(vals, " + "), strconv.FormatInt(t.capLag, 10)))
 	}
 	return strings.Join(parts, " + ")
+}
+
+// UnreadableTrigger is a trigger of the derived ScaledObject that KEDA
+// failed to read on its last tries.
+type UnreadableTrigger struct {
+	// Name is the trigger's name in the formula.
+	Name string
+	// Connector and Topic are what the trigger reads (group connect-<Connector>).
+	Connector, Topic string
+	// Failures is how many reads in a row failed.
+	Failures int32
+}
+
+func (u UnreadableTrigger) String() string {
+	return fmt.Sprintf("%s (connector %s, topic %s: %d failed reads)", u.Name, u.Connector, u.Topic, u.Failures)
+}
+
+// kedaMetricIndex is the trigger index KEDA puts at the start of each
+// trigger's metric name ("s2-kafka-orders" is trigger 2's).
+var kedaMetricIndex = regexp.MustCompile(`^s(\d+)-`)
+
+// UnreadableTriggers lists the triggers whose health KEDA records as
+// failing in the ScaledObject's status (status.health, kept by KEDA for a
+// ScaledObject with a fallback, keyed by metric name), in trigger order.
+func UnreadableTriggers(so *kedav1alpha1.ScaledObject) []UnreadableTrigger {
+	if so == nil {
+		return nil
+	}
+	var out []UnreadableTrigger
+	idx := map[string]int{}
+	for metric, h := range so.Status.Health {
+		if h.Status != kedav1alpha1.HealthStatusFailing || h.NumberOfFailures == nil || *h.NumberOfFailures <= 0 {
+			continue
+		}
+		m := kedaMetricIndex.FindStringSubmatch(metric)
+		if m == nil {
+			continue
+		}
+		i, err := strconv.Atoi(m[1])
+		if err != nil || i >= len(so.Spec.Triggers) {
+			continue
+		}
+		tr := so.Spec.Triggers[i]
+		idx[tr.Name] = i
+		out = append(out, UnreadableTrigger{
+			Name:      tr.Name,
+			Connector: strings.TrimPrefix(tr.Metadata["consumerGroup"], sinkGroupPrefix),
+			Topic:     tr.Metadata["topic"],
+			Failures:  *h.NumberOfFailures,
+		})
+	}
+	sort.Slice(out, func(a, b int) bool { return idx[out[a].Name] < idx[out[b].Name] })
+	return out
 }
 
 // triggerNames hands out unique, formula-safe trigger names.

@@ -23,6 +23,7 @@ import (
 
 	"github.com/expr-lang/expr"
 	kedav1alpha1 "github.com/kedacore/keda/v2/apis/keda/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
@@ -51,16 +52,25 @@ func TestCompositeFormulaArithmetic(t *testing.T) {
 		names[tr.Metadata["consumerGroup"]+"/"+tr.Metadata["topic"]] = tr.Name
 	}
 	cases := []struct {
-		name string
-		lag  map[string]float64 // group/topic → lag
-		want float64
+		name   string
+		lag    map[string]float64 // group/topic → lag
+		unread []string           // group/topic of triggers KEDA gives no value (nil)
+		absent []string           // group/topic of triggers missing from KEDA's values
+		want   float64
 	}{
-		{"zero lag", map[string]float64{}, 0},
-		{"one topic", map[string]float64{"connect-archive/orders": 1500}, 1500},
-		{"two topics of one sink add up", map[string]float64{"connect-archive/orders": 1500, "connect-archive/refunds": 1500}, 3000},
-		{"a sink is capped at its tasks", map[string]float64{"connect-archive/orders": 3000, "connect-archive/refunds": 3000}, 4000},
-		{"sinks add up, each capped", map[string]float64{"connect-archive/orders": 9000, "connect-audit/audit": 500, "connect-mirror/orders": 2500}, 4000 + 500 + 2500},
-		{"every sink at its cap", map[string]float64{"connect-archive/orders": 9000, "connect-audit/audit": 9000, "connect-mirror/orders": 9000}, 4000 + 2000 + 3000},
+		{"zero lag", map[string]float64{}, nil, nil, 0},
+		{"one topic", map[string]float64{"connect-archive/orders": 1500}, nil, nil, 1500},
+		{"two topics of one sink add up", map[string]float64{"connect-archive/orders": 1500, "connect-archive/refunds": 1500}, nil, nil, 3000},
+		{"a sink is capped at its tasks", map[string]float64{"connect-archive/orders": 3000, "connect-archive/refunds": 3000}, nil, nil, 4000},
+		{"sinks add up, each capped", map[string]float64{"connect-archive/orders": 9000, "connect-audit/audit": 500, "connect-mirror/orders": 2500}, nil, nil, 4000 + 500 + 2500},
+		{"every sink at its cap", map[string]float64{"connect-archive/orders": 9000, "connect-audit/audit": 9000, "connect-mirror/orders": 9000}, nil, nil, 4000 + 2000 + 3000},
+		// KEDA's fallback (behavior scalingModifiers) gives a trigger that keeps failing nil;
+		// its operator loop leaves a failing trigger out of the values altogether.
+		{"an unreadable trigger counts as no lag", map[string]float64{"connect-archive/orders": 1500, "connect-audit/audit": 500}, []string{"connect-mirror/orders"}, nil, 2000},
+		{"a sink that cannot be read at all: the others still scale", map[string]float64{"connect-audit/audit": 9000, "connect-mirror/orders": 2500},
+			[]string{"connect-archive/orders"}, []string{"connect-archive/refunds"}, 2000 + 2500},
+		{"half a sink unreadable: the rest of it counts", map[string]float64{"connect-archive/refunds": 1200}, []string{"connect-archive/orders"}, nil, 1200},
+		{"nothing readable: no lag, the bounds' minimum", nil, []string{"connect-archive/orders", "connect-archive/refunds", "connect-audit/audit"}, []string{"connect-mirror/orders"}, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -74,6 +84,12 @@ func TestCompositeFormulaArithmetic(t *testing.T) {
 					t.Fatalf("no trigger for %s in %v", k, names)
 				}
 				env[n] = v
+			}
+			for _, k := range c.unread {
+				env[names[k]] = nil
+			}
+			for _, k := range c.absent {
+				delete(env, names[k])
 			}
 			got, err := expr.Run(prog, env)
 			if err != nil {
@@ -121,7 +137,7 @@ func TestTriggersSkipSinksThatCannotScale(t *testing.T) {
 		connector("ok", "FileSink", 4, 4, RUNNING, running, map[string]string{"topics": "c"}),
 	}
 	triggers, f := Triggers(cluster(), ConnectorsFrom(kcs), target)
-	if len(triggers) != 1 || triggers[0].Metadata["topic"] != "c" || f != "min(lag_ok__c, 4000)" {
+	if len(triggers) != 1 || triggers[0].Metadata["topic"] != "c" || f != "min((lag_ok__c ?? 0), 4000)" {
 		t.Fatalf("triggers %+v, formula %q", triggers, f)
 	}
 }
@@ -153,5 +169,46 @@ func TestCapSaturates(t *testing.T) {
 	_, f := Triggers(cc, []Connector{{Name: "s", Sink: true, Running: true, Topics: []string{"t"}, EffectiveTasks: 4}}, target)
 	if !strings.Contains(f, "9223372036854775807") {
 		t.Fatalf("formula %q", f)
+	}
+}
+
+// UnreadableTriggers names, in trigger order, the triggers whose health KEDA
+// records as failing; KEDA keys health by metric name, "s<trigger index>-...".
+func TestUnreadableTriggersFromKEDAsHealth(t *testing.T) {
+	const RUNNING, running = v1alpha1.ConnectorStateRunning, v1alpha1.ConnectorTargetRunning
+	kcs := []v1alpha1.KafkaConnector{
+		connector("archive", "FileSink", 4, 4, RUNNING, running, map[string]string{"topics": "orders,refunds"}),
+		connector("audit", "FileSink", 2, 2, RUNNING, running, map[string]string{"topics": "audit"}),
+	}
+	so, _ := BuildScaledObject(cluster(), ConnectorsFrom(kcs), Totals{EffectiveTasks: 6}, target)
+	if f := so.Spec.Fallback; f == nil || f.Behavior != kedav1alpha1.FallbackBehaviorScalingModifiers || f.FailureThreshold != FallbackFailureThreshold || f.Replicas != *so.Spec.MinReplicaCount {
+		t.Fatalf("fallback %+v, want behavior scalingModifiers, threshold %d, replicas %d", f, FallbackFailureThreshold, *so.Spec.MinReplicaCount)
+	}
+	if got := UnreadableTriggers(so); got != nil {
+		t.Fatalf("no health yet: %v", got)
+	}
+	so.Status.Health = map[string]kedav1alpha1.HealthStatus{
+		"s2-kafka-audit":   {NumberOfFailures: ptr.To[int32](1), Status: kedav1alpha1.HealthStatusFailing},
+		"s0-kafka-orders":  {NumberOfFailures: ptr.To[int32](0), Status: kedav1alpha1.HealthStatusHappy},
+		"s1-kafka-refunds": {NumberOfFailures: ptr.To[int32](7), Status: kedav1alpha1.HealthStatusFailing},
+		"s9-kafka-gone":    {NumberOfFailures: ptr.To[int32](2), Status: kedav1alpha1.HealthStatusFailing}, // no such trigger (any more)
+		"cpu":              {NumberOfFailures: ptr.To[int32](2), Status: kedav1alpha1.HealthStatusFailing},
+	}
+	got := UnreadableTriggers(so)
+	want := []UnreadableTrigger{
+		{Name: "lag_archive__refunds", Connector: "archive", Topic: "refunds", Failures: 7},
+		{Name: "lag_audit__audit", Connector: "audit", Topic: "audit", Failures: 1},
+	}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("UnreadableTriggers = %v, want %v", got, want)
+	}
+	c := AutoscalingCondition(ConditionInput{Enabled: true, KEDAServed: true, Triggers: 3, ScaledObjectReady: &metav1.Condition{Status: metav1.ConditionTrue}, Unreadable: got}, 1)
+	if c.Status != metav1.ConditionTrue || c.Reason != v1alpha1.ReasonTriggersUnreadable ||
+		!strings.Contains(c.Message, "lag_archive__refunds (connector archive, topic refunds: 7 failed reads)") || !strings.Contains(c.Message, "2 of 3 trigger(s)") {
+		t.Fatalf("condition %+v", c)
+	}
+	// KEDA's Ready is Unknown (PartialTriggerError) until its fallback takes over.
+	if c := AutoscalingCondition(ConditionInput{Enabled: true, KEDAServed: true, Triggers: 3, Unreadable: got}, 1); c.Reason != v1alpha1.ReasonTriggersUnreadable {
+		t.Fatalf("with KEDA's Ready Unknown: %+v", c)
 	}
 }

@@ -54,8 +54,9 @@ type Converger struct {
 	APIReader client.Reader
 	// KEDA says whether KEDA is installed (re-checked periodically). When it
 	// also has a ScalingModifiers() bool method (KEDAChecker does), that says
-	// whether the installed ScaledObject CRD has scalingModifiers; otherwise
-	// it is taken to have them.
+	// whether the installed ScaledObject CRD has scalingModifiers, and a
+	// ScalingModifiersFallback() bool method whether its fallback takes
+	// behavior scalingModifiers; otherwise it is taken to have both.
 	KEDA interface{ Served() bool }
 	// Topics lists the topic names on a cluster's Kafka, to resolve the
 	// topics of topics.regex sinks (kafkaconnector.KafkaReads.ListTopics).
@@ -73,10 +74,15 @@ func (c *Converger) reader() client.Reader {
 }
 
 func (c *Converger) features() Features {
-	if f, ok := c.KEDA.(interface{ ScalingModifiers() bool }); ok {
-		return Features{ScalingModifiers: f.ScalingModifiers()}
+	f := Features{ScalingModifiers: true, ScalingModifiersFallback: true}
+	if k, ok := c.KEDA.(interface{ ScalingModifiers() bool }); ok {
+		f.ScalingModifiers = k.ScalingModifiers()
 	}
-	return Features{ScalingModifiers: true}
+	if k, ok := c.KEDA.(interface{ ScalingModifiersFallback() bool }); ok {
+		f.ScalingModifiersFallback = k.ScalingModifiersFallback()
+	}
+	f.ScalingModifiersFallback = f.ScalingModifiersFallback && f.ScalingModifiers
+	return f
 }
 
 var _ connectcluster.Autoscaler = (*Converger)(nil)
@@ -141,6 +147,7 @@ func (c *Converger) ReconcileAutoscaling(ctx context.Context, cc *v1alpha1.Conne
 		Enabled: true, KEDAServed: true, Triggers: len(so.Spec.Triggers),
 		WithoutScalingModifiers: !f.ScalingModifiers,
 		ScaledObjectReady:       ScaledObjectReadyCondition(&applied),
+		Unreadable:              UnreadableTriggers(&applied),
 	}, cc.Generation)
 	return result(cond, true, &d), nil
 }

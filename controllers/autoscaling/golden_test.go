@@ -158,7 +158,7 @@ func TestGoldenScaledObjects(t *testing.T) {
 			if c.brokerTopics != nil {
 				conns = ResolveRegexTopics(conns, c.brokerTopics)
 			}
-			so, d := BuildScaledObjectFor(cc, conns, Totals{EffectiveTasks: TotalEffectiveTasks(conns)}, target, Features{ScalingModifiers: !c.noModifiers})
+			so, d := BuildScaledObjectFor(cc, conns, Totals{EffectiveTasks: TotalEffectiveTasks(conns)}, target, Features{ScalingModifiers: !c.noModifiers, ScalingModifiersFallback: !c.noModifiers})
 			if (so == nil) != c.wantNil {
 				t.Fatalf("ScaledObject nil = %v, want %v", so == nil, c.wantNil)
 			}

@@ -88,17 +88,25 @@ const scaledObjectKind = "ScaledObject"
 // spec.advanced.scalingModifiers.formula: KEDA 2.12 and later. A schema
 // that does not list KEDA's group is (false, nil).
 func ScalingModifiersServed(oa openapi.Client) (bool, error) {
+	f, err := ScaledObjectFeatures(oa)
+	return f.ScalingModifiers, err
+}
+
+// ScaledObjectFeatures reads the published ScaledObject schema as
+// ScalingModifiersServed does, and also whether spec.fallback.behavior
+// accepts scalingModifiers (KEDA 2.20 and later).
+func ScaledObjectFeatures(oa openapi.Client) (Features, error) {
 	paths, err := oa.Paths()
 	if err != nil {
-		return false, fmt.Errorf("listing the OpenAPI v3 schemas: %w", err)
+		return Features{}, fmt.Errorf("listing the OpenAPI v3 schemas: %w", err)
 	}
 	gv, ok := paths["apis/"+kedav1alpha1.SchemeGroupVersion.String()]
 	if !ok {
-		return false, nil
+		return Features{}, nil
 	}
 	raw, err := gv.Schema("application/json")
 	if err != nil {
-		return false, fmt.Errorf("reading the OpenAPI v3 schema of %s: %w", kedav1alpha1.SchemeGroupVersion, err)
+		return Features{}, fmt.Errorf("reading the OpenAPI v3 schema of %s: %w", kedav1alpha1.SchemeGroupVersion, err)
 	}
 	var doc struct {
 		Components struct {
@@ -106,15 +114,21 @@ func ScalingModifiersServed(oa openapi.Client) (bool, error) {
 		} `json:"components"`
 	}
 	if err := json.Unmarshal(raw, &doc); err != nil {
-		return false, fmt.Errorf("decoding the OpenAPI v3 schema of %s: %w", kedav1alpha1.SchemeGroupVersion, err)
+		return Features{}, fmt.Errorf("decoding the OpenAPI v3 schema of %s: %w", kedav1alpha1.SchemeGroupVersion, err)
 	}
-	for _, sch := range doc.Components.Schemas {
+	all := doc.Components.Schemas
+	for _, sch := range all {
 		if !schemaIsKind(sch, scaledObjectKind) {
 			continue
 		}
-		return schemaHas(doc.Components.Schemas, sch, "spec", "advanced", "scalingModifiers", "formula"), nil
+		f := Features{ScalingModifiers: schemaHas(all, sch, "spec", "advanced", "scalingModifiers", "formula")}
+		if behavior := schemaAt(all, sch, "spec", "fallback", "behavior"); behavior != nil {
+			enum, _ := deref(all, behavior)["enum"].([]any)
+			f.ScalingModifiersFallback = f.ScalingModifiers && slices.Contains(enum, any(kedav1alpha1.FallbackBehaviorScalingModifiers))
+		}
+		return f, nil
 	}
-	return false, nil
+	return Features{}, nil
 }
 
 // schemaIsKind reports whether an OpenAPI schema is the given kind of KEDA's
@@ -133,16 +147,21 @@ func schemaIsKind(sch map[string]any, kind string) bool {
 // schemaHas follows properties (and $ref or allOf to other component
 // schemas) along path.
 func schemaHas(all map[string]map[string]any, sch map[string]any, path ...string) bool {
+	return schemaAt(all, sch, path...) != nil
+}
+
+// schemaAt is the schema at path, as schemaHas follows it; nil when absent.
+func schemaAt(all map[string]map[string]any, sch map[string]any, path ...string) map[string]any {
 	for _, p := range path {
 		sch = deref(all, sch)
 		props, _ := sch["properties"].(map[string]any)
 		next, ok := props[p].(map[string]any)
 		if !ok {
-			return false
+			return nil
 		}
 		sch = next
 	}
-	return true
+	return sch
 }
 
 func deref(all map[string]map[string]any, sch map[string]any) map[string]any {
@@ -184,11 +203,12 @@ type KEDAChecker struct {
 	Interval time.Duration
 	OnChange func(served bool)
 
-	mu       sync.Mutex
-	served   bool
-	noModifs bool
-	checked  bool
-	lastErr  error
+	mu         sync.Mutex
+	served     bool
+	noModifs   bool
+	noFallback bool // no fallback behavior scalingModifiers
+	checked    bool
+	lastErr    error
 }
 
 // Served returns the last answer (false before the first check).
@@ -206,6 +226,15 @@ func (k *KEDAChecker) ScalingModifiers() bool {
 	return !k.noModifs
 }
 
+// ScalingModifiersFallback returns whether the installed ScaledObject CRD's
+// spec.fallback.behavior accepts scalingModifiers (true until a check says
+// otherwise).
+func (k *KEDAChecker) ScalingModifiersFallback() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return !k.noFallback
+}
+
 // Check asks discovery now and records the answer; on an error the previous
 // answer stands.
 func (k *KEDAChecker) Check() (bool, error) {
@@ -214,11 +243,11 @@ func (k *KEDAChecker) Check() (bool, error) {
 		probe = ScaledObjectServed
 	}
 	served, err := probe(k.Discovery)
-	noModifs := false
+	noModifs, noFallback := false, false
 	if err == nil && served && k.OpenAPI != nil {
-		var modifs bool
-		if modifs, err = ScalingModifiersServed(k.OpenAPI); err == nil {
-			noModifs = !modifs
+		var f Features
+		if f, err = ScaledObjectFeatures(k.OpenAPI); err == nil {
+			noModifs, noFallback = !f.ScalingModifiers, !f.ScalingModifiersFallback
 		}
 	}
 	k.mu.Lock()
@@ -228,8 +257,8 @@ func (k *KEDAChecker) Check() (bool, error) {
 		k.mu.Unlock()
 		return served, err
 	}
-	changed := !k.checked || served != k.served || noModifs != k.noModifs
-	k.served, k.noModifs, k.checked = served, noModifs, true
+	changed := !k.checked || served != k.served || noModifs != k.noModifs || noFallback != k.noFallback
+	k.served, k.noModifs, k.noFallback, k.checked = served, noModifs, noFallback, true
 	k.mu.Unlock()
 	if changed && k.OnChange != nil {
 		k.OnChange(served)
@@ -270,6 +299,9 @@ type ConditionInput struct {
 	// WithoutScalingModifiers: the installed CRD has no scalingModifiers, so
 	// the ScaledObject has one metric per trigger instead of the composite.
 	WithoutScalingModifiers bool
+	// Unreadable are the triggers KEDA failed to read on its last tries
+	// (UnreadableTriggers).
+	Unreadable []UnreadableTrigger
 }
 
 // AutoscalingCondition is the ConnectCluster's Autoscaling condition:
@@ -289,6 +321,17 @@ func AutoscalingCondition(in ConditionInput, generation int64) metav1.Condition 
 	case in.Triggers == 0:
 		c.Reason = v1alpha1.ReasonNoSinkConnectors
 		c.Message = "no running sink connector gives the autoscaler a trigger; the cluster runs the autoscaling minimum"
+	case len(in.Unreadable) > 0 && (in.ScaledObjectReady == nil || in.ScaledObjectReady.Status == metav1.ConditionTrue):
+		// KEDA reports Ready=Unknown (PartialTriggerError) while a trigger fails and
+		// the fallback has not taken over yet: the workers still scale.
+		c.Status = metav1.ConditionTrue
+		c.Reason = v1alpha1.ReasonTriggersUnreadable
+		names := make([]string, len(in.Unreadable))
+		for i, u := range in.Unreadable {
+			names[i] = u.String()
+		}
+		c.Message = fmt.Sprintf("KEDA cannot read %d of %d trigger(s): %s. After %d failed reads in a row a trigger counts as no lag, so the other sinks still scale the workers; check that the topic exists and that KEDA's Kafka principal may describe the topic and the connector's group",
+			len(in.Unreadable), in.Triggers, strings.Join(names, "; "), FallbackFailureThreshold)
 	case in.ScaledObjectReady == nil:
 		c.Reason, c.Message = v1alpha1.ReasonScaledObjectNotReady, "waiting for KEDA to report on the ScaledObject"
 	case in.ScaledObjectReady.Status == metav1.ConditionTrue && in.WithoutScalingModifiers:

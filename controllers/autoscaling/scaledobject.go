@@ -269,12 +269,17 @@ type Features struct {
 	// ScalingModifiers: the ScaledObject CRD has spec.advanced.scalingModifiers
 	// (KEDA 2.12 and later), so the triggers can be summed into one metric.
 	ScalingModifiers bool
+	// ScalingModifiersFallback: spec.fallback.behavior accepts
+	// scalingModifiers (KEDA 2.20 and later), so a trigger that keeps
+	// failing counts as 0 in the composite instead of failing it
+	// (composite.go).
+	ScalingModifiersFallback bool
 }
 
 // BuildScaledObject is BuildScaledObjectFor with a KEDA that has
-// scalingModifiers.
+// scalingModifiers and their fallback (KEDA 2.20 and later).
 func BuildScaledObject(cc *v1alpha1.ConnectCluster, connectors []Connector, totals Totals, t Target) (*kedav1alpha1.ScaledObject, Decision) {
-	return BuildScaledObjectFor(cc, connectors, totals, t, Features{ScalingModifiers: true})
+	return BuildScaledObjectFor(cc, connectors, totals, t, Features{ScalingModifiers: true, ScalingModifiersFallback: true})
 }
 
 // BuildScaledObjectFor returns the cluster's ScaledObject, or nil when no
@@ -331,6 +336,13 @@ func BuildScaledObjectFor(cc *v1alpha1.ConnectCluster, connectors []Connector, t
 			Target:           strconv.FormatInt(lag, 10),
 			ActivationTarget: strconv.FormatInt(act, 10),
 			MetricType:       autoscalingv2.AverageValueMetricType,
+		}
+		if f.ScalingModifiersFallback {
+			so.Spec.Fallback = &kedav1alpha1.Fallback{
+				FailureThreshold: FallbackFailureThreshold,
+				Replicas:         d.Min,
+				Behavior:         kedav1alpha1.FallbackBehaviorScalingModifiers,
+			}
 		}
 	}
 	return so, d

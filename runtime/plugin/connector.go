@@ -203,6 +203,18 @@ type SinkPreCommitter interface {
 	PreCommit(ctx context.Context, offsets map[TopicPartition]int64) (map[TopicPartition]int64, error)
 }
 
+// SinkPutLimiter is an optional interface of a SinkTask whose Put takes
+// time in proportion to its records by design (a rate limit): the runtime
+// hands it at most MaxPutRecords records per Put (0 or less: no limit but
+// max.poll.records). The runtime commits offsets and lets its consumer take
+// part in group rebalances only between Puts, so a task that spends
+// seconds per record should keep its Puts to about a second of work; a
+// Put of a whole max.poll.records batch could hold a rebalance up beyond
+// the rebalance timeout.
+type SinkPutLimiter interface {
+	MaxPutRecords() int
+}
+
 // SinkTaskContext is what the runtime offers a sink task.
 type SinkTaskContext interface {
 	// Logger returns a logger tagged with connector and task.

@@ -111,6 +111,11 @@ type SinkRunner struct {
 	lastCommit time.Time
 	runCtx     context.Context // cancelled when the task is abandoned
 
+	// rebalanceWaiting is set when a group rebalance waits for the records
+	// polled last to be put (BlockRebalanceOnPoll): delivery stops at the
+	// next Put boundary, so the task rejoins the group within one Put.
+	rebalanceWaiting atomic.Bool
+
 	// cancelClient cancels the Kafka client's context: it aborts a
 	// JoinGroup or SyncGroup that Close would otherwise wait for.
 	cancelClient context.CancelFunc
@@ -193,6 +198,7 @@ func (r *SinkRunner) ConsumerOpts() []kgo.Opt {
 		kgo.OnPartitionsAssigned(r.onAssigned),
 		kgo.OnPartitionsRevoked(r.onRevoked),
 		kgo.OnPartitionsLost(r.onLost),
+		kgo.OnPartitionsCallbackBlocked(func(context.Context, *kgo.Client) { r.rebalanceWaiting.Store(true) }),
 	}
 	if r.cfg.TopicsRegex != "" {
 		// A regex subscription never reaches the cluster's internal topics.
@@ -348,6 +354,9 @@ func (r *SinkRunner) loop(ctx context.Context) error {
 		// offset commit is due, so commits keep their cadence while the
 		// topics are quiet.
 		wait := min(r.cfg.PollTimeout, max(time.Until(r.lastCommit.Add(r.cfg.OffsetFlushInterval)), time.Millisecond))
+		// A rebalance that signalled before this poll runs before the poll
+		// returns (the client gives rebalances priority).
+		r.rebalanceWaiting.Store(false)
 		pctx, cancel := context.WithTimeout(ctx, wait)
 		// Take everything the client buffered (at most one fetch per
 		// broker, bounded by FetchMaxBytes) and split it into Puts of
@@ -399,7 +408,18 @@ func (r *SinkRunner) loop(ctx context.Context) error {
 }
 
 // deliverLocked converts and transforms the polled records and puts them
-// in batches bounded by MaxPollRecords and MaxBatchBytes.
+// in batches bounded by MaxPollRecords, MaxBatchBytes and the task's own
+// limit (plugin.SinkPutLimiter).
+//
+// A poll holds up to a whole fetch, which a slow task may take minutes to
+// put; the group's rebalances wait for it (BlockRebalanceOnPoll), and
+// nothing would be committed meanwhile. So between two Puts the runner
+// commits when the offset flush interval is due, and stops delivering when
+// a rebalance waits (or the task is paused): the consumer is moved back to
+// the first record not put of each partition (yieldLocked), the poll loop
+// allows the rebalance, and the rest is fetched again. A slow task thus
+// holds a rebalance up for one Put, as Kafka Connect's sink task does for
+// one poll's put, instead of until the whole fetch is put.
 func (r *SinkRunner) deliverLocked(ctx context.Context, fetches kgo.Fetches, batch *[]*plugin.SinkRecord) error {
 	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
 		tp := data.TopicPartition{Topic: p.Topic, Partition: p.Partition}
@@ -407,10 +427,18 @@ func (r *SinkRunner) deliverLocked(ctx context.Context, fetches kgo.Fetches, bat
 			r.hwm[tp] = p.HighWatermark
 		}
 	})
+	limit := r.cfg.MaxPollRecords
+	if pl, ok := r.cfg.Task.(plugin.SinkPutLimiter); ok {
+		if n := pl.MaxPutRecords(); n > 0 {
+			limit = min(limit, n)
+		}
+	}
 	var (
 		size  int
 		first error
 		last  = map[data.TopicPartition]kgo.EpochOffset{}
+		read  int  // records taken from the fetch since the last Put
+		cut   bool // delivery stopped early; the rest is fetched again
 	)
 	b := (*batch)[:0]
 	put := func() error {
@@ -434,6 +462,8 @@ func (r *SinkRunner) deliverLocked(ctx context.Context, fetches kgo.Fetches, bat
 		for tp, eo := range last {
 			r.current[tp] = eo
 		}
+		r.cfg.Metrics.SinkRead(read)
+		read = 0
 		clear(last)
 		clear(b)
 		b = b[:0]
@@ -447,7 +477,7 @@ func (r *SinkRunner) deliverLocked(ctx context.Context, fetches kgo.Fetches, bat
 	var slab []plugin.SinkRecord
 	n := 0
 	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
-		if first != nil || len(p.Records) == 0 {
+		if first != nil || cut || len(p.Records) == 0 {
 			return
 		}
 		tp := data.TopicPartition{Topic: p.Topic, Partition: p.Partition}
@@ -467,8 +497,9 @@ func (r *SinkRunner) deliverLocked(ctx context.Context, fetches kgo.Fetches, bat
 		pending := false
 		for _, kr := range p.Records {
 			n++
+			read++
 			if len(slab) == 0 {
-				slab = make([]plugin.SinkRecord, max(min(left-n+1, r.cfg.MaxPollRecords-len(b)), 1))
+				slab = make([]plugin.SinkRecord, max(min(left-n+1, limit-len(b)), 1))
 			}
 			rec := &slab[0]
 			slab = slab[1:]
@@ -499,10 +530,15 @@ func (r *SinkRunner) deliverLocked(ctx context.Context, fetches kgo.Fetches, bat
 			b = append(b, rec)
 			consumed, pending = next, true
 			size += len(kr.Key) + len(kr.Value)
-			if len(b) >= r.cfg.MaxPollRecords || size >= r.cfg.MaxBatchBytes {
+			if len(b) >= limit || size >= r.cfg.MaxBatchBytes {
 				last[tp], pending = consumed, false
 				if first = put(); first != nil {
 					break
+				}
+				if n < left {
+					if cut = r.betweenPutsLocked(ctx); cut {
+						break
+					}
 				}
 			}
 		}
@@ -510,12 +546,63 @@ func (r *SinkRunner) deliverLocked(ctx context.Context, fetches kgo.Fetches, bat
 			last[tp] = consumed
 		}
 	})
-	r.cfg.Metrics.SinkRead(n)
 	if first == nil {
 		first = put()
 	}
+	if cut {
+		r.yieldLocked(fetches)
+	}
+	r.cfg.Metrics.SinkRead(read) // read but not put: a failed conversion or Put
 	*batch = b
 	return first
+}
+
+// betweenPutsLocked runs between two Puts of one poll: it commits when the
+// offset flush interval is due, and reports whether delivery should stop
+// here, because a rebalance waits, the task was paused, or the commit's
+// Flush failed (which moved the consumer back to the committed offsets).
+func (r *SinkRunner) betweenPutsLocked(ctx context.Context) bool {
+	if r.rebalanceWaiting.Load() || r.targetPaused() {
+		return true
+	}
+	if time.Since(r.lastCommit) >= r.cfg.OffsetFlushInterval || r.tc.takeCommitRequest() {
+		r.lastCommit = time.Now()
+		if err := r.flushAndCommitLocked(ctx, nil, true); err != nil {
+			r.cfg.Logger.Warn("offset commit failed; records since the last commit will be delivered again", "error", err)
+			return true
+		}
+		r.updateLagLocked()
+	}
+	return false
+}
+
+// yieldLocked moves the consumer back to the first record not put of each
+// assigned partition of fetches, so that the records left undelivered are
+// fetched again (by this task, or after a rebalance by the partition's new
+// owner, from the offsets the revoke commits). It runs before the poll
+// loop allows the rebalance, as SetOffsets requires.
+func (r *SinkRunner) yieldLocked(fetches kgo.Fetches) {
+	seek := map[string]map[int32]kgo.EpochOffset{}
+	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
+		tp := data.TopicPartition{Topic: p.Topic, Partition: p.Partition}
+		if len(p.Records) == 0 || !r.assigned[tp] {
+			return
+		}
+		from := p.Records[0].Offset
+		if eo, ok := r.current[tp]; ok {
+			from = eo.Offset
+		}
+		if from > p.Records[len(p.Records)-1].Offset {
+			return // all put
+		}
+		if seek[tp.Topic] == nil {
+			seek[tp.Topic] = map[int32]kgo.EpochOffset{}
+		}
+		seek[tp.Topic][tp.Partition] = kgo.EpochOffset{Epoch: -1, Offset: from}
+	})
+	if len(seek) > 0 {
+		r.client.SetOffsets(seek)
+	}
 }
 
 // putLocked hands one batch to Put, retrying the same batch after a

@@ -156,7 +156,12 @@ type brokerAuth struct {
 	user, pass string
 }
 
-func newBroker(t *testing.T, secure bool) *broker {
+func newBroker(t *testing.T, secure bool) *broker { return newBrokerACLs(t, secure, nil) }
+
+// newBrokerACLs is newBroker; with kedaACLs (secure only) the broker checks
+// ACLs, the test's own clients are a superuser, and KEDA's user (the one the
+// TriggerAuthentication names) may do only what kedaACLs allow.
+func newBrokerACLs(t *testing.T, secure bool, kedaACLs []kfake.ACL) *broker {
 	t.Helper()
 	opts := []kfake.Opt{kfake.NumBrokers(1), kfake.Ports(0)}
 	var auth *brokerAuth
@@ -164,12 +169,19 @@ func newBroker(t *testing.T, secure bool) *broker {
 	if secure {
 		caPEM, serverCfg := selfSignedTLS(t)
 		auth = &brokerAuth{caPEM: caPEM, user: "keda", pass: "s3cret-" + strconv.Itoa(int(time.Now().UnixNano()%1000))}
-		opts = append(opts, kfake.TLS(serverCfg), kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-512", auth.user, auth.pass))
+		opts = append(opts, kfake.TLS(serverCfg), kfake.EnableSASL())
+		self := *auth
+		if kedaACLs != nil {
+			self.user = "admin"
+			opts = append(opts, kfake.EnableACLs(), kfake.Superuser("SCRAM-SHA-512", self.user, self.pass), kfake.User("SCRAM-SHA-512", auth.user, auth.pass, kedaACLs...))
+		} else {
+			opts = append(opts, kfake.Superuser("SCRAM-SHA-512", auth.user, auth.pass))
+		}
 		pool := x509.NewCertPool()
 		pool.AppendCertsFromPEM(caPEM)
 		clientOpts = append(clientOpts,
 			kgo.DialTLSConfig(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}),
-			kgo.SASL(scram.Auth{User: auth.user, Pass: auth.pass}.AsSha512Mechanism()))
+			kgo.SASL(scram.Auth{User: self.user, Pass: self.pass}.AsSha512Mechanism()))
 	}
 	c, err := kfake.NewCluster(opts...)
 	if err != nil {
@@ -344,6 +356,27 @@ type evaluation struct {
 // metrics adapter does, then applies the HPA's rule from the minimum.
 func evaluate(t *testing.T, ns string, so *kedav1alpha1.ScaledObject, ta *kedav1alpha1.TriggerAuthentication, extra []client.Object) evaluation {
 	t.Helper()
+	ev, err := newEvaluator(t, ns, so, ta, extra).read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+// evaluator asks KEDA's scale handler for a stored ScaledObject's metrics,
+// as often as a test wants (KEDA counts a trigger's failed reads across
+// them, as its metrics adapter does across the HPA's queries).
+type evaluator struct {
+	t      *testing.T
+	so     *kedav1alpha1.ScaledObject
+	h      scaling.ScaleHandler
+	specs  []string
+	target map[string]float64
+}
+
+// newEvaluator stores the derived objects and builds KEDA's scalers for so.
+func newEvaluator(t *testing.T, ns string, so *kedav1alpha1.ScaledObject, ta *kedav1alpha1.TriggerAuthentication, extra []client.Object) *evaluator {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	objs := append([]client.Object{}, extra...)
@@ -367,32 +400,45 @@ func evaluate(t *testing.T, ns string, so *kedav1alpha1.ScaledObject, ta *kedav1
 			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
 		}
 	}
-	// What KEDA's ScaledObject reconciler records before the HPA exists.
+	// What KEDA's ScaledObject reconciler records before the HPA exists, stored as it
+	// stores it: KEDA rebuilds its scalers from the stored object after a trigger fails
+	// or when the object changed (KEDA writes each trigger's health into the status).
 	so.Status.ScaleTargetGVKR = &kedav1alpha1.GroupVersionKindResource{Group: "apps", Version: "v1", Kind: "Deployment", Resource: "deployments"}
 
 	h := scaling.NewScaleHandler(k8s, nil, scheme, 10*time.Second, 10*time.Second, events.NewFakeRecorder(100), &authentication.AuthClientSet{})
-	defer func() { _ = h.DeleteScalableObject(context.Background(), so) }()
+	t.Cleanup(func() { _ = h.DeleteScalableObject(context.Background(), so) })
 	cache, err := h.GetScalersCache(ctx, so)
 	if err != nil {
 		t.Fatalf("KEDA refuses the ScaledObject: %v", err)
 	}
 	specs, target := hpaMetrics(t, so, cache.GetMetricSpecForScaling(ctx))
+	if err := k8s.Status().Update(ctx, so); err != nil {
+		t.Fatalf("recording the ScaledObject's status as KEDA's reconciler does: %v", err)
+	}
+	return &evaluator{t: t, so: so, h: h, specs: specs, target: target}
+}
+
+// read asks for every metric once; an error is KEDA's answer to the HPA
+// (the HPA then keeps the current worker count).
+func (e *evaluator) read() (evaluation, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
 	ev := evaluation{metrics: map[string]float64{}}
 	desired := int32(0)
-	for _, name := range specs {
-		list, err := h.GetScaledObjectMetrics(ctx, so.Name, ns, name)
+	for _, name := range e.specs {
+		list, err := e.h.GetScaledObjectMetrics(ctx, e.so.Name, e.so.Namespace, name)
 		if err != nil {
-			t.Fatalf("KEDA's metric %s: %v", name, err)
+			return ev, fmt.Errorf("KEDA's metric %s: %w", name, err)
 		}
 		if len(list.Items) != 1 {
-			t.Fatalf("KEDA's metric %s has %d values: %+v", name, len(list.Items), list.Items)
+			return ev, fmt.Errorf("KEDA's metric %s has %d values: %+v", name, len(list.Items), list.Items)
 		}
 		v := list.Items[0].Value.AsApproximateFloat64()
 		ev.metrics[name] = v
-		desired = max(desired, hpaDesired(v, target[name], *so.Spec.MinReplicaCount))
+		desired = max(desired, hpaDesired(v, e.target[name], *e.so.Spec.MinReplicaCount))
 	}
-	ev.desired = min(max(desired, *so.Spec.MinReplicaCount), *so.Spec.MaxReplicaCount)
-	return ev
+	ev.desired = min(max(desired, *e.so.Spec.MinReplicaCount), *e.so.Spec.MaxReplicaCount)
+	return ev, nil
 }
 
 // hpaMetrics are the external metrics of the HPA that KEDA's ScaledObject

@@ -18,12 +18,56 @@ package localcluster
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"strconv"
 	"syscall"
+	"time"
+
+	"github.com/conveyor-dev/conveyor/test/localcluster/kafkafault"
 )
 
 // Fault injection for chaos tests: crashes the way they happen on a real node.
+
+// SetKafkaFaults makes the broker refuse the requests faults describe, in place of
+// the faults set before (none: refuse nothing), and returns once the broker has them
+// in force. The broker has no principals: a fault stands for an ACL that denies one
+// client, told apart by the request versions it speaks (kafkafault.Fault.MaxVersion).
+func (c *Cluster) SetKafkaFaults(ctx context.Context, faults ...kafkafault.Fault) error {
+	k := c.kafka
+	if k == nil {
+		return errors.New("this cluster runs no Kafka (Options.NoKafka)")
+	}
+	k.faultsGen++
+	gen := k.faultsGen
+	b, err := json.Marshal(kafkafault.Faults{Generation: gen, Faults: faults})
+	if err != nil {
+		return err
+	}
+	tmp := k.faultsPath + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, k.faultsPath); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if a, err := os.ReadFile(kafkafault.AppliedPath(k.faultsPath)); err == nil && string(a) == strconv.FormatInt(gen, 10) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the Kafka broker did not take the faults of %s within 10s (see %s)", k.faultsPath, k.logPath)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
 
 // KillPod sends SIGKILL to the processes of a pod's running containers, as a
 // crash would; the kubelet then restarts them by the pod's restartPolicy (with

@@ -34,6 +34,8 @@ import (
 // kafkaProcess is the standalone kfake broker (test/localcluster/cmd/kafka).
 type kafkaProcess struct {
 	bin, dataDir, logPath string
+	faultsPath            string // kafkafault.Faults the broker re-reads
+	faultsGen             int64
 	port                  int
 	addr                  string
 	cmd                   *exec.Cmd
@@ -73,8 +75,9 @@ func startKafka(ctx context.Context, dir, bin string, port int, ns *netNS, logf 
 	}
 	k := &kafkaProcess{
 		bin: bin, port: port, logf: logf, netns: ns,
-		dataDir: filepath.Join(dir, "kafka"),
-		logPath: filepath.Join(dir, "logs", "kafka.log"),
+		dataDir:    filepath.Join(dir, "kafka"),
+		logPath:    filepath.Join(dir, "logs", "kafka.log"),
+		faultsPath: filepath.Join(dir, "kafka-faults.json"),
 	}
 	if err := k.start(ctx); err != nil {
 		return nil, err
@@ -88,7 +91,7 @@ func (k *kafkaProcess) start(ctx context.Context) error {
 		return fmt.Errorf("opening Kafka log: %w", err)
 	}
 	defer logFile.Close() // the child keeps its own descriptor
-	cmd := k.netns.command(k.bin, "--port", strconv.Itoa(k.port), "--data-dir", k.dataDir)
+	cmd := k.netns.command(k.bin, "--port", strconv.Itoa(k.port), "--data-dir", k.dataDir, "--faults-file", k.faultsPath)
 	cmd.Stderr = logFile
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"sync"
@@ -265,6 +266,17 @@ func (t *SinkTask) Put(ctx context.Context, records []*plugin.SinkRecord) error 
 		}
 	}
 	return t.write()
+}
+
+// MaxPutRecords keeps a rate-limited Put to about a second of writing
+// (plugin.SinkPutLimiter), so the runtime commits and rebalances between
+// Puts as the task writes through a backlog; without a rate there is no
+// limit.
+func (t *SinkTask) MaxPutRecords() int {
+	if t.rate <= 0 {
+		return 0
+	}
+	return int(math.Ceil(t.rate))
 }
 
 // pace waits until the next record is due under the rate: record k is due k/rate seconds

@@ -129,34 +129,34 @@ func TestAutoscaleUpAndDown(t *testing.T) {
 			return err
 		}
 		if peak = max(peak, len(all)); peak > wantPeak {
-			t.Fatalf("the workers went up to %d, want %d (the composite need capped by tasks); HPA %s", peak, wantPeak, hpaState(ctx))
+			t.Fatalf("the workers went up to %d, want %d (the composite need capped by tasks); HPA %s", peak, wantPeak, hpaState(ctx, ns))
 		}
-		pods, err := readyWorkers(ctx)
+		pods, err := readyWorkers(ctx, ns, "as")
 		if err != nil {
 			return err
 		}
 		if len(pods) != wantPeak {
-			return fmt.Errorf("%d Ready workers; HPA %s", len(pods), hpaState(ctx))
+			return fmt.Errorf("%d Ready workers; HPA %s", len(pods), hpaState(ctx, ns))
 		}
 		return nil
 	})
 	scaleUp := time.Since(sinksRunning)
-	t.Logf("%d workers %.1fs after the sinks ran; HPA %s", wantPeak, scaleUp.Seconds(), hpaState(ctx))
+	t.Logf("%d workers %.1fs after the sinks ran; HPA %s", wantPeak, scaleUp.Seconds(), hpaState(ctx, ns))
 	if peak > wantPeak {
 		t.Fatalf("the workers went up to %d, want %d (the composite need capped by tasks)", peak, wantPeak)
 	}
 	// The HPA keeps asking for 4 over several of its syncs (2s) while the backlog lasts.
 	testkit.Consistently(t, 8*time.Second, "the HPA to keep 4 workers", func() (bool, string) {
-		hpa, err := theHPA(ctx)
+		hpa, err := theHPA(ctx, ns)
 		if err != nil {
 			return false, err.Error()
 		}
-		return hpa.Status.DesiredReplicas == wantPeak, fmt.Sprintf("HPA desires %d workers, want %d: %s", hpa.Status.DesiredReplicas, wantPeak, hpaState(ctx))
+		return hpa.Status.DesiredReplicas == wantPeak, fmt.Sprintf("HPA desires %d workers, want %d: %s", hpa.Status.DesiredReplicas, wantPeak, hpaState(ctx, ns))
 	})
 
 	// 2. The new workers take tasks through the cooperative rebalance: all four run some of
 	// the 6 tasks.
-	pods, err := readyWorkers(ctx)
+	pods, err := readyWorkers(ctx, ns, "as")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestAutoscaleUpAndDown(t *testing.T) {
 	}
 	waitDrained(t, adm, next)
 	drained := time.Now()
-	t.Logf("drained; HPA %s", hpaState(ctx))
+	t.Logf("drained; HPA %s", hpaState(ctx, ns))
 	if ids := fileIDs(t); len(ids) != int(next) {
 		t.Fatalf("the sinks wrote %d distinct records of %d", len(ids), next)
 	}
@@ -195,28 +195,28 @@ func TestAutoscaleUpAndDown(t *testing.T) {
 	// 4. After the HPA's downscale stabilization, the cluster scales down to minReplicas;
 	// records keep coming while it does.
 	testkit.EventuallyNoError(t, 2*time.Minute, "the HPA to scale down", func() error {
-		hpa, err := theHPA(ctx)
+		hpa, err := theHPA(ctx, ns)
 		if err != nil {
 			return err
 		}
 		if hpa.Status.DesiredReplicas >= wantPeak {
-			return fmt.Errorf("HPA desires %d: %s", hpa.Status.DesiredReplicas, hpaState(ctx))
+			return fmt.Errorf("HPA desires %d: %s", hpa.Status.DesiredReplicas, hpaState(ctx, ns))
 		}
 		return nil
 	})
-	t.Logf("scale-down began %.1fs after the drain; HPA %s", time.Since(drained).Seconds(), hpaState(ctx))
+	t.Logf("scale-down began %.1fs after the drain; HPA %s", time.Since(drained).Seconds(), hpaState(ctx, ns))
 	produce(append(slices.Clone(topicsA), topicsB...), perTopicLate)
 	testkit.EventuallyNoError(t, 2*time.Minute, fmt.Sprintf("%d Ready workers", minWorkers), func() error {
 		all, _, err := cv.WorkerPods(ctx, ns, "as")
 		if err != nil {
 			return err
 		}
-		ready, err := readyWorkers(ctx)
+		ready, err := readyWorkers(ctx, ns, "as")
 		if err != nil {
 			return err
 		}
 		if len(all) != minWorkers || len(ready) != minWorkers {
-			return fmt.Errorf("%d workers, %d Ready; HPA %s", len(all), len(ready), hpaState(ctx))
+			return fmt.Errorf("%d workers, %d Ready; HPA %s", len(all), len(ready), hpaState(ctx, ns))
 		}
 		return nil
 	})
@@ -224,7 +224,7 @@ func TestAutoscaleUpAndDown(t *testing.T) {
 	// Planned handovers: the tasks of the removed workers run again on the two left well
 	// within lostWorkerDelay (60s), which the tasks of a crashed worker would wait out.
 	atMin := time.Now()
-	live, err := readyWorkers(ctx)
+	live, err := readyWorkers(ctx, ns, "as")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,26 +271,16 @@ func TestAutoscaleUpAndDown(t *testing.T) {
 }
 
 func manifest(kafka, dir string) string {
-	sink := func(name string, topics []string, tasksMax int) string {
-		return fmt.Sprintf(`---
-apiVersion: connect.conveyor.dev/v1alpha1
-kind: KafkaConnector
-metadata:
-  name: %s
-spec:
-  clusterRef: {name: as}
-  class: FileSink
-  tasksMax: %d
-  config:
-    topics: %s
-    file: %s/%s.jsonl
-    rate: "1"
-`, name, tasksMax, strings.Join(topics, ","), dir, name)
-	}
+	return clusterManifest("as", minWorkers, kafka, lagThreshold) +
+		sinkManifest("sink-a", "as", topicsA, tasksA, dir) + sinkManifest("sink-b", "as", topicsB, tasksB, dir)
+}
+
+// clusterManifest is an autoscaling ConnectCluster of at least minReplicas workers.
+func clusterManifest(name string, minReplicas int, kafka string, threshold int) string {
 	return fmt.Sprintf(`apiVersion: connect.conveyor.dev/v1alpha1
 kind: ConnectCluster
 metadata:
-  name: as
+  name: %s
 spec:
   replicas: %d
   kafka:
@@ -313,7 +303,26 @@ spec:
     lagThreshold: %d
     pollingInterval: 1s
     cooldownPeriod: 15s
-`, minWorkers, kafka, minWorkers, lagThreshold) + sink("sink-a", topicsA, tasksA) + sink("sink-b", topicsB, tasksB)
+`, name, minReplicas, kafka, minReplicas, threshold)
+}
+
+// sinkManifest is a slow FileSink (1 record a second per task) of cluster writing to
+// dir/<name>.jsonl.
+func sinkManifest(name, cluster string, topics []string, tasksMax int, dir string) string {
+	return fmt.Sprintf(`---
+apiVersion: connect.conveyor.dev/v1alpha1
+kind: KafkaConnector
+metadata:
+  name: %s
+spec:
+  clusterRef: {name: %s}
+  class: FileSink
+  tasksMax: %d
+  config:
+    topics: %s
+    file: %s/%s.jsonl
+    rate: "1"
+`, name, cluster, tasksMax, strings.Join(topics, ","), dir, name)
 }
 
 // tasksPerWorker counts the RUNNING tasks of both sinks per worker id, as the worker at
@@ -339,9 +348,9 @@ func tasksPerWorker(ctx context.Context, podIP, token string) (map[string]int, e
 	return per, nil
 }
 
-// readyWorkers returns the Ready worker pods of ConnectCluster as.
-func readyWorkers(ctx context.Context) ([]corev1.Pod, error) {
-	all, _, err := cv.WorkerPods(ctx, ns, "as")
+// readyWorkers returns the Ready worker pods of ConnectCluster ns/name.
+func readyWorkers(ctx context.Context, ns, name string) ([]corev1.Pod, error) {
+	all, _, err := cv.WorkerPods(ctx, ns, name)
 	if err != nil {
 		return nil, err
 	}
@@ -354,8 +363,8 @@ func readyWorkers(ctx context.Context) ([]corev1.Pod, error) {
 	return out, nil
 }
 
-// theHPA is the HPA that KEDA made for the cluster's ScaledObject.
-func theHPA(ctx context.Context) (*autoscalingv2.HorizontalPodAutoscaler, error) {
+// theHPA is the HPA that KEDA made for the ScaledObject in ns.
+func theHPA(ctx context.Context, ns string) (*autoscalingv2.HorizontalPodAutoscaler, error) {
 	list, err := cluster.Client.AutoscalingV2().HorizontalPodAutoscalers(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
@@ -367,8 +376,8 @@ func theHPA(ctx context.Context) (*autoscalingv2.HorizontalPodAutoscaler, error)
 }
 
 // hpaState describes the HPA for failure messages: replicas, metrics and conditions.
-func hpaState(ctx context.Context) string {
-	hpa, err := theHPA(ctx)
+func hpaState(ctx context.Context, ns string) string {
+	hpa, err := theHPA(ctx, ns)
 	if err != nil {
 		return err.Error()
 	}

@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -136,6 +137,9 @@ func TestKEDAInstalledLater(t *testing.T) {
 	if got.Spec.Advanced == nil || !reflect.DeepEqual(got.Spec.Advanced.ScalingModifiers, so.Spec.Advanced.ScalingModifiers) {
 		t.Fatalf("the stored scalingModifiers differ (pruned by the CRD?): %+v", got.Spec.Advanced)
 	}
+	if so.Spec.Fallback == nil || !reflect.DeepEqual(got.Spec.Fallback, so.Spec.Fallback) {
+		t.Fatalf("the stored fallback %+v differs from the derived %+v", got.Spec.Fallback, so.Spec.Fallback)
+	}
 
 	// The installed CRD has scalingModifiers, and the OpenAPI v3 discovery
 	// document says so (it is published a moment after the CRD).
@@ -144,8 +148,8 @@ func TestKEDAInstalledLater(t *testing.T) {
 		return ok && err == nil, fmt.Sprintf("served=%v err=%v", ok, err)
 	})
 	checker2 := &autoscaling.KEDAChecker{Discovery: dc, OpenAPI: dc.OpenAPIV3()}
-	if ok, err := checker2.Check(); !ok || err != nil || !checker2.ScalingModifiers() {
-		t.Fatalf("checker: served=%v err=%v modifiers=%v", ok, err, checker2.ScalingModifiers())
+	if ok, err := checker2.Check(); !ok || err != nil || !checker2.ScalingModifiers() || !checker2.ScalingModifiersFallback() {
+		t.Fatalf("checker: served=%v err=%v modifiers=%v fallback=%v", ok, err, checker2.ScalingModifiers(), checker2.ScalingModifiersFallback())
 	}
 	// A CRD without the field (KEDA before 2.12): the check notices, and
 	// notices again when it comes back.
@@ -162,6 +166,24 @@ func TestKEDAInstalledLater(t *testing.T) {
 		t.Fatal(err)
 	}
 	orig := crd.DeepCopy()
+	// KEDA before 2.20: a fallback without behavior scalingModifiers.
+	for i := range crd.Spec.Versions {
+		fb := crd.Spec.Versions[i].Schema.OpenAPIV3Schema.Properties["spec"].Properties["fallback"]
+		behavior := fb.Properties["behavior"]
+		behavior.Enum = slices.DeleteFunc(behavior.Enum, func(j apiextensionsv1.JSON) bool { return string(j.Raw) == `"scalingModifiers"` })
+		fb.Properties["behavior"] = behavior
+		crd.Spec.Versions[i].Schema.OpenAPIV3Schema.Properties["spec"].Properties["fallback"] = fb
+	}
+	if err := crds.Update(ctx, &crd); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, 30*time.Second, "the check sees the CRD without fallback behavior scalingModifiers", func() (bool, string) {
+		_, err := checker2.Check()
+		return err == nil && checker2.ScalingModifiers() && !checker2.ScalingModifiersFallback(), fmt.Sprintf("modifiers=%v fallback=%v err=%v", checker2.ScalingModifiers(), checker2.ScalingModifiersFallback(), err)
+	})
+	if err := crds.Get(ctx, client.ObjectKey{Name: "scaledobjects.keda.sh"}, &crd); err != nil {
+		t.Fatal(err)
+	}
 	for i := range crd.Spec.Versions {
 		adv := crd.Spec.Versions[i].Schema.OpenAPIV3Schema.Properties["spec"].Properties["advanced"]
 		delete(adv.Properties, "scalingModifiers")
@@ -187,6 +209,6 @@ func TestKEDAInstalledLater(t *testing.T) {
 	restore()
 	testkit.Eventually(t, 30*time.Second, "the check sees scalingModifiers again", func() (bool, string) {
 		_, err := checker2.Check()
-		return err == nil && checker2.ScalingModifiers(), fmt.Sprintf("modifiers=%v err=%v", checker2.ScalingModifiers(), err)
+		return err == nil && checker2.ScalingModifiers() && checker2.ScalingModifiersFallback(), fmt.Sprintf("modifiers=%v fallback=%v err=%v", checker2.ScalingModifiers(), checker2.ScalingModifiersFallback(), err)
 	})
 }

@@ -17,6 +17,8 @@ limitations under the License.
 // Command kafka runs the franz-go kfake broker as a standalone process, for the local
 // cluster and for real clients such as kcat. It prints "KAFKA_ADDR=host:port" once it
 // listens, keeps its log in --data-dir so it survives restarts, and stops on SIGINT/SIGTERM.
+// With --faults-file it refuses the requests that file describes (kfake's faults), so a
+// test can make the broker refuse one client's reads while it runs (test/localcluster/kafkafault).
 package main
 
 import (
@@ -28,6 +30,8 @@ import (
 	"syscall"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/conveyor-dev/conveyor/test/localcluster/kafkafault"
 )
 
 func main() {
@@ -36,6 +40,7 @@ func main() {
 	dataDir := flag.String("data-dir", "", "folder that keeps topics and records across restarts (empty: memory only)")
 	partitions := flag.Int("partitions", 1, "partitions of auto-created topics (Kafka's num.partitions)")
 	autoCreate := flag.Bool("auto-create-topics", true, "create topics on first use (Kafka's auto.create.topics.enable)")
+	faultsFile := flag.String("faults-file", "", "JSON file of requests to refuse, re-read while the broker runs (empty: none)")
 	flag.Parse()
 
 	opts := []kfake.Opt{
@@ -60,6 +65,9 @@ func main() {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "kafka: starting kfake on %s:%d: %v\n", *host, *port, err)
 		os.Exit(1)
+	}
+	if *faultsFile != "" {
+		go kafkafault.Watch(c, *faultsFile)
 	}
 	addrs := c.ListenAddrs()
 	fmt.Printf("KAFKA_ADDR=%s\n", addrs[0])
