@@ -122,6 +122,10 @@ type Options struct {
 	KEDA bool
 	// KEDADir holds keda-operator, keda-adapter and crd/; empty runs hack/build-keda.sh.
 	KEDADir string
+	// SharedEmptyDirs maps a volume name to a host folder: an emptyDir volume of that name,
+	// in any pod, is that one folder (a stand-in for a ReadWriteMany PersistentVolumeClaim,
+	// which the process kubelet cannot provide), so what pods wrote there outlives them.
+	SharedEmptyDirs map[string]string
 	// RestartBackoff is the delay before the second restart of a crashed container; it doubles
 	// up to 5 minutes like the kubelet's. The first restart is immediate. Default 10s.
 	RestartBackoff time.Duration
@@ -319,6 +323,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, retErr error) {
 		dir:         c.Dir,
 		images:      c.opts.Images,
 		entrypoints: c.opts.Entrypoints,
+		sharedDirs:  c.opts.SharedEmptyDirs,
 		backoff:     c.opts.RestartBackoff,
 		shutdown:    c.opts.ShutdownGrace,
 		logf:        c.logf,

@@ -51,6 +51,7 @@ type kubeletConfig struct {
 	dir              string
 	images           map[string]string
 	entrypoints      map[string][]string
+	sharedDirs       map[string]string // emptyDir volume name → one host folder for all pods
 	backoff          time.Duration
 	shutdown         time.Duration
 	logf             func(string, ...any)

@@ -179,6 +179,9 @@ func (pw *podWorker) renderVolume(ctx context.Context, pod *corev1.Pod, v *corev
 	}
 	switch {
 	case v.EmptyDir != nil:
+		if shared := pw.k.sharedDirs[v.Name]; shared != "" {
+			dir = shared
+		}
 		if err := os.MkdirAll(dir, 0o777); err != nil {
 			return err
 		}

@@ -98,7 +98,7 @@ func TestAutoscaleUpAndDown(t *testing.T) {
 	if _, err := cluster.RunKubectl(ctx, "", "create", "namespace", ns); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cluster.RunKubectl(ctx, manifest(cluster.KafkaAddr, shmDir), "apply", "-n", ns, "-f", "-"); err != nil {
+	if _, err := cluster.RunKubectl(ctx, manifest(cluster.KafkaAddr, sinkPath), "apply", "-n", ns, "-f", "-"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := cv.WaitConnectorsRunning(ctx, ns, 3*time.Minute, "sink-a", "sink-b"); err != nil {
@@ -296,6 +296,8 @@ spec:
     offset.flush.interval.ms: "1000"
   rebalance:
     lostWorkerDelay: 60s
+  connectorAccess:
+    fileConnectors: [{path: %s}]
   autoscaling:
     enabled: true
     minReplicas: %d
@@ -303,8 +305,11 @@ spec:
     lagThreshold: %d
     pollingInterval: 1s
     cooldownPeriod: 15s
-`, name, minReplicas, kafka, minReplicas, threshold)
+`, name, minReplicas, kafka, sinkPath, minReplicas, threshold)
 }
+
+// sinkPath is where the workers see the folder granted to file connectors (sinkDir on the host).
+const sinkPath = "/data"
 
 // sinkManifest is a slow FileSink (1 record a second per task) of cluster writing to
 // dir/<name>.jsonl.
@@ -450,7 +455,7 @@ func fileLines(t *testing.T) int {
 func scanFiles(t *testing.T, fn func([]byte)) {
 	t.Helper()
 	for _, name := range []string{"sink-a", "sink-b"} {
-		f, err := os.Open(filepath.Join(shmDir, name+".jsonl"))
+		f, err := os.Open(filepath.Join(sinkDir, name+".jsonl"))
 		if err != nil {
 			t.Fatal(err)
 		}

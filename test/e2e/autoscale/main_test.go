@@ -39,10 +39,12 @@ import (
 var (
 	cluster *localcluster.Cluster
 	cv      *localcluster.Conveyor
-	// shmDir is a folder under /dev/shm that the FileSinks write into: the local cluster's
-	// pods see the host's /dev/shm, so what the sinks wrote outlives the worker pods that the
-	// scale-down removes (on a real cluster it would take a volume).
-	shmDir string
+	// sinkDir is the host folder behind every worker's /data, the directory the ConnectClusters
+	// grant to file connectors (spec.connectorAccess.fileConnectors, volume files-0): the local
+	// cluster makes that emptyDir one shared folder (Options.SharedEmptyDirs, a stand-in for a
+	// ReadWriteMany volume), so what the sinks wrote outlives the worker pods that the
+	// scale-down removes.
+	sinkDir string
 )
 
 func TestMain(m *testing.M) { os.Exit(runMain(m)) }
@@ -69,12 +71,12 @@ func runMain(m *testing.M) int {
 		}
 		_ = os.RemoveAll(dir)
 	}()
-	if shmDir, err = os.MkdirTemp("/dev/shm", "conveyor-autoscale-"); err != nil {
+	sinkDir = filepath.Join(dir, "sink-files")
+	if err := os.MkdirAll(sinkDir, 0o777); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer os.RemoveAll(shmDir)
-	if err := os.Chmod(shmDir, 0o777); err != nil { // workers run as 65532
+	if err := os.Chmod(sinkDir, 0o777); err != nil { // workers run as 65532
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -99,12 +101,13 @@ func runMain(m *testing.M) int {
 	}
 	start := time.Now()
 	cluster, err = localcluster.Start(ctx, localcluster.Options{
-		Dir:            filepath.Join(dir, "cluster"),
-		Images:         map[string]string{localcluster.DefaultConveyorImage: conveyorDir},
-		NetNS:          true,
-		KEDA:           true,
-		RestartBackoff: time.Second,
-		Log:            log,
+		Dir:             filepath.Join(dir, "cluster"),
+		Images:          map[string]string{localcluster.DefaultConveyorImage: conveyorDir},
+		NetNS:           true,
+		KEDA:            true,
+		RestartBackoff:  time.Second,
+		SharedEmptyDirs: map[string]string{"files-0": sinkDir},
+		Log:             log,
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "e2e/autoscale: starting the local cluster: %v\n", err)

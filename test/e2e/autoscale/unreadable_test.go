@@ -84,7 +84,7 @@ func TestAutoscaleWithAnUnreadableSink(t *testing.T) {
 	}
 	defer func() { _, _ = cluster.RunKubectl(context.Background(), "", "delete", "namespace", ns, "--wait=false") }()
 	m := clusterManifest(name, 1, cluster.KafkaAddr, lagThreshold) +
-		sinkManifest("sink-c", name, []string{"c1", "c2"}, tasksC, shmDir) + sinkManifest("sink-d", name, []string{"d1"}, tasksD, shmDir)
+		sinkManifest("sink-c", name, []string{"c1", "c2"}, tasksC, sinkPath) + sinkManifest("sink-d", name, []string{"d1"}, tasksD, sinkPath)
 	if _, err := cluster.RunKubectl(ctx, m, "apply", "-n", ns, "-f", "-"); err != nil {
 		t.Fatal(err)
 	}
