@@ -3,42 +3,31 @@
 # module proxy into a versioned cache folder, and prints that folder. Does nothing when both
 # binaries are already there.
 #
-# They are built in a scratch module of their own that requires only github.com/kedacore/keda/v2,
-# so Go's minimal version selection takes exactly KEDA's own dependency versions (k8s.io v0.36.x):
-# the metrics API server (sigs.k8s.io/custom-metrics-apiserver) does not compile against the
-# k8s.io v0.37 that the main module and test/kedascale use.
+# They are built in test/kedascale's module, which links KEDA's scalers for its own tests and
+# lists both commands as tools (its go.mod's `tool` lines keep their dependencies there): one
+# module graph, and the same flags as the kedascale tier's go test (CGO_ENABLED=0, -trimpath, see
+# hack/test.sh), so Go's build cache compiles KEDA's scalers and their cloud SDKs once for both.
 set -euo pipefail
 
-KEDA_VERSION="${KEDA_VERSION:-2.21.0}"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+mod="$root/test/kedascale"
 CACHE_ROOT="${CONVEYOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/conveyor}"
-OUT="${CACHE_ROOT}/keda-${KEDA_VERSION}"
-# Same setting as hack/build-test-binaries.sh: Go keeps one build cache per CGO setting.
+# Same setting as the Makefile and hack/test.sh: Go keeps one build cache per CGO setting.
 export CGO_ENABLED=0
 
 say() { echo "build-keda: $*" >&2; }
 
+linked=$(cd "$mod" && go list -m -f '{{.Version}}' github.com/kedacore/keda/v2)
+KEDA_VERSION="${KEDA_VERSION:-${linked#v}}"
+if [[ "v$KEDA_VERSION" != "$linked" ]]; then
+  say "KEDA_VERSION=$KEDA_VERSION, but test/kedascale/go.mod requires github.com/kedacore/keda/v2 $linked: change both together"
+  exit 1
+fi
+OUT="${CACHE_ROOT}/keda-${KEDA_VERSION}"
+
 [[ -x "$OUT/keda-operator" && -x "$OUT/keda-adapter" && -d "$OUT/crd" ]] && { echo "$OUT"; exit 0; }
 
-mod="$CACHE_ROOT/src/keda-$KEDA_VERSION"
-mkdir -p "$mod" "$OUT"
-if [[ ! -f "$mod/go.sum" ]]; then
-  {
-    echo "module conveyor.dev/keda-binaries"
-    echo
-    echo "go 1.26.0"
-    echo
-    echo "require github.com/kedacore/keda/v2 v$KEDA_VERSION"
-    echo
-    # KEDA's own go.mod carries this replace (the released v0.1.0 has no licence file); a replace
-    # applies only in the main module, so ours repeats it.
-    echo "replace github.com/nexus-rpc/nexus-proto-annotations v0.1.0 => github.com/nexus-rpc/nexus-proto-annotations v0.1.1-0.20260629224316-835bd8d49cb4"
-    echo
-    echo "exclude github.com/go-chi/chi/v5 v5.2.3"
-  } >"$mod/go.mod"
-  say "resolving github.com/kedacore/keda/v2 v$KEDA_VERSION modules"
-  (cd "$mod" && go get -tool "github.com/kedacore/keda/v2/cmd/operator@v$KEDA_VERSION" \
-    "github.com/kedacore/keda/v2/cmd/adapter@v$KEDA_VERSION")
-fi
+mkdir -p "$OUT"
 ldflags="-s -w -X github.com/kedacore/keda/v2/version.Version=$KEDA_VERSION"
 start=$SECONDS
 for b in operator adapter; do

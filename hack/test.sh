@@ -6,8 +6,8 @@
 #   cluster   conveyor-worker processes forming one cluster on kfake (test/cluster)
 #   envtest   API behaviour and reconcilers against a real kube-apiserver
 #   kedascale the derived ScaledObjects evaluated with KEDA's own scaler and
-#             formula code against kfake (test/kedascale, a module of its own;
-#             the Go build cache keeps its ~6 min cold build)
+#             formula code against kfake (test/kedascale, a module of its own; it
+#             shares its build with hack/build-keda.sh, which builds KEDA there)
 #   e2e       the local cluster with real kubectl, helm and kcat; test/e2e/autoscale
 #             runs it in a network namespace with real KEDA and the HPA
 #   chaos     one fault at a time while records stream into PostgreSQL (test/chaos)
@@ -76,7 +76,9 @@ cluster_pkgs=$(pkgs_of ./test/cluster/...)
 if [[ -n "$cluster_pkgs" ]]; then tier cluster go test $GOTEST_FLAGS -count=1 -p 1 -timeout 15m $cluster_pkgs; fi
 envtest_pkgs=$(pkgs_of ./test/envtest/...)
 if [[ -n "$envtest_pkgs" ]]; then tier envtest go test $GOTEST_FLAGS -count=1 -p 1 $envtest_pkgs; fi
-kedascale() { (cd test/kedascale && go test $GOTEST_FLAGS -count=1 -timeout 20m ./...); }
+# -trimpath: the flags hack/build-keda.sh builds KEDA with in this module, so the scalers
+# compiled for KEDA's binaries are reused here.
+kedascale() { (cd test/kedascale && go test -trimpath $GOTEST_FLAGS -count=1 -timeout 20m ./...); }
 tier kedascale kedascale
 e2e_pkgs=$(pkgs_of ./test/e2e/...)
 if [[ -n "$e2e_pkgs" ]]; then tier e2e go test $GOTEST_FLAGS -count=1 -p 1 -timeout 20m $e2e_pkgs; fi
