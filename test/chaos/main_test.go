@@ -29,14 +29,10 @@ limitations under the License.
 package chaos
 
 import (
-	"context"
 	"flag"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -56,85 +52,13 @@ func TestMain(m *testing.M) { os.Exit(runMain(m)) }
 func runMain(m *testing.M) int {
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard())
-	if os.Geteuid() != 0 {
-		fmt.Println("chaos: the local cluster needs root (mount namespaces); skipping")
-		return 0
-	}
-	// Building the image is most of it (cached builds take seconds).
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	var err error
-	if pg, err = pgtest.Start(pgtest.Options{}); err != nil {
-		fmt.Fprintf(os.Stderr, "chaos: starting PostgreSQL: %v\n", err)
-		return 1
-	}
-	defer pg.Stop()
-	dir, err := os.MkdirTemp("", "conveyor-chaos-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	keep := false
-	defer func() {
-		if keep {
-			fmt.Fprintf(os.Stderr, "chaos: kept %s for its logs\n", dir)
-			return
+	if os.Geteuid() == 0 {
+		var err error
+		if pg, err = pgtest.Start(pgtest.Options{}); err != nil {
+			fmt.Fprintf(os.Stderr, "chaos: starting PostgreSQL: %v\n", err)
+			return 1
 		}
-		_ = os.RemoveAll(dir)
-	}()
-	root, err := localcluster.ModuleRoot(ctx)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		defer pg.Stop()
 	}
-	tools, err := localcluster.ToolsDir(ctx, root, "tools", os.Stderr)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	imageDir := filepath.Join(dir, "images", "conveyor")
-	if err := os.MkdirAll(imageDir, 0o755); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	start := time.Now()
-	if err := localcluster.BuildConveyorImage(ctx, imageDir); err != nil {
-		fmt.Fprintf(os.Stderr, "chaos: building the image: %v\n", err)
-		return 1
-	}
-	var log io.Writer
-	if testing.Verbose() {
-		log = os.Stderr
-	}
-	cluster, err = localcluster.Start(ctx, localcluster.Options{
-		Dir:            filepath.Join(dir, "cluster"),
-		Images:         map[string]string{localcluster.DefaultConveyorImage: imageDir},
-		RestartBackoff: time.Second,
-		Log:            log,
-	})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "chaos: starting the local cluster: %v\n", err)
-		if cluster != nil {
-			_ = cluster.Stop()
-		}
-		keep = true
-		return 1
-	}
-	if cv, err = localcluster.NewConveyor(cluster, root, filepath.Join(tools, "helm")); err == nil {
-		_, err = cv.HelmInstall(ctx)
-	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "chaos: installing Conveyor: %v\n", err)
-		_ = cluster.Stop()
-		keep = true
-		return 1
-	}
-	fmt.Printf("chaos: local cluster up and Conveyor installed in %s\n", time.Since(start).Round(time.Millisecond))
-	code := m.Run()
-	keep = code != 0
-	if err := cluster.Stop(); err != nil {
-		fmt.Fprintf(os.Stderr, "chaos: stopping the local cluster: %v\n", err)
-		code = 1
-	}
-	return code
+	return localcluster.RunWithConveyor(m, "chaos", func(c *localcluster.Cluster, v *localcluster.Conveyor) { cluster, cv = c, v })
 }
