@@ -191,8 +191,10 @@ func sinkLagInPrometheus(t *testing.T, cv *localcluster.Conveyor, prom *promethe
 	}
 }
 
-// alertSinkManifest is a FileSink whose file cannot be created (/proc takes no new
-// files, whoever asks): its task fails at start.
+// alertSinkManifest is a FileSink of the cluster "scale", which grants /data to file
+// connectors. Given a file in a folder that does not exist under /data, the connector
+// passes validation (the path is granted) and its task fails at start (the file cannot
+// be created).
 func alertSinkManifest(file string) string {
 	return fmt.Sprintf(`apiVersion: connect.conveyor.dev/v1alpha1
 kind: KafkaConnector
@@ -218,7 +220,7 @@ func taskFailedAlert(t *testing.T, cv *localcluster.Conveyor, prom *prometheus) 
 		t.Fatalf("%s active before any task failed: %+v (%v)", alert, as, err)
 	}
 	start := time.Now()
-	kubectl(t, alertSinkManifest("/proc/alert-sink.jsonl"), "apply", "-n", samplesNS, "-f", "-")
+	kubectl(t, alertSinkManifest("/data/no-such-folder/alert-sink.jsonl"), "apply", "-n", samplesNS, "-f", "-")
 	t.Cleanup(func() {
 		_, _ = cluster.RunKubectl(context.Background(), "", "delete", "-n", samplesNS, "kafkaconnector/alert-sink", "--ignore-not-found")
 	})
@@ -247,7 +249,7 @@ func taskFailedAlert(t *testing.T, cv *localcluster.Conveyor, prom *prometheus) 
 	// The fix: a file the task can create. The task runs again, its FAILED series drops
 	// to 0, and the alert resolves.
 	fixed := time.Now()
-	kubectl(t, alertSinkManifest("/tmp/alert-sink.jsonl"), "apply", "-n", samplesNS, "-f", "-")
+	kubectl(t, alertSinkManifest("/data/alert-sink.jsonl"), "apply", "-n", samplesNS, "-f", "-")
 	if _, err := cv.WaitConnectorsRunning(ctx, samplesNS, 2*time.Minute, "alert-sink"); err != nil {
 		t.Fatal(err)
 	}
