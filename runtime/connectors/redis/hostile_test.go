@@ -27,6 +27,7 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/guard"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/plugin/plugintest"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 	"github.com/conveyor-dev/conveyor/test/testkit/servers"
 )
 
@@ -56,6 +57,9 @@ func TestRedisSinkWriterPanicFailsTheTask(t *testing.T) {
 	if err := task.Flush(ctx, nil); !errors.Is(err, errWriterPanicked) {
 		t.Fatalf("Flush after the writer panicked: %v, want %v", err, errWriterPanicked)
 	}
+	// Flush returns as soon as the writer's own deferred settle ran, which is
+	// while the panic unwinds, before the runtime's recover records it.
+	testkit.EventuallyTrue(t, 5*time.Second, "the panic recorded as the task's failure", func() bool { return len(tc.Failures.Errors()) > 0 })
 	fails := tc.Failures.Errors()
 	if len(fails) != 1 || !guard.IsPanic(fails[0]) || !strings.Contains(fails[0].Error(), "makeslice: len out of range") {
 		t.Fatalf("task goroutine failures: %v", fails)
