@@ -62,7 +62,7 @@ assets() {
 pkgs_of() { go list "$@" 2>/dev/null || true; }
 
 tier assets assets
-unit_pkgs=$(go list ./... | grep -Ev '/test/(envtest|e2e|cluster|chaos)(/|$)')
+unit_pkgs=$(go list ./... | grep -Ev '/test/(envtest|e2e|cluster|chaos|adversarial)(/|$)')
 tier unit go test $GOTEST_FLAGS -count=1 $unit_pkgs
 # Fuzz targets, a few seconds each (corpus in each package's testdata/fuzz).
 fuzz() {

@@ -75,10 +75,18 @@ spec:
 	return tn
 }
 
+// object is the KafkaConnector name of attack name in this tenant: the
+// namespace goes into it, because a sink's consumer group is
+// connect-<connector name> and two sinks of one name on the same Kafka
+// are refused as a group collision (a class of attack of its own, see
+// groupidentity_test.go) before their other keys are judged.
+func (tn tenant) object(name string) string { return tn.ns + "-" + name }
+
 // attack applies a KafkaConnector with the given class and config to the
 // tenant's cluster.
 func (tn tenant) attack(t *testing.T, name, class string, config map[string]string) {
 	t.Helper()
+	name = tn.object(name)
 	var b strings.Builder
 	for k, v := range config {
 		fmt.Fprintf(&b, "    %q: %q\n", k, v)
@@ -101,6 +109,7 @@ spec:
 // the message then carries the task's trace.
 func (tn tenant) refused(t *testing.T, name, key string) string {
 	t.Helper()
+	name = tn.object(name)
 	var msg string
 	testkit.Eventually(t, 2*time.Minute, fmt.Sprintf("%s/%s Ready=False naming %s", tn.ns, name, key), func() (bool, string) {
 		out, err := cluster.RunKubectl(context.Background(), "", "get", "kafkaconnector", name, "-n", tn.ns, "-o",
