@@ -193,7 +193,7 @@ func TestConvergerFollowsConnectors(t *testing.T) {
 	if got := topicsOf(); !reflect.DeepEqual(got, []string{"connect-archive/orders", "connect-audit/audit.logins", "connect-audit/audit.payments"}) {
 		t.Fatalf("triggers after a new topic %v", got)
 	}
-	if f := so.Spec.Advanced.ScalingModifiers.Formula; f != "min(lag_archive__orders, 4000) + min(lag_audit__audit_logins + lag_audit__audit_payments, 2000)" {
+	if f := so.Spec.Advanced.ScalingModifiers.Formula; f != "min((lag_archive__orders ?? 0), 4000) + min((lag_audit__audit_logins ?? 0) + (lag_audit__audit_payments ?? 0), 2000)" {
 		t.Fatalf("formula %q", f)
 	}
 	// Kafka not answering: the triggers use the topics the workers report.
