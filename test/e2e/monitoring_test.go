@@ -192,9 +192,9 @@ func sinkLagInPrometheus(t *testing.T, cv *localcluster.Conveyor, prom *promethe
 }
 
 // alertSinkManifest is a FileSink of the cluster "scale", which grants /data to file
-// connectors. Given a file in a folder that does not exist under /data, the connector
-// passes validation (the path is granted) and its task fails at start (the file cannot
-// be created).
+// connectors. Given /data itself, a directory, as its file, the connector passes
+// validation (the path is granted and its folder exists) and its task fails at start (a
+// directory cannot be opened for appending).
 func alertSinkManifest(file string) string {
 	return fmt.Sprintf(`apiVersion: connect.conveyor.dev/v1alpha1
 kind: KafkaConnector
@@ -220,7 +220,7 @@ func taskFailedAlert(t *testing.T, cv *localcluster.Conveyor, prom *prometheus) 
 		t.Fatalf("%s active before any task failed: %+v (%v)", alert, as, err)
 	}
 	start := time.Now()
-	kubectl(t, alertSinkManifest("/data/no-such-folder/alert-sink.jsonl"), "apply", "-n", samplesNS, "-f", "-")
+	kubectl(t, alertSinkManifest("/data"), "apply", "-n", samplesNS, "-f", "-")
 	t.Cleanup(func() {
 		_, _ = cluster.RunKubectl(context.Background(), "", "delete", "-n", samplesNS, "kafkaconnector/alert-sink", "--ignore-not-found")
 	})
