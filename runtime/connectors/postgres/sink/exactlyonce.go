@@ -70,15 +70,22 @@ func offsetsDDL(tbl pgcommon.Table) string {
 // ensureOffsetsTable creates the offsets table when it is missing.
 func ensureOffsetsTable(ctx context.Context, conn *pgx.Conn, tbl pgcommon.Table) error {
 	if _, err := conn.Exec(ctx, offsetsDDL(tbl)); err != nil {
-		// Tasks starting together race on IF NOT EXISTS: the loser sees
-		// a unique violation (23505) or a duplicate table (42P07).
-		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) && (pgErr.Code == "23505" || pgErr.Code == "42P07") {
+		if lostCreateRace(err) {
 			return nil
 		}
 		return fmt.Errorf("creating the exactly-once offsets table %s (%s): %w", tbl, KeyExactlyOnceOffsets, err)
 	}
 	return nil
+}
+
+// lostCreateRace reports whether err is what CREATE TABLE IF NOT EXISTS
+// answers to the loser of two sessions creating one table at once: both
+// found it missing, the other committed first, and this one sees a unique
+// violation on the catalog (23505) or a duplicate table (42P07). The
+// table exists all the same.
+func lostCreateRace(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "23505" || pgErr.Code == "42P07")
 }
 
 // storedOffsets reads the stored next offsets of a connector's partitions

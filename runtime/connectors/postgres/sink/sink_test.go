@@ -29,6 +29,8 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/data"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/plugin/plugintest"
+	"github.com/conveyor-dev/conveyor/test/testkit"
+	"github.com/jackc/pgx/v5"
 )
 
 var pg *pgtest.Server
@@ -288,5 +290,49 @@ func TestBadRecordsGoToTheErrantRecordReporter(t *testing.T) {
 				t.Fatalf("record 5 not written (%s)", got)
 			}
 		})
+	}
+}
+
+// Two tasks of one connector auto-create the table of their first batch at
+// once: both find it missing, and PostgreSQL answers the one that commits
+// second with a unique violation on the catalog. Here another session
+// plays the first task, holding its CREATE TABLE open until the task's own
+// CREATE waits on it; the task must then write into the table the other
+// session created, not fail.
+func TestAutoCreateRaceWithAnotherTask(t *testing.T) {
+	ctx := context.Background()
+	url := pg.CreateDatabase(t)
+	other, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close(ctx)
+	if _, err := other.Exec(ctx, `BEGIN; CREATE TABLE orders (id bigint PRIMARY KEY, qty integer NOT NULL, note text, price numeric, at timestamp NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	task := startTask(t, with(baseConfig(url), KeyInsertMode, "upsert", KeyPKMode, "record_key", KeyAutoCreate, "true"))
+	done := make(chan error, 1)
+	go func() { done <- putErr(task, order(0, 1, 10, "a"), order(1, 2, 20, nil)) }()
+	testkit.EventuallyTrue(t, 10*time.Second, "the task's CREATE TABLE to wait for the other session's", func() bool {
+		var n int
+		if err := other.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n > 0
+	})
+	if _, err := other.Exec(ctx, "COMMIT"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("the task that lost the CREATE TABLE race failed: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the task's write did not return within 20s of the other session's commit")
+	}
+	if got := ordersRows(t, url); got != "1:10:a 2:20:NULL" {
+		t.Fatalf("rows %q, want %q", got, "1:10:a 2:20:NULL")
 	}
 }

@@ -497,8 +497,23 @@ func (t *Task) create(ctx context.Context, tx pgx.Tx, tbl pgcommon.Table, recs [
 		defs = append(defs, "PRIMARY KEY ("+quoteAll(pk)+")")
 	}
 	sql := fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (%s)", tbl.Quoted(), strings.Join(defs, ", "))
-	if _, err := tx.Exec(ctx, sql); err != nil {
-		return fmt.Errorf("auto.create: %s: %w", sql, err)
+	// Tasks of one connector start together and each creates the table
+	// its first batch needs. The statement runs under a savepoint, so the
+	// task that loses the race rolls back just the statement and writes
+	// its batch into the table the other task created.
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("auto.create of table %s: %w", tbl, err)
+	}
+	if _, err := sp.Exec(ctx, sql); err != nil {
+		if rerr := sp.Rollback(ctx); rerr != nil || !lostCreateRace(err) {
+			return fmt.Errorf("auto.create: %s: %w", sql, err)
+		}
+		t.log.Info("table created meanwhile by another task", "table", tbl.String())
+		return nil
+	}
+	if err := sp.Commit(ctx); err != nil {
+		return fmt.Errorf("auto.create of table %s: %w", tbl, err)
 	}
 	t.log.Info("created table", "table", tbl.String())
 	return nil
