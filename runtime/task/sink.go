@@ -100,6 +100,7 @@ type SinkRunner struct {
 	assigned  map[data.TopicPartition]bool
 	current   map[data.TopicPartition]kgo.EpochOffset // next offset after the last record put
 	committed map[data.TopicPartition]int64           // last committed (or start) offset
+	given     map[data.TopicPartition]int64           // next offset after the last record handed to the task
 	hwm       map[data.TopicPartition]int64
 	noCommit  bool // set on failure: rebalance callbacks close partitions without flushing
 
@@ -176,6 +177,7 @@ func NewSinkRunner(cfg SinkConfig) (*SinkRunner, error) {
 		assigned:  map[data.TopicPartition]bool{},
 		current:   map[data.TopicPartition]kgo.EpochOffset{},
 		committed: map[data.TopicPartition]int64{},
+		given:     map[data.TopicPartition]int64{},
 		hwm:       map[data.TopicPartition]int64{},
 	}
 	r.lifecycle = newLifecycle(&r.cfg.Common)
@@ -193,6 +195,11 @@ func (r *SinkRunner) ConsumerOpts() []kgo.Opt {
 		kgo.BlockRebalanceOnPoll(),
 		kgo.DisableAutoCommit(),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), // auto.offset.reset=earliest, as Kafka Connect
+		// Transaction markers reach the runner (never the task), so that its
+		// position and commits move past them as the Java consumer's do: a
+		// sink caught up on a transactional topic commits the partition's
+		// end and has no lag (deliverLocked).
+		kgo.KeepControlRecords(),
 		kgo.FetchMaxBytes(r.cfg.FetchMaxBytes),
 		kgo.FetchMaxPartitionBytes(r.cfg.FetchMaxBytes),
 		kgo.OnPartitionsAssigned(r.onAssigned),
@@ -497,6 +504,12 @@ func (r *SinkRunner) deliverLocked(ctx context.Context, fetches kgo.Fetches, bat
 		pending := false
 		for _, kr := range p.Records {
 			n++
+			if kr.Attrs.IsControl() {
+				// A transaction's commit or abort marker: consumed, never
+				// a record of the topic's.
+				consumed, pending = kgo.EpochOffset{Epoch: kr.LeaderEpoch, Offset: kr.Offset + 1}, true
+				continue
+			}
 			read++
 			if len(slab) == 0 {
 				slab = make([]plugin.SinkRecord, max(min(left-n+1, limit-len(b)), 1))
@@ -528,6 +541,7 @@ func (r *SinkRunner) deliverLocked(ctx context.Context, fetches kgo.Fetches, bat
 				}
 			}
 			b = append(b, rec)
+			r.given[tp] = next.Offset
 			consumed, pending = next, true
 			size += len(kr.Key) + len(kr.Value)
 			if len(b) >= limit || size >= r.cfg.MaxBatchBytes {

@@ -122,6 +122,12 @@ func (r *SinkRunner) flushTask(ctx context.Context, offsets map[data.TopicPartit
 		for p, eo := range ps {
 			tp := data.TopicPartition{Topic: t, Partition: p}
 			o, ok := durable[tp]
+			if ok && o >= r.given[tp] {
+				// Everything the task got is durable: what followed it
+				// and never reached the task (transaction markers,
+				// records skipped or dropped) is consumed all the same.
+				o = max(o, eo.Offset)
+			}
 			c, done := r.committed[tp]
 			switch {
 			case !ok || (done && o <= c):

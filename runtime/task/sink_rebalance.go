@@ -117,6 +117,7 @@ func (r *SinkRunner) closePartitions(ctx context.Context, tps []data.TopicPartit
 		delete(r.assigned, tp)
 		delete(r.current, tp)
 		delete(r.committed, tp)
+		delete(r.given, tp)
 		delete(r.hwm, tp)
 	}
 	r.publishAssignmentLocked()

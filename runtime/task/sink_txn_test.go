@@ -1,0 +1,102 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package task
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/conveyor-dev/conveyor/runtime/connectnames"
+	"github.com/conveyor-dev/conveyor/runtime/metrics"
+	"github.com/conveyor-dev/conveyor/test/testkit"
+)
+
+// produceTxn writes n records "prefix-i" to topic in one transaction,
+// committed or aborted.
+func produceTxn(t *testing.T, opts []kgo.Opt, topic, prefix string, n int, commit bool) {
+	t.Helper()
+	cl, err := kgo.NewClient(append(opts, kgo.TransactionalID("txn-"+prefix), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx := context.Background()
+	if err := cl.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		cl.Produce(ctx, &kgo.Record{Topic: topic, Value: fmt.Appendf(nil, "%s-%d", prefix, i)}, nil)
+	}
+	if err := cl.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A sink caught up on a topic written in transactions (an exactly-once
+// source's) commits the end of every partition and has no lag: the
+// transaction markers after the last records count as consumed, as the
+// Java consumer's position moves past them. Before, the lag stayed at one
+// marker per partition, and the stall detector reported the idle task as
+// stalled. With read_committed the aborted transaction's records are never
+// put, and its marker is consumed too.
+func TestSinkCaughtUpOnATransactionalTopicHasNoLag(t *testing.T) {
+	c := cluster(t, map[string]int32{"tx": 2})
+	adm := admin(t, c)
+	opts := []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}
+	produceTxn(t, opts, "tx", "a", 20, true)
+	produceTxn(t, opts, "tx", "b", 6, false)
+	produceTxn(t, opts, "tx", "c", 20, true)
+
+	m := metrics.New()
+	sink := newRecordingSink()
+	cfg := SinkConfig{Common: common(c, newStatuses(), ID{"s", 0}, map[string]string{"topics": "tx"}), Task: sink, ReadCommitted: true}
+	cfg.OffsetFlushInterval = 50 * time.Millisecond
+	cfg.Metrics = m.Task("s", 0)
+	r := newSink(t, cfg)
+
+	testkit.Eventually(t, 10*time.Second, "the committed transactions' 40 records put", func() (bool, string) {
+		return sink.distinct() == 40, fmt.Sprintf("%d distinct, %d put, state %s", sink.distinct(), sink.total(), r.State())
+	})
+	ends, err := adm.ListEndOffsets(context.Background(), "tx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, 10*time.Second, "the sink to commit the end of every partition, with lag 0", func() (bool, string) {
+		got := committed(t, adm, connectnames.SinkGroup("s"), "tx")
+		done := true
+		ends.Each(func(o kadm.ListedOffset) { done = done && got[o.Partition] == o.Offset })
+		return done && r.Lag() == 0, fmt.Sprintf("committed %v, ends %v, lag %d", got, ends, r.Lag())
+	})
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	for v := range sink.seen {
+		if v[0] == 'b' {
+			t.Fatalf("a record of the aborted transaction was put: %s", v)
+		}
+	}
+	if stalled := m.Stalled(time.Nanosecond, time.Now().Add(time.Hour)); len(stalled) != 0 {
+		t.Fatalf("a caught-up task reads stalled: %+v", stalled)
+	}
+}
