@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 // Package sinkwriter is the asynchronous half of a sink task: a bounded
 // queue that Put fills, writer goroutines that take batches from it, and
 // the hand-off of their failures to the next Put or Flush. A sink supplies
