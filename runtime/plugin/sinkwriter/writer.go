@@ -265,8 +265,12 @@ func (w *Writer[T]) State() State {
 	return State{Writes: len(w.flights), InFlight: w.inFlight, Queued: len(w.queue), Failure: w.failure, Fatal: w.fatal}
 }
 
-// ErrStopped is what a wait returns once the Writer is stopped.
-var ErrStopped = errors.New("the task is stopped")
+var (
+	// ErrStopped is what a wait returns once the Writer is stopped.
+	ErrStopped = errors.New("the task is stopped")
+	// ErrPanicked is the fatal failure of a write that panicked.
+	ErrPanicked = errors.New("the writer panicked")
+)
 
 // waitWhile waits with mu held while pending holds, there is no failure
 // to report and the Writer runs. It returns ctx's cause when ctx ends
@@ -354,7 +358,7 @@ func (w *Writer[T]) dispatch() {
 // task context's Go recovers the panic and fails the task; settling ends
 // the waits of Put, Flush and Close).
 func (w *Writer[T]) write(ctx context.Context, f *flight[T]) {
-	unwritten, err := f.batch, error(fmt.Errorf("the %s writer panicked", w.cfg.Name))
+	unwritten, err := f.batch, error(fmt.Errorf("%s: %w", w.cfg.Name, ErrPanicked))
 	defer func() { w.settle(f, unwritten, err) }()
 	unwritten, err = w.cfg.Write(ctx, f.batch)
 }

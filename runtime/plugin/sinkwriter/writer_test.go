@@ -303,9 +303,12 @@ func TestContract(t *testing.T) {
 		r := start(t, Config[item]{BatchSize: 10})
 		_ = r.put(ctx, item{0, 0})
 		r.next(t).reply <- answer{panic: true}
-		if err := recv(t, "Flush", flushAsync(r.w)); err == nil || !strings.Contains(err.Error(), "the test writer panicked") {
+		if err := recv(t, "Flush", flushAsync(r.w)); !errors.Is(err, ErrPanicked) || err.Error() != "test: the writer panicked" {
 			t.Fatalf("Flush after the panic: %v", err)
 		}
+		// Flush returns once the deferred settling ran, while the panic
+		// unwinds, before the task context's Go records it.
+		testkit.EventuallyTrue(t, 5*time.Second, "the panic recorded", func() bool { return len(r.tc.Failures.Errors()) > 0 })
 		fails := r.tc.Failures.Errors()
 		if len(fails) != 1 || !guard.IsPanic(fails[0]) || !strings.Contains(fails[0].Error(), "the write blew up") {
 			t.Fatalf("task failures %v, want the panic", fails)
