@@ -176,6 +176,14 @@ func (w *Writer[T]) Flush(ctx context.Context) error {
 	return w.takeFailure()
 }
 
+// Err returns the failure Put must report, without waiting (see Ready):
+// for a Put that may queue nothing, and a PreCommit.
+func (w *Writer[T]) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.takeFailure()
+}
+
 // Close holds the writer, waits for the writes in flight (cancelling them
 // once ctx ends, and still waiting), then drops the queued items of the
 // revoked partitions. A retriable failure with nothing left queued is

@@ -274,6 +274,9 @@ func TestContract(t *testing.T) {
 		if err := r.put(ctx, item{0, 4}); !plugin.IsRetriable(err) || !strings.Contains(err.Error(), "busy") {
 			t.Fatalf("Put after the failure: %v, want it", err)
 		}
+		if err := r.w.Err(); err != nil {
+			t.Fatalf("Err after the failure was reported: %v", err)
+		}
 		c = r.next(t)
 		want(t, "the write after the failure", c.batch, items(0, 1, 4))
 		c.reply <- answer{}
@@ -293,6 +296,9 @@ func TestContract(t *testing.T) {
 			}
 			if err := r.w.Ready(ctx); err == nil || err.Error() != "refused" {
 				t.Fatalf("Ready %d: %v, want the fatal failure", i, err)
+			}
+			if err := r.w.Err(); err == nil || err.Error() != "refused" {
+				t.Fatalf("Err %d: %v, want the fatal failure", i, err)
 			}
 		}
 	})
