@@ -53,8 +53,9 @@ type Task struct {
 	log    *slog.Logger
 	errant plugin.ErrantRecordReporter // nil without a dead letter queue or error log
 	client *client
-	bodies sync.Pool              // *bytes.Buffer request bodies
-	w      *sinkwriter.Writer[op] // nil before Start
+	bodies sync.Pool // *bytes.Buffer request bodies
+	// Flush and Close are the Writer's; nil before Start.
+	*sinkwriter.Writer[op]
 }
 
 // Start parses the configuration and starts the writer.
@@ -66,7 +67,7 @@ func (t *Task) Start(_ context.Context, tc plugin.SinkTaskContext, config map[st
 	t.s, t.log, t.errant = s, tc.Logger(), tc.ErrantRecordReporter()
 	t.client = newClient(s)
 	t.bodies.New = func() any { return new(bytes.Buffer) }
-	t.w = sinkwriter.Start(sinkwriter.Config[op]{
+	t.Writer = sinkwriter.Start(sinkwriter.Config[op]{
 		Name: "Elasticsearch", Write: t.request, Partition: func(o op) plugin.TopicPartition { return o.rec.TopicPartition() },
 		BatchSize: s.batchSize, MaxInFlight: s.maxInFlight, MaxHeld: s.maxBuffered, Linger: s.linger,
 		Go: tc.Go, Log: t.log,
@@ -79,7 +80,7 @@ func (t *Task) Open(context.Context, []plugin.TopicPartition) error { return nil
 
 // Put renders the records' actions and queues them.
 func (t *Task) Put(ctx context.Context, records []*plugin.SinkRecord) error {
-	if err := t.w.Ready(ctx); err != nil {
+	if err := t.Writer.Ready(ctx); err != nil {
 		return err
 	}
 	ops := make([]op, 0, len(records))
@@ -95,7 +96,7 @@ func (t *Task) Put(ctx context.Context, records []*plugin.SinkRecord) error {
 			}
 		}
 	}
-	t.w.Add(ops...)
+	t.Writer.Add(ops...)
 	return nil
 }
 
@@ -109,26 +110,12 @@ func (t *Task) badRecord(ctx context.Context, r *plugin.SinkRecord, err error) e
 	return t.errant.Report(ctx, r, err)
 }
 
-// Flush sends every queued action and returns once the server
-// acknowledged them all, or with the first failure.
-func (t *Task) Flush(ctx context.Context, _ map[plugin.TopicPartition]int64) error {
-	return t.w.Flush(ctx)
-}
-
-// Close waits for the requests in flight (so none of this task lands
-// after the next owner's), then drops the revoked partitions' queued
-// actions.
-func (t *Task) Close(ctx context.Context, partitions []plugin.TopicPartition) error {
-	t.w.Close(ctx, partitions)
-	return nil
-}
-
 // Stop cancels the requests in flight and waits for them.
 func (t *Task) Stop() error {
-	if t.w == nil {
+	if t.Writer == nil {
 		return nil
 	}
-	t.w.Stop()
+	t.Writer.Stop()
 	t.client.close()
 	return nil
 }

@@ -55,7 +55,8 @@ type Task struct {
 	log    *slog.Logger
 	errant plugin.ErrantRecordReporter
 	client goredis.UniversalClient
-	w      *sinkwriter.Writer[op] // nil before Start
+	// Flush and Close are the Writer's; nil before Start.
+	*sinkwriter.Writer[op]
 }
 
 // Start parses the configuration and starts the writer.
@@ -66,7 +67,7 @@ func (t *Task) Start(_ context.Context, tc plugin.SinkTaskContext, config map[st
 	}
 	t.s, t.log, t.errant = s, tc.Logger(), tc.ErrantRecordReporter()
 	t.client = s.client()
-	t.w = sinkwriter.Start(sinkwriter.Config[op]{
+	t.Writer = sinkwriter.Start(sinkwriter.Config[op]{
 		Name: "Redis", Write: t.write, Partition: func(o op) plugin.TopicPartition { return o.rec.TopicPartition() },
 		BatchSize: s.batchSize, MaxQueued: s.batchSize, Go: tc.Go,
 	})
@@ -78,7 +79,7 @@ func (t *Task) Open(context.Context, []plugin.TopicPartition) error { return nil
 
 // Put encodes the records and queues them for the writer.
 func (t *Task) Put(ctx context.Context, records []*plugin.SinkRecord) error {
-	if err := t.w.Ready(ctx); err != nil {
+	if err := t.Writer.Ready(ctx); err != nil {
 		return err
 	}
 	ops := make([]op, 0, len(records))
@@ -95,29 +96,17 @@ func (t *Task) Put(ctx context.Context, records []*plugin.SinkRecord) error {
 		}
 		ops = append(ops, o)
 	}
-	t.w.Add(ops...)
-	return nil
-}
-
-// Flush waits until every record put so far is written.
-func (t *Task) Flush(ctx context.Context, _ map[plugin.TopicPartition]int64) error {
-	return t.w.Flush(ctx)
-}
-
-// Close waits for the pipeline in flight and drops the queued records of
-// the revoked partitions.
-func (t *Task) Close(ctx context.Context, partitions []plugin.TopicPartition) error {
-	t.w.Close(ctx, partitions)
+	t.Writer.Add(ops...)
 	return nil
 }
 
 // Stop cancels the pipeline in flight, waits for it and closes the
 // client; records not flushed are delivered again.
 func (t *Task) Stop() error {
-	if t.w == nil {
+	if t.Writer == nil {
 		return nil
 	}
-	t.w.Stop()
+	t.Writer.Stop()
 	return t.client.Close()
 }
 

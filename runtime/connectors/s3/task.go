@@ -70,7 +70,9 @@ type Task struct {
 
 	open map[plugin.TopicPartition]*object // being filled
 	next map[plugin.TopicPartition]int64   // offset after the last record taken, per partition
-	w    *sinkwriter.Writer[*object]       // full objects, queued or uploading; nil before Start
+	// The full objects, queued or uploading; Flush is the Writer's (the
+	// runtime calls PreCommit instead); nil before Start.
+	*sinkwriter.Writer[*object]
 }
 
 // uploaders is how many objects upload at once; maxPending bounds the
@@ -96,7 +98,7 @@ func (t *Task) Start(ctx context.Context, tc plugin.SinkTaskContext, config map[
 	t.s, t.log, t.errant, t.client = s, tc.Logger(), tc.ErrantRecordReporter(), c
 	t.open = map[plugin.TopicPartition]*object{}
 	t.next = map[plugin.TopicPartition]int64{}
-	t.w = sinkwriter.Start(sinkwriter.Config[*object]{
+	t.Writer = sinkwriter.Start(sinkwriter.Config[*object]{
 		Name: "S3", Write: t.upload, Partition: func(o *object) plugin.TopicPartition { return o.tp },
 		BatchSize: 1, MaxInFlight: uploaders, MaxHeld: maxPending, Go: tc.Go,
 	})
@@ -108,7 +110,7 @@ func (t *Task) Open(context.Context, []plugin.TopicPartition) error { return nil
 
 // Put adds the records to their partitions' objects.
 func (t *Task) Put(ctx context.Context, records []*plugin.SinkRecord) error {
-	if err := t.w.Err(); err != nil {
+	if err := t.Writer.Err(); err != nil {
 		return err
 	}
 	for _, r := range records {
@@ -284,7 +286,7 @@ func (t *Task) newObject(r *plugin.SinkRecord, path string) *object {
 // finish closes o and queues it for upload, waiting while maxPending
 // objects are queued or uploading; when ctx ends first, o stays open.
 func (t *Task) finish(ctx context.Context, o *object) error {
-	if err := t.w.Ready(ctx); err != nil {
+	if err := t.Writer.Ready(ctx); err != nil {
 		return err
 	}
 	if t.open[o.tp] == o {
@@ -293,7 +295,7 @@ func (t *Task) finish(ctx context.Context, o *object) error {
 	if o.gz != nil {
 		_ = o.gz.Close()
 	}
-	t.w.Add(o)
+	t.Writer.Add(o)
 	return nil
 }
 
@@ -301,7 +303,7 @@ func (t *Task) finish(ctx context.Context, o *object) error {
 // and returns, per partition, the offset up to which records are in
 // uploaded objects.
 func (t *Task) PreCommit(ctx context.Context, offsets map[plugin.TopicPartition]int64) (map[plugin.TopicPartition]int64, error) {
-	if err := t.w.Err(); err != nil {
+	if err := t.Writer.Err(); err != nil {
 		return nil, err
 	}
 	if t.s.schedule > 0 {
@@ -320,18 +322,12 @@ func (t *Task) PreCommit(ctx context.Context, offsets map[plugin.TopicPartition]
 		}
 		out[tp] = off
 	}
-	for o := range t.w.Pending() {
+	for o := range t.Writer.Pending() {
 		if off, ok := out[o.tp]; ok {
 			out[o.tp] = min(off, o.start)
 		}
 	}
 	return out, nil
-}
-
-// Flush waits for the objects queued so far to be uploaded; the runtime
-// calls PreCommit instead.
-func (t *Task) Flush(ctx context.Context, _ map[plugin.TopicPartition]int64) error {
-	return t.w.Flush(ctx)
 }
 
 // Close drops the open and queued objects of revoked partitions after the
@@ -342,16 +338,15 @@ func (t *Task) Close(ctx context.Context, partitions []plugin.TopicPartition) er
 		delete(t.open, tp)
 		delete(t.next, tp)
 	}
-	t.w.Close(ctx, partitions)
-	return nil
+	return t.Writer.Close(ctx, partitions)
 }
 
 // Stop cancels the uploads in flight and waits for them.
 func (t *Task) Stop() error {
-	if t.w == nil {
+	if t.Writer == nil {
 		return nil
 	}
-	t.w.Stop()
+	t.Writer.Stop()
 	return nil
 }
 

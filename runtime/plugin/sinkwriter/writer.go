@@ -88,7 +88,10 @@ type Config[T any] struct {
 
 // Writer is the queue and the writer goroutines of one sink task. Its
 // methods are called from the task's Put, Flush, PreCommit, Close and
-// Stop, which the runtime never runs at once.
+// Stop, which the runtime never runs at once. A task embeds it: Flush and
+// Close are a plugin.SinkTask's (and Put is too, for a sink that queues
+// the records themselves); the task adds Start, Open, Stop (calling the
+// Writer's), and Put where it renders records first.
 type Writer[T any] struct {
 	cfg    Config[T]
 	ctx    context.Context // the writes' context, cancelled by Stop
@@ -143,6 +146,16 @@ func (w *Writer[T]) full() bool {
 		(w.cfg.MaxHeld > 0 && len(w.queue)+w.inFlight >= w.cfg.MaxHeld)
 }
 
+// Put queues items after Ready allowed it, or returns what Ready
+// returned.
+func (w *Writer[T]) Put(ctx context.Context, items []T) error {
+	if err := w.Ready(ctx); err != nil {
+		return err
+	}
+	w.Add(items...)
+	return nil
+}
+
 // Add queues items for the writer, without waiting; call Ready first.
 func (w *Writer[T]) Add(items ...T) {
 	if len(items) == 0 {
@@ -161,9 +174,9 @@ func (w *Writer[T]) Add(items ...T) {
 }
 
 // Flush waits until every item queued so far is written and returns the
-// failure to report (see Ready). When ctx ends first it returns a
-// retriable error; the items stay queued.
-func (w *Writer[T]) Flush(ctx context.Context) error {
+// failure to report (see Ready); it needs no offsets. When ctx ends
+// first it returns a retriable error; the items stay queued.
+func (w *Writer[T]) Flush(ctx context.Context, _ map[plugin.TopicPartition]int64) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.flushing++
@@ -187,8 +200,8 @@ func (w *Writer[T]) Err() error {
 // Close holds the writer, waits for the writes in flight (cancelling them
 // once ctx ends, and still waiting), then drops the queued items of the
 // revoked partitions. A retriable failure with nothing left queued is
-// forgotten: there is nothing to write again.
-func (w *Writer[T]) Close(ctx context.Context, partitions []plugin.TopicPartition) {
+// forgotten: there is nothing to write again. It returns nil.
+func (w *Writer[T]) Close(ctx context.Context, partitions []plugin.TopicPartition) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.held = true
@@ -217,6 +230,7 @@ func (w *Writer[T]) Close(ctx context.Context, partitions []plugin.TopicPartitio
 	if len(w.queue) == 0 {
 		w.failure = nil
 	}
+	return nil
 }
 
 // Stop cancels the writes in flight and waits for every goroutine of the

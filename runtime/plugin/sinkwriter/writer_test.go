@@ -111,14 +111,8 @@ func (r *rig) none(t *testing.T, why string) {
 	}
 }
 
-// put is a task's Put: Ready, then Add.
-func (r *rig) put(ctx context.Context, items ...item) error {
-	if err := r.w.Ready(ctx); err != nil {
-		return err
-	}
-	r.w.Add(items...)
-	return nil
-}
+// put is a task's Put.
+func (r *rig) put(ctx context.Context, items ...item) error { return r.w.Put(ctx, items) }
 
 func items(p int32, from, to int64) []item {
 	var out []item
@@ -138,7 +132,7 @@ func want(t *testing.T, what string, got, want []item) {
 // flushAsync runs Flush on a goroutine of the test.
 func flushAsync(w *Writer[item]) chan error {
 	out := make(chan error, 1)
-	go func() { out <- w.Flush(context.Background()) }()
+	go func() { out <- w.Flush(context.Background(), nil) }()
 	return out
 }
 
@@ -238,7 +232,7 @@ func TestContract(t *testing.T) {
 		want(t, "writes", got, items(0, 0, 3))
 		a.reply <- answer{}
 		c.reply <- answer{}
-		if err := r.w.Flush(ctx); err != nil {
+		if err := r.w.Flush(ctx, nil); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -280,7 +274,7 @@ func TestContract(t *testing.T) {
 		c = r.next(t)
 		want(t, "the write after the failure", c.batch, items(0, 1, 4))
 		c.reply <- answer{}
-		if err := r.w.Flush(ctx); err != nil {
+		if err := r.w.Flush(ctx, nil); err != nil {
 			t.Fatalf("second report of a retriable failure: %v", err)
 		}
 	})
@@ -291,7 +285,7 @@ func TestContract(t *testing.T) {
 		_ = r.put(ctx, items(0, 0, 2)...)
 		r.next(t).reply <- answer{unwritten: items(0, 0, 2), err: errors.New("refused")}
 		for i := range 3 {
-			if err := r.w.Flush(ctx); err == nil || plugin.IsRetriable(err) || err.Error() != "refused" {
+			if err := r.w.Flush(ctx, nil); err == nil || plugin.IsRetriable(err) || err.Error() != "refused" {
 				t.Fatalf("Flush %d: %v, want the fatal failure", i, err)
 			}
 			if err := r.w.Ready(ctx); err == nil || err.Error() != "refused" {
@@ -329,7 +323,7 @@ func TestContract(t *testing.T) {
 		c := r.next(t)
 		_ = r.put(ctx, item{0, 1}, item{1, 1}, item{0, 2})
 		closed := make(chan error, 1)
-		go func() { r.w.Close(ctx, []plugin.TopicPartition{{Topic: "t", Partition: 0}}); closed <- nil }()
+		go func() { closed <- r.w.Close(ctx, []plugin.TopicPartition{{Topic: "t", Partition: 0}}) }()
 		select {
 		case <-closed:
 			t.Fatal("Close returned with a write in flight")
@@ -337,7 +331,9 @@ func TestContract(t *testing.T) {
 		}
 		r.none(t, "Close holds the writer")
 		c.reply <- answer{}
-		_ = recv(t, "Close", closed)
+		if err := recv(t, "Close", closed); err != nil {
+			t.Fatal(err)
+		}
 		c = r.next(t)
 		want(t, "the write after Close", c.batch, []item{{1, 1}})
 		c.reply <- answer{}
@@ -352,14 +348,14 @@ func TestContract(t *testing.T) {
 		c := r.next(t)
 		short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 		defer cancel()
-		r.w.Close(short, []plugin.TopicPartition{{Topic: "t", Partition: 0}})
+		_ = r.w.Close(short, []plugin.TopicPartition{{Topic: "t", Partition: 0}})
 		if c.ctx.Err() == nil {
 			t.Fatal("the write in flight was not cancelled")
 		}
 		if st := r.w.State(); st.Writes != 0 || st.Queued != 1 || !plugin.IsRetriable(st.Failure) {
 			t.Fatalf("after Close: %+v, want no write, 1 queued and the retriable failure", st)
 		}
-		if err := r.w.Flush(ctx); !plugin.IsRetriable(err) {
+		if err := r.w.Flush(ctx, nil); !plugin.IsRetriable(err) {
 			t.Fatalf("Flush: %v, want the cut-short write's failure", err)
 		}
 		c = r.next(t)
@@ -370,8 +366,8 @@ func TestContract(t *testing.T) {
 		c = r.next(t)
 		c.reply <- answer{unwritten: c.batch, err: plugin.Retriable(errors.New("busy"))}
 		testkit.EventuallyTrue(t, 20*time.Second, "the failure recorded", func() bool { return r.w.State().Failure != nil })
-		r.w.Close(ctx, []plugin.TopicPartition{{Topic: "t", Partition: 0}})
-		if err := r.w.Flush(ctx); err != nil {
+		_ = r.w.Close(ctx, []plugin.TopicPartition{{Topic: "t", Partition: 0}})
+		if err := r.w.Flush(ctx, nil); err != nil {
 			t.Fatalf("Flush after closing the only failed partition: %v", err)
 		}
 	})

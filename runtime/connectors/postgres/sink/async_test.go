@@ -229,7 +229,7 @@ func TestStopCancelsTheWriteInFlight(t *testing.T) {
 		b.release()
 		t.Fatal("Stop did not return within 5s with a write in flight")
 	}
-	if st := task.w.State(); st.Writes != 0 {
+	if st := task.State(); st.Writes != 0 {
 		t.Fatalf("Stop returned with %d writes in flight", st.Writes)
 	}
 	testkit.Eventually(t, 5*time.Second, "the goroutines of before Start", func() (bool, string) {

@@ -34,7 +34,7 @@ import (
 // writerState returns whether a write is in flight, how many records are
 // buffered and the failures not reported yet.
 func writerState(task *Task) (busy bool, buffered int, failure, fatal error) {
-	st := task.w.State()
+	st := task.State()
 	return st.Writes > 0, st.Queued, st.Failure, st.Fatal
 }
 

@@ -41,7 +41,9 @@ import (
 //
 // The queue, the batching, the failure hand-off and Close and Stop are
 // sinkwriter's (its package doc is the contract); this sink adds:
-//   - Put waits only while the buffer already holds batch.size records,
+//   - Put appends the records to the buffer, for the writer to take as
+//     soon as no write is in flight. It waits only while the buffer
+//     already holds batch.size records,
 //     and returns a failure of an earlier write instead of taking its
 //     records (a retriable one: the runtime puts them again).
 //   - At most one write is in flight (a pgx.Conn serves one statement at
@@ -49,7 +51,9 @@ import (
 //     commits after a later one, which upserts' last-write-wins relies on.
 //   - Flush returns nil only once every record put so far is committed:
 //     the runtime commits offsets after it, so upserts stay exactly-once
-//     under redelivery. A failed Flush keeps the unwritten records;
+//     under redelivery. Close drops buffered records of revoked
+//     partitions after the write in flight. A failed Flush keeps the
+//     unwritten records;
 //     records delivered again are written again, which upserts absorb.
 //
 // The writes, one at a time, alone use conn, writers and stages, except
@@ -68,7 +72,8 @@ type Task struct {
 	writers map[string]*writer // by topic; valid for the current connection
 	stages  int
 
-	w *sinkwriter.Writer[*plugin.SinkRecord] // nil before Start
+	// Put, Flush and Close are the Writer's; nil before Start.
+	*sinkwriter.Writer[*plugin.SinkRecord]
 }
 
 // Start parses the configuration, opens the connection and starts the
@@ -91,7 +96,7 @@ func (t *Task) Start(ctx context.Context, tc plugin.SinkTaskContext, config map[
 		}
 	}
 	t.conn = conn
-	t.w = sinkwriter.Start(sinkwriter.Config[*plugin.SinkRecord]{
+	t.Writer = sinkwriter.Start(sinkwriter.Config[*plugin.SinkRecord]{
 		Name: "PostgreSQL", Write: t.writeBatch, Partition: (*plugin.SinkRecord).TopicPartition,
 		BatchSize: s.batchSize, MaxQueued: s.batchSize, Go: tc.Go,
 	})
@@ -108,33 +113,10 @@ func (t *Task) Open(ctx context.Context, partitions []plugin.TopicPartition) err
 	return t.openExactlyOnce(ctx, partitions)
 }
 
-// Put appends the records to the buffer, for the writer to take as soon
-// as no write is in flight.
-func (t *Task) Put(ctx context.Context, records []*plugin.SinkRecord) error {
-	if err := t.w.Ready(ctx); err != nil {
-		return err
-	}
-	t.w.Add(records...)
-	return nil
-}
-
-// Flush returns once every record put so far is committed.
-func (t *Task) Flush(ctx context.Context, _ map[plugin.TopicPartition]int64) error {
-	return t.w.Flush(ctx)
-}
-
-// Close drops buffered records of revoked partitions (they were flushed
-// unless the flush failed, and another task now owns them), after the
-// write in flight.
-func (t *Task) Close(ctx context.Context, partitions []plugin.TopicPartition) error {
-	t.w.Close(ctx, partitions)
-	return nil
-}
-
 // Stop cancels the write in flight, waits for the writer goroutine and
 // closes the connection; unflushed records are delivered again.
 func (t *Task) Stop() error {
-	t.w.Stop()
+	t.Writer.Stop()
 	if t.offConn != nil {
 		_ = t.offConn.Close(context.Background())
 		t.offConn = nil
