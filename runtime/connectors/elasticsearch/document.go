@@ -33,6 +33,9 @@ type op struct {
 	lines []byte
 }
 
+// TopicPartition is the partition of the op's record.
+func (o op) TopicPartition() plugin.TopicPartition { return o.rec.TopicPartition() }
+
 // errSkip means a record makes no action (a tombstone under
 // behavior.on.null.values=ignore).
 var errSkip = errors.New("record skipped")

@@ -54,7 +54,7 @@ type Task struct {
 	errant plugin.ErrantRecordReporter // nil without a dead letter queue or error log
 	client *client
 	bodies sync.Pool // *bytes.Buffer request bodies
-	// Flush and Close are the Writer's; nil before Start.
+	// Open, Flush and Close are the Writer's; nil before Start.
 	*sinkwriter.Writer[op]
 }
 
@@ -68,15 +68,12 @@ func (t *Task) Start(_ context.Context, tc plugin.SinkTaskContext, config map[st
 	t.client = newClient(s)
 	t.bodies.New = func() any { return new(bytes.Buffer) }
 	t.Writer = sinkwriter.Start(sinkwriter.Config[op]{
-		Name: "Elasticsearch", Write: t.request, Partition: func(o op) plugin.TopicPartition { return o.rec.TopicPartition() },
+		Name: "Elasticsearch", Write: t.request,
 		BatchSize: s.batchSize, MaxInFlight: s.maxInFlight, MaxHeld: s.maxBuffered, Linger: s.linger,
 		Go: tc.Go, Log: t.log,
 	})
 	return nil
 }
-
-// Open does nothing: indices are created by the server on first write.
-func (t *Task) Open(context.Context, []plugin.TopicPartition) error { return nil }
 
 // Put renders the records' actions and queues them.
 func (t *Task) Put(ctx context.Context, records []*plugin.SinkRecord) error {

@@ -55,7 +55,7 @@ type Task struct {
 	log    *slog.Logger
 	errant plugin.ErrantRecordReporter
 	client goredis.UniversalClient
-	// Flush and Close are the Writer's; nil before Start.
+	// Open, Flush and Close are the Writer's; nil before Start.
 	*sinkwriter.Writer[op]
 }
 
@@ -68,14 +68,11 @@ func (t *Task) Start(_ context.Context, tc plugin.SinkTaskContext, config map[st
 	t.s, t.log, t.errant = s, tc.Logger(), tc.ErrantRecordReporter()
 	t.client = s.client()
 	t.Writer = sinkwriter.Start(sinkwriter.Config[op]{
-		Name: "Redis", Write: t.write, Partition: func(o op) plugin.TopicPartition { return o.rec.TopicPartition() },
+		Name: "Redis", Write: t.write,
 		BatchSize: s.batchSize, MaxQueued: s.batchSize, Go: tc.Go,
 	})
 	return nil
 }
-
-// Open does nothing.
-func (t *Task) Open(context.Context, []plugin.TopicPartition) error { return nil }
 
 // Put encodes the records and queues them for the writer.
 func (t *Task) Put(ctx context.Context, records []*plugin.SinkRecord) error {

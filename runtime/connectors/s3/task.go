@@ -50,6 +50,9 @@ type object struct {
 	gz      *gzip.Writer
 }
 
+// TopicPartition is the partition of the object's records.
+func (o *object) TopicPartition() plugin.TopicPartition { return o.tp }
+
 // Task fills one object per topic partition in Put and hands each full
 // object to sinkwriter, whose writes upload up to four objects at once,
 // oldest first; an upload retries network failures and 5xx answers with
@@ -70,8 +73,8 @@ type Task struct {
 
 	open map[plugin.TopicPartition]*object // being filled
 	next map[plugin.TopicPartition]int64   // offset after the last record taken, per partition
-	// The full objects, queued or uploading; Flush is the Writer's (the
-	// runtime calls PreCommit instead); nil before Start.
+	// The full objects, queued or uploading; Open and Flush are the
+	// Writer's (the runtime calls PreCommit instead); nil before Start.
 	*sinkwriter.Writer[*object]
 }
 
@@ -99,14 +102,11 @@ func (t *Task) Start(ctx context.Context, tc plugin.SinkTaskContext, config map[
 	t.open = map[plugin.TopicPartition]*object{}
 	t.next = map[plugin.TopicPartition]int64{}
 	t.Writer = sinkwriter.Start(sinkwriter.Config[*object]{
-		Name: "S3", Write: t.upload, Partition: func(o *object) plugin.TopicPartition { return o.tp },
+		Name: "S3", Write: t.upload,
 		BatchSize: 1, MaxInFlight: uploaders, MaxHeld: maxPending, Go: tc.Go,
 	})
 	return nil
 }
-
-// Open does nothing: objects start with their first record.
-func (t *Task) Open(context.Context, []plugin.TopicPartition) error { return nil }
 
 // Put adds the records to their partitions' objects.
 func (t *Task) Put(ctx context.Context, records []*plugin.SinkRecord) error {

@@ -55,8 +55,14 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
 
+// Item is what a sink queues: a record, or what it made of records, that
+// knows its partition (for Close).
+type Item interface {
+	TopicPartition() plugin.TopicPartition
+}
+
 // Config is what a sink tells its Writer.
-type Config[T any] struct {
+type Config[T Item] struct {
 	// Name names the destination in errors and logs ("PostgreSQL").
 	Name string
 	// Write writes one batch. It returns nil once every item is written
@@ -66,8 +72,6 @@ type Config[T any] struct {
 	// the task stops or a Close gives up waiting: a write that is cut
 	// short returns a retriable error (never nil).
 	Write func(ctx context.Context, batch []T) (unwritten []T, err error)
-	// Partition is the partition an item belongs to, for Close.
-	Partition func(T) plugin.TopicPartition
 	// BatchSize is the most items one write takes (at least 1).
 	BatchSize int
 	// MaxInFlight is the most writes at once (0: 1). With more than one,
@@ -89,10 +93,10 @@ type Config[T any] struct {
 // Writer is the queue and the writer goroutines of one sink task. Its
 // methods are called from the task's Put, Flush, PreCommit, Close and
 // Stop, which the runtime never runs at once. A task embeds it: Flush and
-// Close are a plugin.SinkTask's (and Put is too, for a sink that queues
-// the records themselves); the task adds Start, Open, Stop (calling the
-// Writer's), and Put where it renders records first.
-type Writer[T any] struct {
+// Open, Flush and Close are a plugin.SinkTask's (and Put is too, for a
+// sink that queues the records themselves); the task adds Start, Stop
+// (calling the Writer's), and Put where it renders records first.
+type Writer[T Item] struct {
 	cfg    Config[T]
 	ctx    context.Context // the writes' context, cancelled by Stop
 	cancel context.CancelFunc
@@ -112,13 +116,13 @@ type Writer[T any] struct {
 }
 
 // flight is one write in flight.
-type flight[T any] struct {
+type flight[T Item] struct {
 	batch  []T
 	cancel context.CancelFunc
 }
 
 // Start makes a Writer and starts its dispatcher through cfg.Go.
-func Start[T any](cfg Config[T]) *Writer[T] {
+func Start[T Item](cfg Config[T]) *Writer[T] {
 	cfg.BatchSize = max(cfg.BatchSize, 1)
 	cfg.MaxInFlight = max(cfg.MaxInFlight, 1)
 	w := &Writer[T]{cfg: cfg, done: make(chan struct{}), flights: map[*flight[T]]struct{}{}}
@@ -226,12 +230,16 @@ func (w *Writer[T]) Close(ctx context.Context, partitions []plugin.TopicPartitio
 	for _, tp := range partitions {
 		gone[tp] = true
 	}
-	w.queue = slices.DeleteFunc(w.queue, func(it T) bool { return gone[w.cfg.Partition(it)] })
+	w.queue = slices.DeleteFunc(w.queue, func(it T) bool { return gone[it.TopicPartition()] })
 	if len(w.queue) == 0 {
 		w.failure = nil
 	}
 	return nil
 }
+
+// Open does nothing: a task with state per partition (offsets kept in
+// the destination) has an Open of its own.
+func (w *Writer[T]) Open(context.Context, []plugin.TopicPartition) error { return nil }
 
 // Stop cancels the writes in flight and waits for every goroutine of the
 // Writer; queued items are dropped (they were not flushed, so the runtime

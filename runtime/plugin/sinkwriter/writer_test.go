@@ -43,6 +43,10 @@ type item struct {
 	off int64
 }
 
+func (it item) TopicPartition() plugin.TopicPartition {
+	return plugin.TopicPartition{Topic: "t", Partition: it.p}
+}
+
 func (it item) String() string { return fmt.Sprintf("%d/%d", it.p, it.off) }
 
 // call is one Write waiting for the test's answer.
@@ -69,7 +73,6 @@ func start(t *testing.T, cfg Config[item]) *rig {
 	t.Helper()
 	r := &rig{tc: plugintest.NewSinkTaskContext(), calls: make(chan call, 16)}
 	cfg.Name = "test"
-	cfg.Partition = func(it item) plugin.TopicPartition { return plugin.TopicPartition{Topic: "t", Partition: it.p} }
 	cfg.Go = r.tc.Go
 	cfg.Write = func(ctx context.Context, batch []item) ([]item, error) {
 		c := call{ctx: ctx, batch: batch, reply: make(chan answer, 1)}

@@ -97,7 +97,7 @@ func (t *Task) Start(ctx context.Context, tc plugin.SinkTaskContext, config map[
 	}
 	t.conn = conn
 	t.Writer = sinkwriter.Start(sinkwriter.Config[*plugin.SinkRecord]{
-		Name: "PostgreSQL", Write: t.writeBatch, Partition: (*plugin.SinkRecord).TopicPartition,
+		Name: "PostgreSQL", Write: t.writeBatch,
 		BatchSize: s.batchSize, MaxQueued: s.batchSize, Go: tc.Go,
 	})
 	return nil
