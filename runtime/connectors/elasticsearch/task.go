@@ -77,24 +77,16 @@ func (t *Task) Start(_ context.Context, tc plugin.SinkTaskContext, config map[st
 
 // Put renders the records' actions and queues them.
 func (t *Task) Put(ctx context.Context, records []*plugin.SinkRecord) error {
-	if err := t.Writer.Ready(ctx); err != nil {
-		return err
+	return t.Writer.PutRecords(ctx, records, t.render, t.errant)
+}
+
+// render builds a record's action; its error names the record.
+func (t *Task) render(r *plugin.SinkRecord) (op, error) {
+	o, err := t.s.build(r)
+	if err != nil && !errors.Is(err, sinkwriter.ErrSkip) {
+		err = fmt.Errorf("record %s cannot be written: %w", position(r), err)
 	}
-	ops := make([]op, 0, len(records))
-	for _, r := range records {
-		o, err := t.s.build(r)
-		switch {
-		case err == nil:
-			ops = append(ops, o)
-		case errors.Is(err, errSkip):
-		default:
-			if err := t.badRecord(ctx, r, fmt.Errorf("record %s cannot be written: %w", position(r), err)); err != nil {
-				return err
-			}
-		}
-	}
-	t.Writer.Add(ops...)
-	return nil
+	return o, err
 }
 
 // badRecord hands a record that cannot be written to the errors.*

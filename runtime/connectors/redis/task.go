@@ -76,25 +76,7 @@ func (t *Task) Start(_ context.Context, tc plugin.SinkTaskContext, config map[st
 
 // Put encodes the records and queues them for the writer.
 func (t *Task) Put(ctx context.Context, records []*plugin.SinkRecord) error {
-	if err := t.Writer.Ready(ctx); err != nil {
-		return err
-	}
-	ops := make([]op, 0, len(records))
-	for _, r := range records {
-		o, err := t.s.encode(r)
-		if err != nil {
-			if t.errant == nil {
-				return err
-			}
-			if rerr := t.errant.Report(ctx, r, err); rerr != nil {
-				return rerr
-			}
-			continue
-		}
-		ops = append(ops, o)
-	}
-	t.Writer.Add(ops...)
-	return nil
+	return t.Writer.PutRecords(ctx, records, t.s.encode, t.errant)
 }
 
 // Stop cancels the pipeline in flight, waits for it and closes the

@@ -92,10 +92,11 @@ type Config[T Item] struct {
 
 // Writer is the queue and the writer goroutines of one sink task. Its
 // methods are called from the task's Put, Flush, PreCommit, Close and
-// Stop, which the runtime never runs at once. A task embeds it: Flush and
-// Open, Flush and Close are a plugin.SinkTask's (and Put is too, for a
-// sink that queues the records themselves); the task adds Start, Stop
-// (calling the Writer's), and Put where it renders records first.
+// Stop, which the runtime never runs at once. A task embeds it: its Open,
+// Flush and Close are a plugin.SinkTask's (and its Put too, for a sink
+// that queues the records themselves); the task adds Start, a Stop that
+// calls the Writer's, and a Put that calls PutRecords where it renders
+// records first.
 type Writer[T Item] struct {
 	cfg    Config[T]
 	ctx    context.Context // the writes' context, cancelled by Stop
@@ -155,6 +156,34 @@ func (w *Writer[T]) full() bool {
 func (w *Writer[T]) Put(ctx context.Context, items []T) error {
 	if err := w.Ready(ctx); err != nil {
 		return err
+	}
+	w.Add(items...)
+	return nil
+}
+
+// PutRecords is the Put of a sink that renders each record into an item
+// first: it waits as Ready does, then renders the records and queues
+// their items. A record that render fails for goes to errant
+// (errors.tolerance, the dead letter queue), or fails the Put when errant
+// is nil or refuses it; one that render answers ErrSkip for makes no item.
+func (w *Writer[T]) PutRecords(ctx context.Context, records []*plugin.SinkRecord, render func(*plugin.SinkRecord) (T, error), errant plugin.ErrantRecordReporter) error {
+	if err := w.Ready(ctx); err != nil {
+		return err
+	}
+	items := make([]T, 0, len(records))
+	for _, r := range records {
+		it, err := render(r)
+		switch {
+		case err == nil:
+			items = append(items, it)
+		case errors.Is(err, ErrSkip):
+		case errant == nil:
+			return err
+		default:
+			if rerr := errant.Report(ctx, r, err); rerr != nil {
+				return rerr
+			}
+		}
 	}
 	w.Add(items...)
 	return nil
@@ -298,6 +327,9 @@ func (w *Writer[T]) State() State {
 var (
 	// ErrStopped is what a wait returns once the Writer is stopped.
 	ErrStopped = errors.New("the task is stopped")
+	// ErrSkip is what a render answers for a record that makes no item
+	// on purpose (PutRecords).
+	ErrSkip = errors.New("the record makes no item")
 	// ErrPanicked is the fatal failure of a write that panicked.
 	ErrPanicked = errors.New("the writer panicked")
 )

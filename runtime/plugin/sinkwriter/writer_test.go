@@ -257,6 +257,46 @@ func TestContract(t *testing.T) {
 		r2.next(t).reply <- answer{}
 	})
 
+	// PutRecords queues what render makes of the records: a record it
+	// skips makes nothing, one it fails for goes to the errant record
+	// reporter, or fails the Put (queueing nothing) without one.
+	t.Run("put records", func(t *testing.T) {
+		r := start(t, Config[item]{BatchSize: 10, Linger: time.Hour})
+		render := func(rec *plugin.SinkRecord) (item, error) {
+			switch rec.Offset % 3 {
+			case 1:
+				return item{}, ErrSkip
+			case 2:
+				return item{}, fmt.Errorf("record %d is bad", rec.Offset)
+			}
+			return item{rec.Partition, rec.Offset}, nil
+		}
+		var recs []*plugin.SinkRecord
+		for o := range int64(6) {
+			recs = append(recs, &plugin.SinkRecord{Topic: "t", Partition: 0, Offset: o})
+		}
+		if err := r.w.PutRecords(ctx, recs, render, nil); err == nil || err.Error() != "record 2 is bad" {
+			t.Fatalf("PutRecords without a reporter: %v, want the bad record's error", err)
+		}
+		if st := r.w.State(); st.Queued != 0 {
+			t.Fatalf("%d items queued by the failed Put", st.Queued)
+		}
+		errant := &plugintest.ErrantRecords{Tolerate: true}
+		if err := r.w.PutRecords(ctx, recs, render, errant); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := errant.Reported(); len(got) != 2 || got[0].Offset != 2 || got[1].Offset != 5 {
+			t.Fatalf("reported %v, want records 2 and 5", got)
+		}
+		flushed := flushAsync(r.w)
+		c := r.next(t)
+		want(t, "the write", c.batch, []item{{0, 0}, {0, 3}})
+		c.reply <- answer{}
+		if err := recv(t, "Flush", flushed); err != nil {
+			t.Fatal(err)
+		}
+	})
+
 	// A retriable failure is reported once, by the next Ready or Flush;
 	// the writer starts nothing until then, and writes the unwritten items
 	// again before anything newer.
