@@ -43,18 +43,18 @@ import (
 // sinkwriter's (its package doc is the contract); this sink adds:
 //   - Put appends the records to the buffer, for the writer to take as
 //     soon as no write is in flight. It waits only while the buffer
-//     already holds batch.size records,
-//     and returns a failure of an earlier write instead of taking its
-//     records (a retriable one: the runtime puts them again).
+//     already holds batch.size records, and returns a failure of an
+//     earlier write instead of taking its records (a retriable one: the
+//     runtime puts them again).
 //   - At most one write is in flight (a pgx.Conn serves one statement at
 //     a time), and writes take records in put order: a batch never
 //     commits after a later one, which upserts' last-write-wins relies on.
 //   - Flush returns nil only once every record put so far is committed:
 //     the runtime commits offsets after it, so upserts stay exactly-once
-//     under redelivery. Close drops buffered records of revoked
-//     partitions after the write in flight. A failed Flush keeps the
-//     unwritten records;
+//     under redelivery. A failed Flush keeps the unwritten records;
 //     records delivered again are written again, which upserts absorb.
+//   - Close drops the buffered records of revoked partitions after the
+//     write in flight.
 //
 // The writes, one at a time, alone use conn, writers and stages, except
 // before Start returns and after Stop.
