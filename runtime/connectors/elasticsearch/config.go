@@ -124,7 +124,7 @@ func Plugin() plugin.Plugin {
 		Version:      Version,
 		Doc:          "Writes records as documents into Elasticsearch or OpenSearch indices with the _bulk API: ids from keys, tombstones as deletes, version conflicts of redeliveries ignored, malformed documents to the dead letter queue.",
 		Spec:         plugin.ConfigSpec{Fields: fields},
-		NewConnector: func() plugin.Connector { return &Connector{} },
+		NewConnector: newConnector,
 		NewSinkTask:  func() plugin.SinkTask { return &Task{} },
 	}
 }

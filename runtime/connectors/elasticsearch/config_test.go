@@ -31,6 +31,7 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/data"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/plugin/plugintest"
+	"github.com/conveyor-dev/conveyor/runtime/plugin/sinkwriter"
 	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
@@ -142,8 +143,8 @@ func TestBuild(t *testing.T) {
 	if err != nil || !strings.HasPrefix(string(o.lines), `{"index":{"_index":"o","_id":"o+3+11"}}`) {
 		t.Errorf("key.ignore: %q, %v", o.lines, err)
 	}
-	if _, err := ign.build(&plugin.SinkRecord{Topic: "o", Key: "k"}); !errors.Is(err, errSkip) {
-		t.Errorf("a tombstone under behavior.on.null.values=ignore: %v, want errSkip", err)
+	if _, err := ign.build(&plugin.SinkRecord{Topic: "o", Key: "k"}); !errors.Is(err, sinkwriter.ErrSkip) {
+		t.Errorf("a tombstone under behavior.on.null.values=ignore: %v, want sinkwriter.ErrSkip", err)
 	}
 }
 

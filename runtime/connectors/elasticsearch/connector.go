@@ -24,22 +24,18 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
 
-// Connector validates its configuration and copies it to every task.
-type Connector struct {
-	cc     plugin.ConnectorContext
-	config map[string]string
+// newConnector is the connector: its tasks share the topics' partitions,
+// each with the whole configuration.
+func newConnector() plugin.Connector {
+	return &plugin.PartitionSinkConnector{Fallback: KeyURL, Parse: func(c map[string]string) error { _, err := parse(c); return err }, Check: check}
 }
 
-// Validate checks the settings and asks the server for its info (GET /),
-// which proves the URL and the credentials.
-func (c *Connector) Validate(ctx context.Context, config map[string]string) []plugin.FieldError {
+// check asks the server for its info (GET /), which proves the URL and
+// the credentials.
+func check(ctx context.Context, config map[string]string) []plugin.FieldError {
 	s, err := parse(config)
 	if err != nil {
-		var ce *plugin.ConfigError
-		if errors.As(err, &ce) {
-			return ce.Fields
-		}
-		return []plugin.FieldError{{Name: KeyURL, Message: err.Error()}}
+		return plugin.AsFieldErrors(err, KeyURL)
 	}
 	cl := newClient(s)
 	defer cl.close()
@@ -57,25 +53,3 @@ func (c *Connector) Validate(ctx context.Context, config map[string]string) []pl
 	}
 	return nil
 }
-
-// Start keeps the configuration.
-func (c *Connector) Start(_ context.Context, cc plugin.ConnectorContext, config map[string]string) error {
-	if _, err := parse(config); err != nil {
-		return err
-	}
-	c.cc, c.config = cc, config
-	return nil
-}
-
-// NaturalLimit is the partition count of the topics.
-func (c *Connector) NaturalLimit(ctx context.Context) (int, plugin.Reason, error) {
-	return plugin.SinkNaturalLimit(ctx, c.cc, c.config)
-}
-
-// TaskConfigs returns max copies of the configuration.
-func (c *Connector) TaskConfigs(max int) ([]map[string]string, error) {
-	return plugin.SinkTaskConfigs(c.config, max), nil
-}
-
-// Stop does nothing.
-func (c *Connector) Stop() error { return nil }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/conveyor-dev/conveyor/runtime/data"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
+	"github.com/conveyor-dev/conveyor/runtime/plugin/sinkwriter"
 )
 
 // op is one record as a _bulk action: its NDJSON lines (the action line
@@ -33,9 +34,8 @@ type op struct {
 	lines []byte
 }
 
-// errSkip means a record makes no action (a tombstone under
-// behavior.on.null.values=ignore).
-var errSkip = errors.New("record skipped")
+// TopicPartition is the partition of the op's record.
+func (o op) TopicPartition() plugin.TopicPartition { return o.rec.TopicPartition() }
 
 // position names a record's place in Kafka, never its contents.
 func position(r *plugin.SinkRecord) string {
@@ -54,7 +54,7 @@ var encoder = data.JSONEncoder{NumericDecimal: true}
 // or a delete for a tombstone. The _index is always named (ZincSearch's
 // _bulk needs it on deletes). An error means the record cannot be written
 // (a bad record: behavior.on.null.values=fail, a key that is no id, a
-// value that is no JSON object); errSkip that it is dropped on purpose.
+// value that is no JSON object); sinkwriter.ErrSkip that it is dropped on purpose.
 func (s *settings) build(r *plugin.SinkRecord) (op, error) {
 	index, err := s.index(r.Topic)
 	if err != nil {
@@ -70,7 +70,7 @@ func (s *settings) build(r *plugin.SinkRecord) (op, error) {
 	if r.Value == nil {
 		switch s.nullValues {
 		case BehaviorIgnore:
-			return op{}, errSkip
+			return op{}, sinkwriter.ErrSkip
 		case BehaviorFail:
 			return op{}, fmt.Errorf("the value is null (a tombstone) and %s=%s: set it to delete or ignore", KeyNullValues, BehaviorFail)
 		}

@@ -39,6 +39,9 @@ type op struct {
 	del    bool   // a tombstone in string or hash mode
 }
 
+// TopicPartition is the partition of the op's record.
+func (o op) TopicPartition() plugin.TopicPartition { return o.rec.TopicPartition() }
+
 // errBadRecord marks a record the sink cannot turn into commands.
 var errBadRecord = errors.New("bad record")
 

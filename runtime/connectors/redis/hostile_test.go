@@ -27,6 +27,7 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/guard"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/plugin/plugintest"
+	"github.com/conveyor-dev/conveyor/runtime/plugin/sinkwriter"
 	"github.com/conveyor-dev/conveyor/test/testkit"
 	"github.com/conveyor-dev/conveyor/test/testkit/servers"
 )
@@ -54,8 +55,8 @@ func TestRedisSinkWriterPanicFailsTheTask(t *testing.T) {
 	if err := task.Put(ctx, []*plugin.SinkRecord{rec}); err != nil {
 		t.Fatal(err)
 	}
-	if err := task.Flush(ctx, nil); !errors.Is(err, errWriterPanicked) {
-		t.Fatalf("Flush after the writer panicked: %v, want %v", err, errWriterPanicked)
+	if err := task.Flush(ctx, nil); !errors.Is(err, sinkwriter.ErrPanicked) {
+		t.Fatalf("Flush after the writer panicked: %v, want %v", err, sinkwriter.ErrPanicked)
 	}
 	// Flush returns as soon as the writer's own deferred settle ran, which is
 	// while the panic unwinds, before the runtime's recover records it.

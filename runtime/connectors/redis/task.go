@@ -21,15 +21,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/conveyor-dev/conveyor/runtime/connectors/connutil"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
+	"github.com/conveyor-dev/conveyor/runtime/plugin/sinkwriter"
 )
 
 // Task turns records into commands in Put and writes them on its own
@@ -39,38 +37,26 @@ import (
 // The contract:
 //   - Put encodes its records (a record that cannot be written, such as
 //     one without a key, goes to the errant record reporter, or fails Put
-//     naming its position when there is none) and appends them to the
-//     queue; it waits only while redis.batch.size records are queued.
-//   - The writer takes up to redis.batch.size queued records, in put
-//     order, and sends them as one pipeline. A pipeline that fails on the
-//     network (or on a server that is loading, read-only or out of memory)
-//     is sent again after a backoff, until it succeeds or the task stops:
-//     SET, DEL and HSET are idempotent, so a partly applied pipeline
-//     written again ends the same. A command the server refuses for good
-//     (WRONGTYPE, say) goes to the errant record reporter, or stops the
-//     writer with an error naming the record, which every later Put and
-//     Flush returns.
-//   - Flush returns once every record put so far was written.
-//   - Close drops queued records of revoked partitions after waiting for
-//     the pipeline in flight, so no write of this task lands after the
-//     next owner's.
+//     naming its position when there is none) and queues them; it waits
+//     only while redis.batch.size records are queued.
+//   - A write takes up to redis.batch.size queued records, in put order,
+//     and sends them as one pipeline, one at a time. A pipeline that fails
+//     on the network (or on a server that is loading, read-only or out of
+//     memory) is sent again after a backoff, until it succeeds or its
+//     context ends: SET, DEL and HSET are idempotent, so a partly applied
+//     pipeline written again ends the same. A command the server refuses
+//     for good (WRONGTYPE, say) goes to the errant record reporter, or
+//     fails the task with an error naming the record.
+//
+// The queue, Flush, Close (after the pipeline in flight, so no write of
+// this task lands after the next owner's) and Stop are sinkwriter's.
 type Task struct {
 	s      *settings
 	log    *slog.Logger
 	errant plugin.ErrantRecordReporter
 	client goredis.UniversalClient
-
-	ctx    context.Context // the writes' context, cancelled by Stop
-	cancel context.CancelFunc
-	done   chan struct{}
-
-	mu    sync.Mutex
-	cond  *sync.Cond
-	queue []op // under mu
-	busy  bool // a pipeline is in flight
-	held  bool // Close holds the writer
-	stop  bool
-	fatal error
+	// Open, Flush and Close are the Writer's; nil before Start.
+	*sinkwriter.Writer[op]
 }
 
 // Start parses the configuration and starts the writer.
@@ -81,175 +67,50 @@ func (t *Task) Start(_ context.Context, tc plugin.SinkTaskContext, config map[st
 	}
 	t.s, t.log, t.errant = s, tc.Logger(), tc.ErrantRecordReporter()
 	t.client = s.client()
-	t.ctx, t.cancel = context.WithCancel(context.Background())
-	t.cond = sync.NewCond(&t.mu)
-	t.done = make(chan struct{})
-	tc.Go(t.run)
+	t.Writer = sinkwriter.Start(sinkwriter.Config[op]{
+		Name: "Redis", Write: t.write,
+		BatchSize: s.batchSize, MaxQueued: s.batchSize, Go: tc.Go,
+	})
 	return nil
 }
-
-// Open does nothing.
-func (t *Task) Open(context.Context, []plugin.TopicPartition) error { return nil }
 
 // Put encodes the records and queues them for the writer.
 func (t *Task) Put(ctx context.Context, records []*plugin.SinkRecord) error {
-	ops := make([]op, 0, len(records))
-	for _, r := range records {
-		o, err := t.s.encode(r)
-		if err != nil {
-			if t.errant == nil {
-				return err
-			}
-			if rerr := t.errant.Report(ctx, r, err); rerr != nil {
-				return rerr
-			}
-			continue
-		}
-		ops = append(ops, o)
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if err := t.waitWhile(ctx, func() bool { return len(t.queue) >= t.s.batchSize }); err != nil {
-		return plugin.Retriable(fmt.Errorf("waiting for Redis to take %d queued records: %w", len(t.queue), err))
-	}
-	if t.fatal != nil {
-		return t.fatal
-	}
-	t.queue = append(t.queue, ops...)
-	t.cond.Broadcast()
-	return nil
+	return t.Writer.PutRecords(ctx, records, t.s.encode, t.errant)
 }
 
-// Flush waits until every record put so far is written.
-func (t *Task) Flush(ctx context.Context, _ map[plugin.TopicPartition]int64) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if err := t.waitWhile(ctx, func() bool { return t.busy || len(t.queue) > 0 }); err != nil {
-		return plugin.Retriable(fmt.Errorf("waiting for Redis to write %d queued records: %w", len(t.queue), err))
-	}
-	return t.fatal
-}
-
-// Close waits for the pipeline in flight and drops the queued records of
-// the revoked partitions.
-func (t *Task) Close(ctx context.Context, partitions []plugin.TopicPartition) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.held = true
-	defer func() {
-		t.held = false
-		t.cond.Broadcast()
-	}()
-	_ = t.waitWhile(ctx, func() bool { return t.busy })
-	gone := map[plugin.TopicPartition]bool{}
-	for _, tp := range partitions {
-		gone[tp] = true
-	}
-	t.queue = slices.DeleteFunc(t.queue, func(o op) bool { return gone[o.rec.TopicPartition()] })
-	return nil
-}
-
-// Stop cancels the pipeline in flight, waits for the writer and closes
-// the client; records not flushed are delivered again.
+// Stop cancels the pipeline in flight, waits for it and closes the
+// client; records not flushed are delivered again.
 func (t *Task) Stop() error {
-	if t.done == nil {
+	if t.Writer == nil {
 		return nil
 	}
-	t.cancel()
-	t.mu.Lock()
-	t.stop = true
-	t.cond.Broadcast()
-	t.mu.Unlock()
-	<-t.done
+	t.Writer.Stop()
 	return t.client.Close()
 }
 
-// waitWhile waits with mu held while pending holds, the writer has not
-// failed and the task runs; it returns ctx's cause when ctx ends first.
-func (t *Task) waitWhile(ctx context.Context, pending func() bool) error {
-	blocked := func() bool { return pending() && t.fatal == nil && !t.stop }
-	if err := connutil.WaitCond(ctx, t.cond, blocked); err != nil {
-		return err
-	}
-	if t.stop && t.fatal == nil {
-		return errors.New("the task is stopped")
-	}
-	return nil
-}
-
-// run is the writer goroutine, started through the task context's Go. It
-// holds mu only inside next and settle, so that a panic in write (which
-// the runtime recovers, failing the task) leaves mu unlocked and, through
-// settle's deferred call, the task's waits ended.
-func (t *Task) run() error {
-	defer close(t.done)
-	for {
-		batch, ok := t.next()
-		if !ok {
-			return nil
-		}
-		func() {
-			err := errWriterPanicked
-			defer func() { t.settle(err) }()
-			err = t.write(batch)
-		}()
-	}
-}
-
-// errWriterPanicked is the task's failure once the writer panicked.
-var errWriterPanicked = errors.New("the Redis writer panicked")
-
-// next waits for the next batch; false when the task stops.
-func (t *Task) next() ([]op, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for !t.stop && (len(t.queue) == 0 || t.held || t.fatal != nil) {
-		t.cond.Wait()
-	}
-	if t.stop {
-		return nil, false
-	}
-	n := min(len(t.queue), t.s.batchSize)
-	batch := slices.Clone(t.queue[:n])
-	t.queue = slices.Delete(t.queue, 0, n)
-	t.busy = true
-	t.cond.Broadcast()
-	return batch, true
-}
-
-// settle records the outcome of a batch.
-func (t *Task) settle(err error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.busy = false
-	if err != nil && t.fatal == nil {
-		t.fatal = err
-	}
-	t.cond.Broadcast()
-}
-
-// write sends one batch until it is written, it fails for good or the
-// task stops.
-func (t *Task) write(batch []op) error {
+// write sends one batch until it is written, it fails for good or ctx
+// ends (Stop, or a Close that gave up waiting: the batch is retried).
+func (t *Task) write(ctx context.Context, batch []op) ([]op, error) {
 	backoff := 100 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		cmds, err := t.pipeline(batch)
+		cmds, err := t.pipeline(ctx, batch)
 		if err == nil {
 			if attempt > 1 {
 				t.log.Info("Redis writes resumed", "attempts", attempt, "records", len(batch))
 			}
-			return nil
+			return nil, nil
 		}
-		if t.ctx.Err() != nil {
-			return nil // stopping: the records are delivered again
+		if ctx.Err() != nil {
+			return batch, plugin.Retriable(fmt.Errorf("writing %d records to Redis: %w", len(batch), context.Cause(ctx)))
 		}
 		if !retriable(err) || (!t.s.cluster && redirected(err)) {
-			return t.refused(batch, cmds)
+			return batch, t.refused(ctx, batch, cmds)
 		}
 		t.log.Warn("writing to Redis failed; retrying the batch", "records", len(batch), "attempt", attempt, "backoff", backoff, "error", err)
 		select {
-		case <-t.ctx.Done():
-			return nil
+		case <-ctx.Done():
+			return batch, plugin.Retriable(fmt.Errorf("writing %d records to Redis: %w", len(batch), context.Cause(ctx)))
 		case <-time.After(backoff):
 		}
 		backoff = min(2*backoff, 5*time.Second)
@@ -258,8 +119,7 @@ func (t *Task) write(batch []op) error {
 
 // pipeline sends the batch's commands as one pipeline; cmds[i] holds the
 // commands of batch[i]. It returns the first error, retriable ones first.
-func (t *Task) pipeline(batch []op) ([][]goredis.Cmder, error) {
-	ctx := t.ctx
+func (t *Task) pipeline(ctx context.Context, batch []op) ([][]goredis.Cmder, error) {
 	p := t.client.Pipeline()
 	cmds := make([][]goredis.Cmder, len(batch))
 	for i, o := range batch {
@@ -293,7 +153,7 @@ func (t *Task) pipeline(batch []op) ([][]goredis.Cmder, error) {
 
 // refused hands the records whose commands the server refused for good
 // to the errant record reporter, or returns the error naming the first.
-func (t *Task) refused(batch []op, cmds [][]goredis.Cmder) error {
+func (t *Task) refused(ctx context.Context, batch []op, cmds [][]goredis.Cmder) error {
 	for i, cs := range cmds {
 		for _, c := range cs {
 			err := c.Err()
@@ -312,7 +172,7 @@ func (t *Task) refused(batch []op, cmds [][]goredis.Cmder) error {
 			if t.errant == nil {
 				return err
 			}
-			if rerr := t.errant.Report(t.ctx, r, err); rerr != nil {
+			if rerr := t.errant.Report(ctx, r, err); rerr != nil {
 				return rerr
 			}
 			break

@@ -24,17 +24,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/minio/minio-go/v7"
 
-	"github.com/conveyor-dev/conveyor/runtime/connectors/connutil"
 	"github.com/conveyor-dev/conveyor/runtime/data"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
+	"github.com/conveyor-dev/conveyor/runtime/plugin/sinkwriter"
 )
 
 // object is one object being filled or waiting for its upload.
@@ -48,19 +46,24 @@ type object struct {
 	firstTS time.Time // timestamp of the first record
 	opened  time.Time // wall clock, for rotate.schedule.interval.ms
 	schema  *data.Schema
-	taken   bool // an uploader has it
 	buf     bytes.Buffer
 	gz      *gzip.Writer
 }
 
+// TopicPartition is the partition of the object's records.
+func (o *object) TopicPartition() plugin.TopicPartition { return o.tp }
+
 // Task fills one object per topic partition in Put and hands each full
-// object to its uploader goroutines, which upload up to four objects at
-// once, oldest first, and retry network failures and 5xx answers with backoff
-// until they succeed. It implements plugin.SinkPreCommitter: the runtime
-// commits, per partition, the first offset of the oldest object not yet
-// uploaded (or, with none, everything put), so a crash redelivers exactly
-// the records of the objects that were not complete, and they are cut
-// into the same objects again.
+// object to sinkwriter, whose writes upload up to four objects at once,
+// oldest first; an upload retries network failures and 5xx answers with
+// backoff until it succeeds. It implements plugin.SinkPreCommitter: the
+// runtime commits, per partition, the first offset of the oldest object
+// not yet uploaded (or, with none, everything put), so a crash redelivers
+// exactly the records of the objects that were not complete, and they are
+// cut into the same objects again.
+//
+// Put, PreCommit, Flush and Close (which the runtime never runs at once)
+// alone use open and next.
 type Task struct {
 	s      *settings
 	log    *slog.Logger
@@ -68,17 +71,11 @@ type Task struct {
 	client *minio.Client
 	line   []byte
 
-	ctx    context.Context
-	cancel context.CancelFunc
-	done   chan struct{}
-
-	mu      sync.Mutex
-	cond    *sync.Cond
-	open    map[plugin.TopicPartition]*object // being filled; Put's own, but PreCommit reads it under mu
-	next    map[plugin.TopicPartition]int64   // offset after the last record taken, per partition
-	pending []*object                         // full, in upload order; the head may be uploading
-	stop    bool
-	fatal   error
+	open map[plugin.TopicPartition]*object // being filled
+	next map[plugin.TopicPartition]int64   // offset after the last record taken, per partition
+	// The full objects, queued or uploading; Open and Flush are the
+	// Writer's (the runtime calls PreCommit instead); nil before Start.
+	*sinkwriter.Writer[*object]
 }
 
 // uploaders is how many objects upload at once; maxPending bounds the
@@ -104,34 +101,17 @@ func (t *Task) Start(ctx context.Context, tc plugin.SinkTaskContext, config map[
 	t.s, t.log, t.errant, t.client = s, tc.Logger(), tc.ErrantRecordReporter(), c
 	t.open = map[plugin.TopicPartition]*object{}
 	t.next = map[plugin.TopicPartition]int64{}
-	t.ctx, t.cancel = context.WithCancel(context.Background())
-	t.cond = sync.NewCond(&t.mu)
-	t.done = make(chan struct{})
-	var wg sync.WaitGroup
-	for range uploaders {
-		wg.Add(1)
-		tc.Go(func() error {
-			defer wg.Done()
-			return t.upload()
-		})
-	}
-	tc.Go(func() error {
-		wg.Wait()
-		close(t.done)
-		return nil
+	t.Writer = sinkwriter.Start(sinkwriter.Config[*object]{
+		Name: "S3", Write: t.upload,
+		BatchSize: 1, MaxInFlight: uploaders, MaxHeld: maxPending, Go: tc.Go,
 	})
 	return nil
 }
 
-// Open does nothing: objects start with their first record.
-func (t *Task) Open(context.Context, []plugin.TopicPartition) error { return nil }
-
 // Put adds the records to their partitions' objects.
 func (t *Task) Put(ctx context.Context, records []*plugin.SinkRecord) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.fatal != nil {
-		return t.fatal
+	if err := t.Writer.Err(); err != nil {
+		return err
 	}
 	for _, r := range records {
 		tp := r.TopicPartition()
@@ -149,10 +129,7 @@ func (t *Task) Put(ctx context.Context, records []*plugin.SinkRecord) error {
 			if t.errant == nil {
 				return err
 			}
-			t.mu.Unlock()
-			rerr := t.errant.Report(ctx, r, err)
-			t.mu.Lock()
-			if rerr != nil {
+			if rerr := t.errant.Report(ctx, r, err); rerr != nil {
 				return rerr
 			}
 			t.next[tp] = r.Offset + 1
@@ -306,14 +283,11 @@ func (t *Task) newObject(r *plugin.SinkRecord, path string) *object {
 	return o
 }
 
-// finish closes o and queues it for upload, waiting (mu held) while
-// maxPending objects wait; when ctx ends first, o stays open.
+// finish closes o and queues it for upload, waiting while maxPending
+// objects are queued or uploading; when ctx ends first, o stays open.
 func (t *Task) finish(ctx context.Context, o *object) error {
-	if err := t.waitWhile(ctx, func() bool { return len(t.pending) >= maxPending }); err != nil {
-		return plugin.Retriable(fmt.Errorf("waiting for the upload of %d objects: %w", len(t.pending), err))
-	}
-	if t.fatal != nil {
-		return t.fatal
+	if err := t.Writer.Ready(ctx); err != nil {
+		return err
 	}
 	if t.open[o.tp] == o {
 		delete(t.open, o.tp)
@@ -321,8 +295,7 @@ func (t *Task) finish(ctx context.Context, o *object) error {
 	if o.gz != nil {
 		_ = o.gz.Close()
 	}
-	t.pending = append(t.pending, o)
-	t.cond.Broadcast()
+	t.Writer.Add(o)
 	return nil
 }
 
@@ -330,10 +303,8 @@ func (t *Task) finish(ctx context.Context, o *object) error {
 // and returns, per partition, the offset up to which records are in
 // uploaded objects.
 func (t *Task) PreCommit(ctx context.Context, offsets map[plugin.TopicPartition]int64) (map[plugin.TopicPartition]int64, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.fatal != nil {
-		return nil, t.fatal
+	if err := t.Writer.Err(); err != nil {
+		return nil, err
 	}
 	if t.s.schedule > 0 {
 		for _, o := range t.open {
@@ -349,145 +320,58 @@ func (t *Task) PreCommit(ctx context.Context, offsets map[plugin.TopicPartition]
 		if o := t.open[tp]; o != nil {
 			off = min(off, o.start)
 		}
-		for _, o := range t.pending {
-			if o.tp == tp {
-				off = min(off, o.start)
-			}
-		}
 		out[tp] = off
+	}
+	for o := range t.Writer.Pending() {
+		if off, ok := out[o.tp]; ok {
+			out[o.tp] = min(off, o.start)
+		}
 	}
 	return out, nil
 }
 
-// Flush waits for the objects queued so far to be uploaded; the runtime
-// calls PreCommit instead.
-func (t *Task) Flush(ctx context.Context, _ map[plugin.TopicPartition]int64) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if err := t.waitWhile(ctx, func() bool { return len(t.pending) > 0 }); err != nil {
-		return plugin.Retriable(err)
-	}
-	return t.fatal
-}
-
-// Close drops the open objects of revoked partitions (their records are
-// delivered again to the next owner, which cuts the same objects) and
-// waits for their queued uploads, until ctx ends.
+// Close drops the open and queued objects of revoked partitions after the
+// uploads in flight: their records are delivered again to the next owner,
+// which cuts the same objects.
 func (t *Task) Close(ctx context.Context, partitions []plugin.TopicPartition) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	gone := map[plugin.TopicPartition]bool{}
 	for _, tp := range partitions {
-		gone[tp] = true
 		delete(t.open, tp)
 		delete(t.next, tp)
 	}
-	queued := func() bool { return slices.ContainsFunc(t.pending, func(o *object) bool { return gone[o.tp] }) }
-	if t.waitWhile(ctx, queued) != nil {
-		t.pending = slices.DeleteFunc(t.pending, func(o *object) bool { return gone[o.tp] })
-	}
-	return nil
+	return t.Writer.Close(ctx, partitions)
 }
 
-// Stop cancels the upload in flight and waits for the uploader.
+// Stop cancels the uploads in flight and waits for them.
 func (t *Task) Stop() error {
-	if t.done == nil {
+	if t.Writer == nil {
 		return nil
 	}
-	t.cancel()
-	t.mu.Lock()
-	t.stop = true
-	t.cond.Broadcast()
-	t.mu.Unlock()
-	<-t.done
+	t.Writer.Stop()
 	return nil
 }
 
-// waitWhile waits with mu held while pending holds, nothing failed and
-// the task runs; it returns ctx's cause when ctx ends first.
-func (t *Task) waitWhile(ctx context.Context, pending func() bool) error {
-	blocked := func() bool { return pending() && t.fatal == nil && !t.stop }
-	if err := connutil.WaitCond(ctx, t.cond, blocked); err != nil {
-		return err
+// upload uploads one object (sinkwriter's batch of one) until it
+// succeeds, fails for good or ctx ends. Objects of one partition may
+// finish out of order; PreCommit commits only up to the oldest one still
+// pending.
+func (t *Task) upload(ctx context.Context, batch []*object) ([]*object, error) {
+	for _, o := range batch {
+		if err := t.put(ctx, o); err != nil {
+			return batch, err
+		}
 	}
-	if t.stop && t.fatal == nil {
-		return errors.New("the task is stopped")
-	}
-	return nil
+	return nil, nil
 }
 
-// upload is an uploader goroutine, started through the task context's Go:
-// it takes the oldest object no other uploader has. Objects of one
-// partition may finish out of order; PreCommit commits only up to the
-// oldest one still pending. It holds mu only inside nextObject and uploaded, so that a panic in
-// put (which the runtime recovers, failing the task) leaves mu unlocked
-// and, through uploaded, the task's waits ended.
-func (t *Task) upload() error {
-	for {
-		o, ok := t.nextObject()
-		if !ok {
-			return nil
-		}
-		func() {
-			err := errUploaderPanicked
-			defer func() { t.uploaded(o, err) }()
-			err = t.put(o)
-		}()
-	}
-}
-
-// errUploaderPanicked is the task's failure once an uploader panicked.
-var errUploaderPanicked = errors.New("an S3 uploader panicked")
-
-// nextObject waits for an object to upload and takes it; false when the
-// task stops.
-func (t *Task) nextObject() (*object, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for {
-		var o *object
-		for !t.stop && t.fatal == nil {
-			if i := slices.IndexFunc(t.pending, func(o *object) bool { return !o.taken }); i >= 0 {
-				o = t.pending[i]
-				break
-			}
-			t.cond.Wait()
-		}
-		if t.stop {
-			return nil, false
-		}
-		if t.fatal != nil {
-			t.cond.Wait()
-			continue
-		}
-		o.taken = true
-		return o, true
-	}
-}
-
-// uploaded settles the outcome of an object's upload.
-func (t *Task) uploaded(o *object, err error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if i := slices.Index(t.pending, o); i >= 0 {
-		t.pending = slices.Delete(t.pending, i, i+1)
-	}
-	if err != nil && t.fatal == nil {
-		t.fatal = err
-	}
-	t.cond.Broadcast()
-}
-
-// put uploads one object until it succeeds, fails for good or the task
-// stops.
-func (t *Task) put(o *object) error {
+// put uploads one object until it succeeds, fails for good or ctx ends.
+func (t *Task) put(ctx context.Context, o *object) error {
 	contentType := "application/json"
 	if t.s.gzip {
 		contentType = "application/gzip"
 	}
 	backoff := 100 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		_, err := t.client.PutObject(t.ctx, t.s.bucket, o.name, bytes.NewReader(o.buf.Bytes()), int64(o.buf.Len()),
+		_, err := t.client.PutObject(ctx, t.s.bucket, o.name, bytes.NewReader(o.buf.Bytes()), int64(o.buf.Len()),
 			minio.PutObjectOptions{ContentType: contentType, PartSize: t.s.partSize, DisableContentSha256: true})
 		if err == nil {
 			if attempt > 1 {
@@ -495,16 +379,16 @@ func (t *Task) put(o *object) error {
 			}
 			return nil
 		}
-		if t.ctx.Err() != nil {
-			return nil // stopping: the records are delivered again
+		if ctx.Err() != nil {
+			return plugin.Retriable(fmt.Errorf("uploading %s: %w", o.name, context.Cause(ctx)))
 		}
 		if !retriable(err) {
 			return fmt.Errorf("uploading %s (records %s/%d to %d) to bucket %s: %w", o.name, o.tp, o.start, o.last, t.s.bucket, err)
 		}
 		t.log.Warn("uploading to S3 failed; retrying", "object", o.name, "attempt", attempt, "backoff", backoff, "error", err)
 		select {
-		case <-t.ctx.Done():
-			return nil
+		case <-ctx.Done():
+			return plugin.Retriable(fmt.Errorf("uploading %s: %w", o.name, context.Cause(ctx)))
 		case <-time.After(backoff):
 		}
 		backoff = min(2*backoff, 5*time.Second)

@@ -34,9 +34,8 @@ import (
 // writerState returns whether a write is in flight, how many records are
 // buffered and the failures not reported yet.
 func writerState(task *Task) (busy bool, buffered int, failure, fatal error) {
-	task.mu.Lock()
-	defer task.mu.Unlock()
-	return task.busy, len(task.buf), task.ws.Failure, task.ws.Fatal
+	st := task.State()
+	return st.Writes > 0, st.Queued, st.Failure, st.Fatal
 }
 
 // waitFailure waits until a write failed and returns the failure, without

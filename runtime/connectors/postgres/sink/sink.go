@@ -104,7 +104,7 @@ func Plugin() plugin.Plugin {
 		Version:      Version,
 		Doc:          "Writes records into PostgreSQL tables named after their topics: inserts or upserts by primary key, tombstones as deletes, batched in transactions.",
 		Spec:         plugin.ConfigSpec{Fields: fields},
-		NewConnector: func() plugin.Connector { return &Connector{} },
+		NewConnector: newConnector,
 		NewSinkTask:  func() plugin.SinkTask { return &Task{} },
 	}
 }
@@ -177,16 +177,18 @@ func (s *settings) table(topic string) (pgcommon.Table, error) {
 	return t, err
 }
 
-// Connector validates and copies its configuration to every task.
-type Connector struct {
-	cc     plugin.ConnectorContext
-	config map[string]string
+// Connector is the connector: its tasks share the topics' partitions,
+// each with the whole configuration; it also follows an operator's
+// changes of the offsets stored with exactly.once (AlterSinkOffsets).
+type Connector struct{ plugin.PartitionSinkConnector }
+
+func newConnector() plugin.Connector {
+	return &Connector{plugin.PartitionSinkConnector{Fallback: KeyInsertMode, Parse: func(c map[string]string) error { _, err := parse(c); return err }, Check: check}}
 }
 
-// Validate checks the key settings, the connection, and for listed topics
-// that each table exists (or auto.create is on) and the privileges the
-// modes need.
-func (c *Connector) Validate(ctx context.Context, config map[string]string) []plugin.FieldError {
+// check checks the connection, and for listed topics that each table
+// exists (or auto.create is on) and the privileges the modes need.
+func check(ctx context.Context, config map[string]string) []plugin.FieldError {
 	s, err := parse(config)
 	if err != nil {
 		return pgcommon.FieldErrors(err, KeyInsertMode)
@@ -238,25 +240,3 @@ func (c *Connector) Validate(ctx context.Context, config map[string]string) []pl
 	}
 	return errs
 }
-
-// Start keeps the configuration.
-func (c *Connector) Start(_ context.Context, cc plugin.ConnectorContext, config map[string]string) error {
-	if _, err := parse(config); err != nil {
-		return err
-	}
-	c.cc, c.config = cc, config
-	return nil
-}
-
-// NaturalLimit is the partition count of the topics.
-func (c *Connector) NaturalLimit(ctx context.Context) (int, plugin.Reason, error) {
-	return plugin.SinkNaturalLimit(ctx, c.cc, c.config)
-}
-
-// TaskConfigs returns max copies of the configuration.
-func (c *Connector) TaskConfigs(max int) ([]map[string]string, error) {
-	return plugin.SinkTaskConfigs(c.config, max), nil
-}
-
-// Stop does nothing.
-func (c *Connector) Stop() error { return nil }
