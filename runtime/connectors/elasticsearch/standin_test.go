@@ -59,8 +59,11 @@ func TestStandinTombstonesDelete(t *testing.T) {
 	if got := string(e.es.Doc("orders", "7")); !strings.Contains(got, `"version":2`) {
 		t.Errorf("document 7 = %s, want version 2", got)
 	}
-	if st := e.es.Statuses(); st[404] != 1 || st[200] < 50 {
-		t.Errorf("item statuses %v: want one 404 (the never-indexed key) and the deletes among the 200s", st)
+	// One 404 is the never-indexed key. A batch delivered again (a retry or
+	// a rebalance under load) answers its deletes 404 and its older
+	// versions 409 (version conflict), so more 404s come only with 409s.
+	if st := e.es.Statuses(); st[404] < 1 || st[200] < 50 || (st[404] > 1 && st[409] == 0) {
+		t.Errorf("item statuses %v: want a 404 for the never-indexed key, the deletes among the 200s, and more 404s only from a batch delivered again (with its 409s)", st)
 	}
 }
 
