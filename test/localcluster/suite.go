@@ -31,8 +31,9 @@ import (
 // (the pods' mount namespaces): as another user it says so and returns 0. It builds the
 // Conveyor image, starts the cluster in a temporary folder, installs Conveyor, hands both
 // to ready, runs m, and stops the cluster, keeping the folder for its logs when a test
-// failed or the set-up did. name prefixes its messages and the folder.
-func RunWithConveyor(m *testing.M, name string, ready func(*Cluster, *Conveyor)) int {
+// failed or the set-up did. name prefixes its messages and the folder; with changes the
+// cluster's Options before it starts (a tier's extra parts, such as SecureKafka).
+func RunWithConveyor(m *testing.M, name string, ready func(*Cluster, *Conveyor), with ...func(*Options)) int {
 	if os.Geteuid() != 0 {
 		fmt.Printf("%s: the local cluster needs root (mount namespaces); skipping\n", name)
 		return 0
@@ -77,12 +78,16 @@ func RunWithConveyor(m *testing.M, name string, ready func(*Cluster, *Conveyor))
 	if testing.Verbose() {
 		log = os.Stderr
 	}
-	cluster, err := Start(ctx, Options{
+	opts := Options{
 		Dir:            filepath.Join(dir, "cluster"),
 		Images:         map[string]string{DefaultConveyorImage: imageDir},
 		RestartBackoff: time.Second,
 		Log:            log,
-	})
+	}
+	for _, f := range with {
+		f(&opts)
+	}
+	cluster, err := Start(ctx, opts)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: starting the local cluster: %v\n", name, err)
 		if cluster != nil {
