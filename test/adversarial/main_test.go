@@ -69,7 +69,10 @@ func runMain(m *testing.M) int {
 		defer pg.Stop()
 	}
 	return localcluster.RunWithConveyor(m, "adversarial", func(c *localcluster.Cluster, v *localcluster.Conveyor) { cluster, cv = c, v },
-		func(o *localcluster.Options) {
-			o.SecureKafka = &localcluster.SecureKafkaOptions{User: "canary-user", Password: saslCanary}
+		localcluster.Extra{
+			WorkerTags: []string{"conveyor_attack"}, // CrashSource (crashhold_test.go)
+			Cluster: func(o *localcluster.Options) {
+				o.SecureKafka = &localcluster.SecureKafkaOptions{User: "canary-user", Password: saslCanary}
+			},
 		})
 }

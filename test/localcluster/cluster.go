@@ -481,26 +481,29 @@ func ModuleRoot(ctx context.Context) (string, error) {
 	return filepath.Dir(gomod), nil
 }
 
-// BuildConveyorImage builds the image's two binaries, conveyor and conveyor-worker, into
-// outDir, for Options.Images[DefaultConveyorImage].
-func BuildConveyorImage(ctx context.Context, outDir string) error {
+// BuildConveyorImage builds the image's two binaries, conveyor and conveyor-worker (with
+// the build tags workerTags), into outDir, for Options.Images[DefaultConveyorImage].
+func BuildConveyorImage(ctx context.Context, outDir string, workerTags ...string) error {
 	root, err := ModuleRoot(ctx)
 	if err != nil {
 		return err
 	}
-	for bin, pkg := range map[string]string{"conveyor": ".", "conveyor-worker": "./runtime/cmd/conveyor-worker"} {
-		if err := goBuild(ctx, root, filepath.Join(outDir, bin), pkg); err != nil {
-			return err
-		}
+	if err := goBuild(ctx, root, filepath.Join(outDir, "conveyor"), "."); err != nil {
+		return err
 	}
-	return nil
+	return goBuild(ctx, root, filepath.Join(outDir, "conveyor-worker"), "./runtime/cmd/conveyor-worker", workerTags...)
 }
 
 // goBuild runs `go build -o out pkg` in dir, with CGO off like the image's build. The
 // flags are those of `go test` and `go vet` (no -trimpath, CGO_ENABLED=0): Go keys its
-// build cache on them, so the binaries reuse every package the test tiers compiled.
-func goBuild(ctx context.Context, dir, out, pkg string) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
+// build cache on them, so the binaries reuse every package the test tiers compiled (build
+// tags change only the packages whose files they select).
+func goBuild(ctx context.Context, dir, out, pkg string, tags ...string) error {
+	args := []string{"build", "-o", out}
+	if len(tags) > 0 {
+		args = append(args, "-tags", strings.Join(tags, ","))
+	}
+	cmd := exec.CommandContext(ctx, "go", append(args, pkg)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
