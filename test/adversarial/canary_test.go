@@ -100,7 +100,7 @@ func TestCanaryCredentialsNeverLeak(t *testing.T) {
 	inConfig := func(sub, file string) string { return connectcluster.ConfigDir + "/" + sub + "/" + file }
 	tenantCreate(t, tenantConnector(ns, "curious", "connect", "RangeSource", map[string]string{
 		"topic": "canary-curious", "count": "10", "x.token": "${file:/etc/conveyor/rest-token/token}", "x.sa": "${file:/var/run/secrets/kubernetes.io/serviceaccount/token}",
-		"x.tls": "${file:" + inConfig(connectcluster.KafkaTLSSubdir, connectcluster.KafkaTLSKeyFile) + "}",
+		"x.tls":  "${file:" + inConfig(connectcluster.KafkaTLSSubdir, connectcluster.KafkaTLSKeyFile) + "}",
 		"x.sasl": "${file:" + inConfig(connectcluster.KafkaSASLSubdir, connectcluster.KafkaSASLPasswordFile) + "}",
 	}))
 	tenantCreate(t, tenantConnector(ns, "streams", "connect", "RangeSource", map[string]string{"topic": "canary-out", "count": "100"}))
