@@ -83,6 +83,11 @@ spec:
     count: "100000000"
     rate: "200"
 `, "apply", "-n", holdNS, "-f", "-")
+	// The connectors stop when the test ends: the canary reads every topic
+	// until nothing new comes.
+	t.Cleanup(func() {
+		_, _ = cluster.RunKubectl(context.Background(), "", "delete", "kafkaconnector", "--all", "-n", holdNS, "--wait=true", "--timeout=60s")
+	})
 	if err := localcluster.Poll(ctx, 2*time.Minute, "the healthy connector RUNNING", func(ctx context.Context) (bool, error) {
 		st, err := holdStatus(ctx, "steady", "")
 		if s := st.notRunning(); err != nil || s != "" {
