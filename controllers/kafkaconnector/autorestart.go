@@ -70,6 +70,10 @@ type AutoRestartInput struct {
 	Policy AutoRestartPolicy
 	// Failed: the connector or at least one of its tasks is FAILED.
 	Failed bool
+	// HeldByCrash: the workers hold it FAILED because its code crashed a
+	// worker process (connectapi.HeldByCrash); a restart would crash the
+	// next worker, so only a person restarts it.
+	HeldByCrash bool
 	// Count is the number of consecutive automatic restarts so far (status).
 	Count int32
 	// LastRestart is when the last automatic restart was sent (status);
@@ -112,7 +116,7 @@ func DecideAutoRestart(in AutoRestartInput, b Backoff) AutoRestartDecision {
 		}
 		return AutoRestartDecision{Count: count}
 	}
-	if !in.Policy.Enabled {
+	if !in.Policy.Enabled || in.HeldByCrash {
 		return AutoRestartDecision{Count: count}
 	}
 	if in.Policy.MaxRestarts != nil && count >= *in.Policy.MaxRestarts {

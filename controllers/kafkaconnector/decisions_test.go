@@ -251,6 +251,8 @@ func TestDecideAutoRestart(t *testing.T) {
 			AutoRestartDecision{Restart: true, Count: 2}},
 		{"third waits 20s", AutoRestartInput{Policy: on, Failed: true, Count: 2, LastRestart: t0, Now: t0.Add(15 * time.Second)},
 			AutoRestartDecision{Count: 2, RequeueAfter: 5 * time.Second}},
+		{"held FAILED for a crash: never restarted automatically", AutoRestartInput{Policy: on, Failed: true, HeldByCrash: true, Count: 2, LastRestart: t0, Now: t0.Add(time.Hour)},
+			AutoRestartDecision{Count: 2}},
 		{"max restarts exhausted", AutoRestartInput{Policy: AutoRestartPolicy{Enabled: true, MaxRestarts: i32(3)}, Failed: true, Count: 3, LastRestart: t0, Now: t0.Add(time.Hour)},
 			AutoRestartDecision{Count: 3, GaveUp: true}},
 		{"healthy for ResetAfter resets the count", AutoRestartInput{Policy: on, Count: 4, LastRestart: t0, Now: t0.Add(10 * time.Minute)},

@@ -388,6 +388,7 @@ func (r *Reconciler) convergeState(ctx context.Context, kc *v1alpha1.KafkaConnec
 	d := DecideAutoRestart(AutoRestartInput{
 		Policy:      AutoRestartPolicy{Enabled: kc.AutoRestartEnabled(), MaxRestarts: kc.Spec.AutoRestart.MaxRestarts},
 		Failed:      Failed(*l.runtime),
+		HeldByCrash: connectapi.HeldByCrash(*l.runtime),
 		Count:       kc.Status.Restarts,
 		LastRestart: l.lastRestart(kc),
 		Now:         now,

@@ -259,6 +259,10 @@ func ReadyCondition(target TargetState, st connectapi.ConnectorStateInfo, effect
 	case len(failed) > 0 && target == TargetRunning:
 		c.Reason = v1alpha1.ReasonTasksFailed
 		c.Message = fmt.Sprintf("task(s) %s of %d failed; GET /connectors/%s/status has the traces", strings.Join(failed, ", "), len(st.Tasks), st.Name)
+		if connectapi.HeldByCrash(st) {
+			c.Message = fmt.Sprintf("task(s) %s of %d held FAILED: the connector's code crashed a worker process, so no automatic restart; fix it, then change its config or restart it with the %s annotation (GET /connectors/%s/status has the crash)",
+				strings.Join(failed, ", "), len(st.Tasks), AnnotationRestart, st.Name)
+		}
 	case target == TargetStopped:
 		if st.Connector.State == connectapi.StateStopped {
 			c.Status, c.Reason, c.Message = metav1.ConditionTrue, v1alpha1.ReasonConnectorStopped, "the connector is stopped, as spec.state asks"

@@ -135,6 +135,17 @@ func TestComputeStatus(t *testing.T) {
 				limited: metav1.ConditionFalse, limitedReason: v1alpha1.ReasonNotLimited, state: "RUNNING", effective: 2, readySince: now},
 		},
 		{
+			name: "a task held FAILED for crashing a worker",
+			kc:   base(),
+			loop: &connectorLoop{runtime: func() *connectapi.ConnectorStateInfo {
+				st := runtimeState("RUNNING", "RUNNING", "FAILED")
+				st.Tasks[1].Trace = connectapi.HeldTracePrefix + "task 1 ended the process of worker w1:8083 ..."
+				return st
+			}(), limits: limitsOf(2, nil, "", false), done: true},
+			want: want{ready: metav1.ConditionFalse, readyReason: v1alpha1.ReasonTasksFailed, readyHas: "task(s) 1 of 2 held FAILED: the connector's code crashed a worker process, so no automatic restart",
+				limited: metav1.ConditionFalse, limitedReason: v1alpha1.ReasonNotLimited, state: "RUNNING", effective: 2, readySince: now},
+		},
+		{
 			name: "paused as asked",
 			kc:   base(func(kc *v1alpha1.KafkaConnector) { kc.Spec.State = v1alpha1.ConnectorTargetPaused }),
 			loop: &connectorLoop{runtime: runtimeState("PAUSED", "PAUSED", "PAUSED"), limits: limitsOf(2, nil, "", false), done: true},

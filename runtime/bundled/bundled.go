@@ -29,9 +29,13 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
 
+// attack are the test connectors compiled in with the build tag
+// conveyor_attack (attack.go); none otherwise.
+var attack []plugin.Plugin
+
 // Plugins returns every bundled plugin.
 func Plugins() []plugin.Plugin {
-	return []plugin.Plugin{
+	return append([]plugin.Plugin{
 		file.SourcePlugin(),
 		file.SinkPlugin(),
 		rangesource.Plugin(),
@@ -41,7 +45,7 @@ func Plugins() []plugin.Plugin {
 		redissink.Plugin(),
 		s3sink.Plugin(),
 		elasticsearch.Plugin(),
-	}
+	}, attack...)
 }
 
 // Registry returns a new registry holding every bundled plugin.

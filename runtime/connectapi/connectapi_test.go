@@ -174,3 +174,23 @@ func TestLimitsOf(t *testing.T) {
 		}
 	}
 }
+
+func TestHeldByCrash(t *testing.T) {
+	held := HeldTracePrefix + "task 0 ended the process of worker w1:8083 ..."
+	cases := []struct {
+		name string
+		st   ConnectorStateInfo
+		want bool
+	}{
+		{"running", ConnectorStateInfo{Connector: ConnectorState{State: StateRunning}, Tasks: []TaskState{{State: StateRunning}}}, false},
+		{"failed task, other reason", ConnectorStateInfo{Connector: ConnectorState{State: StateRunning}, Tasks: []TaskState{{State: StateFailed, Trace: "boom"}}}, false},
+		{"held task", ConnectorStateInfo{Connector: ConnectorState{State: StateRunning}, Tasks: []TaskState{{State: StateRunning}, {State: StateFailed, Trace: held}}}, true},
+		{"held connector", ConnectorStateInfo{Connector: ConnectorState{State: StateFailed, Trace: held}}, true},
+		{"the words in a running task's old trace", ConnectorStateInfo{Tasks: []TaskState{{State: StateRunning, Trace: held}}}, false},
+	}
+	for _, c := range cases {
+		if got := HeldByCrash(c.st); got != c.want {
+			t.Errorf("%s: HeldByCrash = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

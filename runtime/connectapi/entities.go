@@ -42,6 +42,27 @@ const (
 	StateRestarting = "RESTARTING"
 )
 
+// HeldTracePrefix begins the trace of a connector or task that the workers
+// hold FAILED because its code crashed a worker process (a Conveyor
+// extension of the status trace): it stays FAILED until its configuration
+// changes or someone restarts it, and an automatic restart policy must not
+// restart it, or it crashes the next worker.
+const HeldTracePrefix = "Held FAILED: "
+
+// HeldByCrash reports whether the status shows the connector or one of its
+// tasks held FAILED for a crash (HeldTracePrefix).
+func HeldByCrash(st ConnectorStateInfo) bool {
+	if st.Connector.State == StateFailed && strings.HasPrefix(st.Connector.Trace, HeldTracePrefix) {
+		return true
+	}
+	for _, t := range st.Tasks {
+		if t.State == StateFailed && strings.HasPrefix(t.Trace, HeldTracePrefix) {
+			return true
+		}
+	}
+	return false
+}
+
 // ConnectorType is "source", "sink" or "unknown", lower case as in Kafka's JSON.
 type ConnectorType string
 

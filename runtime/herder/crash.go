@@ -44,7 +44,7 @@ func (h *Herder) RecordCrash(ctx context.Context, c guard.Crash) error {
 	if c.Task >= 0 {
 		what = fmt.Sprintf("task %d", c.Task)
 	}
-	trace := fmt.Sprintf("Held FAILED: %s ended the process of worker %s with a crash the runtime could not recover: %s. "+
+	trace := fmt.Sprintf(connectapi.HeldTracePrefix+"%s ended the process of worker %s with a crash the runtime could not recover: %s. "+
 		"It is not started again, on any worker, until its configuration changes or it is restarted "+
 		"(POST /connectors/%s/restart?includeTasks=true).\n\n%s", what, h.opts.WorkerID, c.Head, c.Connector, c.Stack)
 	h.log.Error("the previous process of this worker crashed running a connector; holding it FAILED", "connector", c.Connector, "task", c.Task, "crash", c.Head)

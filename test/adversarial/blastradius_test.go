@@ -370,17 +370,23 @@ func (s blastState) notRunning() string {
 
 // blastStatus reads a connector's status from a Ready worker.
 func blastStatus(ctx context.Context, name string) (blastState, error) {
+	return connectorStatus(ctx, blastNS, blastCluster, name, "")
+}
+
+// connectorStatus reads a connector's status from the worker of cluster
+// ns/cc at podIP, or from any Ready worker when podIP is "".
+func connectorStatus(ctx context.Context, ns, cc, name, podIP string) (blastState, error) {
 	var st blastState
-	pods, cc, err := cv.WorkerPods(ctx, blastNS, blastCluster)
+	pods, c, err := cv.WorkerPods(ctx, ns, cc)
 	if err != nil {
 		return st, err
 	}
-	token, err := cv.RestToken(ctx, cc)
+	token, err := cv.RestToken(ctx, c)
 	if err != nil {
 		return st, err
 	}
 	for _, p := range pods {
-		if localcluster.PodReady(&p) {
+		if (podIP == "" && localcluster.PodReady(&p)) || (podIP != "" && p.Status.PodIP == podIP) {
 			return st, cluster.RestGet(ctx, p.Status.PodIP, token, "/connectors/"+name+"/status", &st)
 		}
 	}

@@ -18,9 +18,8 @@ package adversarial
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -34,6 +33,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
 )
 
 // canary is one secret a worker holds and where it came from.
@@ -41,48 +41,85 @@ type canary struct{ what, value string }
 
 // TestCanaryCredentialsNeverLeak plants unique markers in the files a
 // worker holds (its REST token and metrics token, from Secrets the
-// cluster's owner wrote, and its worker properties through spec.config),
-// then waits (t.Parallel) until every other test of the tier has run its
+// cluster's owner wrote, its worker properties through spec.config, the
+// private key of its Kafka client certificate and its SASL password: the
+// cluster runs on the local cluster's secure Kafka, TLS with client
+// certificates and SASL/SCRAM-SHA-512), then waits (t.Parallel) until every other test of the tier has run its
 // attacks. It then collects the credentials every worker of every cluster
 // holds (the planted markers, every REST and metrics token Secret, every
 // pod's ServiceAccount token) and checks that none appears in any Kafka
 // topic, any REST answer of any worker, any ConnectCluster or
 // KafkaConnector status, any event, any log of the local cluster, or any
-// container's termination message. The local Kafka has no TLS or SASL
-// listener, so there is no TLS key or SASL password to plant.
+// container's termination message. Both Kafkas' topics are read.
 func TestCanaryCredentialsNeverLeak(t *testing.T) {
 	ctx := t.Context()
-	mark := make([]byte, 12)
-	_, _ = rand.Read(mark)
-	m := hex.EncodeToString(mark)
+	m := randomHex()
 	const ns = "canary"
 	tenantNamespace(t, ns)
-	for name, v := range map[string]string{"canary-rest": "canary-rest-" + m, "canary-metrics": "canary-metrics-" + m} {
+	sk := cluster.SecureKafka
+	// The client key carries the marker in a PEM header (a key file may hold
+	// headers; the key itself is as unique, its body lines are canaries too).
+	keyBlock, _ := pem.Decode(sk.ClientKeyPEM)
+	if keyBlock == nil {
+		t.Fatal("the secure Kafka's client key is not PEM")
+	}
+	keyBlock.Headers = map[string]string{"Canary": "canary-tls-key-" + m}
+	keyPEM := string(pem.EncodeToMemory(keyBlock))
+	secrets := map[string]map[string]string{
+		"canary-rest":    {"token": "canary-rest-" + m + "\n"},
+		"canary-metrics": {"token": "canary-metrics-" + m + "\n"},
+		"canary-kafka-tls": {connectcluster.KafkaTLSCAFile: string(sk.CAPEM), connectcluster.KafkaTLSCertFile: string(sk.ClientCertPEM),
+			connectcluster.KafkaTLSKeyFile: keyPEM},
+		"canary-kafka-sasl": {"username": sk.User, "password": sk.Password + "\n"},
+	}
+	for name, data := range secrets {
 		if _, err := cluster.Client.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, StringData: map[string]string{"token": v + "\n"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, StringData: data,
 		}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	cc := tenantCluster(ns, "connect", cluster.KafkaAddr, "")
+	cc := tenantCluster(ns, "connect", sk.Addr, "")
 	cc.Spec.RestAPI.Authentication.TokenSecret = &v1alpha1.SecretKeyRef{Name: "canary-rest", Key: "token"}
 	cc.Spec.Metrics.Authentication.TokenSecret = &v1alpha1.SecretKeyRef{Name: "canary-metrics", Key: "token"}
 	cc.Spec.Config["x.canary.marker"] = "canary-properties-" + m
+	cc.Spec.Kafka.TLS = &v1alpha1.KafkaTLS{
+		CA:          &v1alpha1.SecretKeyRef{Name: "canary-kafka-tls", Key: connectcluster.KafkaTLSCAFile},
+		Certificate: &v1alpha1.SecretKeyRef{Name: "canary-kafka-tls", Key: connectcluster.KafkaTLSCertFile},
+		Key:         &v1alpha1.SecretKeyRef{Name: "canary-kafka-tls", Key: connectcluster.KafkaTLSKeyFile},
+	}
+	cc.Spec.Kafka.SASL = &v1alpha1.KafkaSASL{Mechanism: v1alpha1.SASLMechanismScramSHA512,
+		Username: v1alpha1.SecretKeyRef{Name: "canary-kafka-sasl", Key: "username"},
+		Password: v1alpha1.SecretKeyRef{Name: "canary-kafka-sasl", Key: "password"}}
 	tenantCreate(t, cc)
 	if _, err := cv.WaitWorkersReady(ctx, ns, "connect", 1, 3*time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	// A connector that asks for the worker's own files by placeholder.
+	// A connector that asks for the worker's own files by placeholder, and
+	// one that streams on the secure Kafka (so its topics hold records).
+	inConfig := func(sub, file string) string { return connectcluster.ConfigDir + "/" + sub + "/" + file }
 	tenantCreate(t, tenantConnector(ns, "curious", "connect", "RangeSource", map[string]string{
-		"topic": "canary-out", "count": "10", "x.token": "${file:/etc/conveyor/rest-token/token}", "x.sa": "${file:/var/run/secrets/kubernetes.io/serviceaccount/token}",
+		"topic": "canary-curious", "count": "10", "x.token": "${file:/etc/conveyor/rest-token/token}", "x.sa": "${file:/var/run/secrets/kubernetes.io/serviceaccount/token}",
+		"x.tls":  "${file:" + inConfig(connectcluster.KafkaTLSSubdir, connectcluster.KafkaTLSKeyFile) + "}",
+		"x.sasl": "${file:" + inConfig(connectcluster.KafkaSASLSubdir, connectcluster.KafkaSASLPasswordFile) + "}",
 	}))
+	tenantCreate(t, tenantConnector(ns, "streams", "connect", "RangeSource", map[string]string{"topic": "canary-out", "count": "100"}))
+	if _, err := cv.WaitConnectorsRunning(ctx, ns, 3*time.Minute, "streams"); err != nil {
+		t.Fatalf("a connector on the TLS and SASL Kafka: %v", err)
+	}
 
 	t.Parallel() // the checks wait until the tier's other tests are done
 	ctx = context.Background()
-	canaries := []canary{{"planted REST token", "canary-rest-" + m}, {"planted metrics token", "canary-metrics-" + m}, {"planted worker property", "canary-properties-" + m}}
+	canaries := []canary{{"planted REST token", "canary-rest-" + m}, {"planted metrics token", "canary-metrics-" + m}, {"planted worker property", "canary-properties-" + m},
+		{"planted TLS key marker", "canary-tls-key-" + m}, {"planted SASL password", sk.Password}}
+	for i, line := range strings.Split(strings.TrimSpace(string(sk.ClientKeyPEM)), "\n") {
+		if !strings.HasPrefix(line, "-----") {
+			canaries = append(canaries, canary{fmt.Sprintf("line %d of the TLS key", i), line})
+		}
+	}
 	canaries = append(canaries, tokenSecrets(t, ctx)...)
 	canaries = append(canaries, serviceAccountTokens(t)...)
-	t.Logf("%d canaries (3 planted)", len(canaries))
+	t.Logf("%d canaries (5 planted)", len(canaries))
 	check := func(where, text string) {
 		t.Helper()
 		for _, c := range canaries {
@@ -166,8 +203,13 @@ func TestCanaryCredentialsNeverLeak(t *testing.T) {
 			}
 		}
 	}
-	// Every record of every topic.
-	checkTopics(t, ctx, check)
+	// Every record of every topic of both Kafkas.
+	checkTopics(t, ctx, check, kgo.SeedBrokers(cluster.KafkaAddr))
+	secureOpts, err := sk.ClientOpts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkTopics(t, ctx, check, secureOpts...)
 }
 
 // tokenSecrets are the REST and metrics tokens of every ConnectCluster.
@@ -209,11 +251,11 @@ func serviceAccountTokens(t *testing.T) []canary {
 	return out
 }
 
-// checkTopics reads every topic of the local Kafka from the start to its
-// end and passes keys, values and headers to check.
-func checkTopics(t *testing.T, ctx context.Context, check func(where, text string)) {
+// checkTopics reads every topic of the Kafka that opts reach from the
+// start to its end and passes keys, values and headers to check.
+func checkTopics(t *testing.T, ctx context.Context, check func(where, text string), opts ...kgo.Opt) {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(cluster.KafkaAddr))
+	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,23 +23,36 @@ import "testing"
 // read its offsets and statuses, through every topic key: topic, topics,
 // topics.regex, the dead letter queue, offsets.storage.topic, a RegexRouter
 // and a "__" topic, on the owner's cluster and on its own namespace's.
-// Each is Ready=False naming the key. On 31d73a5 every one of them ran.
+// Each is Ready=False naming the key. On 31d73a5 every one of them ran
+// (the first, into the config topic, was Ready=True).
 func TestInternalTopicsOffLimits(t *testing.T) {
-	// Both grant /data, so the sinks' only error is the one under test.
-	owner := newTenant(t, "adv-topics", "  connectorAccess:\n    fileConnectors: [{path: /data}]\n")
-	own := newTenant(t, "adv-topics-other", "  connectorAccess:\n    fileConnectors: [{path: /data}]\n")
+	owner := newTenant(t, "adv-topics", "")
+	own := newTenant(t, "adv-topics-other", "")
+	// Every config is valid but for the key under test (the sinks are
+	// PostgresSinks into the tier's server), so a refusal for any other
+	// reason does not count.
+	sink := func(topics string, extra ...string) map[string]string {
+		cfg := pgSinkConfig("adv-in")
+		cfg["topics"] = topics
+		for i := 0; i+1 < len(extra); i += 2 {
+			cfg[extra[i]] = extra[i+1]
+		}
+		return cfg
+	}
 	for _, tn := range []tenant{owner, own} {
 		group := tn.ns + ".cc" // the default groupId; storage topics <groupId>-configs, -offsets, -status
+		regex := sink("")
+		delete(regex, "topics")
+		regex["topics.regex"] = ".*"
 		tn.refusesAll(t, []attackCase{
-			{"to-config", "RangeSource", "topic", map[string]string{"topic": group + "-configs"}},
-			{"read-offsets", "FileSink", "topics", map[string]string{"topics": group + "-offsets", "file": "/data/x"}},
-			{"regex-all", "FileSink", "topics.regex", map[string]string{"topics.regex": ".*", "file": "/data/x"}},
-			{"dlq", "FileSink", "errors.deadletterqueue.topic.name", map[string]string{"topics": "adv-in", "file": "/data/x",
-				"errors.tolerance": "all", "errors.deadletterqueue.topic.name": group + "-configs"}},
+			{"to-config", "RangeSource", "topic", map[string]string{"topic": group + "-configs", "count": "10"}},
+			{"read-offsets", "PostgresSink", "topics", sink(group + "-offsets")},
+			{"regex-all", "PostgresSink", "topics.regex", regex},
+			{"dlq", "PostgresSink", "errors.deadletterqueue.topic.name", sink("adv-in", "errors.tolerance", "all", "errors.deadletterqueue.topic.name", group+"-configs")},
 			{"own-offsets", "RangeSource", "offsets.storage.topic", map[string]string{"topic": "adv-out", "count": "10", "offsets.storage.topic": group + "-status"}},
 			{"router", "RangeSource", "transforms.r.replacement", map[string]string{"topic": "adv-out", "count": "10", "transforms": "r",
 				"transforms.r.type": "RegexRouter", "transforms.r.regex": ".*", "transforms.r.replacement": group + "-configs"}},
-			{"dunder", "RangeSource", "topic", map[string]string{"topic": "__consumer_offsets"}},
+			{"dunder", "RangeSource", "topic", map[string]string{"topic": "__consumer_offsets", "count": "10"}},
 		})
 	}
 }

@@ -25,6 +25,8 @@ limitations under the License.
 package adversarial
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"os"
@@ -41,7 +43,17 @@ var (
 	cluster *localcluster.Cluster
 	cv      *localcluster.Conveyor
 	pg      *pgtest.Server
+	// saslCanary is the SASL password of the local cluster's secure Kafka (TLS with
+	// client certificates, SASL/SCRAM-SHA-512), a marker the canary test looks for
+	// after the tier has run: the broker needs it before any test starts.
+	saslCanary = "canary-sasl-" + randomHex()
 )
+
+func randomHex() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
 
 func TestMain(m *testing.M) { os.Exit(runMain(m)) }
 
@@ -56,5 +68,11 @@ func runMain(m *testing.M) int {
 		}
 		defer pg.Stop()
 	}
-	return localcluster.RunWithConveyor(m, "adversarial", func(c *localcluster.Cluster, v *localcluster.Conveyor) { cluster, cv = c, v })
+	return localcluster.RunWithConveyor(m, "adversarial", func(c *localcluster.Cluster, v *localcluster.Conveyor) { cluster, cv = c, v },
+		localcluster.Extra{
+			WorkerTags: []string{"conveyor_attack"}, // CrashSource (crashhold_test.go)
+			Cluster: func(o *localcluster.Options) {
+				o.SecureKafka = &localcluster.SecureKafkaOptions{User: "canary-user", Password: saslCanary}
+			},
+		})
 }

@@ -109,6 +109,9 @@ type Options struct {
 	KafkaPort int
 	// NoKafka skips the Kafka broker.
 	NoKafka bool
+	// SecureKafka, when set, starts a second broker that speaks only TLS (client
+	// certificates required) and SASL/SCRAM-SHA-512 (Cluster.SecureKafka); needs Kafka.
+	SecureKafka *SecureKafkaOptions
 	// NetNS runs the whole cluster inside a network namespace that it creates (see
 	// netns.go): pods get routable 10.200.1.N addresses, Services get endpoints, and the
 	// API server serves aggregated APIs (KEDA's metrics server). The API server, etcd and
@@ -157,23 +160,27 @@ type Cluster struct {
 	APIServerHost, APIServerPort string
 	// KafkaAddr is the broker's host:port ("" with NoKafka).
 	KafkaAddr string
+	// SecureKafka is the TLS and SASL broker of Options.SecureKafka (nil without).
+	SecureKafka *SecureKafka
 	// NodeName is the Node the process kubelet runs pods on; PodIPPrefix the pods' address
 	// prefix; HostIP the Node's address.
 	NodeName, PodIPPrefix, HostIP string
 	// AssetsDir is where etcd, kube-apiserver, kube-controller-manager and kubectl live.
 	AssetsDir string
 
-	opts      Options
-	ownDir    bool
-	logf      func(format string, args ...any)
-	logFile   *os.File
-	cp        *controlPlane
-	kubelet   *kubelet
-	kafka     *kafkaProcess
-	netns     *netNS
-	stopOnce  sync.Once
-	stopErr   error
-	cancelRun context.CancelFunc
+	opts    Options
+	ownDir  bool
+	logf    func(format string, args ...any)
+	logFile *os.File
+	cp      *controlPlane
+	kubelet *kubelet
+	kafka   *kafkaProcess
+	// secureKafka is the process behind SecureKafka.
+	secureKafka *kafkaProcess
+	netns       *netNS
+	stopOnce    sync.Once
+	stopErr     error
+	cancelRun   context.CancelFunc
 }
 
 // Start brings up a local cluster: control plane, Node, process kubelet and Kafka. It
@@ -287,10 +294,16 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, retErr error) {
 	// Kafka first: it builds a binary, which overlaps nicely with nothing else but is
 	// independent of the control plane.
 	kafkaErr := make(chan error, 1)
+	if c.opts.NoKafka && c.opts.SecureKafka != nil {
+		return nil, errors.New("Options.SecureKafka needs Kafka: leave NoKafka false")
+	}
 	if !c.opts.NoKafka {
 		go func() {
-			k, err := startKafka(ctx, c.Dir, c.opts.KafkaBinary, c.opts.KafkaPort, c.netns, c.logf)
+			k, err := startKafka(ctx, c.Dir, "kafka", c.opts.KafkaBinary, c.opts.KafkaPort, nil, c.netns, c.logf)
 			c.kafka = k
+			if err == nil && c.opts.SecureKafka != nil {
+				err = c.startSecureKafka(ctx, k.bin)
+			}
 			kafkaErr <- err
 		}()
 	} else {
@@ -357,8 +370,10 @@ func (c *Cluster) Stop() error {
 		if c.cancelRun != nil {
 			c.cancelRun()
 		}
-		if c.kafka != nil {
-			errs = append(errs, c.kafka.stop())
+		for _, k := range []*kafkaProcess{c.kafka, c.secureKafka} {
+			if k != nil {
+				errs = append(errs, k.stop())
+			}
 		}
 		if c.cp != nil {
 			errs = append(errs, c.cp.stop())
@@ -466,26 +481,29 @@ func ModuleRoot(ctx context.Context) (string, error) {
 	return filepath.Dir(gomod), nil
 }
 
-// BuildConveyorImage builds the image's two binaries, conveyor and conveyor-worker, into
-// outDir, for Options.Images[DefaultConveyorImage].
-func BuildConveyorImage(ctx context.Context, outDir string) error {
+// BuildConveyorImage builds the image's two binaries, conveyor and conveyor-worker (with
+// the build tags workerTags), into outDir, for Options.Images[DefaultConveyorImage].
+func BuildConveyorImage(ctx context.Context, outDir string, workerTags ...string) error {
 	root, err := ModuleRoot(ctx)
 	if err != nil {
 		return err
 	}
-	for bin, pkg := range map[string]string{"conveyor": ".", "conveyor-worker": "./runtime/cmd/conveyor-worker"} {
-		if err := goBuild(ctx, root, filepath.Join(outDir, bin), pkg); err != nil {
-			return err
-		}
+	if err := goBuild(ctx, root, filepath.Join(outDir, "conveyor"), "."); err != nil {
+		return err
 	}
-	return nil
+	return goBuild(ctx, root, filepath.Join(outDir, "conveyor-worker"), "./runtime/cmd/conveyor-worker", workerTags...)
 }
 
 // goBuild runs `go build -o out pkg` in dir, with CGO off like the image's build. The
 // flags are those of `go test` and `go vet` (no -trimpath, CGO_ENABLED=0): Go keys its
-// build cache on them, so the binaries reuse every package the test tiers compiled.
-func goBuild(ctx context.Context, dir, out, pkg string) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
+// build cache on them, so the binaries reuse every package the test tiers compiled (build
+// tags change only the packages whose files they select).
+func goBuild(ctx context.Context, dir, out, pkg string, tags ...string) error {
+	args := []string{"build", "-o", out}
+	if len(tags) > 0 {
+		args = append(args, "-tags", strings.Join(tags, ","))
+	}
+	cmd := exec.CommandContext(ctx, "go", append(args, pkg)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {

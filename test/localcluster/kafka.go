@@ -31,8 +31,12 @@ import (
 	"time"
 )
 
-// kafkaProcess is the standalone kfake broker (test/localcluster/cmd/kafka).
+// kafkaProcess is a standalone kfake broker (test/localcluster/cmd/kafka): the cluster's
+// Kafka ("kafka") and, with Options.SecureKafka, a second one speaking only TLS and SASL
+// ("kafka-secure"). name names its data folder, log and faults file.
 type kafkaProcess struct {
+	name                  string
+	args                  []string // flags besides port, data and faults
 	bin, dataDir, logPath string
 	faultsPath            string // kafkafault.Faults the broker re-reads
 	faultsGen             int64
@@ -44,7 +48,7 @@ type kafkaProcess struct {
 	netns                 *netNS
 }
 
-func startKafka(ctx context.Context, dir, bin string, port int, ns *netNS, logf func(string, ...any)) (*kafkaProcess, error) {
+func startKafka(ctx context.Context, dir, name, bin string, port int, args []string, ns *netNS, logf func(string, ...any)) (*kafkaProcess, error) {
 	if bin == "" {
 		root, err := ModuleRoot(ctx)
 		if err != nil {
@@ -74,10 +78,10 @@ func startKafka(ctx context.Context, dir, bin string, port int, ns *netNS, logf 
 		_ = l.Close()
 	}
 	k := &kafkaProcess{
-		bin: bin, port: port, logf: logf, netns: ns,
-		dataDir:    filepath.Join(dir, "kafka"),
-		logPath:    filepath.Join(dir, "logs", "kafka.log"),
-		faultsPath: filepath.Join(dir, "kafka-faults.json"),
+		name: name, args: args, bin: bin, port: port, logf: logf, netns: ns,
+		dataDir:    filepath.Join(dir, name),
+		logPath:    filepath.Join(dir, "logs", name+".log"),
+		faultsPath: filepath.Join(dir, name+"-faults.json"),
 	}
 	if err := k.start(ctx); err != nil {
 		return nil, err
@@ -91,7 +95,7 @@ func (k *kafkaProcess) start(ctx context.Context) error {
 		return fmt.Errorf("opening Kafka log: %w", err)
 	}
 	defer logFile.Close() // the child keeps its own descriptor
-	cmd := k.netns.command(k.bin, "--port", strconv.Itoa(k.port), "--data-dir", k.dataDir, "--faults-file", k.faultsPath)
+	cmd := k.netns.command(k.bin, append([]string{"--port", strconv.Itoa(k.port), "--data-dir", k.dataDir, "--faults-file", k.faultsPath}, k.args...)...)
 	cmd.Stderr = logFile
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -133,7 +137,7 @@ func (k *kafkaProcess) start(ctx context.Context) error {
 		_ = k.stop()
 		return ctx.Err()
 	}
-	k.logf("kafka (kfake, pid %d) on %s, data in %s", cmd.Process.Pid, k.addr, k.dataDir)
+	k.logf("%s (kfake, pid %d) on %s, data in %s", k.name, cmd.Process.Pid, k.addr, k.dataDir)
 	return nil
 }
 

@@ -26,13 +26,23 @@ import (
 	"time"
 )
 
+// Extra is what a tier adds to the local cluster of RunWithConveyor.
+type Extra struct {
+	// WorkerTags are build tags of the image's conveyor-worker (conveyor_attack: the
+	// connectors of test/attackconnector).
+	WorkerTags []string
+	// Cluster changes the cluster's Options before it starts (SecureKafka, for instance).
+	Cluster func(*Options)
+}
+
 // RunWithConveyor is the TestMain body of a tier that runs in a local cluster with
 // Conveyor installed by its Helm chart (the chaos and adversarial tiers). It needs root
 // (the pods' mount namespaces): as another user it says so and returns 0. It builds the
 // Conveyor image, starts the cluster in a temporary folder, installs Conveyor, hands both
 // to ready, runs m, and stops the cluster, keeping the folder for its logs when a test
-// failed or the set-up did. name prefixes its messages and the folder.
-func RunWithConveyor(m *testing.M, name string, ready func(*Cluster, *Conveyor)) int {
+// failed or the set-up did. name prefixes its messages and the folder; extra adds a
+// tier's own parts (see Extra).
+func RunWithConveyor(m *testing.M, name string, ready func(*Cluster, *Conveyor), extra ...Extra) int {
 	if os.Geteuid() != 0 {
 		fmt.Printf("%s: the local cluster needs root (mount namespaces); skipping\n", name)
 		return 0
@@ -69,7 +79,11 @@ func RunWithConveyor(m *testing.M, name string, ready func(*Cluster, *Conveyor))
 		return 1
 	}
 	start := time.Now()
-	if err := BuildConveyorImage(ctx, imageDir); err != nil {
+	var workerTags []string
+	for _, e := range extra {
+		workerTags = append(workerTags, e.WorkerTags...)
+	}
+	if err := BuildConveyorImage(ctx, imageDir, workerTags...); err != nil {
 		fmt.Fprintf(os.Stderr, "%s: building the image: %v\n", name, err)
 		return 1
 	}
@@ -77,12 +91,18 @@ func RunWithConveyor(m *testing.M, name string, ready func(*Cluster, *Conveyor))
 	if testing.Verbose() {
 		log = os.Stderr
 	}
-	cluster, err := Start(ctx, Options{
+	opts := Options{
 		Dir:            filepath.Join(dir, "cluster"),
 		Images:         map[string]string{DefaultConveyorImage: imageDir},
 		RestartBackoff: time.Second,
 		Log:            log,
-	})
+	}
+	for _, e := range extra {
+		if e.Cluster != nil {
+			e.Cluster(&opts)
+		}
+	}
+	cluster, err := Start(ctx, opts)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: starting the local cluster: %v\n", name, err)
 		if cluster != nil {
