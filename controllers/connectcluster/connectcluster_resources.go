@@ -42,6 +42,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
@@ -163,6 +164,7 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 			if err := r.client.Delete(ctx, dep, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
 				return nil, fmt.Errorf("deleting the worker Deployment of a cluster in group conflict: %w", err)
 			}
+			r.applied.drop("Deployment/" + dep.Namespace + "/" + dep.Name)
 			log.Info("deleted the worker Deployment: group conflict", "winner", st.conflict.Winner.Key())
 		}
 		return st, nil
@@ -358,7 +360,7 @@ func applyChild(ctx context.Context, cl client.Client, reader client.Reader, cc 
 	if err := cl.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 		return nil, fmt.Errorf("applying %s %s: %w", kind, o.GetName(), err)
 	}
-	memo.record(key, sum, u.GetResourceVersion())
+	memo.record(cc.Namespace+"/"+cc.Name, key, sum, u.GetResourceVersion())
 	return u, nil
 }
 
@@ -433,6 +435,9 @@ func (r *Reconciler) deleteOwned(ctx context.Context, cc *v1alpha1.ConnectCluste
 	}
 	if err := r.client.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("deleting %s %s: %w", what, name, err)
+	}
+	if gvk, err := apiutil.GVKForObject(obj, r.client.Scheme()); err == nil {
+		r.applied.drop(gvk.Kind + "/" + cc.Namespace + "/" + name)
 	}
 	return nil
 }
