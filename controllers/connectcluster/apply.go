@@ -106,10 +106,3 @@ func (m *applyMemo) forget(owner string) {
 		return true
 	})
 }
-
-// len counts the children remembered.
-func (m *applyMemo) len() int {
-	n := 0
-	m.m.Range(func(_, _ any) bool { n++; return true })
-	return n
-}

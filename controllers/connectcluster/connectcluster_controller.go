@@ -428,5 +428,5 @@ func (r *Reconciler) CacheEntries() map[string]int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return map[string]int{"verified": len(r.verified), "eosChecked": len(r.eosChecked), "failures": len(r.failures),
-		"departed": len(r.departed), "clusterIDs": len(r.clusterIDs), "applied": r.applied.len()}
+		"departed": len(r.departed), "clusterIDs": len(r.clusterIDs), "applied": statusmetrics.SyncMapLen(&r.applied.m)}
 }

@@ -174,7 +174,7 @@ func (r *Reconciler) forget(connector string) {
 // by cache (the conveyor_operator_cache_entries metric).
 func (r *Reconciler) CacheEntries() map[string]int {
 	out := r.views.entries()
-	out["lastSent"] = syncMapLen(&r.lastSent)
+	out["lastSent"] = statusmetrics.SyncMapLen(&r.lastSent)
 	return out
 }
 

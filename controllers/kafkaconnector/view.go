@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers/statusmetrics"
 	"github.com/conveyor-dev/conveyor/controllers/workerclient"
 	"github.com/conveyor-dev/conveyor/runtime/connectapi"
 )
@@ -181,12 +182,6 @@ func (v *clusterViews) entries() map[string]int {
 	v.mu.Lock()
 	out := map[string]int{"views": len(v.views)}
 	v.mu.Unlock()
-	out["acted"], out["passed"], out["left"] = syncMapLen(&v.acted), syncMapLen(&v.passed), syncMapLen(&v.left)
+	out["acted"], out["passed"], out["left"] = statusmetrics.SyncMapLen(&v.acted), statusmetrics.SyncMapLen(&v.passed), statusmetrics.SyncMapLen(&v.left)
 	return out
-}
-
-func syncMapLen(m *sync.Map) int {
-	n := 0
-	m.Range(func(_, _ any) bool { n++; return true })
-	return n
 }

@@ -48,6 +48,13 @@ func Caches(reconciler string, entries func() map[string]int) {
 	caches.sources[reconciler] = entries
 }
 
+// SyncMapLen counts the entries of a sync.Map cache.
+func SyncMapLen(m *sync.Map) int {
+	n := 0
+	m.Range(func(_, _ any) bool { n++; return true })
+	return n
+}
+
 type cacheCollector struct {
 	desc    *prometheus.Desc
 	mu      sync.Mutex
