@@ -82,7 +82,8 @@ func formatEntries(m map[string]int) string {
 
 // TestCachesForgetDeletedObjects: 100 cycles, each creating a ConnectCluster
 // and a KafkaConnector on it, waiting until the connector runs, editing both
-// specs (a new generation of each, read by the next passes), then deleting
+// specs (a new generation of each, read by the next passes; the connector is
+// paused, so a state action is remembered too), then deleting
 // both. Afterwards every cache of both reconcilers holds no more entries
 // than before the cycles: what the passes kept about each object (cluster
 // views, per-connector marks, applied children, topic checks) went with it.
@@ -180,7 +181,10 @@ func cacheCycle(ctx context.Context, t *testing.T, name, topic string, midway fu
 	if err := k8s.Patch(ctx, cc, client.MergeFrom(orig)); err != nil {
 		t.Fatalf("editing ConnectCluster %s: %v", name, err)
 	}
-	patchKC(t, name, func(kc *v1alpha1.KafkaConnector) { kc.Spec.Config["partition.check.interval.ms"] = "600" })
+	patchKC(t, name, func(kc *v1alpha1.KafkaConnector) {
+		kc.Spec.Config["partition.check.interval.ms"] = "600"
+		kc.Spec.State = v1alpha1.ConnectorTargetPaused // a state action the reconciler remembers
+	})
 	waitReady(t, name)
 	testkit.Eventually(t, settle, "ConnectCluster "+name+" observed its edit", func() (bool, string) {
 		return clusterObserved(ctx, t, name)
