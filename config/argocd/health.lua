@@ -4,7 +4,7 @@
 -- conditions. Install it in argocd-cm as
 -- resource.customizations.health.connect.conveyor.dev_ConnectCluster and
 -- resource.customizations.health.connect.conveyor.dev_KafkaConnector
--- (see README.md, "GitOps health").
+-- (see docs/operations.md, "GitOps health").
 local hs = {status = "Progressing", message = "Waiting for the operator to report a status"}
 if obj.status == nil then
   return hs

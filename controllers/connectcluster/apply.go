@@ -49,10 +49,13 @@ func ApplyForm(o client.Object) (*unstructured.Unstructured, error) {
 // changed it since) sends nothing: at rest, and while a cluster's
 // connectors change its totals, the children are not re-applied on every
 // pass. Any change to the object (a user's edit, a deletion and re-creation)
-// changes its resourceVersion, and the apply is sent again.
+// changes its resourceVersion, and the apply is sent again. A child's entry
+// goes when the operator deletes the child (drop) or its cluster is gone
+// (forget).
 type applyMemo struct{ m sync.Map } // kind/namespace/name -> appliedChild
 
 type appliedChild struct {
+	owner           string // namespace/name of the ConnectCluster
 	sum             [sha256.Size]byte
 	resourceVersion string
 }
@@ -83,10 +86,23 @@ func (m *applyMemo) unchanged(key string, sum [sha256.Size]byte, live client.Obj
 	return sum == a.sum && live.GetResourceVersion() != "" && live.GetResourceVersion() == a.resourceVersion
 }
 
-// record remembers an apply (its sum) and the resourceVersion the API
-// server answered with.
-func (m *applyMemo) record(key string, sum [sha256.Size]byte, resourceVersion string) {
+// record remembers an apply of owner's child (its sum) and the
+// resourceVersion the API server answered with.
+func (m *applyMemo) record(owner, key string, sum [sha256.Size]byte, resourceVersion string) {
 	if m != nil {
-		m.m.Store(key, appliedChild{sum: sum, resourceVersion: resourceVersion})
+		m.m.Store(key, appliedChild{owner: owner, sum: sum, resourceVersion: resourceVersion})
 	}
+}
+
+// drop forgets one child.
+func (m *applyMemo) drop(key string) { m.m.Delete(key) }
+
+// forget drops every child of owner.
+func (m *applyMemo) forget(owner string) {
+	m.m.Range(func(k, v any) bool {
+		if v.(appliedChild).owner == owner {
+			m.m.Delete(k)
+		}
+		return true
+	})
 }

@@ -251,6 +251,7 @@ func NewReconciler(mgr ctrl.Manager, opts Options) *Reconciler {
 
 // SetupWithManager registers the controller. SetupIndexes must have run.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	statusmetrics.Caches("connectcluster", r.CacheEntries)
 	b := ctrl.NewControllerManagedBy(mgr)
 	if r.opts.Wake != nil {
 		b = b.WatchesRawSource(source.Channel(r.opts.Wake, &handler.EnqueueRequestForObject{}))
@@ -409,11 +410,23 @@ func (r *Reconciler) result(key types.NamespacedName, st *loopState) ctrl.Result
 	return ctrl.Result{RequeueAfter: r.opts.TopicRecheckInterval}
 }
 
+// forget drops what the reconciler keeps about a ConnectCluster that is gone.
 func (r *Reconciler) forget(key types.NamespacedName) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.verified, key)
+	delete(r.eosChecked, key)
 	delete(r.clusterIDs, key)
 	delete(r.departed, key)
 	delete(r.failures, key)
+	r.applied.forget(key.String())
+}
+
+// CacheEntries counts what the reconciler keeps in memory between passes,
+// by cache (the conveyor_operator_cache_entries metric).
+func (r *Reconciler) CacheEntries() map[string]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return map[string]int{"verified": len(r.verified), "eosChecked": len(r.eosChecked), "failures": len(r.failures),
+		"departed": len(r.departed), "clusterIDs": len(r.clusterIDs), "applied": statusmetrics.SyncMapLen(&r.applied.m)}
 }

@@ -42,6 +42,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
@@ -79,6 +80,16 @@ type loopState struct {
 	// unmanaged are the connectors no KafkaConnector manages (nil: not
 	// scanned this loop).
 	unmanaged *[]string
+
+	// What the steps pass on to the later ones.
+	connectors  []v1alpha1.KafkaConnector
+	conn        KafkaConnection
+	saslUser    string
+	connProblem *condition.Problem // Kafka's credentials, when unusable
+	replicas    *int32             // the Deployment's replicas; nil: the HPA's
+	children    *Children
+	// stopped ends the pass with the status recorded so far.
+	stopped bool
 }
 
 type topicsOutcome struct {
@@ -112,35 +123,79 @@ func GroupClaimOf(cc *v1alpha1.ConnectCluster) GroupClaim {
 	}
 }
 
-func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) (*loopState, error) {
-	log := logf.FromContext(ctx)
-	st := &loopState{}
+// clusterStep is one stage of a pass; it records in st what it saw and did.
+// An error ends the reconcile with that error (controller-runtime retries);
+// st.stopped ends the pass early with the status st holds.
+type clusterStep func(ctx context.Context, cc *v1alpha1.ConnectCluster, st *loopState) error
 
+// converge runs one pass: observe the connectors, Kafka and the group, check
+// the credentials and the internal topics, decide the replicas, build and
+// apply the children, then tidy up (departed members, the PodMonitor,
+// children no longer wanted). It stops at the first step that ends the pass.
+func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) (*loopState, error) {
+	st := &loopState{}
+	for _, step := range []clusterStep{
+		r.observeConnectors, r.observeKafka, r.observeGroup, r.checkCredentials,
+		r.checkTopics, r.decideReplicas, r.buildChildren, r.applyChildren,
+		r.removeDepartedMembers, r.convergePodMonitor, r.deleteUnwanted,
+	} {
+		if err := step(ctx, cc, st); err != nil {
+			return nil, err
+		}
+		if st.stopped {
+			break
+		}
+	}
+	return st, nil
+}
+
+// fail records a problem unless an earlier step recorded one, and asks for
+// a retry with backoff when retry is set.
+func (st *loopState) fail(reason, message string, retry bool) {
+	if st.problem == nil {
+		st.problem = &condition.Problem{Reason: reason, Message: message}
+	}
+	st.retry = st.retry || retry
+}
+
+// observeConnectors lists the cluster's connectors and sums their tasks.
+func (r *Reconciler) observeConnectors(ctx context.Context, cc *v1alpha1.ConnectCluster, st *loopState) error {
 	kcs, err := clusterConnectors(ctx, r.client, cc)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	totals := totalsOf(kcs)
-	st.totals = totals
+	st.connectors, st.totals = kcs, totalsOf(kcs)
+	return nil
+}
 
-	// The Kafka cluster id decides which clusters share a Kafka: asked
-	// first, so a cluster that names its Kafka another way never joins
-	// another's group, not even for one loop.
-	conn, saslUser, prob := KafkaConnectionFor(ctx, r.apiReader, cc)
-	self := GroupClaimOf(cc)
-	if prob == nil {
+// observeKafka reads how to reach Kafka and asks it for its cluster id. The
+// id decides which clusters share a Kafka: asked first, so a cluster that
+// names its Kafka another way never joins another's group, not even for one
+// loop.
+func (r *Reconciler) observeKafka(ctx context.Context, cc *v1alpha1.ConnectCluster, st *loopState) error {
+	st.conn, st.saslUser, st.connProblem = KafkaConnectionFor(ctx, r.apiReader, cc)
+	if st.connProblem == nil {
 		// When Kafka does not answer, the id recorded in status stands in
 		// and the topic check below reports the outage; no new workers
 		// start without an id Kafka gave this loop.
-		if id, err := r.kafkaClusterID(ctx, cc, conn); err == nil {
+		if id, err := r.kafkaClusterID(ctx, cc, st.conn); err == nil {
 			st.kafkaClusterID = id
-			self.KafkaClusterID = id
 		}
 	}
+	return nil
+}
 
+// observeGroup finds a conflict over the worker group and reads the worker
+// Deployment. The younger of two clusters claiming one group runs no
+// workers: its Deployment is deleted and the pass ends.
+func (r *Reconciler) observeGroup(ctx context.Context, cc *v1alpha1.ConnectCluster, st *loopState) error {
+	self := GroupClaimOf(cc)
+	if st.kafkaClusterID != "" {
+		self.KafkaClusterID = st.kafkaClusterID
+	}
 	var peers v1alpha1.ConnectClusterList
 	if err := r.client.List(ctx, &peers, client.MatchingFields{ClusterGroupIDIndex: cc.GroupID()}); err != nil {
-		return nil, fmt.Errorf("listing ConnectClusters claiming group %q: %w", cc.GroupID(), err)
+		return fmt.Errorf("listing ConnectClusters claiming group %q: %w", cc.GroupID(), err)
 	}
 	claims := make([]GroupClaim, 0, len(peers.Items))
 	for i := range peers.Items {
@@ -153,75 +208,95 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 	case apierrors.IsNotFound(err):
 		dep = nil
 	case err != nil:
-		return nil, fmt.Errorf("reading the worker Deployment: %w", err)
+		return fmt.Errorf("reading the worker Deployment: %w", err)
 	}
 	st.deployment = dep
 
-	if st.conflict != nil {
-		// Never let two clusters fight over one group: the younger one runs no workers.
-		if dep != nil && metav1.IsControlledBy(dep, cc) {
-			if err := r.client.Delete(ctx, dep, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
-				return nil, fmt.Errorf("deleting the worker Deployment of a cluster in group conflict: %w", err)
-			}
-			log.Info("deleted the worker Deployment: group conflict", "winner", st.conflict.Winner.Key())
-		}
-		return st, nil
+	if st.conflict == nil {
+		return nil
 	}
+	st.stopped = true
+	if dep != nil && metav1.IsControlledBy(dep, cc) {
+		if err := r.client.Delete(ctx, dep, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting the worker Deployment of a cluster in group conflict: %w", err)
+		}
+		r.applied.drop("Deployment/" + dep.Namespace + "/" + dep.Name)
+		logf.FromContext(ctx).Info("deleted the worker Deployment: group conflict", "winner", st.conflict.Winner.Key())
+	}
+	return nil
+}
+
+// checkCredentials ends the pass when Kafka's credentials or the REST token
+// Secret are not usable.
+func (r *Reconciler) checkCredentials(ctx context.Context, cc *v1alpha1.ConnectCluster, st *loopState) error {
+	prob := st.connProblem
 	if prob == nil {
 		prob = r.checkTokenSecret(ctx, cc)
 	}
 	if prob != nil {
-		st.problem = prob
-		st.retry = true
-		return st, nil
+		st.problem, st.retry, st.stopped = prob, true, true
 	}
+	return nil
+}
 
-	st.topics = r.ensureTopics(ctx, cc, conn)
+// checkTopics creates or checks the internal topics and, once they are in
+// place, whether the workers may use transactions.
+func (r *Reconciler) checkTopics(ctx context.Context, cc *v1alpha1.ConnectCluster, st *loopState) error {
+	st.topics = r.ensureTopics(ctx, cc, st.conn)
 	if st.topics.state == "failed" {
 		st.problem = &condition.Problem{Reason: st.topics.reason, Message: st.topics.message}
 		st.retry = true
 	}
 	if st.topics.state == "ok" {
-		eos := r.checkExactlyOnce(ctx, cc, conn)
+		eos := r.checkExactlyOnce(ctx, cc, st.conn)
 		st.eos = &eos
 		if eos.status != metav1.ConditionTrue && eos.reason != v1alpha1.ReasonExactlyOnceDisabled {
 			st.retry = true
 		}
 	}
+	return nil
+}
 
-	st.capacity = HardCeiling(cc, DesiredReplicas(cc.RequestedReplicas(), int64(totals.Tasks), int64(cc.MaxTasksPerWorker())), int64(totals.Tasks), int64(cc.MaxTasksPerWorker()))
-	replicas := ptr.To(st.capacity.Replicas)
-	if cc.AutoscalingEnabled() && r.opts.Autoscaler != nil {
-		res, err := r.opts.Autoscaler.ReconcileAutoscaling(ctx, cc, totals, DeploymentName(cc))
-		if err != nil {
-			res = AutoscalingResult{Autoscaling: ConditionValue{Reason: v1alpha1.ReasonReconcileFailed, Message: err.Error()}}
-			if st.problem == nil {
-				st.problem = &condition.Problem{Reason: v1alpha1.ReasonReconcileFailed, Message: "autoscaling: " + err.Error()}
-			}
-			st.retry = true
-		}
-		st.autoscaling = &res
-		if res.Active {
-			replicas = nil
-			if err := r.handOverReplicas(ctx, dep); err != nil {
-				if st.problem == nil {
-					st.problem = &condition.Problem{Reason: v1alpha1.ReasonReconcileFailed, Message: err.Error()}
-				}
-				st.retry = true
-				return st, nil
-			}
+// decideReplicas applies the capacity rule, or, with autoscaling active,
+// leaves the worker count to the HPA (the Deployment's replicas are handed
+// over first).
+func (r *Reconciler) decideReplicas(ctx context.Context, cc *v1alpha1.ConnectCluster, st *loopState) error {
+	tasks, perWorker := int64(st.totals.Tasks), int64(cc.MaxTasksPerWorker())
+	st.capacity = HardCeiling(cc, DesiredReplicas(cc.RequestedReplicas(), tasks, perWorker), tasks, perWorker)
+	st.replicas = ptr.To(st.capacity.Replicas)
+	if !cc.AutoscalingEnabled() || r.opts.Autoscaler == nil {
+		return nil
+	}
+	res, err := r.opts.Autoscaler.ReconcileAutoscaling(ctx, cc, st.totals, DeploymentName(cc))
+	if err != nil {
+		res = AutoscalingResult{Autoscaling: ConditionValue{Reason: v1alpha1.ReasonReconcileFailed, Message: err.Error()}}
+		st.fail(v1alpha1.ReasonReconcileFailed, "autoscaling: "+err.Error(), true)
+	}
+	st.autoscaling = &res
+	if res.Active {
+		st.replicas = nil
+		if err := r.handOverReplicas(ctx, st.deployment); err != nil {
+			st.fail(v1alpha1.ReasonReconcileFailed, err.Error(), true)
+			st.stopped = true
 		}
 	}
+	return nil
+}
 
-	token, metricsToken := "", ""
+// buildChildren renders every child from the spec, the generated tokens and
+// the Secrets the connectors may use; a spec that renders to nothing valid
+// ends the pass.
+func (r *Reconciler) buildChildren(ctx context.Context, cc *v1alpha1.ConnectCluster, st *loopState) error {
+	var token, metricsToken string
+	var err error
 	if GeneratesRestToken(cc) {
 		if token, err = r.generatedToken(ctx, cc, cc.RestTokenSecret(), "REST"); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if GeneratesMetricsToken(cc) {
 		if metricsToken, err = r.generatedToken(ctx, cc, cc.MetricsTokenSecret(), "metrics"); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	image := cc.Spec.Image
@@ -230,24 +305,28 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 	}
 	if image == "" {
 		st.problem = &condition.Problem{Reason: v1alpha1.ReasonInvalidSpec, Message: "spec.image is empty and the operator has no default worker image: set spec.image, or start the operator with --worker-image"}
-		return st, nil
+		st.stopped = true
+		return nil
 	}
-	children, err := BuildChildren(cc, ChildInputs{
+	st.children, err = BuildChildren(cc, ChildInputs{
 		Image:             image,
 		OperatorNamespace: r.opts.OperatorNamespace,
-		Replicas:          replicas,
+		Replicas:          st.replicas,
 		RestToken:         token,
 		MetricsToken:      metricsToken,
-		SASLUsername:      saslUser,
-		SecretNames:       AllowedSecretNames(cc, kcs...),
+		SASLUsername:      st.saslUser,
+		SecretNames:       AllowedSecretNames(cc, st.connectors...),
 	})
 	if err != nil {
-		if st.problem == nil {
-			st.problem = &condition.Problem{Reason: v1alpha1.ReasonInvalidSpec, Message: err.Error()}
-		}
-		return st, nil
+		st.fail(v1alpha1.ReasonInvalidSpec, err.Error(), false)
+		st.stopped = true
 	}
+	return nil
+}
 
+// applyChildren applies each child; the first that fails ends the pass.
+func (r *Reconciler) applyChildren(ctx context.Context, cc *v1alpha1.ConnectCluster, st *loopState) error {
+	children, dep := st.children, st.deployment
 	for _, o := range children.Objects() {
 		if o == children.Deployment && dep == nil && (st.topics.state != "ok" || st.kafkaClusterID == "") {
 			// No workers before their internal topics are in place and
@@ -259,51 +338,61 @@ func (r *Reconciler) converge(ctx context.Context, cc *v1alpha1.ConnectCluster) 
 			continue
 		}
 		if err := r.apply(ctx, cc, o); err != nil {
-			if st.problem == nil {
-				st.problem = &condition.Problem{Reason: v1alpha1.ReasonReconcileFailed, Message: err.Error()}
-			}
-			st.retry = true
-			return st, nil
+			st.fail(v1alpha1.ReasonReconcileFailed, err.Error(), true)
+			st.stopped = true
+			return nil
 		}
 		if o == children.Deployment {
 			st.deploymentCreated = dep == nil
 			st.appliedReplicas = children.Deployment.Spec.Replicas
 		}
 	}
-	if dep != nil && st.topics.state == "ok" {
-		removed, err := r.removeDeparted(ctx, cc, conn, kcs)
-		st.departed = removed
-		if err != nil {
-			// Not a problem of the cluster: the members time out by themselves.
-			log.Info("removing the group members of deleted worker pods failed; retrying later", "err", err.Error())
-		}
+	return nil
+}
+
+// removeDepartedMembers removes the group members of deleted worker pods
+// (departed.go). A failure is not a problem of the cluster: the members time
+// out by themselves.
+func (r *Reconciler) removeDepartedMembers(ctx context.Context, cc *v1alpha1.ConnectCluster, st *loopState) error {
+	if st.deployment == nil || st.topics.state != "ok" {
+		return nil
 	}
+	removed, err := r.removeDeparted(ctx, cc, st.conn, st.connectors)
+	st.departed = removed
+	if err != nil {
+		logf.FromContext(ctx).Info("removing the group members of deleted worker pods failed; retrying later", "err", err.Error())
+	}
+	return nil
+}
+
+// convergePodMonitor keeps or removes the PodMonitor (podmonitor.go).
+func (r *Reconciler) convergePodMonitor(ctx context.Context, cc *v1alpha1.ConnectCluster, st *loopState) error {
 	mon, err := r.reconcilePodMonitor(ctx, cc)
 	st.monitoring, st.monitoringDone = mon, true
 	if err != nil {
-		if st.problem == nil {
-			st.problem = &condition.Problem{Reason: v1alpha1.ReasonReconcileFailed, Message: "PodMonitor: " + err.Error()}
-		}
-		st.retry = true
+		st.fail(v1alpha1.ReasonReconcileFailed, "PodMonitor: "+err.Error(), true)
 	}
+	return nil
+}
+
+// deleteUnwanted deletes the children the spec no longer asks for: the
+// NetworkPolicy, and the Secrets Role and its binding when no connector
+// references a Secret (the workers may then read none).
+func (r *Reconciler) deleteUnwanted(ctx context.Context, cc *v1alpha1.ConnectCluster, st *loopState) error {
 	var unwanted []client.Object
-	if children.NetworkPolicy == nil {
+	if st.children.NetworkPolicy == nil {
 		unwanted = append(unwanted, &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: NetworkPolicyName(cc)}})
 	}
-	if children.SecretsRole == nil {
-		// No connector references a Secret: the workers may read none.
+	if st.children.SecretsRole == nil {
 		unwanted = append(unwanted, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: SecretsRoleName(cc)}},
 			&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: SecretsRoleName(cc)}})
 	}
 	for _, o := range unwanted {
 		if err := r.deleteOwned(ctx, cc, o, o.GetName()); err != nil {
-			if st.problem == nil {
-				st.problem = &condition.Problem{Reason: v1alpha1.ReasonReconcileFailed, Message: err.Error()}
-			}
-			st.retry = true
+			st.fail(v1alpha1.ReasonReconcileFailed, err.Error(), true)
 		}
 	}
-	return st, nil
+	return nil
 }
 
 // apply converges one child with server-side apply (ApplyChild); Secrets
@@ -358,7 +447,7 @@ func applyChild(ctx context.Context, cl client.Client, reader client.Reader, cc 
 	if err := cl.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 		return nil, fmt.Errorf("applying %s %s: %w", kind, o.GetName(), err)
 	}
-	memo.record(key, sum, u.GetResourceVersion())
+	memo.record(cc.Namespace+"/"+cc.Name, key, sum, u.GetResourceVersion())
 	return u, nil
 }
 
@@ -433,6 +522,9 @@ func (r *Reconciler) deleteOwned(ctx context.Context, cc *v1alpha1.ConnectCluste
 	}
 	if err := r.client.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("deleting %s %s: %w", what, name, err)
+	}
+	if gvk, err := apiutil.GVKForObject(obj, r.client.Scheme()); err == nil {
+		r.applied.drop(gvk.Kind + "/" + cc.Namespace + "/" + name)
 	}
 	return nil
 }

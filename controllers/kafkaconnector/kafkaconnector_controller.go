@@ -30,10 +30,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -135,18 +137,45 @@ type Reconciler struct {
 // metadata of Secrets (a Secret change enqueues the connectors that
 // reference it, through the SecretRefIndex registered here).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	statusmetrics.Caches("kafkaconnector", r.CacheEntries)
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.KafkaConnector{}, SecretRefIndex, SecretNamesOf); err != nil {
 		return fmt.Errorf("indexing KafkaConnectors by %s: %w", SecretRefIndex, err)
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.KafkaConnector{}).
-		Watches(&v1alpha1.ConnectCluster{}, handler.EnqueueRequestsFromMapFunc(r.connectorsOfCluster)).
+		Watches(&v1alpha1.ConnectCluster{}, forgetOnDelete{handler.EnqueueRequestsFromMapFunc(r.connectorsOfCluster), r.views.forgetCluster}).
 		// Metadata only: the values never enter the operator's cache; the
 		// reconcile reads the referenced Secrets one GET at a time.
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(ConnectorsUsingSecret(r.Client)), builder.OnlyMetadata).
 		Named("kafkaconnector").
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.concurrency()}).
 		Complete(r)
+}
+
+// forgetOnDelete passes every event on to its handler and, for a deleted
+// object, first calls forget with its namespace/name.
+type forgetOnDelete struct {
+	handler.EventHandler
+	forget func(key string)
+}
+
+func (h forgetOnDelete) Delete(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	h.forget(e.Object.GetNamespace() + "/" + e.Object.GetName())
+	h.EventHandler.Delete(ctx, e, q)
+}
+
+// forget drops what the reconciler keeps about a KafkaConnector that is gone.
+func (r *Reconciler) forget(connector string) {
+	r.views.forgetConnector(connector)
+	r.lastSent.Delete(connector)
+}
+
+// CacheEntries counts what the reconciler keeps in memory between passes,
+// by cache (the conveyor_operator_cache_entries metric).
+func (r *Reconciler) CacheEntries() map[string]int {
+	out := r.views.entries()
+	out["lastSent"] = statusmetrics.SyncMapLen(&r.lastSent)
+	return out
 }
 
 // connectorsOfCluster maps a ConnectCluster to requests for its connectors.
@@ -207,6 +236,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	kc := &v1alpha1.KafkaConnector{}
 	if err := r.Client.Get(ctx, req.NamespacedName, kc); err != nil {
 		if apierrors.IsNotFound(err) {
+			r.forget(req.String())
 			statusmetrics.DeleteConnector(req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)

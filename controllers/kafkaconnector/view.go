@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers/statusmetrics"
 	"github.com/conveyor-dev/conveyor/controllers/workerclient"
 	"github.com/conveyor-dev/conveyor/runtime/connectapi"
 )
@@ -42,10 +43,15 @@ import (
 // that one looked: what a pass acts on is never older than what it did or
 // saw. Reads are
 // numbered from one counter, so "after" does not depend on clocks.
+//
+// Everything here is forgotten with what it is about: a cluster's view when
+// the cluster is deleted (forgetCluster) or its spec changes (the next read
+// replaces it), a connector's marks when the KafkaConnector is gone
+// (forgetConnector). Entries counts them.
 type clusterViews struct {
 	seq   atomic.Uint64
 	mu    sync.Mutex
-	views map[string]*clusterView
+	views map[string]*clusterView // namespace/name of the ConnectCluster
 	// acted is the counter's value when each connector's last action ended.
 	acted sync.Map // namespace/name -> uint64
 	// passed is the counter's value when each connector's last pass looked.
@@ -54,9 +60,29 @@ type clusterViews struct {
 	left sync.Map // namespace/name -> string
 }
 
-// leave records the resourceVersion a pass left the KafkaConnector at.
+// leave records the resourceVersion a pass left the KafkaConnector at. A
+// connector seen for the first time counts as having just acted: no view
+// read before it was first seen serves it, however its first pass ended
+// (a KafkaConnector created after another of its name was forgotten must
+// not see the other in an older read).
 func (v *clusterViews) leave(connector, resourceVersion string) {
-	v.left.Store(connector, resourceVersion)
+	if _, seen := v.left.Swap(connector, resourceVersion); !seen {
+		v.markActed(connector)
+	}
+}
+
+// forgetConnector drops what is kept about a KafkaConnector that is gone.
+func (v *clusterViews) forgetConnector(connector string) {
+	v.left.Delete(connector)
+	v.passed.Delete(connector)
+	v.acted.Delete(connector)
+}
+
+// forgetCluster drops the view of a ConnectCluster that is gone.
+func (v *clusterViews) forgetCluster(cluster string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	delete(v.views, cluster)
 }
 
 // unchanged says the KafkaConnector is as its last pass left it.
@@ -73,6 +99,8 @@ type passMark struct {
 
 // clusterView is one whole-cluster read.
 type clusterView struct {
+	// of is the cluster read: its UID and generation (viewOf).
+	of      string
 	seq     uint64 // the counter when the read started
 	at      time.Time
 	done    chan struct{} // closed when the read ended
@@ -80,10 +108,11 @@ type clusterView struct {
 	err     error
 }
 
-// viewKey names a cluster's views; a change of the cluster's spec (its
-// generation) starts afresh.
-func viewKey(cc *v1alpha1.ConnectCluster) string {
-	return fmt.Sprintf("%s/%s/%s/%d", cc.Namespace, cc.Name, cc.UID, cc.Generation)
+// viewOf says which cluster a view read: a change of the cluster's spec
+// (its generation) or a new cluster of the same name starts afresh, the new
+// read replacing the old one.
+func viewOf(cc *v1alpha1.ConnectCluster) string {
+	return fmt.Sprintf("%s/%d", cc.UID, cc.Generation)
 }
 
 // markActed records that the connector's action just ended.
@@ -110,14 +139,14 @@ func (v *clusterViews) entry(ctx context.Context, cc *v1alpha1.ConnectCluster, w
 			after = max(after, pm.seq)
 		}
 	}
-	key := viewKey(cc)
+	key, of := cc.Namespace+"/"+cc.Name, viewOf(cc)
 	v.mu.Lock()
 	if v.views == nil {
 		v.views = map[string]*clusterView{}
 	}
 	cv := v.views[key]
 	usable := func(cv *clusterView) bool {
-		if cv == nil || cv.seq <= after {
+		if cv == nil || cv.of != of || cv.seq <= after {
 			return false
 		}
 		select {
@@ -128,7 +157,7 @@ func (v *clusterViews) entry(ctx context.Context, cc *v1alpha1.ConnectCluster, w
 		}
 	}
 	if !usable(cv) {
-		cv = &clusterView{seq: v.seq.Add(1), at: now, done: make(chan struct{})}
+		cv = &clusterView{of: of, seq: v.seq.Add(1), at: now, done: make(chan struct{})}
 		v.views[key] = cv
 		v.mu.Unlock()
 		cv.entries, cv.err = workers.Expanded(ctx)
@@ -146,4 +175,13 @@ func (v *clusterViews) entry(ctx context.Context, cc *v1alpha1.ConnectCluster, w
 	}
 	e, ok := cv.entries[name]
 	return e, ok && e.Status != nil
+}
+
+// entries counts what is kept, by cache.
+func (v *clusterViews) entries() map[string]int {
+	v.mu.Lock()
+	out := map[string]int{"views": len(v.views)}
+	v.mu.Unlock()
+	out["acted"], out["passed"], out["left"] = statusmetrics.SyncMapLen(&v.acted), statusmetrics.SyncMapLen(&v.passed), statusmetrics.SyncMapLen(&v.left)
+	return out
 }

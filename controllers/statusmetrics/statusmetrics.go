@@ -17,7 +17,8 @@ limitations under the License.
 // Package statusmetrics exports what the operator last wrote to the status
 // of each ConnectCluster and KafkaConnector as Prometheus gauges on the
 // operator's metrics endpoint, for the alerts the chart ships (a connector
-// not Ready for minutes, workers not Ready).
+// not Ready for minutes, workers not Ready), and how many entries the
+// reconcilers keep in memory (caches.go).
 package statusmetrics
 
 import (

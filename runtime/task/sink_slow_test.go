@@ -95,7 +95,7 @@ func TestSlowSinkSpreadsPartitionsOverNewTasksWithinSeconds(t *testing.T) {
 // A slow sink keeps committing what it wrote at the offset flush interval
 // while it works through a large fetch, and its records-read counter moves
 // with it: a whole fetch put in one go left the committed lag unchanged for
-// minutes (the README's rate demo: lag 29,369 for over 3 minutes while
+// minutes (the rate demo in docs/dev.md: lag 29,369 for over 3 minutes while
 // sink_record_read_total stood still).
 func TestSlowSinkCommitsWhileWorkingThroughABacklog(t *testing.T) {
 	c := cluster(t, map[string]int32{"in": 1})
