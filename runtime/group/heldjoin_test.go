@@ -30,14 +30,15 @@ import (
 // heldOpen is a group whose rebalances wait: member z joins with an 8s
 // rebalance timeout, syncs, then only heartbeats and never rejoins, so a
 // rebalance stays open for 8s after the last JoinGroup. joins counts the
-// JoinGroups that carry instance id who.
+// JoinGroups that carry instance id who. newHeldOpen returns it with member
+// a running, in one generation with z.
 type heldOpen struct {
 	c     *testCluster
 	joins atomic.Int32
 	stopZ chan struct{}
 }
 
-func newHeldOpen(t *testing.T, who string) *heldOpen {
+func newHeldOpen(t *testing.T, who string) (*heldOpen, *running) {
 	t.Helper()
 	k, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.GroupMinSessionTimeout(100*time.Millisecond))
 	if err != nil {
@@ -52,11 +53,14 @@ func newHeldOpen(t *testing.T, who string) *heldOpen {
 		}
 		return nil, nil, false
 	})
-	return h
+	a := h.c.startMember(t, heldConfig("a"), "a")
+	waitMembers(t, []*running{a}, "a")
+	h.joinZ(t)
+	waitMembers(t, []*running{a}, "a", "z")
+	return h, a
 }
 
-// joinZ adds z (after the members the test started first, so that they and
-// z form one generation).
+// joinZ adds z, which syncs and then only heartbeats until stopZ.
 func (h *heldOpen) joinZ(t *testing.T) {
 	t.Helper()
 	zc := h.c.client(t)
@@ -120,12 +124,7 @@ func (h *heldOpen) sentWhileHeld(t *testing.T, before int32, who string) {
 // re-sent JoinGroup would push the deadline out again; Kafka keeps the
 // deadline set when the rebalance began.
 func TestHeldJoinIsNotResent(t *testing.T) {
-	h := newHeldOpen(t, "a")
-	a := h.c.startMember(t, heldConfig("a"), "a")
-	waitMembers(t, []*running{a}, "a")
-	h.joinZ(t)
-	waitMembers(t, []*running{a}, "a", "z")
-
+	h, a := newHeldOpen(t, "a")
 	before := h.joins.Load()
 	a.h.rename("a2") // a rejoins with new metadata: a real rebalance, which waits for z
 	a.m.RequestRejoin()
@@ -142,12 +141,7 @@ func TestHeldJoinIsNotResent(t *testing.T) {
 // restarted workers re-sent theirs every 25s against a 20s deadline, and the
 // group never formed again.
 func TestFirstJoinIsNotResent(t *testing.T) {
-	h := newHeldOpen(t, "b")
-	a := h.c.startMember(t, heldConfig("a"), "a")
-	waitMembers(t, []*running{a}, "a")
-	h.joinZ(t)
-	waitMembers(t, []*running{a}, "a", "z")
-
+	h, a := newHeldOpen(t, "b")
 	before := h.joins.Load()
 	b := h.c.startMember(t, heldConfig("b"), "b") // a new process: its first JoinGroup waits for z
 	h.sentWhileHeld(t, before, "b")
