@@ -25,6 +25,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 // heldOpen is a group whose rebalances wait: member z joins with an 8s
@@ -146,4 +148,59 @@ func TestFirstJoinIsNotResent(t *testing.T) {
 	b := h.c.startMember(t, heldConfig("b"), "b") // a new process: its first JoinGroup waits for z
 	h.sentWhileHeld(t, before, "b")
 	waitMembers(t, []*running{a, b}, "a", "b")
+}
+
+// TestRestartDuringSyncIsCountedRight: a static member's process dies while
+// it waits in SyncGroup (the leader has not synced yet) and comes back at
+// once. kfake differs from Kafka here: replacing an incarnation that waits
+// in SyncGroup (groups.go replaceStaticMember, then removeMember) counts it
+// as a member that had joined, so the rebalance that follows counts one
+// joined member too few and completes only at its deadline (8s here),
+// however soon both members have joined; Kafka counts right. The returning
+// member waits until the group has left CompletingRebalance before it
+// takes its place (static.go), and the group forms at once.
+func TestRestartDuringSyncIsCountedRight(t *testing.T) {
+	k, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.GroupMinSessionTimeout(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(k.Close)
+	c := &testCluster{addrs: k.ListenAddrs()}
+	var armed, hold, fSynced atomic.Bool
+	k.ControlKey(int16(kmsg.SyncGroup), func(r kmsg.Request) (kmsg.Response, error, bool) {
+		k.KeepControl()
+		sr := r.(*kmsg.SyncGroupRequest)
+		switch {
+		case sr.InstanceID == nil || !armed.Load():
+		case *sr.InstanceID == "f":
+			fSynced.Store(true)
+		case *sr.InstanceID == "l" && hold.CompareAndSwap(true, false):
+			// The leader's SyncGroup arrives 1.5s late, once.
+			k.SleepControl(func() { time.Sleep(1500 * time.Millisecond) })
+		}
+		return nil, nil, false
+	})
+	cfg := func(instance string) Config {
+		return Config{Group: "workers", Protocol: "test-v1", InstanceID: instance,
+			SessionTimeout: 10 * time.Second, HeartbeatInterval: 300 * time.Millisecond, RebalanceTimeout: 8 * time.Second}
+	}
+	l := c.startMember(t, cfg("l"), "l")
+	waitMembers(t, []*running{l}, "l")
+	f := c.startMember(t, cfg("f"), "f")
+	waitMembers(t, []*running{l, f}, "f", "l")
+
+	hold.Store(true)
+	armed.Store(true)
+	l.h.rename("l2") // the leader rejoins with new metadata: a rebalance
+	l.m.RequestRejoin()
+	testkit.EventuallyTrue(t, 10*time.Second, "f waiting in SyncGroup for the leader's", fSynced.Load)
+	f.m.Abandon() // f's process dies (no LeaveGroup) and comes back at once
+	f.cl.Close()
+	start := time.Now()
+	f2 := c.startMember(t, cfg("f"), "f2")
+	formed := waitMembers(t, []*running{l, f2}, "f2", "l2").Sub(start)
+	t.Logf("the group formed %s after f's restart (the leader synced after 1.5s; rebalance timeout 8s)", formed.Round(10*time.Millisecond))
+	if formed > 5*time.Second {
+		t.Errorf("the group formed %s after f's restart: it waited for the rebalance deadline", formed)
+	}
 }
