@@ -27,7 +27,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/conveyor-dev/conveyor/runtime/group"
 	"github.com/conveyor-dev/conveyor/test/cluster/harness"
@@ -80,18 +79,6 @@ func TestHeavyKillStormHeals(t *testing.T) {
 	if err := ws[0].REST.PutConnector(ctx, "storm", src); err != nil {
 		t.Fatal(err)
 	}
-	// The leader's SyncGroup arrives a second after its JoinGroup was
-	// answered, as on a loaded machine (the chaos tier's, where the storm
-	// wedged the group): a worker killed meanwhile dies waiting in
-	// SyncGroup, and its restart is what kfake miscounts (see the group
-	// package's static.go).
-	e.broker.Kafka.ControlKey(int16(kmsg.SyncGroup), func(r kmsg.Request) (kmsg.Response, error, bool) {
-		e.broker.Kafka.KeepControl()
-		if len(r.(*kmsg.SyncGroupRequest).GroupAssignment) > 0 {
-			e.broker.Kafka.SleepControl(func() { time.Sleep(time.Second) })
-		}
-		return nil, nil, false
-	})
 	ids := countIDs(t, e.broker.Addr, "ids", healRecords)
 	if err := harness.Until(ctx, 60*time.Second, "5% of the ids in the topic", func(context.Context) (bool, error) {
 		return ids.distinct() >= healRecords/20, nil
