@@ -33,9 +33,10 @@ limitations under the License.
 //
 // A member never gives up because the group is slow to form: a failed or
 // timed-out join is retried with a growing backoff (RetryBackoff doubling up
-// to MaxRetryBackoff), and Waiting says what it waits for. JoinGroup and
-// SyncGroup wait rebalance.timeout.ms plus a margin before they count as timed
-// out, as Kafka's clients do.
+// to MaxRetryBackoff), and Waiting says what it waits for. SyncGroup waits
+// rebalance.timeout.ms plus a margin before it counts as timed out, as Kafka's
+// clients do; a JoinGroup is held longer, so that re-sent JoinGroups cannot
+// keep a rebalance open (see joinContext).
 //
 // Static membership (KIP-345): with InstanceID set, every request carries it,
 // so a restarted process with the same instance id takes back the place (and,
@@ -127,7 +128,7 @@ type Config struct {
 	Logger          *slog.Logger
 }
 
-// requestMargin is what a JoinGroup or SyncGroup may take beyond the
+// requestMargin is what a SyncGroup may take beyond the
 // rebalance timeout before it counts as timed out (Kafka's consumer allows
 // rebalance.timeout.ms + 5s).
 const requestMargin = 5 * time.Second

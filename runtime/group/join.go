@@ -116,8 +116,8 @@ func (m *Member) memberGone(err error) bool {
 	return false
 }
 
-// requestTimeout bounds a JoinGroup or SyncGroup: the coordinator may
-// hold either for up to the rebalance timeout.
+// requestTimeout bounds a SyncGroup: the coordinator may hold it for up
+// to the rebalance timeout.
 func (m *Member) requestTimeout() time.Duration { return m.cfg.RebalanceTimeout + requestMargin }
 
 // join sends JoinGroup until the coordinator answers with a generation; skip
@@ -159,7 +159,7 @@ func (m *Member) join(ctx context.Context) (gen Generation, members []JoinedMemb
 		case held:
 			return Generation{}, nil, false, fmt.Errorf("JoinGroup (held as long as the coordinator kept this member's session): %w", err)
 		default:
-			return Generation{}, nil, false, fmt.Errorf("JoinGroup (waited up to %s, rebalance.timeout.ms plus %s): %w", m.requestTimeout(), requestMargin, err)
+			return Generation{}, nil, false, fmt.Errorf("JoinGroup (held up to %s, %d rebalance timeouts, as a member that cannot heartbeat yet): %w", m.firstJoinHold(), firstJoinHoldTimeouts, err)
 		}
 		err = kerr.ErrorForCode(resp.ErrorCode)
 		switch {
@@ -212,7 +212,13 @@ var errJoinAbandoned = errors.New("abandoned: the coordinator no longer knows th
 //     reset the timer with the current max rebalance timeout"). A member
 //     that abandons its held JoinGroup and sends it again after 65s
 //     against a 60s deadline restarts the deadline each time; two such
-//     members kept a group in PreparingRebalance for minutes.
+//     members kept a group in PreparingRebalance for minutes. And kfake
+//     can miscount who is joining (a static member replaced while the
+//     old process waited in SyncGroup counts as not joining), so that
+//     deadline may be the only way the rebalance completes: three
+//     restarted workers re-sending their first JoinGroup every 25s
+//     against a 20s deadline kept it from firing for as long as anyone
+//     watched.
 //
 // So a member the coordinator already knows (it has a member id and a
 // generation, and heartbeats while it joins) keeps its one JoinGroup
@@ -221,18 +227,32 @@ var errJoinAbandoned = errors.New("abandoned: the coordinator no longer knows th
 // the join say the coordinator dropped the member (UNKNOWN_MEMBER_ID,
 // FENCED_INSTANCE_ID) or stopped answering for a session timeout, or when
 // the connection fails (kgo reports it); then it joins again as a new
-// member. A member the coordinator may not know yet (a first join) cannot
-// heartbeat, and keeps Kafka's bound. Whatever the retries do, what must
-// not stay in the group is a member that never rejoins: the static
-// identities of workers gone for good are removed by name (depart.go).
+// member. A member that cannot heartbeat yet (a first join: a restarted
+// static worker, or a new one) holds its JoinGroup for
+// firstJoinHoldTimeouts rebalance timeouts. Kafka answers it within one,
+// so the bound only guards against a coordinator that never answers; and
+// with each member re-sending at most once per that bound, up to that many
+// members leave the deadline a gap of a whole rebalance timeout to fire
+// in. Whatever the retries do, what must not stay in the group is a member
+// that never rejoins: the static identities of workers gone for good are
+// removed by name (depart.go).
 func (m *Member) joinContext(ctx context.Context, memberID string) (context.Context, bool, context.CancelFunc) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if memberID == "" || m.gen.ID <= 0 || m.gen.MemberID != memberID {
-		c, cancel := context.WithTimeout(ctx, m.requestTimeout())
+		c, cancel := context.WithTimeout(ctx, m.firstJoinHold())
 		return c, false, cancel
 	}
 	c, cancel := context.WithCancelCause(ctx)
 	m.abortJoin = cancel
 	return c, true, func() { cancel(nil) }
+}
+
+// firstJoinHoldTimeouts is how many rebalance timeouts a member that
+// cannot heartbeat yet holds its JoinGroup (see joinContext).
+const firstJoinHoldTimeouts = 10
+
+// firstJoinHold bounds the JoinGroup of a member that cannot heartbeat yet.
+func (m *Member) firstJoinHold() time.Duration {
+	return firstJoinHoldTimeouts * m.cfg.RebalanceTimeout
 }

@@ -18,6 +18,7 @@ package group
 
 import (
 	"context"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -41,22 +42,34 @@ type Resumer interface {
 
 // resumeMetadata returns the metadata a restarting static member joins
 // with: its previous incarnation's when the Handler accepts it, else nil.
+//
+// Before that, while the group is CompletingRebalance with the previous
+// incarnation in it, it waits (up to a rebalance timeout) for the group to
+// leave that state. kfake (groups.go replaceStaticMember) miscounts the
+// members that are joining when a static member replaces an incarnation
+// that was waiting in SyncGroup: the rebalance that follows counts one
+// joined member too few, so it completes only at its deadline, however
+// soon every member has joined. Replaced after the group left
+// CompletingRebalance, the incarnation waits in nothing and is counted
+// right. The state lasts until the leader's SyncGroup (milliseconds) or,
+// when the leader died, the coordinator's sync deadline; Kafka behaves the
+// same with or without the wait.
 func (m *Member) resumeMetadata(ctx context.Context) []byte {
-	r, ok := m.cfg.Handler.(Resumer)
-	if !ok || m.cfg.InstanceID == "" {
+	if m.cfg.InstanceID == "" {
 		return nil
 	}
-	req := kmsg.NewPtrDescribeGroupsRequest()
-	req.Groups = []string{m.cfg.Group}
-	dctx, cancel := context.WithTimeout(ctx, m.cfg.SessionTimeout)
-	resp, err := req.RequestWith(dctx, m.cfg.Client)
-	cancel()
-	if err != nil || len(resp.Groups) != 1 {
-		m.log.Debug("describing the group before a static rejoin", "err", err)
-		return nil
+	g, ok := m.describe(ctx)
+	for deadline := time.Now().Add(m.cfg.RebalanceTimeout); ok && g.State == "CompletingRebalance" && m.inGroup(g) && time.Now().Before(deadline); {
+		m.setPhase("waiting for the group to finish assigning its generation before taking back this worker's static membership")
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(m.cfg.HeartbeatInterval):
+		}
+		g, ok = m.describe(ctx)
 	}
-	g := resp.Groups[0]
-	if kerr.ErrorForCode(g.ErrorCode) != nil || g.State != "Stable" {
+	r, resumer := m.cfg.Handler.(Resumer)
+	if !ok || !resumer || g.State != "Stable" {
 		return nil
 	}
 	for _, gm := range g.Members {
@@ -69,4 +82,33 @@ func (m *Member) resumeMetadata(ctx context.Context) []byte {
 		}
 	}
 	return nil
+}
+
+// describe returns the group as DescribeGroups shows it; ok=false if it
+// cannot be read.
+func (m *Member) describe(ctx context.Context) (kmsg.DescribeGroupsResponseGroup, bool) {
+	req := kmsg.NewPtrDescribeGroupsRequest()
+	req.Groups = []string{m.cfg.Group}
+	dctx, cancel := context.WithTimeout(ctx, m.cfg.SessionTimeout)
+	resp, err := req.RequestWith(dctx, m.cfg.Client)
+	cancel()
+	if err != nil || len(resp.Groups) != 1 {
+		m.log.Debug("describing the group before a static rejoin", "err", err)
+		return kmsg.DescribeGroupsResponseGroup{}, false
+	}
+	g := resp.Groups[0]
+	if kerr.ErrorForCode(g.ErrorCode) != nil {
+		return kmsg.DescribeGroupsResponseGroup{}, false
+	}
+	return g, true
+}
+
+// inGroup reports whether g lists this member's instance id.
+func (m *Member) inGroup(g kmsg.DescribeGroupsResponseGroup) bool {
+	for _, gm := range g.Members {
+		if gm.InstanceID != nil && *gm.InstanceID == m.cfg.InstanceID {
+			return true
+		}
+	}
+	return false
 }

@@ -162,7 +162,7 @@ func TestWaitingSaysWhat(t *testing.T) {
 	t.Cleanup(cl.Close)
 	h := newListHandler("x")
 	m, err := New(Config{Client: cl, Group: "workers", Protocol: "test-v1", SessionTimeout: time.Second, InstanceID: "x",
-		RebalanceTimeout: 2 * time.Second, HeartbeatInterval: 200 * time.Millisecond, Handler: h, RetryBackoff: 20 * time.Millisecond})
+		RebalanceTimeout: 200 * time.Millisecond, HeartbeatInterval: 200 * time.Millisecond, Handler: h, RetryBackoff: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,10 @@ func TestWaitingSaysWhat(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- m.Run(context.Background()) }()
 	t.Cleanup(m.Abandon)
-	testkit.Eventually(t, 10*time.Second, "Waiting to report 4 failed attempts", func() (bool, string) {
+	// kgo re-sends a JoinGroup answered with a retriable error until the
+	// first-join hold (10 rebalance timeouts, 2s here) ends: an attempt
+	// fails about every 2s.
+	testkit.Eventually(t, 15*time.Second, "Waiting to report 4 failed attempts", func() (bool, string) {
 		w := m.Waiting()
 		return strings.Contains(w, "failed attempts in a row") && refused.Load() >= 4, w
 	})

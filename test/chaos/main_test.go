@@ -26,6 +26,15 @@ limitations under the License.
 // group's rebalance deadline on every join): a third of the records were
 // still missing 90s after the kills. A static worker's sink consumers are now
 // static members too.
+//
+// Found by the heavy storm and fixed (issue 32): restarted workers re-sent
+// their first JoinGroup every rebalance timeout plus 5s, and each re-send
+// restarted kfake's rebalance deadline, which kfake's miscount of a member
+// replaced while it waited in SyncGroup had made the only way out: no worker
+// Ready 35s after the faults. A sink task's static member left under the
+// name of a killed worker that no longer runs the task held the sink group
+// the same way. See the group package's join.go and static.go, and the task
+// package's sink_static.go.
 package chaos
 
 import (

@@ -34,11 +34,33 @@ import (
 type supervisor struct {
 	e     *env
 	pause time.Duration
-	mu    sync.Mutex
-	exits map[string]int  // name -> processes of it that ended
-	gone  map[string]bool // names never restarted again (a pod deleted for good)
-	stop  chan struct{}
-	wg    sync.WaitGroup
+	// crashLoop makes the pause the kubelet's CrashLoopBackOff: the first
+	// restart of a name at once, then pause, 2*pause, 4*pause...
+	crashLoop bool
+	mu        sync.Mutex
+	exits     map[string]int  // name -> processes of it that ended
+	gone      map[string]bool // names never restarted again (a pod deleted for good)
+	lastStart time.Time       // when the latest restart launched its process
+	stop      chan struct{}
+	wg        sync.WaitGroup
+}
+
+// restartDelay is the pause before restarting a name that ended exits times.
+func (s *supervisor) restartDelay(exits int) time.Duration {
+	if !s.crashLoop {
+		return s.pause
+	}
+	if exits <= 1 {
+		return 0
+	}
+	return s.pause << min(exits-2, 8)
+}
+
+// lastRestart is when the latest restart launched its process (zero if none).
+func (s *supervisor) lastRestart() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastStart
 }
 
 func supervise(e *env, pause time.Duration, ws ...*harness.Worker) *supervisor {
@@ -74,6 +96,7 @@ func (s *supervisor) loop(w *harness.Worker) {
 		s.mu.Lock()
 		s.exits[w.Name]++
 		gone := s.gone[w.Name]
+		delay := s.restartDelay(s.exits[w.Name])
 		s.mu.Unlock()
 		if gone {
 			return
@@ -81,7 +104,7 @@ func (s *supervisor) loop(w *harness.Worker) {
 		select {
 		case <-s.stop:
 			return
-		case <-time.After(s.pause):
+		case <-time.After(delay):
 		}
 		s.mu.Lock()
 		gone = s.gone[w.Name]
@@ -94,6 +117,9 @@ func (s *supervisor) loop(w *harness.Worker) {
 			s.e.t.Errorf("restarting %s: %v", w.Name, err)
 			return
 		}
+		s.mu.Lock()
+		s.lastStart = time.Now()
+		s.mu.Unlock()
 		w = nw
 	}
 }
