@@ -157,6 +157,13 @@ type State struct {
 	// Unstable lists the workers whose work was released recently, for the
 	// crash-loop guard.
 	Unstable []UnstableWorker `json:"unstable,omitempty"`
+	// Left lists the workers that left on purpose in the last round
+	// (Member.Leaving). Every member keeps the state it was sent and names
+	// them in its next metadata (Metadata.Departed), so a leader that
+	// missed that round (its SyncGroup lost to a leaver's LeaveGroup, say)
+	// and remembers their work under their names moves it at once instead
+	// of holding it as lost work.
+	Left []string `json:"left,omitempty"`
 }
 
 // LostWorker is a worker that vanished without leaving on purpose, and the
@@ -476,6 +483,12 @@ func Assign(in Input) Result {
 			Tasks:      append(slices.Clone(prev.Tasks), assigned[i].Tasks...),
 		}.Sorted()
 	}
+	for i, m := range members {
+		if m.Leaving && !slices.Contains(res.State.Left, workers[i]) {
+			res.State.Left = append(res.State.Left, workers[i])
+		}
+	}
+	slices.Sort(res.State.Left)
 	if len(res.State.Workers) == 0 {
 		res.State.Workers = nil
 	}

@@ -217,6 +217,33 @@ func TestGracefulLeaveMovesAtOnce(t *testing.T) {
 		res = Assign(Input{Members: apply(members[:2], res), Connectors: conns, Previous: res.State, Now: t0, LostWorkerDelay: delay})
 		check(t, res, members[:2])
 	})
+	t.Run("leaving flag, seen by a member but not by the next leader", func(t *testing.T) {
+		// Round 2: c leaves on purpose; b's SyncGroup loses the race with
+		// c's LeaveGroup, so b keeps round 1's state and owns only its own.
+		leaving := slices.Clone(members)
+		leaving[2].Leaving = true
+		leaving[2].Owned = Assignment{}
+		second := Assign(Input{Members: leaving, Connectors: conns, Previous: first.State, Now: t0, LostWorkerDelay: delay})
+		if !slices.Equal(second.State.Left, []string{"c"}) {
+			t.Fatalf("state of the round c left in: Left %v, want [c]", second.State.Left)
+		}
+		a := members[0]
+		a.Owned = second.Members["m-a"].Assigned
+		departed := second.State.Left // in a's next metadata (Metadata.Departed): a was sent this state
+		b := members[1]
+		// Round 3, led by b with round 1's state: c's work is not held.
+		res := Assign(Input{Members: []Member{a, b}, Connectors: conns, Previous: first.State, Now: t0, LostWorkerDelay: delay, Departed: departed})
+		if res.Delay != 0 {
+			t.Errorf("delay %v, want none: c left on purpose in the round a saw", res.Delay)
+		}
+		n := 0
+		for _, m := range res.Members {
+			n += len(m.Assigned.Tasks)
+		}
+		if n != 6 {
+			t.Errorf("%d tasks assigned, want all 6", n)
+		}
+	})
 	t.Run("leaving flag, still owning", func(t *testing.T) {
 		leaving := slices.Clone(members)
 		leaving[2].Leaving = true

@@ -59,6 +59,10 @@ type Metadata struct {
 	Owned        Assignment
 	// Leaving: see Member.Leaving.
 	Leaving bool
+	// Departed names the workers that left on purpose in the last round
+	// this member was sent (State.Left): the leader passes them on as
+	// Input.Departed.
+	Departed []string
 }
 
 // Member returns the Member the leader sees for metadata m of memberID.
@@ -105,6 +109,7 @@ type wireMetadata struct {
 	ConfigOffset int64          `json:"configOffset"`
 	Owned        wireAssignment `json:"owned"`
 	Leaving      bool           `json:"leaving,omitempty"`
+	Departed     []string       `json:"departed,omitempty"`
 }
 
 type wireSync struct {
@@ -125,6 +130,8 @@ type wireState struct {
 	Lost    []wireLost                `json:"lost,omitempty"`
 	// Unstable is State.Unstable, as it is.
 	Unstable []UnstableWorker `json:"unstable,omitempty"`
+	// Left is State.Left, as it is.
+	Left []string `json:"left,omitempty"`
 }
 
 type wireLost struct {
@@ -148,6 +155,7 @@ func stateToWire(st *State) *wireState {
 		w.Lost = append(w.Lost, wireLost{WorkerID: lw.WorkerID, Held: toWire(lw.Held), Deadline: lw.Deadline})
 	}
 	w.Unstable = st.Unstable
+	w.Left = st.Left
 	return w
 }
 
@@ -186,6 +194,7 @@ func stateFromWire(w *wireState) (*State, error) {
 		}
 		st.Unstable = append(st.Unstable, UnstableWorker{WorkerID: u.WorkerID, Releases: r})
 	}
+	st.Left = w.Left
 	return st, nil
 }
 
@@ -257,6 +266,7 @@ func EncodeMetadata(m Metadata) []byte {
 		ConfigOffset: m.ConfigOffset,
 		Owned:        toWire(m.Owned),
 		Leaving:      m.Leaving,
+		Departed:     m.Departed,
 	})
 	if err != nil {
 		panic(fmt.Sprintf("assignor: encoding member metadata: %v", err)) // plain data: cannot fail
@@ -277,7 +287,7 @@ func DecodeMetadata(b []byte) (Metadata, error) {
 	if err != nil {
 		return Metadata{}, err
 	}
-	return Metadata{Version: w.Version, WorkerID: w.WorkerID, URL: w.URL, ConfigOffset: w.ConfigOffset, Owned: owned, Leaving: w.Leaving}, nil
+	return Metadata{Version: w.Version, WorkerID: w.WorkerID, URL: w.URL, ConfigOffset: w.ConfigOffset, Owned: owned, Leaving: w.Leaving, Departed: w.Departed}, nil
 }
 
 // EncodeAssignment encodes a member's assignment, always as the current

@@ -19,6 +19,7 @@ package assignor
 import (
 	"bytes"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +28,7 @@ import (
 func TestMetadataRoundTrip(t *testing.T) {
 	for _, m := range []Metadata{
 		{Version: Version, WorkerID: "10.0.0.1:8083"},
-		{Version: Version, WorkerID: "w", URL: "http://10.0.0.1:8083", ConfigOffset: 42, Leaving: true,
+		{Version: Version, WorkerID: "w", URL: "http://10.0.0.1:8083", ConfigOffset: 42, Leaving: true, Departed: []string{"d", "e"},
 			Owned: Assignment{Connectors: []string{"a", "b"}, Tasks: append(tasksOf("b", 0, 7), tasksOf("a", 3)...)}},
 	} {
 		got, err := DecodeMetadata(EncodeMetadata(m))
@@ -35,7 +36,7 @@ func TestMetadataRoundTrip(t *testing.T) {
 			t.Fatalf("decoding %+v: %v", m, err)
 		}
 		if got.Version != Version || got.WorkerID != m.WorkerID || got.URL != m.URL || got.ConfigOffset != m.ConfigOffset ||
-			got.Leaving != m.Leaving || !got.Owned.Equal(m.Owned) {
+			got.Leaving != m.Leaving || !got.Owned.Equal(m.Owned) || !slices.Equal(got.Departed, m.Departed) {
 			t.Errorf("round trip of %+v gave %+v", m, got)
 		}
 		if want := m.Owned.Sorted(); !slicesEqualTasks(got.Owned, want) {
@@ -72,6 +73,7 @@ func TestAssignmentRoundTrip(t *testing.T) {
 		{Version: Version, LeaderState: &State{
 			Workers: map[string]Assignment{"a": {Connectors: []string{"x"}, Tasks: tasksOf("x", 0, 2)}, "b": {}},
 			Lost:    []LostWorker{{WorkerID: "c", Held: Assignment{Tasks: tasksOf("x", 1)}, Deadline: t0.Add(1234567 * time.Nanosecond)}},
+			Left:    []string{"d"},
 		}},
 	} {
 		got, err := DecodeAssignment(EncodeAssignment(a))

@@ -87,7 +87,7 @@ func (c *clusterMember) Metadata() ([]byte, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	md := assignor.Metadata{Version: assignor.Version, WorkerID: c.workerID, URL: c.url,
-		ConfigOffset: c.configs.Offset(), Owned: c.owned, Leaving: c.leaving}
+		ConfigOffset: c.configs.Offset(), Owned: c.owned, Leaving: c.leaving, Departed: c.state.Left}
 	if c.leaving {
 		md.Owned = assignor.Assignment{}
 	}
@@ -113,12 +113,14 @@ func (c *clusterMember) Resume(previous []byte) ([]byte, bool) {
 func (c *clusterMember) Assign(ctx context.Context, gen group.Generation, joined []group.JoinedMember) (map[string][]byte, error) {
 	start := time.Now()
 	members := make([]assignor.Member, 0, len(joined))
+	var departed []string // workers that left on purpose in a round some member saw
 	for _, j := range joined {
 		md, err := assignor.DecodeMetadata(j.Metadata)
 		if err != nil {
 			return nil, fmt.Errorf("metadata of member %s: %w", j.ID, err)
 		}
 		members = append(members, md.Member(j.ID))
+		departed = append(departed, md.Departed...)
 	}
 	rctx, cancel := context.WithTimeout(ctx, c.readTimeout)
 	err := c.configs.ReadToEnd(rctx)
@@ -141,7 +143,7 @@ func (c *clusterMember) Assign(ctx context.Context, gen group.Generation, joined
 	c.mu.Lock()
 	prev := c.state
 	c.mu.Unlock()
-	res := assignor.Assign(assignor.Input{Members: members, Connectors: c.configs.TaskCounts(), Previous: prev,
+	res := assignor.Assign(assignor.Input{Members: members, Connectors: c.configs.TaskCounts(), Previous: prev, Departed: departed,
 		Now: time.Now(), LostWorkerDelay: c.lostDelay, MaxTasksPerMember: c.maxTasks, CrashLoop: crashLoopGuard(c.lostDelay)})
 	for _, m := range members {
 		ma := res.Members[m.MemberID]
