@@ -498,6 +498,16 @@ func (t *Task) SetSinkLag(n int64) {
 	t.progress.work.Store(n)
 }
 
+// SetSinkWork overrides the work SetSinkLag gave the stall detector: a
+// sink whose polls return nothing has no work it could make progress on,
+// whatever its lag (see task.SinkRunner).
+func (t *Task) SetSinkWork(n int64) {
+	if t == nil {
+		return
+	}
+	t.progress.work.Store(n)
+}
+
 // SetPartitionCount sets the number of partitions assigned to a sink task.
 func (t *Task) SetPartitionCount(n int) {
 	if t == nil {

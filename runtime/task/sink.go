@@ -103,6 +103,11 @@ type SinkRunner struct {
 	given     map[data.TopicPartition]int64           // next offset after the last record handed to the task
 	hwm       map[data.TopicPartition]int64
 	noCommit  bool // set on failure: rebalance callbacks close partitions without flushing
+	// idlePoll: the last poll returned no records. The lag then counts
+	// nothing the task could be given: on a topic written in transactions
+	// the committed offset stays before each partition's last transaction
+	// marker, so a caught-up sink keeps a lag of one record per partition.
+	idlePoll bool
 
 	// snapshots for calls from the task's own goroutines, lock-free
 	assignSnap atomic.Pointer[[]data.TopicPartition]
@@ -195,11 +200,6 @@ func (r *SinkRunner) ConsumerOpts() []kgo.Opt {
 		kgo.BlockRebalanceOnPoll(),
 		kgo.DisableAutoCommit(),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), // auto.offset.reset=earliest, as Kafka Connect
-		// Transaction markers reach the runner (never the task), so that its
-		// position and commits move past them as the Java consumer's do: a
-		// sink caught up on a transactional topic commits the partition's
-		// end and has no lag (deliverLocked).
-		kgo.KeepControlRecords(),
 		kgo.FetchMaxBytes(r.cfg.FetchMaxBytes),
 		kgo.FetchMaxPartitionBytes(r.cfg.FetchMaxBytes),
 		kgo.OnPartitionsAssigned(r.onAssigned),
@@ -287,6 +287,12 @@ func (r *SinkRunner) updateLagLocked() {
 	n := r.lagLocked()
 	r.lag.Store(n)
 	r.cfg.Metrics.SetSinkLag(n)
+	// The stall detector's work: the lag while polls return records, none
+	// once they return nothing (a task stuck in Put polls no more, so its
+	// work stays what the last poll left).
+	if r.idlePoll {
+		r.cfg.Metrics.SetSinkWork(0)
+	}
 }
 
 func (r *SinkRunner) lagLocked() int64 {
@@ -395,6 +401,7 @@ func (r *SinkRunner) loop(ctx context.Context) error {
 		}
 
 		r.mu.Lock()
+		r.idlePoll = fetches.NumRecords() == 0
 		err := r.deliverLocked(ctx, fetches, &batch)
 		if err == nil {
 			err = r.applyResetsLocked()
@@ -507,12 +514,6 @@ func (r *SinkRunner) deliverLocked(ctx context.Context, fetches kgo.Fetches, bat
 		pending := false
 		for _, kr := range p.Records {
 			n++
-			if kr.Attrs.IsControl() {
-				// A transaction's commit or abort marker: consumed, never
-				// a record of the topic's.
-				consumed, pending = kgo.EpochOffset{Epoch: kr.LeaderEpoch, Offset: kr.Offset + 1}, true
-				continue
-			}
 			read++
 			if len(slab) == 0 {
 				slab = make([]plugin.SinkRecord, max(min(left-n+1, limit-len(b)), 1))
