@@ -18,10 +18,8 @@ package task
 
 import (
 	"context"
-	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -56,11 +54,11 @@ func (r *SinkRunner) leaveStatic(cl *kgo.Client) {
 // group open until its session expires (on kfake, where a member killed
 // while its JoinGroup was held has no session, until the rebalance
 // deadline, which the consumers' re-sent JoinGroups keep pushing out).
-// Then, while the group is CompletingRebalance with this task's previous
-// incarnation in it, it waits up to a rebalance timeout for the group to
-// leave that state: kfake miscounts the joining members when an
-// incarnation that waited in SyncGroup is replaced (see the group
-// package's static.go). Failures are logged; the consumer joins anyway.
+// Failures are logged; the consumer joins anyway. (It does not wait, as a
+// restarted worker does, while the group completes a rebalance with its
+// previous incarnation in it: in the cluster tier that wait, up to a
+// rebalance timeout before the first JoinGroup, held other tasks'
+// JoinGroups until they timed out.)
 func (r *SinkRunner) takeOverStatic(ctx context.Context) {
 	cl, err := kgo.NewClient(r.cfg.clientOpts(nil)...)
 	if err != nil {
@@ -83,22 +81,5 @@ func (r *SinkRunner) takeOverStatic(ctx context.Context) {
 		r.cfg.Logger.Warn("removing this task's static members on other workers failed", "error", err)
 	} else if len(removed[sinkGroup]) > 0 {
 		r.cfg.Logger.Info("removed this task's static members on other workers", "members", removed[sinkGroup])
-	}
-	wait := r.cfg.RebalanceTimeout
-	if wait <= 0 {
-		wait = time.Minute
-	}
-	for deadline := time.Now().Add(wait); time.Now().Before(deadline); {
-		gs, err := adm.DescribeGroups(ctx, sinkGroup)
-		if err != nil || gs[sinkGroup].State != "CompletingRebalance" || !slices.ContainsFunc(gs[sinkGroup].Members, func(m kadm.DescribedGroupMember) bool {
-			return m.InstanceID != nil && *m.InstanceID == r.cfg.InstanceID
-		}) {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(200 * time.Millisecond):
-		}
 	}
 }
