@@ -168,7 +168,14 @@ func RealPath(path string) (string, error) {
 	if !errors.Is(err, os.ErrNotExist) {
 		return "", fmt.Errorf("resolving %s: %w", path, err)
 	}
-	if _, lerr := os.Lstat(path); lerr == nil {
+	if fi, lerr := os.Lstat(path); lerr == nil {
+		if fi.Mode()&os.ModeSymlink == 0 {
+			// Not a link: the file was created between the two looks (two
+			// tasks opening one file at once). It exists now: resolve again.
+			if real, err := filepath.EvalSymlinks(path); err == nil {
+				return real, nil
+			}
+		}
 		return "", fmt.Errorf("%w: %s is a link to a path that does not exist", ErrRefused, path)
 	}
 	dir, base := filepath.Split(path)

@@ -253,9 +253,6 @@ func (r *SinkRunner) Start(ctx context.Context) error {
 		cctx, ccancel := context.WithCancel(ctx)
 		r.cancelClient = ccancel
 		defer ccancel()
-		if r.cfg.InstanceID != "" {
-			r.takeOverStatic(ctx)
-		}
 		opts := r.cfg.clientOpts(append(r.ConsumerOpts(), kgo.WithContext(cctx)))
 		// Holding mu while creating the client keeps the rebalance
 		// callbacks (which take mu) from seeing a nil client.
