@@ -38,26 +38,43 @@ assets() {
   CONVEYOR_PG_BIN=$(hack/postgres.sh)
   export CONVEYOR_PG_BIN
   echo "CONVEYOR_PG_BIN=$CONVEYOR_PG_BIN"
-  # The sink connectors' servers: redis-server (Debian) and versitygw (S3,
-  # built into the cache), see hack/redis.sh and hack/versitygw.sh.
   CONVEYOR_REDIS_SERVER=$(hack/redis.sh)
-  CONVEYOR_VERSITYGW=$(hack/versitygw.sh)
-  export CONVEYOR_REDIS_SERVER CONVEYOR_VERSITYGW
-  echo "CONVEYOR_REDIS_SERVER=$CONVEYOR_REDIS_SERVER CONVEYOR_VERSITYGW=$CONVEYOR_VERSITYGW"
-  # ZincSearch, the Elasticsearch-compatible server of the Elasticsearch
-  # sink's smoke test (built once into ~/.cache/conveyor).
-  CONVEYOR_ZINCSEARCH=$(hack/zincsearch.sh)
-  export CONVEYOR_ZINCSEARCH
-  echo "CONVEYOR_ZINCSEARCH=$CONVEYOR_ZINCSEARCH"
-  KUBEBUILDER_ASSETS=$(hack/build-test-binaries.sh all)
+  export CONVEYOR_REDIS_SERVER
+  # The other servers are Go builds of modules of their own (first time: minutes each). They
+  # run side by side with the Kubernetes and KEDA builds below: on a cold machine the builds
+  # wait on module downloads and single-threaded links, and a second build fills those gaps.
+  #   versitygw   the S3 server of the S3 sink's tests (hack/versitygw.sh)
+  #   zincsearch  the Elasticsearch-compatible server of the Elasticsearch sink's smoke test
+  #   prometheus  the server the e2e tier runs (Kubernetes discovery; Debian's has none)
+  local out s; out=$(mktemp -d)
+  local -A pids=()
+  for s in versitygw zincsearch prometheus; do
+    timed "hack/$s.sh" >"$out/$s" &
+    pids[$s]=$!
+  done
+  KUBEBUILDER_ASSETS=$(timed hack/build-test-binaries.sh all)
   export KUBEBUILDER_ASSETS
   echo "KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS"
   # KEDA's operator and metrics API server, for test/e2e/autoscale and `make dev`.
-  echo "KEDA=$(hack/build-keda.sh)"
-  # The Prometheus server the e2e tier runs (Kubernetes discovery; Debian's has none).
-  CONVEYOR_PROMETHEUS=$(hack/prometheus.sh)
-  export CONVEYOR_PROMETHEUS
+  echo "KEDA=$(timed hack/build-keda.sh)"
+  for s in versitygw zincsearch prometheus; do
+    wait "${pids[$s]}" || { echo "assets: hack/$s.sh failed" >&2; return 1; }
+  done
+  CONVEYOR_VERSITYGW=$(<"$out/versitygw") CONVEYOR_ZINCSEARCH=$(<"$out/zincsearch")
+  CONVEYOR_PROMETHEUS=$(<"$out/prometheus")
+  rm -rf "$out"
+  export CONVEYOR_VERSITYGW CONVEYOR_ZINCSEARCH CONVEYOR_PROMETHEUS
+  echo "CONVEYOR_REDIS_SERVER=$CONVEYOR_REDIS_SERVER CONVEYOR_VERSITYGW=$CONVEYOR_VERSITYGW"
+  echo "CONVEYOR_ZINCSEARCH=$CONVEYOR_ZINCSEARCH"
   echo "CONVEYOR_PROMETHEUS=$CONVEYOR_PROMETHEUS"
+}
+# timed CMD...: runs CMD and, when it took more than a few seconds (a build, not a cache hit),
+# says how long on stderr: the cold-machine figures of each step.
+timed() {
+  local start=$SECONDS rc=0
+  "$@" || rc=$?
+  (( SECONDS - start > 3 )) && echo "assets: $1 took $((SECONDS - start))s" >&2
+  return $rc
 }
 pkgs_of() { go list "$@" 2>/dev/null || true; }
 
