@@ -29,6 +29,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/conveyor-dev/conveyor/test/localcluster"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 	"github.com/conveyor-dev/conveyor/test/testkit/servers"
 )
 
@@ -202,7 +203,7 @@ func TestBlastRadius(t *testing.T) {
 		}
 		return out, nil
 	}
-	if err := localcluster.Poll(ctx, 3*time.Minute, "the healthy pipelines streaming into PostgreSQL", func(ctx context.Context) (bool, error) {
+	if err := testkit.Until(ctx, 3*time.Minute, "the healthy pipelines streaming into PostgreSQL", func(ctx context.Context) (bool, error) {
 		c, err := counts(ctx)
 		if err != nil {
 			return false, err
@@ -239,7 +240,7 @@ func TestBlastRadius(t *testing.T) {
 
 	// The connector whose goroutine panicked is FAILED with the panic.
 	var trace string
-	if err := localcluster.Poll(ctx, 2*time.Minute, "the RedisSink's task FAILED with the panic", func(ctx context.Context) (bool, error) {
+	if err := testkit.Until(ctx, 2*time.Minute, "the RedisSink's task FAILED with the panic", func(ctx context.Context) (bool, error) {
 		st, err := blastStatus(ctx, "panics")
 		if err != nil {
 			return false, err
@@ -262,7 +263,7 @@ func TestBlastRadius(t *testing.T) {
 	// The connector whose config would exhaust memory is refused, naming
 	// the key and its bound.
 	var msg string
-	if err := localcluster.Poll(ctx, 2*time.Minute, "the RangeSource refused naming ranges", func(ctx context.Context) (bool, error) {
+	if err := testkit.Until(ctx, 2*time.Minute, "the RangeSource refused naming ranges", func(ctx context.Context) (bool, error) {
 		out, err := cluster.RunKubectl(ctx, "", "get", "kafkaconnector", "-n", blastNS, "exhausts", "-o", "jsonpath={.status.conditions[?(@.type==\"Ready\")].message}")
 		if err != nil {
 			return false, err
@@ -277,7 +278,7 @@ func TestBlastRadius(t *testing.T) {
 	// The healthy pipelines finish: every record in PostgreSQL, every
 	// task RUNNING, no worker container restarted, no pod replaced.
 	var got map[string]int64
-	_ = localcluster.Poll(ctx, 3*time.Minute, "every healthy record in PostgreSQL", func(ctx context.Context) (bool, error) {
+	_ = testkit.Until(ctx, 3*time.Minute, "every healthy record in PostgreSQL", func(ctx context.Context) (bool, error) {
 		var err error
 		got, err = counts(ctx)
 		for _, n := range got {
@@ -292,7 +293,7 @@ func TestBlastRadius(t *testing.T) {
 		missing += blastRecords - got[name]
 	}
 	var notRunning string
-	if err := localcluster.Poll(ctx, 30*time.Second, "the healthy connectors RUNNING", func(ctx context.Context) (bool, error) {
+	if err := testkit.Until(ctx, 30*time.Second, "the healthy connectors RUNNING", func(ctx context.Context) (bool, error) {
 		for _, name := range healthy {
 			for _, c := range []string{"src-" + name, "sink-" + name} {
 				st, err := blastStatus(ctx, c)

@@ -33,6 +33,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/conveyor-dev/conveyor/test/localcluster"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 const (
@@ -178,7 +179,7 @@ func run(t *testing.T, sc scenario) {
 	}
 	conns := []string{"src-" + sc.name, "sink-" + sc.name}
 	counter := newRowCounter(t, db)
-	if err := localcluster.Poll(ctx, 2*time.Minute, "10% of the records in PostgreSQL", func(ctx context.Context) (bool, error) {
+	if err := testkit.Until(ctx, 2*time.Minute, "10% of the records in PostgreSQL", func(ctx context.Context) (bool, error) {
 		rows, _, err := counter.count(ctx)
 		return rows >= records/10, err
 	}); err != nil {
@@ -191,7 +192,7 @@ func run(t *testing.T, sc scenario) {
 	// CrashLoopBackOff holds a killed worker down longer, from its
 	// restart: how long the kubelet waits is not the workers' doing.
 	bound := 30*time.Second + lostWorkerDelay
-	err = localcluster.Poll(ctx, bound+time.Minute, "every worker Ready and every task RUNNING", func(ctx context.Context) (bool, error) {
+	err = testkit.Until(ctx, bound+time.Minute, "every worker Ready and every task RUNNING", func(ctx context.Context) (bool, error) {
 		return allRunning(ctx, conns...)
 	})
 	converged := time.Now()
@@ -210,7 +211,7 @@ func run(t *testing.T, sc scenario) {
 	// The last count read stands (a count cut short by the deadline
 	// reads nothing).
 	var rows, distinct int64
-	if err := localcluster.Poll(ctx, 90*time.Second, "every record in PostgreSQL", func(ctx context.Context) (bool, error) {
+	if err := testkit.Until(ctx, 90*time.Second, "every record in PostgreSQL", func(ctx context.Context) (bool, error) {
 		r, d, err := counter.count(ctx)
 		if err == nil {
 			rows, distinct = r, d

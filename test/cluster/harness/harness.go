@@ -40,6 +40,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 // BuildWorker builds ./runtime/cmd/conveyor-worker of the module that holds
@@ -262,7 +264,7 @@ func (c *Cluster) Start(ctx context.Context, name string) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = Until(ctx, 60*time.Second, "worker "+name+" serving /health", func(ctx context.Context) (bool, error) {
+	err = testkit.Until(ctx, 60*time.Second, "worker "+name+" serving /health", func(ctx context.Context) (bool, error) {
 		if w.Exited() {
 			return false, fmt.Errorf("worker %s exited: %v", name, w.err)
 		}
@@ -353,7 +355,7 @@ func (c *Cluster) Running() []*Worker {
 // leader, waiting up to timeout for them to agree.
 func (c *Cluster) Leader(ctx context.Context, timeout time.Duration) (*Worker, error) {
 	var leader *Worker
-	err := Until(ctx, timeout, "the workers to agree on a leader", func(ctx context.Context) (bool, error) {
+	err := testkit.Until(ctx, timeout, "the workers to agree on a leader", func(ctx context.Context) (bool, error) {
 		leader = nil
 		ws := c.Running()
 		var url string
@@ -491,33 +493,6 @@ func (w *Worker) Wait(timeout time.Duration) error {
 		return nil
 	case <-time.After(timeout):
 		return fmt.Errorf("worker %s still running %s after the signal", w.Name, timeout)
-	}
-}
-
-// Until polls cond every 25ms until it returns true, an error that is not
-// transient (cond returns ok=false with err: remembered and retried), or
-// the timeout passes; the error then names what was awaited and the last
-// error seen.
-func Until(ctx context.Context, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	var last error
-	for {
-		ok, err := cond(ctx)
-		if ok {
-			return nil
-		}
-		if err != nil {
-			last = err
-		}
-		select {
-		case <-ctx.Done():
-			if last != nil {
-				return fmt.Errorf("timed out after %s waiting for %s (last error: %v)", timeout, what, last)
-			}
-			return fmt.Errorf("timed out after %s waiting for %s", timeout, what)
-		case <-time.After(25 * time.Millisecond):
-		}
 	}
 }
 
