@@ -35,7 +35,7 @@ import (
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgtest"
+	"github.com/conveyor-dev/conveyor/test/testkit/servers/pgtest"
 	"github.com/conveyor-dev/conveyor/test/localcluster"
 )
 

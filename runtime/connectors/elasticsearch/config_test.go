@@ -27,7 +27,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/conveyor-dev/conveyor/runtime/connectors/elasticsearch/estest"
+	"github.com/conveyor-dev/conveyor/test/testkit/servers/estest"
 	"github.com/conveyor-dev/conveyor/runtime/data"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/plugin/plugintest"

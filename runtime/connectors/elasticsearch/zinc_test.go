@@ -29,7 +29,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/conveyor-dev/conveyor/runtime/connectors/elasticsearch/estest"
+	"github.com/conveyor-dev/conveyor/test/testkit/servers/estest"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/test/testkit"
 )

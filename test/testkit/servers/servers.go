@@ -23,6 +23,10 @@ limitations under the License.
 // *testing.T, so benchmark programs can use it; see [T] for tests.
 //
 // Missing binaries fail (they do not skip): make test installs them.
+//
+// Every test server lives here: this package (Redis, S3), pgtest (a
+// PostgreSQL server of its own) and estest (an Elasticsearch stand-in and
+// ZincSearch).
 package servers
 
 import (

@@ -33,7 +33,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgtest"
+	"github.com/conveyor-dev/conveyor/test/testkit/servers/pgtest"
 	"github.com/conveyor-dev/conveyor/runtime/converter"
 	"github.com/conveyor-dev/conveyor/runtime/kafkalog"
 	"github.com/conveyor-dev/conveyor/runtime/kafkatest"

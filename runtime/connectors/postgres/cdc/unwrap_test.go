@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgtest"
+	"github.com/conveyor-dev/conveyor/test/testkit/servers/pgtest"
 	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/sink"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/store"

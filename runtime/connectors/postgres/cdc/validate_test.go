@@ -24,7 +24,7 @@ import (
 
 	"github.com/jackc/pglogrepl"
 
-	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgtest"
+	"github.com/conveyor-dev/conveyor/test/testkit/servers/pgtest"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
 

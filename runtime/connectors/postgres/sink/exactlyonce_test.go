@@ -20,7 +20,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgtest"
+	"github.com/conveyor-dev/conveyor/test/testkit/servers/pgtest"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/plugin/plugintest"
 )
