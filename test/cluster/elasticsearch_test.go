@@ -28,9 +28,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/conveyor-dev/conveyor/test/testkit/servers/estest"
 	"github.com/conveyor-dev/conveyor/test/cluster/harness"
 	"github.com/conveyor-dev/conveyor/test/testkit"
+	"github.com/conveyor-dev/conveyor/test/testkit/servers/estest"
 )
 
 // TestElasticsearchSinkStandinRedeliveryAfterSIGKILL: 100k records (80k

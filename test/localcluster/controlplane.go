@@ -36,6 +36,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/conveyor-dev/conveyor/test/testkit/certs"
 )
 
 // controlPlane is etcd + kube-apiserver (driven by envtest's ControlPlane, with the
@@ -278,15 +280,15 @@ const hpaDownscaleStabilization = 15 * time.Second
 // address), routes to a Service's endpoints rather than its ClusterIP (no kube-proxy), and
 // authenticates to the aggregated servers with a front-proxy client certificate.
 func configureAggregation(api *envtest.APIServer, dir string) error {
-	ca, err := newCertAuthority("localcluster-front-proxy-ca")
+	ca, err := certs.NewCA("localcluster-front-proxy-ca")
 	if err != nil {
 		return err
 	}
-	crt, key, err := ca.issue("front-proxy-client", nil)
+	crt, key, err := ca.Issue("front-proxy-client")
 	if err != nil {
 		return err
 	}
-	files := map[string][]byte{"front-proxy-ca.crt": ca.certPEM, "front-proxy-client.crt": crt, "front-proxy-client.key": key}
+	files := map[string][]byte{"front-proxy-ca.crt": ca.PEM, "front-proxy-client.crt": crt, "front-proxy-client.key": key}
 	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(dir, "apiserver", name), data, 0o600); err != nil {
 			return fmt.Errorf("writing %s: %w", name, err)

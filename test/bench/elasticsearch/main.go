@@ -58,9 +58,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/conveyor-dev/conveyor/runtime/connectors/elasticsearch"
-	"github.com/conveyor-dev/conveyor/test/testkit/servers/estest"
 	"github.com/conveyor-dev/conveyor/runtime/task"
 	"github.com/conveyor-dev/conveyor/runtime/worker"
+	"github.com/conveyor-dev/conveyor/test/testkit/servers/estest"
 )
 
 var (
