@@ -56,66 +56,6 @@ const (
 	blastPipelines = 2
 )
 
-func blastClusterManifest() string {
-	return fmt.Sprintf(`apiVersion: connect.conveyor.dev/v1alpha1
-kind: ConnectCluster
-metadata:
-  name: %s
-spec:
-  replicas: %d
-  kafka:
-    bootstrapServers: %s
-  storage:
-    replicationFactor: 1
-    offsetPartitions: 3
-    statusPartitions: 1
-  config:
-    offset.flush.interval.ms: "1000"
-    session.timeout.ms: "6000"
-    heartbeat.interval.ms: "1000"
-    rebalance.timeout.ms: "20000"
-  maxTasksPerWorker: 8
-  rebalance:
-    lostWorkerDelay: 5s
-`, blastCluster, blastWorkers, cluster.KafkaAddr)
-}
-
-// blastPipeline is a healthy RangeSource → Kafka → PostgresSink pair.
-func blastPipeline(name, topic, dbURL string) string {
-	return fmt.Sprintf(`apiVersion: connect.conveyor.dev/v1alpha1
-kind: KafkaConnector
-metadata:
-  name: src-%[1]s
-spec:
-  clusterRef: {name: %[2]s}
-  class: RangeSource
-  tasksMax: 3
-  config:
-    topic: %[3]s
-    count: "%[4]d"
-    rate: "%[5]d"
-    record.size: "16"
-    batch.size: "500"
----
-apiVersion: connect.conveyor.dev/v1alpha1
-kind: KafkaConnector
-metadata:
-  name: sink-%[1]s
-spec:
-  clusterRef: {name: %[2]s}
-  class: PostgresSink
-  tasksMax: 3
-  config:
-    topics: %[3]s
-    connection.url: "%[6]s"
-    table.name.format: %[1]s
-    auto.create: "true"
-    insert.mode: insert
-    pk.mode: none
-    batch.size: "2000"
-`, name, blastCluster, topic, blastRecords, blastRate, dbURL)
-}
-
 // blastAttackers are the two bad connectors, as a tenant would write them.
 func blastAttackers(redisAddr string) string {
 	return fmt.Sprintf(`apiVersion: connect.conveyor.dev/v1alpha1
@@ -153,7 +93,8 @@ func TestBlastRadius(t *testing.T) {
 	if _, err := cluster.RunKubectl(ctx, "", "create", "namespace", blastNS); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cluster.RunKubectl(ctx, blastClusterManifest(), "apply", "-n", blastNS, "-f", "-"); err != nil {
+	if _, err := cluster.RunKubectl(ctx, localcluster.StreamCluster{Name: blastCluster, Replicas: blastWorkers, Kafka: cluster.KafkaAddr,
+		FlushInterval: time.Second, LostWorkerDelay: 5 * time.Second}.Manifest(), "apply", "-n", blastNS, "-f", "-"); err != nil {
 		t.Fatal(err)
 	}
 	pods, err := cv.WaitWorkersReady(ctx, blastNS, blastCluster, blastWorkers, 3*time.Minute)
@@ -182,7 +123,8 @@ func TestBlastRadius(t *testing.T) {
 		if _, err := adm.CreateTopic(ctx, 3, 1, nil, topic); err != nil {
 			t.Fatalf("creating topic %s: %v", topic, err)
 		}
-		if _, err := cluster.RunKubectl(ctx, blastPipeline(name, topic, pg.URL(db)), "apply", "-n", blastNS, "-f", "-"); err != nil {
+		if _, err := cluster.RunKubectl(ctx, localcluster.Pipeline{Name: name, Cluster: blastCluster, Topic: topic, Records: blastRecords, Rate: blastRate,
+			SinkTasks: 3, DatabaseURL: pg.URL(db), Table: name}.Manifest(), "apply", "-n", blastNS, "-f", "-"); err != nil {
 			t.Fatal(err)
 		}
 		healthy = append(healthy, name)

@@ -49,65 +49,6 @@ const (
 	partitions      = 6
 )
 
-func clusterManifest() string {
-	return fmt.Sprintf(`apiVersion: connect.conveyor.dev/v1alpha1
-kind: ConnectCluster
-metadata:
-  name: %s
-spec:
-  replicas: %d
-  kafka:
-    bootstrapServers: %s
-  storage:
-    replicationFactor: 1
-    offsetPartitions: 3
-    statusPartitions: 1
-  config:
-    offset.flush.interval.ms: "%d"
-    session.timeout.ms: "6000"
-    heartbeat.interval.ms: "1000"
-    rebalance.timeout.ms: "20000"
-  maxTasksPerWorker: 8
-  rebalance:
-    lostWorkerDelay: %s
-`, clusterName, workers, cluster.KafkaAddr, flushInterval.Milliseconds(), lostWorkerDelay)
-}
-
-func connectorsManifest(name, topic, dbURL string) string {
-	return fmt.Sprintf(`apiVersion: connect.conveyor.dev/v1alpha1
-kind: KafkaConnector
-metadata:
-  name: src-%[1]s
-spec:
-  clusterRef: {name: %[2]s}
-  class: RangeSource
-  tasksMax: 3
-  config:
-    topic: %[3]s
-    count: "%[4]d"
-    rate: "%[5]d"
-    record.size: "16"
-    batch.size: "500"
----
-apiVersion: connect.conveyor.dev/v1alpha1
-kind: KafkaConnector
-metadata:
-  name: sink-%[1]s
-spec:
-  clusterRef: {name: %[2]s}
-  class: PostgresSink
-  tasksMax: %[6]d
-  config:
-    topics: %[3]s
-    connection.url: "%[7]s"
-    table.name.format: records
-    auto.create: "true"
-    insert.mode: insert
-    pk.mode: none
-    batch.size: "2000"
-`, name, clusterName, topic, records, rate, partitions, dbURL)
-}
-
 var setupOnce sync.Once
 
 // setup creates the namespace and the ConnectCluster once for all scenarios.
@@ -119,7 +60,8 @@ func setup(t *testing.T) {
 		if _, err = cluster.RunKubectl(ctx, "", "create", "namespace", ns); err != nil {
 			return
 		}
-		if _, err = cluster.RunKubectl(ctx, clusterManifest(), "apply", "-n", ns, "-f", "-"); err != nil {
+		if _, err = cluster.RunKubectl(ctx, localcluster.StreamCluster{Name: clusterName, Replicas: workers, Kafka: cluster.KafkaAddr,
+			FlushInterval: flushInterval, LostWorkerDelay: lostWorkerDelay}.Manifest(), "apply", "-n", ns, "-f", "-"); err != nil {
 			return
 		}
 		_, err = cv.WaitWorkersReady(ctx, ns, clusterName, workers, 3*time.Minute)
@@ -174,7 +116,8 @@ func run(t *testing.T, sc scenario) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cluster.RunKubectl(ctx, connectorsManifest(sc.name, topic, pg.URL(db)), "apply", "-n", ns, "-f", "-"); err != nil {
+	if _, err := cluster.RunKubectl(ctx, localcluster.Pipeline{Name: sc.name, Cluster: clusterName, Topic: topic, Records: records, Rate: rate,
+		SinkTasks: partitions, DatabaseURL: pg.URL(db), Table: "records"}.Manifest(), "apply", "-n", ns, "-f", "-"); err != nil {
 		t.Fatal(err)
 	}
 	conns := []string{"src-" + sc.name, "sink-" + sc.name}
