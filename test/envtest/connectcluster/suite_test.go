@@ -39,6 +39,7 @@ import (
 	"github.com/conveyor-dev/conveyor/controllers"
 	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
 	"github.com/conveyor-dev/conveyor/test/testkit/envkit"
+	"github.com/conveyor-dev/conveyor/test/testkit/proc"
 )
 
 const (
@@ -131,13 +132,12 @@ func startControllerManager(env *envtest.Environment, assets string) (func(), er
 		return nil, err
 	}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
+	kcm, err := proc.Start(cmd, func() { _ = logFile.Close() })
+	if err != nil {
 		return nil, err
 	}
 	return func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		_ = logFile.Close()
+		kcm.Kill()
 		if os.Getenv("CONVEYOR_KEEP_KCM_LOG") == "" {
 			_ = os.RemoveAll(dir)
 		} else {
