@@ -31,6 +31,7 @@ import (
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 	"github.com/conveyor-dev/conveyor/controllers/autoscaling"
+	"github.com/conveyor-dev/conveyor/controllers/clusterkit"
 	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
 	"github.com/conveyor-dev/conveyor/controllers/kafkaconnector"
 	"github.com/conveyor-dev/conveyor/controllers/workerclient"
@@ -121,7 +122,7 @@ func podMonitorServed(dc discovery.ServerResourcesInterface) (bool, error) {
 // Setup registers every reconciler with the manager.
 func Setup(mgr ctrl.Manager, opts Options) error {
 	// The field indexes are shared by the reconcilers: register them once.
-	if err := connectcluster.SetupIndexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
+	if err := clusterkit.SetupIndexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
 	ccOpts := opts.ConnectCluster

@@ -4,7 +4,7 @@
 # (PostgreSQL refuses to run as root), and prints the folder of the server
 # binaries (initdb, postgres). Fast and silent when everything is there.
 #
-# The tests (runtime/connectors/postgres/pgtest) start their own server from
+# The tests (test/testkit/servers/pgtest) start their own server from
 # these binaries: as user conveyor-pg, in a temporary data folder, on a free
 # loopback port, with wal_level=logical. Set CONVEYOR_PG_BIN to use other
 # binaries.

@@ -33,7 +33,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
-	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
+	"github.com/conveyor-dev/conveyor/controllers/clusterkit"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
 
@@ -42,7 +42,7 @@ import (
 // +kubebuilder:rbac:groups=keda.sh,resources=scaledobjects;triggerauthentications,verbs=get;list;watch;create;patch;delete
 
 // Converger keeps a cluster's derived ScaledObject and TriggerAuthentication
-// as the builders say. It implements connectcluster.Autoscaler: the
+// as the builders say. It implements clusterkit.Autoscaler: the
 // ConnectCluster reconciler calls it once per loop and writes the
 // conditions it returns (one status writer).
 type Converger struct {
@@ -85,20 +85,20 @@ func (c *Converger) features() Features {
 	return f
 }
 
-var _ connectcluster.Autoscaler = (*Converger)(nil)
+var _ clusterkit.Autoscaler = (*Converger)(nil)
 
 // derivedLabels are the labels of the derived objects: the cluster's
 // common child labels.
 func derivedLabels(cc *v1alpha1.ConnectCluster) map[string]string {
-	return connectcluster.CommonLabels(cc)
+	return clusterkit.CommonLabels(cc)
 }
 
-// ReconcileAutoscaling implements connectcluster.Autoscaler.
-func (c *Converger) ReconcileAutoscaling(ctx context.Context, cc *v1alpha1.ConnectCluster, totals connectcluster.Totals, deploymentName string) (connectcluster.AutoscalingResult, error) {
+// ReconcileAutoscaling implements clusterkit.Autoscaler.
+func (c *Converger) ReconcileAutoscaling(ctx context.Context, cc *v1alpha1.ConnectCluster, totals clusterkit.Totals, deploymentName string) (clusterkit.AutoscalingResult, error) {
 	t := Target{DeploymentName: deploymentName, Labels: derivedLabels(cc)}
 	served := c.KEDA != nil && c.KEDA.Served()
-	result := func(cond metav1.Condition, active bool, d *Decision) connectcluster.AutoscalingResult {
-		r := connectcluster.AutoscalingResult{Active: active, Autoscaling: value(cond)}
+	result := func(cond metav1.Condition, active bool, d *Decision) clusterkit.AutoscalingResult {
+		r := clusterkit.AutoscalingResult{Active: active, Autoscaling: value(cond)}
 		if d != nil {
 			r.CapacityRaised = value(d.Condition(cc.Generation))
 		}
@@ -107,15 +107,15 @@ func (c *Converger) ReconcileAutoscaling(ctx context.Context, cc *v1alpha1.Conne
 	if !cc.AutoscalingEnabled() || !served {
 		if served {
 			if err := c.deleteDerived(ctx, cc, t, true, true); err != nil {
-				return connectcluster.AutoscalingResult{}, err
+				return clusterkit.AutoscalingResult{}, err
 			}
 		}
 		return result(AutoscalingCondition(ConditionInput{Enabled: cc.AutoscalingEnabled(), KEDAServed: served}, cc.Generation), false, nil), nil
 	}
 
 	var list v1alpha1.KafkaConnectorList
-	if err := c.Client.List(ctx, &list, client.InNamespace(cc.Namespace), client.MatchingFields{connectcluster.ConnectorClusterRefIndex: cc.Name}); err != nil {
-		return connectcluster.AutoscalingResult{}, fmt.Errorf("listing the connectors of ConnectCluster %s/%s: %w", cc.Namespace, cc.Name, err)
+	if err := c.Client.List(ctx, &list, client.InNamespace(cc.Namespace), client.MatchingFields{clusterkit.ConnectorClusterRefIndex: cc.Name}); err != nil {
+		return clusterkit.AutoscalingResult{}, fmt.Errorf("listing the connectors of ConnectCluster %s/%s: %w", cc.Namespace, cc.Name, err)
 	}
 	connectors := c.resolveTopics(ctx, cc, ConnectorsFrom(list.Items))
 	f := c.features()
@@ -124,24 +124,24 @@ func (c *Converger) ReconcileAutoscaling(ctx context.Context, cc *v1alpha1.Conne
 
 	if ta != nil && so != nil {
 		if _, err := c.apply(ctx, cc, ta); err != nil {
-			return connectcluster.AutoscalingResult{}, err
+			return clusterkit.AutoscalingResult{}, err
 		}
 	} else if err := c.deleteDerived(ctx, cc, t, false, true); err != nil {
-		return connectcluster.AutoscalingResult{}, err
+		return clusterkit.AutoscalingResult{}, err
 	}
 	if so == nil {
 		if err := c.deleteDerived(ctx, cc, t, true, false); err != nil {
-			return connectcluster.AutoscalingResult{}, err
+			return clusterkit.AutoscalingResult{}, err
 		}
 		return result(AutoscalingCondition(ConditionInput{Enabled: true, KEDAServed: true}, cc.Generation), false, &d), nil
 	}
 	stored, err := c.apply(ctx, cc, so)
 	if err != nil {
-		return connectcluster.AutoscalingResult{}, err
+		return clusterkit.AutoscalingResult{}, err
 	}
 	var applied kedav1alpha1.ScaledObject
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(stored.Object, &applied); err != nil {
-		return connectcluster.AutoscalingResult{}, fmt.Errorf("reading the applied ScaledObject %s/%s: %w", so.Namespace, so.Name, err)
+		return clusterkit.AutoscalingResult{}, fmt.Errorf("reading the applied ScaledObject %s/%s: %w", so.Namespace, so.Name, err)
 	}
 	cond := AutoscalingCondition(ConditionInput{
 		Enabled: true, KEDAServed: true, Triggers: len(so.Spec.Triggers),
@@ -169,18 +169,18 @@ func (c *Converger) resolveTopics(ctx context.Context, cc *v1alpha1.ConnectClust
 	return ResolveRegexTopics(cs, slices.DeleteFunc(all, reserved.Reserved))
 }
 
-func value(c metav1.Condition) connectcluster.ConditionValue {
-	return connectcluster.ConditionValue{Status: c.Status == metav1.ConditionTrue, Reason: c.Reason, Message: c.Message}
+func value(c metav1.Condition) clusterkit.ConditionValue {
+	return clusterkit.ConditionValue{Status: c.Status == metav1.ConditionTrue, Reason: c.Reason, Message: c.Message}
 }
 
 // apply owns obj by the cluster and converges it with server-side apply, as
-// every child of a ConnectCluster is (connectcluster.ApplyChild explains the
+// every child of a ConnectCluster is (clusterkit.ApplyChild explains the
 // choice), reading past the cache since KEDA's CRDs are optional.
 func (c *Converger) apply(ctx context.Context, cc *v1alpha1.ConnectCluster, obj client.Object) (*unstructured.Unstructured, error) {
 	if err := controllerutil.SetControllerReference(cc, obj, c.Client.Scheme()); err != nil {
 		return nil, fmt.Errorf("owning %T %s/%s: %w", obj, obj.GetNamespace(), obj.GetName(), err)
 	}
-	return connectcluster.ApplyChild(ctx, c.Client, c.reader(), cc, obj)
+	return clusterkit.ApplyChild(ctx, c.Client, c.reader(), cc, obj)
 }
 
 // deleteDerived deletes the ScaledObject and/or TriggerAuthentication of the

@@ -30,7 +30,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
-	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
+	"github.com/conveyor-dev/conveyor/controllers/clusterkit"
 )
 
 // BoundsInput is what the replica bounds depend on.
@@ -102,7 +102,7 @@ func AutoscalingDecision(in BoundsInput) Decision {
 	switch {
 	case in.HardMax && floor > maxR:
 		d.Reason = v1alpha1.ReasonTasksWaitForMaxReplicas
-		d.Message = connectcluster.TasksWaitMessage(int64(in.TotalEffectiveTasks), int64(in.MaxTasksPerWorker), int64(floor), int64(maxR))
+		d.Message = clusterkit.TasksWaitMessage(int64(in.TotalEffectiveTasks), int64(in.MaxTasksPerWorker), int64(floor), int64(maxR))
 	case lo > maxR:
 		d.CapacityRaised = true
 		d.Reason = v1alpha1.ReasonTaskFloorAboveMaxReplicas

@@ -17,91 +17,25 @@ limitations under the License.
 package connectcluster
 
 import (
-	"fmt"
-	"path"
-	"slices"
-	"sort"
-
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
-	"github.com/conveyor-dev/conveyor/runtime/configprovider"
+	"github.com/conveyor-dev/conveyor/controllers/clusterkit"
 )
 
-// AllowedSecretNames is ConnectorSecretNames limited to the Secrets the
+// AllowedSecretNames is clusterkit.ConnectorSecretNames limited to the Secrets the
 // cluster's spec.connectorAccess.secrets lists: exactly the resourceNames of
 // the workers' Role. A connector naming any other Secret gets no grant (its
 // own status says SecretNotAllowed), so naming a Secret is never enough to
 // be given it.
 func AllowedSecretNames(cc *v1alpha1.ConnectCluster, kcs ...v1alpha1.KafkaConnector) []string {
 	var out []string
-	for _, n := range ConnectorSecretNames(kcs...) {
+	for _, n := range clusterkit.ConnectorSecretNames(kcs...) {
 		if cc.SecretAllowed(n) {
 			out = append(out, n)
 		}
 	}
 	return out
-}
-
-// AccessProblem is why a connector config may not run on a cluster.
-type AccessProblem struct {
-	// Reason is v1alpha1.ReasonSecretNotAllowed or ReasonProviderNotAllowed.
-	Reason string
-	// Message names the config key and the fix, never a value.
-	Message string
-}
-
-// ConnectorAccessProblem checks every placeholder of a connector config
-// against the cluster's spec.connectorAccess: a ${secret:} Secret must be
-// listed in secrets, a ${file:} path must lie under one of filePaths (a
-// lexical check; the worker checks again with links followed), and an
-// ${env:} variable must be listed in envVariables. It returns nil when all
-// are allowed, else the first refusal in key order.
-func ConnectorAccessProblem(cc *v1alpha1.ConnectCluster, config map[string]string) *AccessProblem {
-	keys := make([]string, 0, len(config))
-	for k := range config {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		for _, p := range configprovider.Parse(config[k]) {
-			switch p.Provider {
-			case "secret":
-				if !cc.SecretAllowed(p.Path) {
-					return &AccessProblem{Reason: v1alpha1.ReasonSecretNotAllowed, Message: fmt.Sprintf(
-						"config key %q references Secret %q, which ConnectCluster %s does not allow: ask the cluster's owner to add it to spec.connectorAccess.secrets; the workers are given no access to it until then",
-						k, p.Path, cc.Name)}
-				}
-			case "file":
-				f := p.Path
-				if f == "" {
-					f = p.Key
-				}
-				if !fileAllowed(f, cc.AllowedFilePaths()) {
-					return &AccessProblem{Reason: v1alpha1.ReasonProviderNotAllowed, Message: fmt.Sprintf(
-						"config key %q uses ${file:...} outside the paths ConnectCluster %s allows: ask the cluster's owner to add the path to spec.connectorAccess.filePaths, or use a ${secret:<name>:<key>} the cluster allows", k, cc.Name)}
-				}
-			case "env":
-				if p.Path != "" || !slices.Contains(cc.AllowedEnvVariables(), p.Key) {
-					return &AccessProblem{Reason: v1alpha1.ReasonProviderNotAllowed, Message: fmt.Sprintf(
-						"config key %q uses ${env:...} with a variable ConnectCluster %s does not allow: ask the cluster's owner to add it to spec.connectorAccess.envVariables", k, cc.Name)}
-				}
-			}
-		}
-	}
-	return nil
-}
-
-func fileAllowed(p string, allowed []string) bool {
-	if !path.IsAbs(p) || path.Clean(p) != p {
-		return false
-	}
-	for _, a := range allowed {
-		if p == a || (len(p) > len(a) && p[:len(a)] == a && p[len(a)] == '/') {
-			return true
-		}
-	}
-	return false
 }
 
 // GeneratesMetricsToken reports whether the operator keeps the cluster's

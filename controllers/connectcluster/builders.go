@@ -33,6 +33,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers/clusterkit"
 )
 
 // BuildServiceAccount builds the worker pods' ServiceAccount. The workers use
@@ -54,7 +55,7 @@ func BuildService(cc *v1alpha1.ConnectCluster) *corev1.Service {
 		ObjectMeta: objectMeta(cc, ServiceName(cc)),
 		Spec: corev1.ServiceSpec{
 			Type:     corev1.ServiceTypeClusterIP,
-			Selector: SelectorLabels(cc),
+			Selector: clusterkit.SelectorLabels(cc),
 			Ports: []corev1.ServicePort{{
 				Name:        RestPortName,
 				Port:        v1alpha1.RestPort,
@@ -84,7 +85,7 @@ func BuildPodDisruptionBudget(cc *v1alpha1.ConnectCluster) *policyv1.PodDisrupti
 		ObjectMeta: objectMeta(cc, PodDisruptionBudgetName(cc)),
 		Spec: policyv1.PodDisruptionBudgetSpec{
 			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
-			Selector:       &metav1.LabelSelector{MatchLabels: SelectorLabels(cc)},
+			Selector:       &metav1.LabelSelector{MatchLabels: clusterkit.SelectorLabels(cc)},
 		},
 	}
 }
@@ -102,7 +103,7 @@ func BuildPodDisruptionBudget(cc *v1alpha1.ConnectCluster) *policyv1.PodDisrupti
 // cluster) leaves the operator peer out.
 func BuildNetworkPolicy(cc *v1alpha1.ConnectCluster, operatorNamespace string) *networkingv1.NetworkPolicy {
 	restPeers := []networkingv1.NetworkPolicyPeer{{
-		PodSelector: &metav1.LabelSelector{MatchLabels: SelectorLabels(cc)},
+		PodSelector: &metav1.LabelSelector{MatchLabels: clusterkit.SelectorLabels(cc)},
 	}}
 	if operatorNamespace != "" {
 		restPeers = append(restPeers, networkingv1.NetworkPolicyPeer{
@@ -124,7 +125,7 @@ func BuildNetworkPolicy(cc *v1alpha1.ConnectCluster, operatorNamespace string) *
 		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
 		ObjectMeta: objectMeta(cc, NetworkPolicyName(cc)),
 		Spec: networkingv1.NetworkPolicySpec{
-			PodSelector: metav1.LabelSelector{MatchLabels: SelectorLabels(cc)},
+			PodSelector: metav1.LabelSelector{MatchLabels: clusterkit.SelectorLabels(cc)},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
 			Ingress:     rules,
 		},
@@ -163,7 +164,7 @@ func workerEgress(cc *v1alpha1.ConnectCluster) []networkingv1.NetworkPolicyEgres
 	}
 	out := []networkingv1.NetworkPolicyEgressRule{
 		{Ports: []networkingv1.NetworkPolicyPort{port(&udp, 53), port(&tcp, 53)}},
-		{To: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: SelectorLabels(cc)}}},
+		{To: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: clusterkit.SelectorLabels(cc)}}},
 			Ports: []networkingv1.NetworkPolicyPort{port(&tcp, v1alpha1.RestPort)}},
 	}
 	if len(kafka) > 0 {

@@ -20,6 +20,7 @@ import (
 	"fmt"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers/clusterkit"
 )
 
 // Capacity is the outcome of the capacity rule for a cluster without autoscaling.
@@ -105,13 +106,6 @@ func HardCeiling(cc *v1alpha1.ConnectCluster, c Capacity, totalEffectiveTasks, m
 	}
 	c.Replicas, c.Raised = ceiling, false
 	c.Reason = v1alpha1.ReasonTasksWaitForMaxReplicas
-	c.Message = TasksWaitMessage(totalEffectiveTasks, maxTasksPerWorker, int64(c.Floor), int64(ceiling))
+	c.Message = clusterkit.TasksWaitMessage(totalEffectiveTasks, maxTasksPerWorker, int64(c.Floor), int64(ceiling))
 	return c
-}
-
-// TasksWaitMessage says how many tasks wait because autoscaling.maxReplicas
-// is a hard ceiling, and the fixes.
-func TasksWaitMessage(tasks, perWorker, floor, ceiling int64) string {
-	return fmt.Sprintf("%d of %d tasks wait unassigned: connectors need %d workers at maxTasksPerWorker=%d, and autoscaling.maxReplicas=%d is hard (hardMaxReplicas); lower the connectors' tasksMax, raise maxTasksPerWorker or maxReplicas",
-		tasks-ceiling*perWorker, tasks, floor, perWorker, ceiling)
 }

@@ -46,6 +46,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers/clusterkit"
 	"github.com/conveyor-dev/conveyor/controllers/statusmetrics"
 )
 
@@ -71,38 +72,6 @@ import (
 //
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;patch;delete
 
-// Field indexes the reconcilers share. Register them once, with SetupIndexes.
-const (
-	// ConnectorClusterRefIndex indexes KafkaConnectors by spec.clusterRef.name.
-	ConnectorClusterRefIndex = "spec.clusterRef.name"
-	// ClusterGroupIDIndex indexes ConnectClusters by their resolved group id.
-	ClusterGroupIDIndex = "connect.conveyor.dev/groupId"
-)
-
-// SetupIndexes registers the field indexes of ConnectClusters and
-// KafkaConnectors. Call it once per manager, before the reconcilers start.
-func SetupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
-	if err := indexer.IndexField(ctx, &v1alpha1.KafkaConnector{}, ConnectorClusterRefIndex, ClusterRefOf); err != nil {
-		return fmt.Errorf("indexing KafkaConnectors by %s: %w", ConnectorClusterRefIndex, err)
-	}
-	if err := indexer.IndexField(ctx, &v1alpha1.ConnectCluster{}, ClusterGroupIDIndex, func(o client.Object) []string {
-		return []string{o.(*v1alpha1.ConnectCluster).GroupID()}
-	}); err != nil {
-		return fmt.Errorf("indexing ConnectClusters by group id: %w", err)
-	}
-	return nil
-}
-
-// ClusterRefOf is the ConnectorClusterRefIndex function: the name of the
-// ConnectCluster a KafkaConnector runs on.
-func ClusterRefOf(o client.Object) []string {
-	kc, ok := o.(*v1alpha1.KafkaConnector)
-	if !ok || kc.Spec.ClusterRef.Name == "" {
-		return nil
-	}
-	return []string{kc.Spec.ClusterRef.Name}
-}
-
 // Options configures the reconciler.
 type Options struct {
 	// WorkerImage is the image of clusters that name none (the operator's own).
@@ -120,7 +89,7 @@ type Options struct {
 	RetryBase, RetryMax time.Duration
 	// Autoscaler converges the KEDA ScaledObject of clusters with autoscaling
 	// on; nil until the KafkaConnector reconciler provides one.
-	Autoscaler Autoscaler
+	Autoscaler clusterkit.Autoscaler
 	// PodMonitors says whether the PodMonitor CRD is installed; nil means
 	// it is not (metrics.podMonitor then reports PodMonitorCRDNotInstalled).
 	PodMonitors CRDServed
@@ -142,40 +111,6 @@ type Options struct {
 	MaxConcurrentReconciles int
 }
 
-// Totals are the connector figures of a cluster.
-type Totals struct {
-	// Connectors is the number of KafkaConnectors whose clusterRef names the cluster.
-	Connectors int32
-	// Tasks is the sum of their status.effectiveTasks.
-	Tasks int32
-}
-
-// AutoscalingResult is what an Autoscaler reports for one cluster.
-type AutoscalingResult struct {
-	// Active means a ScaledObject owns the worker count: the Deployment's
-	// replicas are left unset for the HPA.
-	Active bool
-	// Autoscaling is the Autoscaling condition (type, status, reason, message).
-	Autoscaling ConditionValue
-	// CapacityRaised is the CapacityRaised condition while Active.
-	CapacityRaised ConditionValue
-}
-
-// ConditionValue is a condition without its bookkeeping fields.
-type ConditionValue struct {
-	Status  bool
-	Reason  string
-	Message string
-}
-
-// Autoscaler converges a cluster's autoscaling (the derived KEDA
-// ScaledObject targeting deploymentName). The KafkaConnector reconciler
-// implements it; the ConnectCluster reconciler calls it once per loop and
-// writes the conditions it returns, so the cluster's status has one writer.
-type Autoscaler interface {
-	ReconcileAutoscaling(ctx context.Context, cc *v1alpha1.ConnectCluster, totals Totals, deploymentName string) (AutoscalingResult, error)
-}
-
 // Reconciler turns ConnectClusters into workers.
 type Reconciler struct {
 	client    client.Client
@@ -184,7 +119,7 @@ type Reconciler struct {
 	opts      Options
 
 	// applied lets a pass skip children it would apply unchanged.
-	applied applyMemo
+	applied clusterkit.ApplyMemo
 
 	mu       sync.Mutex
 	verified map[types.NamespacedName]topicCheckRecord
@@ -215,7 +150,7 @@ type topicCheckRecord struct {
 func NewReconciler(mgr ctrl.Manager, opts Options) *Reconciler {
 	if opts.AdminFactory == nil {
 		log := mgr.GetLogger().WithName("kafka")
-		opts.AdminFactory = func(_ context.Context, conn KafkaConnection) (TopicAdmin, error) {
+		opts.AdminFactory = func(_ context.Context, conn clusterkit.KafkaConnection) (TopicAdmin, error) {
 			return NewKadmAdmin(conn, withKgoLogger(log))
 		}
 	}
@@ -249,7 +184,7 @@ func NewReconciler(mgr ctrl.Manager, opts Options) *Reconciler {
 	}
 }
 
-// SetupWithManager registers the controller. SetupIndexes must have run.
+// SetupWithManager registers the controller. clusterkit.SetupIndexes must have run.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	statusmetrics.Caches("connectcluster", r.CacheEntries)
 	b := ctrl.NewControllerManagedBy(mgr)
@@ -282,7 +217,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // ConnectCluster, so task totals, the replica floor and the ScaledObject's
 // triggers follow connector changes within seconds.
 func connectorToCluster(_ context.Context, o client.Object) []reconcile.Request {
-	names := ClusterRefOf(o)
+	names := clusterkit.ClusterRefOf(o)
 	if names == nil {
 		return nil
 	}
@@ -312,7 +247,7 @@ func (r *Reconciler) sameGroupClusters(ctx context.Context, o client.Object) []r
 		return nil
 	}
 	var list v1alpha1.ConnectClusterList
-	if err := r.client.List(ctx, &list, client.MatchingFields{ClusterGroupIDIndex: cc.GroupID()}); err != nil {
+	if err := r.client.List(ctx, &list, client.MatchingFields{clusterkit.ClusterGroupIDIndex: cc.GroupID()}); err != nil {
 		logf.FromContext(ctx).Error(err, "listing ConnectClusters of a group", "groupId", cc.GroupID())
 		return nil
 	}
@@ -328,10 +263,10 @@ func (r *Reconciler) sameGroupClusters(ctx context.Context, o client.Object) []r
 
 // ClusterTotals sums the connectors of a cluster: how many KafkaConnectors
 // name it in spec.clusterRef and their status.effectiveTasks.
-func ClusterTotals(ctx context.Context, c client.Reader, cc *v1alpha1.ConnectCluster) (Totals, error) {
+func ClusterTotals(ctx context.Context, c client.Reader, cc *v1alpha1.ConnectCluster) (clusterkit.Totals, error) {
 	kcs, err := clusterConnectors(ctx, c, cc)
 	if err != nil {
-		return Totals{}, err
+		return clusterkit.Totals{}, err
 	}
 	return totalsOf(kcs), nil
 }
@@ -339,14 +274,14 @@ func ClusterTotals(ctx context.Context, c client.Reader, cc *v1alpha1.ConnectClu
 // clusterConnectors lists the KafkaConnectors whose clusterRef names cc.
 func clusterConnectors(ctx context.Context, c client.Reader, cc *v1alpha1.ConnectCluster) ([]v1alpha1.KafkaConnector, error) {
 	var list v1alpha1.KafkaConnectorList
-	if err := c.List(ctx, &list, client.InNamespace(cc.Namespace), client.MatchingFields{ConnectorClusterRefIndex: cc.Name}); err != nil {
+	if err := c.List(ctx, &list, client.InNamespace(cc.Namespace), client.MatchingFields{clusterkit.ConnectorClusterRefIndex: cc.Name}); err != nil {
 		return nil, fmt.Errorf("listing the KafkaConnectors of ConnectCluster %s/%s: %w", cc.Namespace, cc.Name, err)
 	}
 	return list.Items, nil
 }
 
-func totalsOf(kcs []v1alpha1.KafkaConnector) Totals {
-	var t Totals
+func totalsOf(kcs []v1alpha1.KafkaConnector) clusterkit.Totals {
+	var t clusterkit.Totals
 	for _, kc := range kcs {
 		t.Connectors++
 		t.Tasks += kc.Status.EffectiveTasks
@@ -419,7 +354,7 @@ func (r *Reconciler) forget(key types.NamespacedName) {
 	delete(r.clusterIDs, key)
 	delete(r.departed, key)
 	delete(r.failures, key)
-	r.applied.forget(key.String())
+	r.applied.Forget(key.String())
 }
 
 // CacheEntries counts what the reconciler keeps in memory between passes,
@@ -428,5 +363,5 @@ func (r *Reconciler) CacheEntries() map[string]int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return map[string]int{"verified": len(r.verified), "eosChecked": len(r.eosChecked), "failures": len(r.failures),
-		"departed": len(r.departed), "clusterIDs": len(r.clusterIDs), "applied": statusmetrics.SyncMapLen(&r.applied.m)}
+		"departed": len(r.departed), "clusterIDs": len(r.clusterIDs), "applied": r.applied.Len()}
 }

@@ -19,19 +19,14 @@ package connectcluster
 import (
 	"context"
 	"crypto/sha256"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"strings"
 
 	"github.com/go-logr/logr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/sasl/plain"
-	"github.com/twmb/franz-go/pkg/sasl/scram"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -46,13 +41,14 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers/clusterkit"
 	"github.com/conveyor-dev/conveyor/controllers/condition"
 )
 
 // loopState is what one reconcile observed and decided; computeStatus and
 // emitEvents read it.
 type loopState struct {
-	totals   Totals
+	totals   clusterkit.Totals
 	conflict *GroupConflict
 	// kafkaClusterID is the id Kafka reported this loop ("" when not asked).
 	kafkaClusterID string
@@ -66,7 +62,7 @@ type loopState struct {
 	eos *eosOutcome
 	// capacity is the capacity rule's decision (without autoscaling).
 	capacity    Capacity
-	autoscaling *AutoscalingResult
+	autoscaling *clusterkit.AutoscalingResult
 	// deployment is the worker Deployment as observed before converging.
 	deployment        *appsv1.Deployment
 	deploymentCreated bool
@@ -75,7 +71,7 @@ type loopState struct {
 	retry bool
 	// monitoring is the Monitoring condition (nil: none wanted) once
 	// monitoringDone says the PodMonitor was converged this loop.
-	monitoring     *ConditionValue
+	monitoring     *clusterkit.ConditionValue
 	monitoringDone bool
 	// unmanaged are the connectors no KafkaConnector manages (nil: not
 	// scanned this loop).
@@ -83,7 +79,7 @@ type loopState struct {
 
 	// What the steps pass on to the later ones.
 	connectors  []v1alpha1.KafkaConnector
-	conn        KafkaConnection
+	conn        clusterkit.KafkaConnection
 	saslUser    string
 	connProblem *condition.Problem // Kafka's credentials, when unusable
 	replicas    *int32             // the Deployment's replicas; nil: the HPA's
@@ -173,7 +169,7 @@ func (r *Reconciler) observeConnectors(ctx context.Context, cc *v1alpha1.Connect
 // names its Kafka another way never joins another's group, not even for one
 // loop.
 func (r *Reconciler) observeKafka(ctx context.Context, cc *v1alpha1.ConnectCluster, st *loopState) error {
-	st.conn, st.saslUser, st.connProblem = KafkaConnectionFor(ctx, r.apiReader, cc)
+	st.conn, st.saslUser, st.connProblem = clusterkit.KafkaConnectionFor(ctx, r.apiReader, cc)
 	if st.connProblem == nil {
 		// When Kafka does not answer, the id recorded in status stands in
 		// and the topic check below reports the outage; no new workers
@@ -194,7 +190,7 @@ func (r *Reconciler) observeGroup(ctx context.Context, cc *v1alpha1.ConnectClust
 		self.KafkaClusterID = st.kafkaClusterID
 	}
 	var peers v1alpha1.ConnectClusterList
-	if err := r.client.List(ctx, &peers, client.MatchingFields{ClusterGroupIDIndex: cc.GroupID()}); err != nil {
+	if err := r.client.List(ctx, &peers, client.MatchingFields{clusterkit.ClusterGroupIDIndex: cc.GroupID()}); err != nil {
 		return fmt.Errorf("listing ConnectClusters claiming group %q: %w", cc.GroupID(), err)
 	}
 	claims := make([]GroupClaim, 0, len(peers.Items))
@@ -220,7 +216,7 @@ func (r *Reconciler) observeGroup(ctx context.Context, cc *v1alpha1.ConnectClust
 		if err := r.client.Delete(ctx, dep, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("deleting the worker Deployment of a cluster in group conflict: %w", err)
 		}
-		r.applied.drop("Deployment/" + dep.Namespace + "/" + dep.Name)
+		r.applied.Drop("Deployment/" + dep.Namespace + "/" + dep.Name)
 		logf.FromContext(ctx).Info("deleted the worker Deployment: group conflict", "winner", st.conflict.Winner.Key())
 	}
 	return nil
@@ -269,7 +265,7 @@ func (r *Reconciler) decideReplicas(ctx context.Context, cc *v1alpha1.ConnectClu
 	}
 	res, err := r.opts.Autoscaler.ReconcileAutoscaling(ctx, cc, st.totals, DeploymentName(cc))
 	if err != nil {
-		res = AutoscalingResult{Autoscaling: ConditionValue{Reason: v1alpha1.ReasonReconcileFailed, Message: err.Error()}}
+		res = clusterkit.AutoscalingResult{Autoscaling: clusterkit.ConditionValue{Reason: v1alpha1.ReasonReconcileFailed, Message: err.Error()}}
 		st.fail(v1alpha1.ReasonReconcileFailed, "autoscaling: "+err.Error(), true)
 	}
 	st.autoscaling = &res
@@ -384,8 +380,8 @@ func (r *Reconciler) deleteUnwanted(ctx context.Context, cc *v1alpha1.ConnectClu
 		unwanted = append(unwanted, &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: NetworkPolicyName(cc)}})
 	}
 	if st.children.SecretsRole == nil {
-		unwanted = append(unwanted, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: SecretsRoleName(cc)}},
-			&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: SecretsRoleName(cc)}})
+		unwanted = append(unwanted, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: clusterkit.SecretsRoleName(cc)}},
+			&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: clusterkit.SecretsRoleName(cc)}})
 	}
 	for _, o := range unwanted {
 		if err := r.deleteOwned(ctx, cc, o, o.GetName()); err != nil {
@@ -395,60 +391,15 @@ func (r *Reconciler) deleteUnwanted(ctx context.Context, cc *v1alpha1.ConnectClu
 	return nil
 }
 
-// apply converges one child with server-side apply (ApplyChild); Secrets
+// apply converges one child with server-side apply (clusterkit.ApplyChild); Secrets
 // are read past the cache, as the operator does not watch them.
 func (r *Reconciler) apply(ctx context.Context, cc *v1alpha1.ConnectCluster, o client.Object) error {
 	var reader client.Reader = r.client
 	if _, isSecret := o.(*corev1.Secret); isSecret {
 		reader = r.apiReader
 	}
-	_, err := applyChild(ctx, r.client, reader, cc, o, &r.applied)
+	_, err := r.applied.Apply(ctx, r.client, reader, cc, o)
 	return err
-}
-
-// ApplyChild converges one child of cc with server-side apply as the
-// operator's field manager, and returns the object the API server stored
-// (with its status). Every derived object goes this way, KEDA's too: the
-// operator owns exactly the fields its builders set, so fields another
-// manager sets (an HPA's replicas, KEDA's own annotations, a GitOps tool's
-// labels) are left alone, a field the builder stops setting is removed, and
-// there is no read-modify-write race. It refuses to take over an object of
-// the same name that the cluster does not control (a user's own Deployment
-// "<cluster>-connect", say); reader reads that object (a cache, or the API
-// server for kinds the operator does not watch).
-func ApplyChild(ctx context.Context, cl client.Client, reader client.Reader, cc *v1alpha1.ConnectCluster, o client.Object) (*unstructured.Unstructured, error) {
-	return applyChild(ctx, cl, reader, cc, o, nil)
-}
-
-func applyChild(ctx context.Context, cl client.Client, reader client.Reader, cc *v1alpha1.ConnectCluster, o client.Object, memo *applyMemo) (*unstructured.Unstructured, error) {
-	u, err := ApplyForm(o)
-	if err != nil {
-		return nil, err
-	}
-	kind, key, sum := u.GetKind(), childKey(u), applySum(u)
-	// A fresh, empty object: decoding into a copy of o would keep o's owner
-	// references when the stored object has none.
-	existing, ok := reflect.New(reflect.TypeOf(o).Elem()).Interface().(client.Object)
-	if !ok {
-		return nil, fmt.Errorf("%s %s is not a client.Object", kind, o.GetName())
-	}
-	if eu, isU := existing.(*unstructured.Unstructured); isU {
-		// Kinds of optional CRDs (the PodMonitor) are built unstructured.
-		eu.SetGroupVersionKind(u.GroupVersionKind())
-	}
-	switch err := reader.Get(ctx, client.ObjectKeyFromObject(o), existing); {
-	case err == nil && !metav1.IsControlledBy(existing, cc):
-		return nil, fmt.Errorf("%s %s already exists and is not managed by this ConnectCluster: rename or delete it", kind, o.GetName())
-	case err != nil && !apierrors.IsNotFound(err):
-		return nil, fmt.Errorf("reading %s %s: %w", kind, o.GetName(), err)
-	case err == nil && memo.unchanged(key, sum, existing):
-		return nil, nil // the same apply onto the object it left: nothing to write
-	}
-	if err := cl.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
-		return nil, fmt.Errorf("applying %s %s: %w", kind, o.GetName(), err)
-	}
-	memo.record(cc.Namespace+"/"+cc.Name, key, sum, u.GetResourceVersion())
-	return u, nil
 }
 
 // ReplicasHandoffManager is the field manager that keeps spec.replicas of a
@@ -462,7 +413,7 @@ const ReplicasHandoffManager = "conveyor-operator-replicas-handoff"
 // a second manager first applies the current value, then the operator's
 // next apply leaves the field out.
 func (r *Reconciler) handOverReplicas(ctx context.Context, dep *appsv1.Deployment) error {
-	if dep == nil || dep.Spec.Replicas == nil || !ownsField(dep, FieldManager, "f:spec", "f:replicas") {
+	if dep == nil || dep.Spec.Replicas == nil || !ownsField(dep, clusterkit.FieldManager, "f:spec", "f:replicas") {
 		return nil
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{
@@ -524,7 +475,7 @@ func (r *Reconciler) deleteOwned(ctx context.Context, cc *v1alpha1.ConnectCluste
 		return fmt.Errorf("deleting %s %s: %w", what, name, err)
 	}
 	if gvk, err := apiutil.GVKForObject(obj, r.client.Scheme()); err == nil {
-		r.applied.drop(gvk.Kind + "/" + cc.Namespace + "/" + name)
+		r.applied.Drop(gvk.Kind + "/" + cc.Namespace + "/" + name)
 	}
 	return nil
 }
@@ -550,90 +501,8 @@ func (r *Reconciler) checkTokenSecret(ctx context.Context, cc *v1alpha1.ConnectC
 	if !cc.RestAuthenticationEnabled() || GeneratesRestToken(cc) {
 		return nil
 	}
-	_, prob := secretValue(ctx, r.apiReader, cc.Namespace, cc.RestTokenSecret(), "spec.restApi.authentication.tokenSecret")
+	_, prob := clusterkit.SecretValue(ctx, r.apiReader, cc.Namespace, cc.RestTokenSecret(), "spec.restApi.authentication.tokenSecret")
 	return prob
-}
-
-// secretValue reads one key of a Secret (with an uncached reader: the
-// operator does not watch Secrets).
-func secretValue(ctx context.Context, reader client.Reader, namespace string, ref v1alpha1.SecretKeyRef, field string) ([]byte, *condition.Problem) {
-	var s corev1.Secret
-	if err := reader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: ref.Name}, &s); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, &condition.Problem{Reason: v1alpha1.ReasonSecretNotFound,
-				Message: fmt.Sprintf("%s: Secret %q does not exist in namespace %q; create it or fix the reference", field, ref.Name, namespace)}
-		}
-		return nil, &condition.Problem{Reason: v1alpha1.ReasonReconcileFailed, Message: fmt.Sprintf("%s: reading Secret %q: %v", field, ref.Name, err)}
-	}
-	v, ok := s.Data[ref.Key]
-	if !ok || len(v) == 0 {
-		return nil, &condition.Problem{Reason: v1alpha1.ReasonSecretNotFound,
-			Message: fmt.Sprintf("%s: Secret %q has no key %q (or it is empty)", field, ref.Name, ref.Key)}
-	}
-	return v, nil
-}
-
-// KafkaConnectionFor builds the operator's own connection to a cluster's
-// Kafka from spec.kafka and the Secrets it references (read with reader,
-// which should bypass the cache), and returns the SASL user name. The
-// KafkaConnector reconciler uses it for its kadm reads of partition counts.
-func KafkaConnectionFor(ctx context.Context, reader client.Reader, cc *v1alpha1.ConnectCluster) (KafkaConnection, string, *condition.Problem) {
-	k := cc.Spec.Kafka
-	conn := KafkaConnection{BootstrapServers: splitServers(k.BootstrapServers)}
-	if t := k.TLS; t != nil {
-		cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: t.InsecureSkipVerify} //nolint:gosec // the user's explicit, documented test-only choice
-		if t.CA != nil {
-			pem, prob := secretValue(ctx, reader, cc.Namespace, *t.CA, "spec.kafka.tls.ca")
-			if prob != nil {
-				return conn, "", prob
-			}
-			pool := x509.NewCertPool()
-			if !pool.AppendCertsFromPEM(pem) {
-				return conn, "", &condition.Problem{Reason: v1alpha1.ReasonInvalidSpec, Message: fmt.Sprintf("spec.kafka.tls.ca: Secret %q key %q holds no PEM certificate", t.CA.Name, t.CA.Key)}
-			}
-			cfg.RootCAs = pool
-		}
-		if t.Certificate != nil && t.Key != nil {
-			certPEM, prob := secretValue(ctx, reader, cc.Namespace, *t.Certificate, "spec.kafka.tls.certificate")
-			if prob != nil {
-				return conn, "", prob
-			}
-			keyPEM, prob := secretValue(ctx, reader, cc.Namespace, *t.Key, "spec.kafka.tls.key")
-			if prob != nil {
-				return conn, "", prob
-			}
-			pair, err := tls.X509KeyPair(certPEM, keyPEM)
-			if err != nil {
-				return conn, "", &condition.Problem{Reason: v1alpha1.ReasonInvalidSpec, Message: fmt.Sprintf("spec.kafka.tls.certificate/key: not a valid PEM key pair: %v", err)}
-			}
-			cfg.Certificates = []tls.Certificate{pair}
-		}
-		conn.TLS = cfg
-	}
-	user := ""
-	if s := k.SASL; s != nil {
-		u, prob := secretValue(ctx, reader, cc.Namespace, s.Username, "spec.kafka.sasl.username")
-		if prob != nil {
-			return conn, "", prob
-		}
-		p, prob := secretValue(ctx, reader, cc.Namespace, s.Password, "spec.kafka.sasl.password")
-		if prob != nil {
-			return conn, "", prob
-		}
-		user = strings.TrimRight(string(u), "\r\n")
-		pass := strings.TrimRight(string(p), "\r\n")
-		switch s.Mechanism {
-		case v1alpha1.SASLMechanismPlain:
-			conn.SASL = plain.Auth{User: user, Pass: pass}.AsMechanism()
-		case v1alpha1.SASLMechanismScramSHA256:
-			conn.SASL = scram.Auth{User: user, Pass: pass}.AsSha256Mechanism()
-		case v1alpha1.SASLMechanismScramSHA512:
-			conn.SASL = scram.Auth{User: user, Pass: pass}.AsSha512Mechanism()
-		default:
-			return conn, "", &condition.Problem{Reason: v1alpha1.ReasonInvalidSpec, Message: fmt.Sprintf("spec.kafka.sasl.mechanism: %q is not PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", s.Mechanism)}
-		}
-	}
-	return conn, user, nil
 }
 
 // topicsKey identifies what a topic check verified: the brokers, the
@@ -651,7 +520,7 @@ func topicsKey(cc *v1alpha1.ConnectCluster, wants []TopicSpec) string {
 // TopicRecheckInterval while nothing about them changes.
 // kafkaClusterID asks the cluster's Kafka for its cluster id, remembered
 // per cluster and bootstrap list for TopicRecheckInterval.
-func (r *Reconciler) kafkaClusterID(ctx context.Context, cc *v1alpha1.ConnectCluster, conn KafkaConnection) (string, error) {
+func (r *Reconciler) kafkaClusterID(ctx context.Context, cc *v1alpha1.ConnectCluster, conn clusterkit.KafkaConnection) (string, error) {
 	key := types.NamespacedName{Namespace: cc.Namespace, Name: cc.Name}
 	bootstrap := strings.Join(conn.BootstrapServers, ",")
 	now := r.opts.Clock.Now()
@@ -681,7 +550,7 @@ func (r *Reconciler) kafkaClusterID(ctx context.Context, cc *v1alpha1.ConnectClu
 	return id, nil
 }
 
-func (r *Reconciler) ensureTopics(ctx context.Context, cc *v1alpha1.ConnectCluster, conn KafkaConnection) topicsOutcome {
+func (r *Reconciler) ensureTopics(ctx context.Context, cc *v1alpha1.ConnectCluster, conn clusterkit.KafkaConnection) topicsOutcome {
 	wants := InternalTopics(cc)
 	key := types.NamespacedName{Namespace: cc.Namespace, Name: cc.Name}
 	tkey := topicsKey(cc, wants)

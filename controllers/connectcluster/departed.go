@@ -32,6 +32,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers/clusterkit"
 	"github.com/conveyor-dev/conveyor/runtime/connectnames"
 	"github.com/conveyor-dev/conveyor/runtime/group"
 )
@@ -59,12 +60,12 @@ type departedCheck struct {
 // every rebalance of its group until its session expires, or, on kfake,
 // for as long as the coordinator keeps it (runtime/group depart.go).
 // A terminating pod still counts as present: its worker leaves by itself.
-func (r *Reconciler) removeDeparted(ctx context.Context, cc *v1alpha1.ConnectCluster, conn KafkaConnection, kcs []v1alpha1.KafkaConnector) (map[string][]string, error) {
+func (r *Reconciler) removeDeparted(ctx context.Context, cc *v1alpha1.ConnectCluster, conn clusterkit.KafkaConnection, kcs []v1alpha1.KafkaConnector) (map[string][]string, error) {
 	// Only when the pods changed (read from the cache, free), and every
 	// departedRecheck anyway: the Kafka calls and the uncached pod list
 	// stay off the idle loop.
 	var cached corev1.PodList
-	if err := r.client.List(ctx, &cached, client.InNamespace(cc.Namespace), client.MatchingLabels(SelectorLabels(cc))); err != nil {
+	if err := r.client.List(ctx, &cached, client.InNamespace(cc.Namespace), client.MatchingLabels(clusterkit.SelectorLabels(cc))); err != nil {
 		return nil, fmt.Errorf("listing the worker pods: %w", err)
 	}
 	names := make([]string, 0, len(cached.Items))
@@ -92,7 +93,7 @@ func (r *Reconciler) removeDeparted(ctx context.Context, cc *v1alpha1.ConnectClu
 	// a pod whose worker joined is in the answer.
 	pods := func(ctx context.Context) (map[string]bool, error) {
 		var list corev1.PodList
-		if err := r.apiReader.List(ctx, &list, client.InNamespace(cc.Namespace), client.MatchingLabels(SelectorLabels(cc))); err != nil {
+		if err := r.apiReader.List(ctx, &list, client.InNamespace(cc.Namespace), client.MatchingLabels(clusterkit.SelectorLabels(cc))); err != nil {
 			return nil, fmt.Errorf("listing the worker pods: %w", err)
 		}
 		out := make(map[string]bool, len(list.Items))
@@ -101,7 +102,7 @@ func (r *Reconciler) removeDeparted(ctx context.Context, cc *v1alpha1.ConnectClu
 		}
 		return out, nil
 	}
-	cl, err := kgo.NewClient(KgoOptions(conn)...)
+	cl, err := kgo.NewClient(clusterkit.KgoOptions(conn)...)
 	if err != nil {
 		return nil, fmt.Errorf("creating a Kafka client for %v: %w", conn.BootstrapServers, err)
 	}

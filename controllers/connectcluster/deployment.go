@@ -29,6 +29,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers/clusterkit"
 	"github.com/conveyor-dev/conveyor/runtime/workerconfig"
 )
 
@@ -87,7 +88,7 @@ func GoMemLimit(res corev1.ResourceRequirements) string {
 // system, no capabilities, seccomp RuntimeDefault), probed on the worker's
 // health endpoints, scheduled as spec.pod says.
 func BuildWorkerDeployment(cc *v1alpha1.ConnectCluster, in DeploymentInputs) *appsv1.Deployment {
-	podLabels := CommonLabels(cc)
+	podLabels := clusterkit.CommonLabels(cc)
 	podAnnotations := map[string]string{}
 	if p := cc.Spec.Pod; p != nil {
 		// The API refuses user labels that collide with the operator's; the
@@ -100,14 +101,14 @@ func BuildWorkerDeployment(cc *v1alpha1.ConnectCluster, in DeploymentInputs) *ap
 		podAnnotations["prometheus.io/port"] = strconv.Itoa(int(cc.MetricsPort()))
 		podAnnotations["prometheus.io/path"] = "/metrics"
 	}
-	podAnnotations[AnnotationConfigHash] = in.ConfigHash
+	podAnnotations[clusterkit.AnnotationConfigHash] = in.ConfigHash
 
 	d := &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 		ObjectMeta: objectMeta(cc, DeploymentName(cc)),
 		Spec: appsv1.DeploymentSpec{
 			Replicas: in.Replicas,
-			Selector: &metav1.LabelSelector{MatchLabels: SelectorLabels(cc)},
+			Selector: &metav1.LabelSelector{MatchLabels: clusterkit.SelectorLabels(cc)},
 			Strategy: appsv1.DeploymentStrategy{
 				Type: appsv1.RollingUpdateDeploymentStrategyType,
 				// One extra worker at a time and none missing: the group keeps
@@ -216,7 +217,7 @@ func defaultSpread(cc *v1alpha1.ConnectCluster) []corev1.TopologySpreadConstrain
 			MaxSkew:           1,
 			TopologyKey:       key,
 			WhenUnsatisfiable: corev1.ScheduleAnyway,
-			LabelSelector:     &metav1.LabelSelector{MatchLabels: SelectorLabels(cc)},
+			LabelSelector:     &metav1.LabelSelector{MatchLabels: clusterkit.SelectorLabels(cc)},
 			// Spread each rollout's pods on their own.
 			MatchLabelKeys: []string{appsv1.DefaultDeploymentUniqueLabelKey},
 		}

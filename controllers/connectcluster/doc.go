@@ -44,10 +44,8 @@ limitations under the License.
 // outside the API server needs cleaning up (the internal topics are kept on
 // purpose: they hold connector configs and offsets).
 //
-// Seams for the KafkaConnector reconciler: SetupIndexes and
-// ConnectorClusterRefIndex (register once, list a cluster's connectors),
-// ClusterTotals, SecretRefs (the parser of ${secret:...} references), the Autoscaler hook (derive the ScaledObject and report
-// whether it owns the worker count), KafkaConnectionFor (the operator's
-// Kafka connection with TLS/SASL from Secrets), DeploymentName, Selector and
-// RestURL.
+// What the KafkaConnector and autoscaling reconcilers share with this one
+// (the field indexes, the children's labels and their apply, the Kafka
+// connection, the ${secret:...} references, the Autoscaler hook) lives in
+// controllers/clusterkit; this package keeps the reconciler and its builders.
 package connectcluster

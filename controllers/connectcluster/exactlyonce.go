@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers/clusterkit"
 	"github.com/conveyor-dev/conveyor/runtime/connectnames"
 )
 
@@ -88,7 +89,7 @@ func ExactlyOnceCondition(mode, groupID, probeID string, probe error) (metav1.Co
 // the cluster has exactly-once on, at most once per TopicRecheckInterval
 // while nothing about it changes; a refusal or an error is checked again
 // next loop.
-func (r *Reconciler) checkExactlyOnce(ctx context.Context, cc *v1alpha1.ConnectCluster, conn KafkaConnection) eosOutcome {
+func (r *Reconciler) checkExactlyOnce(ctx context.Context, cc *v1alpha1.ConnectCluster, conn clusterkit.KafkaConnection) eosOutcome {
 	mode := cc.ExactlyOnceSourceSupport()
 	id := ProbeTransactionalID(cc)
 	if mode != "enabled" && mode != "preparing" {

@@ -29,6 +29,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers/clusterkit"
 )
 
 // The ExactlyOnce condition reports a real refusal: kfake with ACLs on
@@ -57,7 +58,7 @@ func TestExactlyOnceConditionReportsTransactionalIDDenial(t *testing.T) {
 		t.Fatalf("probe id %q", id)
 	}
 	probe := func(user, pass string) error {
-		admin, err := NewKadmAdmin(KafkaConnection{BootstrapServers: c.ListenAddrs(), SASL: plain.Auth{User: user, Pass: pass}.AsMechanism()})
+		admin, err := NewKadmAdmin(clusterkit.KafkaConnection{BootstrapServers: c.ListenAddrs(), SASL: plain.Auth{User: user, Pass: pass}.AsMechanism()})
 		if err != nil {
 			t.Fatal(err)
 		}

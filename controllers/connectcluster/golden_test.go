@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers/clusterkit"
 	"github.com/conveyor-dev/conveyor/runtime/workerconfig"
 	"github.com/conveyor-dev/conveyor/test/testkit"
 )
@@ -118,7 +119,7 @@ func secureCluster() *v1alpha1.ConnectCluster {
 		Tolerations: []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "connect", Effect: corev1.TaintEffectNoSchedule}},
 		TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{
 			MaxSkew: 1, TopologyKey: corev1.LabelTopologyZone, WhenUnsatisfiable: corev1.DoNotSchedule,
-			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{LabelCluster: "payments"}},
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{clusterkit.LabelCluster: "payments"}},
 		}},
 		PriorityClassName: "data-critical",
 		ImagePullSecrets:  []corev1.LocalObjectReference{{Name: "registry-creds"}},
@@ -161,7 +162,7 @@ func TestGoldenChildren(t *testing.T) {
 			}
 			var buf bytes.Buffer
 			for _, o := range ch.Objects() {
-				u, err := ApplyForm(o)
+				u, err := clusterkit.ApplyForm(o)
 				if err != nil {
 					t.Fatal(err)
 				}

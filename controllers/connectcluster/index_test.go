@@ -23,6 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers/clusterkit"
 )
 
 func TestConnectorToCluster(t *testing.T) {
@@ -31,13 +32,13 @@ func TestConnectorToCluster(t *testing.T) {
 	if len(reqs) != 1 || reqs[0].Namespace != "ns" || reqs[0].Name != "c1" {
 		t.Fatalf("connectorToCluster = %v", reqs)
 	}
-	if got := ClusterRefOf(kc); len(got) != 1 || got[0] != "c1" {
+	if got := clusterkit.ClusterRefOf(kc); len(got) != 1 || got[0] != "c1" {
 		t.Fatalf("ClusterRefOf = %v", got)
 	}
 	if reqs := connectorToCluster(context.Background(), &v1alpha1.ConnectCluster{}); reqs != nil {
 		t.Fatalf("a non-connector mapped to %v", reqs)
 	}
-	if got := ClusterRefOf(&v1alpha1.KafkaConnector{}); got != nil {
+	if got := clusterkit.ClusterRefOf(&v1alpha1.KafkaConnector{}); got != nil {
 		t.Fatalf("a connector without clusterRef indexed as %v", got)
 	}
 }

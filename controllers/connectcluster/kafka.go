@@ -18,29 +18,18 @@ package connectcluster
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-	"github.com/twmb/franz-go/pkg/sasl"
-)
 
-// KafkaConnection is how the operator reaches a cluster's Kafka.
-type KafkaConnection struct {
-	// BootstrapServers are host:port addresses.
-	BootstrapServers []string
-	// TLS is nil for plaintext.
-	TLS *tls.Config
-	// SASL is nil without authentication.
-	SASL sasl.Mechanism
-}
+	"github.com/conveyor-dev/conveyor/controllers/clusterkit"
+)
 
 // TopicAdmin is the little of Kafka's admin API that the reconciler needs.
 // The default implementation is kadm's client; tests point it at kfake.
@@ -58,29 +47,12 @@ type TopicAdmin interface {
 }
 
 // AdminFactory opens a TopicAdmin for a connection.
-type AdminFactory func(ctx context.Context, conn KafkaConnection) (TopicAdmin, error)
-
-// KgoOptions are the franz-go options of every operator client of a
-// cluster's Kafka: its brokers, TLS and SASL, the operator's client id.
-func KgoOptions(conn KafkaConnection) []kgo.Opt {
-	opts := []kgo.Opt{
-		kgo.SeedBrokers(conn.BootstrapServers...),
-		kgo.ClientID("conveyor-operator"),
-		kgo.DialTimeout(5 * time.Second),
-	}
-	if conn.TLS != nil {
-		opts = append(opts, kgo.DialTLSConfig(conn.TLS))
-	}
-	if conn.SASL != nil {
-		opts = append(opts, kgo.SASL(conn.SASL))
-	}
-	return opts
-}
+type AdminFactory func(ctx context.Context, conn clusterkit.KafkaConnection) (TopicAdmin, error)
 
 // NewKadmAdmin is the default AdminFactory: a franz-go client with kadm on top.
 // Extra kgo options (timeouts, a logger) are appended.
-func NewKadmAdmin(conn KafkaConnection, extra ...kgo.Opt) (TopicAdmin, error) {
-	cl, err := kgo.NewClient(append(KgoOptions(conn), extra...)...)
+func NewKadmAdmin(conn clusterkit.KafkaConnection, extra ...kgo.Opt) (TopicAdmin, error) {
+	cl, err := kgo.NewClient(append(clusterkit.KgoOptions(conn), extra...)...)
 	if err != nil {
 		return nil, fmt.Errorf("creating a Kafka client for %v: %w", conn.BootstrapServers, err)
 	}

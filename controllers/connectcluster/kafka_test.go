@@ -25,6 +25,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/conveyor-dev/conveyor/controllers/clusterkit"
 )
 
 func newKfake(t *testing.T, opts ...kfake.Opt) *kfake.Cluster {
@@ -49,7 +51,7 @@ func TestEnsureTopicsAgainstKfake(t *testing.T) {
 	c := newKfake(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	admin, err := NewKadmAdmin(KafkaConnection{BootstrapServers: c.ListenAddrs()})
+	admin, err := NewKadmAdmin(clusterkit.KafkaConnection{BootstrapServers: c.ListenAddrs()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +96,7 @@ func TestEnsureTopicsReportsWrongTopics(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	admin, err := NewKadmAdmin(KafkaConnection{BootstrapServers: c.ListenAddrs()})
+	admin, err := NewKadmAdmin(clusterkit.KafkaConnection{BootstrapServers: c.ListenAddrs()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +123,7 @@ func TestEnsureTopicsReplicationTooHigh(t *testing.T) {
 	c := newKfake(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	admin, err := NewKadmAdmin(KafkaConnection{BootstrapServers: c.ListenAddrs()})
+	admin, err := NewKadmAdmin(clusterkit.KafkaConnection{BootstrapServers: c.ListenAddrs()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +143,7 @@ func TestEnsureTopicsKafkaDown(t *testing.T) {
 	c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	admin, err := NewKadmAdmin(KafkaConnection{BootstrapServers: addrs}, kgo.RetryTimeout(time.Second))
+	admin, err := NewKadmAdmin(clusterkit.KafkaConnection{BootstrapServers: addrs}, kgo.RetryTimeout(time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers/clusterkit"
 )
 
 // The prometheus-operator PodMonitor, an optional CRD. The operator keeps it
@@ -48,7 +49,9 @@ type CRDServed interface {
 }
 
 // PodMonitorName is the derived PodMonitor's name.
-func PodMonitorName(cc *v1alpha1.ConnectCluster) string { return childName(cc.Name, "connect") }
+func PodMonitorName(cc *v1alpha1.ConnectCluster) string {
+	return clusterkit.ChildName(cc.Name, "connect")
+}
 
 // BuildPodMonitor builds the PodMonitor that scrapes every worker pod on
 // its metrics port, with the metrics token as a bearer token when metrics
@@ -58,7 +61,7 @@ func BuildPodMonitor(cc *v1alpha1.ConnectCluster) *unstructured.Unstructured {
 	if pm := cc.Spec.Metrics.PodMonitor; pm != nil {
 		maps.Copy(labels, pm.Labels)
 	}
-	maps.Copy(labels, CommonLabels(cc))
+	maps.Copy(labels, clusterkit.CommonLabels(cc))
 	endpoint := map[string]any{"port": MetricsPortName, "path": "/metrics", "scheme": "http"}
 	if pm := cc.Spec.Metrics.PodMonitor; pm != nil && pm.Interval != "" {
 		endpoint["interval"] = pm.Interval
@@ -72,7 +75,7 @@ func BuildPodMonitor(cc *v1alpha1.ConnectCluster) *unstructured.Unstructured {
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"spec": map[string]any{
-			"selector":            map[string]any{"matchLabels": toAny(SelectorLabels(cc))},
+			"selector":            map[string]any{"matchLabels": toAny(clusterkit.SelectorLabels(cc))},
 			"podMetricsEndpoints": []any{endpoint},
 		},
 	}}
@@ -96,30 +99,30 @@ func toAny(m map[string]string) map[string]any {
 // Monitoring condition; nil when podMonitor is off and the condition goes.
 // A missing CRD is a condition, never an error: the periodic discovery
 // check wakes the cluster once the CRD is installed.
-func (r *Reconciler) reconcilePodMonitor(ctx context.Context, cc *v1alpha1.ConnectCluster) (*ConditionValue, error) {
+func (r *Reconciler) reconcilePodMonitor(ctx context.Context, cc *v1alpha1.ConnectCluster) (*clusterkit.ConditionValue, error) {
 	served := r.opts.PodMonitors != nil && r.opts.PodMonitors.Served()
 	enabled := cc.PodMonitorEnabled()
 	switch {
 	case !served && !enabled:
 		return nil, nil
 	case !served:
-		return &ConditionValue{Reason: v1alpha1.ReasonPodMonitorCRDNotInstalled,
+		return &clusterkit.ConditionValue{Reason: v1alpha1.ReasonPodMonitorCRDNotInstalled,
 			Message: "metrics.podMonitor.enabled is true but the PodMonitor CRD (monitoring.coreos.com/v1) is not installed; install prometheus-operator's CRDs and the operator applies the PodMonitor without a restart"}, nil
 	case !enabled || !cc.MetricsEnabled():
 		old := &unstructured.Unstructured{}
 		old.SetGroupVersionKind(PodMonitorGVK)
 		if err := r.deleteOwned(ctx, cc, old, PodMonitorName(cc)); err != nil {
-			return &ConditionValue{Reason: v1alpha1.ReasonPodMonitorFailed, Message: err.Error()}, err
+			return &clusterkit.ConditionValue{Reason: v1alpha1.ReasonPodMonitorFailed, Message: err.Error()}, err
 		}
 		if !enabled {
 			return nil, nil
 		}
-		return &ConditionValue{Reason: v1alpha1.ReasonMetricsDisabled,
+		return &clusterkit.ConditionValue{Reason: v1alpha1.ReasonMetricsDisabled,
 			Message: "metrics.podMonitor.enabled is true but metrics.enabled is false: there is nothing to scrape; turn metrics on or the PodMonitor off"}, nil
 	}
-	if _, err := ApplyChild(ctx, r.client, r.apiReader, cc, BuildPodMonitor(cc)); err != nil {
-		return &ConditionValue{Reason: v1alpha1.ReasonPodMonitorFailed, Message: err.Error()}, err
+	if _, err := clusterkit.ApplyChild(ctx, r.client, r.apiReader, cc, BuildPodMonitor(cc)); err != nil {
+		return &clusterkit.ConditionValue{Reason: v1alpha1.ReasonPodMonitorFailed, Message: err.Error()}, err
 	}
-	return &ConditionValue{Status: true, Reason: v1alpha1.ReasonPodMonitorReady,
+	return &clusterkit.ConditionValue{Status: true, Reason: v1alpha1.ReasonPodMonitorReady,
 		Message: fmt.Sprintf("PodMonitor %s scrapes the workers' %s port", PodMonitorName(cc), MetricsPortName)}, nil
 }

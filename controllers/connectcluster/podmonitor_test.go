@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers/clusterkit"
 )
 
 func TestBuildPodMonitorAuthorizationFollowsMetricsAuthentication(t *testing.T) {
@@ -43,7 +44,7 @@ func TestBuildPodMonitorAuthorizationFollowsMetricsAuthentication(t *testing.T) 
 			cc := &v1alpha1.ConnectCluster{ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: "ns", UID: "u1"},
 				Spec: v1alpha1.ConnectClusterSpec{Metrics: v1alpha1.MetricsSpec{Authentication: tc.auth,
 					// A user label may not replace the operator's own.
-					PodMonitor: &v1alpha1.PodMonitorSpec{Enabled: true, Labels: map[string]string{LabelManagedBy: "me", "release": "prom"}}}}}
+					PodMonitor: &v1alpha1.PodMonitorSpec{Enabled: true, Labels: map[string]string{clusterkit.LabelManagedBy: "me", "release": "prom"}}}}}
 			pm := BuildPodMonitor(cc)
 			eps, _, _ := unstructured.NestedSlice(pm.Object, "spec", "podMetricsEndpoints")
 			if len(eps) != 1 {
@@ -56,8 +57,8 @@ func TestBuildPodMonitorAuthorizationFollowsMetricsAuthentication(t *testing.T) 
 			if _, has := ep["interval"]; has {
 				t.Errorf("interval set without podMonitor.interval: %v", ep)
 			}
-			if l := pm.GetLabels(); l[LabelManagedBy] != ManagedBy || l["release"] != "prom" {
-				t.Errorf("labels = %v, want %s=%s and release=prom", l, LabelManagedBy, ManagedBy)
+			if l := pm.GetLabels(); l[clusterkit.LabelManagedBy] != clusterkit.ManagedBy || l["release"] != "prom" {
+				t.Errorf("labels = %v, want %s=%s and release=prom", l, clusterkit.LabelManagedBy, clusterkit.ManagedBy)
 			}
 			if pm.GroupVersionKind() != PodMonitorGVK || pm.GetName() != "orders-connect" || pm.GetNamespace() != "ns" {
 				t.Errorf("object = %v %s/%s", pm.GroupVersionKind(), pm.GetNamespace(), pm.GetName())

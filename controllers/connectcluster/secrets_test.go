@@ -18,52 +18,13 @@ package connectcluster
 
 import (
 	"reflect"
-	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers/clusterkit"
 )
-
-func TestSecretRefs(t *testing.T) {
-	refs, err := SecretRefs(map[string]string{
-		"connection.password": "${secret:db-creds:password}",
-		"connection.url":      "postgres://${secret:db-creds:user}:${secret:db-creds:password}@h/db",
-		"other":               "${secret:api.token:token} and ${env:HOME} and ${file:/x:y}",
-		"plain":               "no placeholders $ { } ${secre:x:y}",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []SecretRef{{"api.token", "token"}, {"db-creds", "password"}, {"db-creds", "user"}}
-	if !reflect.DeepEqual(refs, want) {
-		t.Fatalf("SecretRefs = %v, want %v", refs, want)
-	}
-	if names := SecretNames(refs, []SecretRef{{"z", "k"}, {"db-creds", "k"}}); !reflect.DeepEqual(names, []string{"api.token", "db-creds", "z"}) {
-		t.Fatalf("SecretNames = %v", names)
-	}
-	if names := SecretNames(); names != nil {
-		t.Fatalf("SecretNames() = %v, want nil", names)
-	}
-
-	bad := map[string]string{
-		"missing key":  "${secret:db}",
-		"empty name":   "${secret::k}",
-		"bad name":     "${secret:DB_Creds:k}",
-		"bad key char": "${secret:db:a/b}",
-	}
-	for what, v := range bad {
-		_, err := SecretRefs(map[string]string{"conn.pw": v})
-		if err == nil {
-			t.Errorf("%s: %q accepted", what, v)
-			continue
-		}
-		if !strings.Contains(err.Error(), `"conn.pw"`) {
-			t.Errorf("%s: error %q does not name the config key", what, err)
-		}
-	}
-}
 
 func TestSecretsRole(t *testing.T) {
 	kc := func(name string, cfg map[string]string) v1alpha1.KafkaConnector {
@@ -75,7 +36,7 @@ func TestSecretsRole(t *testing.T) {
 		kc("c", map[string]string{"bad": "${secret:broken}"}),
 		kc("d", nil),
 	}
-	names := ConnectorSecretNames(kcs...)
+	names := clusterkit.ConnectorSecretNames(kcs...)
 	if !reflect.DeepEqual(names, []string{"pg", "vendor-api"}) {
 		t.Fatalf("ConnectorSecretNames = %v", names)
 	}

@@ -28,6 +28,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers/clusterkit"
 	"github.com/conveyor-dev/conveyor/controllers/condition"
 )
 
@@ -77,7 +78,7 @@ func TestComputeStatus(t *testing.T) {
 	}{
 		{
 			name: "healthy",
-			st:   &loopState{deployment: readyDep, topics: okTopics, capacity: DesiredReplicas(3, 8, 8), totals: Totals{Connectors: 2, Tasks: 8}},
+			st:   &loopState{deployment: readyDep, topics: okTopics, capacity: DesiredReplicas(3, 8, 8), totals: clusterkit.Totals{Connectors: 2, Tasks: 8}},
 			want: want{metav1.ConditionTrue, metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse, v1alpha1.ReasonWorkersReady, v1alpha1.ReasonReconcileSucceeded, 3, 3},
 		},
 		{
@@ -130,21 +131,6 @@ func TestComputeStatus(t *testing.T) {
 	}
 }
 
-func TestChildNamesStayValid(t *testing.T) {
-	long := strings.Repeat("a", 80)
-	for _, n := range []string{childName(long, "connect"), childName(long, "connect-config")} {
-		if len(n) > 63 || !strings.HasSuffix(n, "-connect") && !strings.HasSuffix(n, "-connect-config") {
-			t.Errorf("child name %q is too long or lost its suffix", n)
-		}
-	}
-	if childName(long, "connect") == childName(long+"b", "connect") {
-		t.Error("two long names map to the same child name")
-	}
-	if v := labelValue(long); len(v) > 63 {
-		t.Errorf("label value %q too long", v)
-	}
-}
-
 func TestConfigHashFollowsTheConfig(t *testing.T) {
 	a := minimalCluster()
 	b := minimalCluster()
@@ -157,14 +143,14 @@ func TestConfigHashFollowsTheConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ha := ca.Deployment.Spec.Template.Annotations[AnnotationConfigHash]
-	hb := cb.Deployment.Spec.Template.Annotations[AnnotationConfigHash]
+	ha := ca.Deployment.Spec.Template.Annotations[clusterkit.AnnotationConfigHash]
+	hb := cb.Deployment.Spec.Template.Annotations[clusterkit.AnnotationConfigHash]
 	if ha == "" || ha == hb {
 		t.Fatalf("config hash %q vs %q: a config change must change the pod template", ha, hb)
 	}
 	// Replicas are not config: scaling must not roll the pods.
 	cc, _ := BuildChildren(a, ChildInputs{Image: testImage, Replicas: ptr.To[int32](5)})
-	if cc.Deployment.Spec.Template.Annotations[AnnotationConfigHash] != ha {
+	if cc.Deployment.Spec.Template.Annotations[clusterkit.AnnotationConfigHash] != ha {
 		t.Fatal("scaling changed the config hash")
 	}
 }

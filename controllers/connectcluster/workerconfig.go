@@ -22,12 +22,12 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers/clusterkit"
 	"github.com/conveyor-dev/conveyor/runtime/workerconfig"
 )
 
@@ -51,7 +51,7 @@ func BuildWorkerConfig(cc *v1alpha1.ConnectCluster, in WorkerConfigInputs) (*wor
 			return nil, fmt.Errorf("spec.config[%q]: %w", k, err)
 		}
 	}
-	cfg.BootstrapServers = splitServers(cc.Spec.Kafka.BootstrapServers)
+	cfg.BootstrapServers = clusterkit.SplitServers(cc.Spec.Kafka.BootstrapServers)
 	cfg.GroupID = cc.GroupID()
 	rf := int16(cc.StorageReplicationFactor())
 	cfg.ConfigStorageTopic = cc.ConfigTopic()
@@ -148,7 +148,7 @@ func BuildWorkerConfigMap(cc *v1alpha1.ConnectCluster, cfg *workerconfig.Config)
 	}
 }
 
-// ConfigHash is the pod template's AnnotationConfigHash: a hash of the
+// ConfigHash is the pod template's clusterkit.AnnotationConfigHash: a hash of the
 // rendered worker.properties, so that any change to it rolls the workers.
 func ConfigHash(cm *corev1.ConfigMap) string {
 	sum := sha256.New()
@@ -156,14 +156,4 @@ func ConfigHash(cm *corev1.ConfigMap) string {
 		fmt.Fprintf(sum, "%s\x00%s\x00", k, cm.Data[k])
 	}
 	return hex.EncodeToString(sum.Sum(nil))[:16]
-}
-
-func splitServers(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }

@@ -22,7 +22,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
+	"github.com/conveyor-dev/conveyor/controllers/clusterkit"
 	"github.com/conveyor-dev/conveyor/runtime/connectapi"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
@@ -304,7 +304,7 @@ func TestPendingRestarts(t *testing.T) {
 }
 
 func TestSecretsHash(t *testing.T) {
-	refs := []connectcluster.SecretRef{{Name: "db", Key: "password"}}
+	refs := []clusterkit.SecretRef{{Name: "db", Key: "password"}}
 	base := map[string]map[string][]byte{
 		"db":    {"password": []byte("s3cret"), "unused": []byte("a")},
 		"other": {"k": []byte("v")},

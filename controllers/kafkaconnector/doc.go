@@ -23,7 +23,7 @@ limitations under the License.
 // transitions (state.go), the autoRestart schedule (autorestart.go), restart
 // requests by annotation (restart.go) and the digest of referenced Secret
 // values (secrets.go; the references themselves are parsed by
-// connectcluster.SecretRefs, which the ConnectCluster reconciler uses to keep
+// clusterkit.SecretRefs, which the ConnectCluster reconciler uses to keep
 // the workers' Role).
 //
 // The reconciler has the shape of the ConnectCluster one. One pass

@@ -41,7 +41,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
-	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
+	"github.com/conveyor-dev/conveyor/controllers/clusterkit"
 	"github.com/conveyor-dev/conveyor/controllers/statusmetrics"
 	"github.com/conveyor-dev/conveyor/controllers/workerclient"
 )
@@ -132,8 +132,8 @@ type Reconciler struct {
 
 // SetupWithManager registers the watches: every KafkaConnector, the
 // ConnectClusters they run on (a cluster change enqueues its connectors
-// through the connectcluster.ConnectorClusterRefIndex field index, which
-// connectcluster.SetupIndexes registers once for both reconcilers) and the
+// through the clusterkit.ConnectorClusterRefIndex field index, which
+// clusterkit.SetupIndexes registers once for both reconcilers) and the
 // metadata of Secrets (a Secret change enqueues the connectors that
 // reference it, through the SecretRefIndex registered here).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
@@ -181,7 +181,7 @@ func (r *Reconciler) CacheEntries() map[string]int {
 // connectorsOfCluster maps a ConnectCluster to requests for its connectors.
 func (r *Reconciler) connectorsOfCluster(ctx context.Context, o client.Object) []reconcile.Request {
 	var list v1alpha1.KafkaConnectorList
-	if err := r.Client.List(ctx, &list, client.InNamespace(o.GetNamespace()), client.MatchingFields{connectcluster.ConnectorClusterRefIndex: o.GetName()}); err != nil {
+	if err := r.Client.List(ctx, &list, client.InNamespace(o.GetNamespace()), client.MatchingFields{clusterkit.ConnectorClusterRefIndex: o.GetName()}); err != nil {
 		logf.FromContext(ctx).Error(err, "listing the connectors of a ConnectCluster", "connectcluster", client.ObjectKeyFromObject(o))
 		return nil
 	}

@@ -48,6 +48,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers/clusterkit"
 	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
 	"github.com/conveyor-dev/conveyor/controllers/workerclient"
 	"github.com/conveyor-dev/conveyor/runtime/connectapi"
@@ -313,7 +314,7 @@ func newEnv(t *testing.T) *env {
 	}
 	k8s := fake.NewClientBuilder().WithScheme(scheme).
 		WithStatusSubresource(&v1alpha1.KafkaConnector{}, &v1alpha1.ConnectCluster{}).
-		WithIndex(&v1alpha1.KafkaConnector{}, connectcluster.ConnectorClusterRefIndex, connectcluster.ClusterRefOf).
+		WithIndex(&v1alpha1.KafkaConnector{}, clusterkit.ConnectorClusterRefIndex, clusterkit.ClusterRefOf).
 		WithIndex(&v1alpha1.KafkaConnector{}, SecretRefIndex, SecretNamesOf).
 		WithObjects(cc, tokenSecret).Build()
 	return &env{t: t, ctx: context.Background(), k8s: k8s, herder: h, r: &Reconciler{

@@ -31,8 +31,8 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers/clusterkit"
 	"github.com/conveyor-dev/conveyor/controllers/condition"
-	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
 	"github.com/conveyor-dev/conveyor/controllers/workerclient"
 	"github.com/conveyor-dev/conveyor/runtime/connectapi"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
@@ -45,7 +45,7 @@ import (
 type connectorLoop struct {
 	// Observed before acting.
 	cluster *v1alpha1.ConnectCluster
-	refs    []connectcluster.SecretRef
+	refs    []clusterkit.SecretRef
 	desired map[string]string
 	workers *workerclient.Client
 	// missing: the workers have no connector of this name.
@@ -195,13 +195,13 @@ func (r *Reconciler) observeCluster(ctx context.Context, kc *v1alpha1.KafkaConne
 		return nil
 	}
 	l.cluster = cc
-	if l.refs, err = connectcluster.SecretRefs(kc.Spec.Config); err != nil {
+	if l.refs, err = clusterkit.SecretRefs(kc.Spec.Config); err != nil {
 		l.fail(v1alpha1.ReasonConfigInvalid, "%v", err)
 		return nil
 	}
 	// Only what the cluster's owner allows (spec.connectorAccess): naming a
 	// Secret is not enough to be given it.
-	if p := connectcluster.ConnectorAccessProblem(cc, kc.Spec.Config); p != nil {
+	if p := clusterkit.ConnectorAccessProblem(cc, kc.Spec.Config); p != nil {
 		l.fail(p.Reason, "%s", p.Message)
 		return nil
 	}
@@ -214,7 +214,7 @@ func (r *Reconciler) observeCluster(ctx context.Context, kc *v1alpha1.KafkaConne
 	}
 	if len(missing) > 0 {
 		l.fail(ReasonSecretsNotGranted, "waiting for the workers of ConnectCluster %s to be allowed to read Secret(s) %s (Role %s, kept by the ConnectCluster reconciler)",
-			cc.Name, strings.Join(missing, ", "), connectcluster.SecretsRoleName(cc))
+			cc.Name, strings.Join(missing, ", "), clusterkit.SecretsRoleName(cc))
 		return nil
 	}
 	if l.workers, err = r.workerClient(ctx, cc); err != nil {

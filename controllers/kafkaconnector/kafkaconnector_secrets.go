@@ -30,7 +30,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
-	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
+	"github.com/conveyor-dev/conveyor/controllers/clusterkit"
 )
 
 // rotateSecrets records the digest of the referenced Secret values and,
@@ -82,12 +82,12 @@ func (r *Reconciler) live(ctx context.Context, kc *v1alpha1.KafkaConnector) *v1a
 
 // secretsHash reads the referenced Secrets (a missing one counts as absent)
 // and digests the referenced keys (SecretsHash).
-func (r *Reconciler) secretsHash(ctx context.Context, namespace string, refs []connectcluster.SecretRef) (string, error) {
+func (r *Reconciler) secretsHash(ctx context.Context, namespace string, refs []clusterkit.SecretRef) (string, error) {
 	if len(refs) == 0 {
 		return "", nil
 	}
 	data := map[string]map[string][]byte{}
-	for _, name := range connectcluster.SecretNames(refs) {
+	for _, name := range clusterkit.SecretNames(refs) {
 		var s corev1.Secret
 		err := r.apiReader().Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, &s)
 		switch {
@@ -108,18 +108,18 @@ const secretsGrantRetry = time.Second
 // ungrantedSecrets returns the referenced Secrets that the workers' Role of
 // cc (connectcluster.BuildSecretsRole, applied by the ConnectCluster
 // reconciler) does not let them read yet.
-func (r *Reconciler) ungrantedSecrets(ctx context.Context, cc *v1alpha1.ConnectCluster, refs []connectcluster.SecretRef) ([]string, error) {
-	names := connectcluster.SecretNames(refs)
+func (r *Reconciler) ungrantedSecrets(ctx context.Context, cc *v1alpha1.ConnectCluster, refs []clusterkit.SecretRef) ([]string, error) {
+	names := clusterkit.SecretNames(refs)
 	if len(names) == 0 {
 		return nil, nil
 	}
 	var role rbacv1.Role
-	err := r.Client.Get(ctx, types.NamespacedName{Namespace: cc.Namespace, Name: connectcluster.SecretsRoleName(cc)}, &role)
+	err := r.Client.Get(ctx, types.NamespacedName{Namespace: cc.Namespace, Name: clusterkit.SecretsRoleName(cc)}, &role)
 	switch {
 	case apierrors.IsNotFound(err):
 		return names, nil
 	case err != nil:
-		return nil, fmt.Errorf("reading the workers' Role %s/%s: %w", cc.Namespace, connectcluster.SecretsRoleName(cc), err)
+		return nil, fmt.Errorf("reading the workers' Role %s/%s: %w", cc.Namespace, clusterkit.SecretsRoleName(cc), err)
 	case !metav1.IsControlledBy(&role, cc):
 		return names, nil
 	}

@@ -30,8 +30,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers/clusterkit"
 	"github.com/conveyor-dev/conveyor/controllers/condition"
-	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
 	"github.com/conveyor-dev/conveyor/runtime/connectapi"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
@@ -176,7 +176,7 @@ func (r *Reconciler) emitEvents(kc *v1alpha1.KafkaConnector, s *v1alpha1.KafkaCo
 		switch rs.kind {
 		case restartSecrets:
 			r.event(kc, corev1.EventTypeNormal, string(rs.kind), "Restart", "restarted connector %s and its tasks: a Secret it references changed (%s)",
-				kc.Name, strings.Join(connectcluster.SecretNames(l.refs), ", "))
+				kc.Name, strings.Join(clusterkit.SecretNames(l.refs), ", "))
 		case restartRequested:
 			r.event(kc, corev1.EventTypeNormal, string(rs.kind), "Restart", "restarted connector %s on request (%s=%s)", kc.Name, rs.request.Annotation, rs.request.Value)
 		case restartAuto:

@@ -26,7 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
-	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
+	"github.com/conveyor-dev/conveyor/controllers/clusterkit"
 )
 
 // KafkaReads is the production Partitions and Lag hooks of the Reconciler:
@@ -41,11 +41,11 @@ type KafkaReads struct {
 }
 
 func (k KafkaReads) admin(ctx context.Context, cc *v1alpha1.ConnectCluster) (*kadm.Client, context.Context, func(), error) {
-	conn, _, prob := connectcluster.KafkaConnectionFor(ctx, k.Reader, cc)
+	conn, _, prob := clusterkit.KafkaConnectionFor(ctx, k.Reader, cc)
 	if prob != nil {
 		return nil, nil, nil, fmt.Errorf("connecting to the Kafka of ConnectCluster %s/%s: %w", cc.Namespace, cc.Name, prob)
 	}
-	cl, err := kgo.NewClient(connectcluster.KgoOptions(conn)...)
+	cl, err := kgo.NewClient(clusterkit.KgoOptions(conn)...)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("creating a Kafka client for ConnectCluster %s/%s: %w", cc.Namespace, cc.Name, err)
 	}

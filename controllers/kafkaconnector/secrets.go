@@ -29,7 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
-	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
+	"github.com/conveyor-dev/conveyor/controllers/clusterkit"
 )
 
 // SecretsHash digests the values of exactly the referenced Secret keys
@@ -38,7 +38,7 @@ import (
 // another Secret changes, so rotating a Secret restarts only the connectors
 // that use it. The empty string means "no references". The values
 // themselves only enter a SHA-256.
-func SecretsHash(refs []connectcluster.SecretRef, secrets map[string]map[string][]byte) string {
+func SecretsHash(refs []clusterkit.SecretRef, secrets map[string]map[string][]byte) string {
 	if len(refs) == 0 {
 		return ""
 	}
@@ -80,7 +80,7 @@ func SecretNamesOf(o client.Object) []string {
 	if !ok {
 		return nil
 	}
-	return connectcluster.ConnectorSecretNames(*kc)
+	return clusterkit.ConnectorSecretNames(*kc)
 }
 
 // ConnectorsUsingSecret maps a Secret to requests for the KafkaConnectors

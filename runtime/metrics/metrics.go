@@ -489,23 +489,15 @@ func (t *Task) SinkPut(n int, d time.Duration) {
 }
 
 // SetSinkLag sets the task's lag in records (high watermark minus
-// committed offset, summed over its partitions).
-func (t *Task) SetSinkLag(n int64) {
+// committed offset, summed over its partitions) and, in the same step, the
+// stall detector's work: the lag while the task's polls return records,
+// none once they return nothing (see task.SinkRunner).
+func (t *Task) SetSinkLag(lag, work int64) {
 	if t == nil {
 		return
 	}
-	t.sinkLag.Set(float64(n))
-	t.progress.work.Store(n)
-}
-
-// SetSinkWork overrides the work SetSinkLag gave the stall detector: a
-// sink whose polls return nothing has no work it could make progress on,
-// whatever its lag (see task.SinkRunner).
-func (t *Task) SetSinkWork(n int64) {
-	if t == nil {
-		return
-	}
-	t.progress.work.Store(n)
+	t.sinkLag.Set(float64(lag))
+	t.progress.work.Store(work)
 }
 
 // SetPartitionCount sets the number of partitions assigned to a sink task.

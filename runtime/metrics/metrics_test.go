@@ -34,7 +34,7 @@ func TestTaskMetricsExposition(t *testing.T) {
 	tm.SourceWritten(5)
 	tm.SinkRead(11)
 	tm.SinkPut(9, 20*time.Millisecond)
-	tm.SetSinkLag(42)
+	tm.SetSinkLag(42, 42)
 	tm.OffsetCommit(time.Millisecond, nil)
 	tm.OffsetCommit(time.Millisecond, errors.New("flush failed"))
 	tm.SetState(StateRunning)
@@ -106,7 +106,7 @@ func TestNilTaskIsNoop(t *testing.T) {
 	var tm *Task
 	tm.SourcePolled(1, time.Second)
 	tm.SinkPut(1, time.Second)
-	tm.SetSinkLag(1)
+	tm.SetSinkLag(1, 1)
 	tm.OffsetCommit(time.Second, nil)
 	tm.SetState(StateFailed)
 	tm.RecordFailure()

@@ -48,7 +48,7 @@ func TestStalled(t *testing.T) {
 		}
 	}
 	src.SetSourceActive(500) // records in flight
-	sink.SetSinkLag(0)       // caught up: idle, never stalled
+	sink.SetSinkLag(0, 0)    // caught up: idle, never stalled
 	check(0)
 	check(4*time.Second, "src")
 	src.SourceWritten(200) // acknowledged: progress

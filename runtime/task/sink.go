@@ -283,13 +283,14 @@ func (r *SinkRunner) Lag() int64 { return r.lag.Load() }
 func (r *SinkRunner) updateLagLocked() {
 	n := r.lagLocked()
 	r.lag.Store(n)
-	r.cfg.Metrics.SetSinkLag(n)
 	// The stall detector's work: the lag while polls return records, none
 	// once they return nothing (a task stuck in Put polls no more, so its
 	// work stays what the last poll left).
+	work := n
 	if r.idlePoll {
-		r.cfg.Metrics.SetSinkWork(0)
+		work = 0
 	}
+	r.cfg.Metrics.SetSinkLag(n, work)
 }
 
 func (r *SinkRunner) lagLocked() int64 {

@@ -18,15 +18,8 @@ package worker
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"log/slog"
-	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,47 +30,27 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/conveyor-dev/conveyor/runtime/workerconfig"
+	"github.com/conveyor-dev/conveyor/test/testkit/certs"
 )
 
-// testCA is a certificate authority that signs broker certificates.
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pem  []byte
+// newTestCA returns a certificate authority that signs broker certificates.
+func newTestCA(t *testing.T) *certs.CA {
+	t.Helper()
+	ca, err := certs.NewCA("test CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ca
 }
 
-func newTestCA(t *testing.T) *testCA {
+// serverCert returns a certificate of ca for dnsName only (no IP address).
+func serverCert(t *testing.T, ca *certs.CA, dnsName string) tls.Certificate {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	cert, err := ca.TLS(dnsName, dnsName)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	return &testCA{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
-}
-
-// serverCert returns a certificate for dnsName only (no IP address).
-func (ca *testCA) serverCert(t *testing.T, dnsName string) tls.Certificate {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: dnsName}, DNSNames: []string{dnsName},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	return cert
 }
 
 // TestKafkaOptsTLSChecks connects to a TLS broker reached by an address
@@ -87,17 +60,17 @@ func (ca *testCA) serverCert(t *testing.T, dnsName string) tls.Certificate {
 // and enable.ssl.certificate.verification=false accepts anything.
 func TestKafkaOptsTLSChecks(t *testing.T) {
 	ca, other := newTestCA(t), newTestCA(t)
-	broker, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.TLS(&tls.Config{Certificates: []tls.Certificate{ca.serverCert(t, "broker.example")}}))
+	broker, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.TLS(&tls.Config{Certificates: []tls.Certificate{serverCert(t, ca, "broker.example")}}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer broker.Close()
 	dir := t.TempDir()
 	caFile, otherFile := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "other.pem")
-	if err := os.WriteFile(caFile, ca.pem, 0o600); err != nil {
+	if err := os.WriteFile(caFile, ca.PEM, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(otherFile, other.pem, 0o600); err != nil {
+	if err := os.WriteFile(otherFile, other.PEM, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {

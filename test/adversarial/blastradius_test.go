@@ -29,6 +29,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/conveyor-dev/conveyor/test/localcluster"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 	"github.com/conveyor-dev/conveyor/test/testkit/servers"
 )
 
@@ -54,66 +55,6 @@ const (
 	blastRate      = 2_000  // records/s per healthy source: the stream lasts ~20 s
 	blastPipelines = 2
 )
-
-func blastClusterManifest() string {
-	return fmt.Sprintf(`apiVersion: connect.conveyor.dev/v1alpha1
-kind: ConnectCluster
-metadata:
-  name: %s
-spec:
-  replicas: %d
-  kafka:
-    bootstrapServers: %s
-  storage:
-    replicationFactor: 1
-    offsetPartitions: 3
-    statusPartitions: 1
-  config:
-    offset.flush.interval.ms: "1000"
-    session.timeout.ms: "6000"
-    heartbeat.interval.ms: "1000"
-    rebalance.timeout.ms: "20000"
-  maxTasksPerWorker: 8
-  rebalance:
-    lostWorkerDelay: 5s
-`, blastCluster, blastWorkers, cluster.KafkaAddr)
-}
-
-// blastPipeline is a healthy RangeSource → Kafka → PostgresSink pair.
-func blastPipeline(name, topic, dbURL string) string {
-	return fmt.Sprintf(`apiVersion: connect.conveyor.dev/v1alpha1
-kind: KafkaConnector
-metadata:
-  name: src-%[1]s
-spec:
-  clusterRef: {name: %[2]s}
-  class: RangeSource
-  tasksMax: 3
-  config:
-    topic: %[3]s
-    count: "%[4]d"
-    rate: "%[5]d"
-    record.size: "16"
-    batch.size: "500"
----
-apiVersion: connect.conveyor.dev/v1alpha1
-kind: KafkaConnector
-metadata:
-  name: sink-%[1]s
-spec:
-  clusterRef: {name: %[2]s}
-  class: PostgresSink
-  tasksMax: 3
-  config:
-    topics: %[3]s
-    connection.url: "%[6]s"
-    table.name.format: %[1]s
-    auto.create: "true"
-    insert.mode: insert
-    pk.mode: none
-    batch.size: "2000"
-`, name, blastCluster, topic, blastRecords, blastRate, dbURL)
-}
 
 // blastAttackers are the two bad connectors, as a tenant would write them.
 func blastAttackers(redisAddr string) string {
@@ -152,7 +93,8 @@ func TestBlastRadius(t *testing.T) {
 	if _, err := cluster.RunKubectl(ctx, "", "create", "namespace", blastNS); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cluster.RunKubectl(ctx, blastClusterManifest(), "apply", "-n", blastNS, "-f", "-"); err != nil {
+	if _, err := cluster.RunKubectl(ctx, localcluster.StreamCluster{Name: blastCluster, Replicas: blastWorkers, Kafka: cluster.KafkaAddr,
+		FlushInterval: time.Second, LostWorkerDelay: 5 * time.Second}.Manifest(), "apply", "-n", blastNS, "-f", "-"); err != nil {
 		t.Fatal(err)
 	}
 	pods, err := cv.WaitWorkersReady(ctx, blastNS, blastCluster, blastWorkers, 3*time.Minute)
@@ -181,7 +123,8 @@ func TestBlastRadius(t *testing.T) {
 		if _, err := adm.CreateTopic(ctx, 3, 1, nil, topic); err != nil {
 			t.Fatalf("creating topic %s: %v", topic, err)
 		}
-		if _, err := cluster.RunKubectl(ctx, blastPipeline(name, topic, pg.URL(db)), "apply", "-n", blastNS, "-f", "-"); err != nil {
+		if _, err := cluster.RunKubectl(ctx, localcluster.Pipeline{Name: name, Cluster: blastCluster, Topic: topic, Records: blastRecords, Rate: blastRate,
+			SinkTasks: 3, DatabaseURL: pg.URL(db), Table: name}.Manifest(), "apply", "-n", blastNS, "-f", "-"); err != nil {
 			t.Fatal(err)
 		}
 		healthy = append(healthy, name)
@@ -202,7 +145,7 @@ func TestBlastRadius(t *testing.T) {
 		}
 		return out, nil
 	}
-	if err := localcluster.Poll(ctx, 3*time.Minute, "the healthy pipelines streaming into PostgreSQL", func(ctx context.Context) (bool, error) {
+	if err := testkit.Until(ctx, 3*time.Minute, "the healthy pipelines streaming into PostgreSQL", func(ctx context.Context) (bool, error) {
 		c, err := counts(ctx)
 		if err != nil {
 			return false, err
@@ -239,7 +182,7 @@ func TestBlastRadius(t *testing.T) {
 
 	// The connector whose goroutine panicked is FAILED with the panic.
 	var trace string
-	if err := localcluster.Poll(ctx, 2*time.Minute, "the RedisSink's task FAILED with the panic", func(ctx context.Context) (bool, error) {
+	if err := testkit.Until(ctx, 2*time.Minute, "the RedisSink's task FAILED with the panic", func(ctx context.Context) (bool, error) {
 		st, err := blastStatus(ctx, "panics")
 		if err != nil {
 			return false, err
@@ -262,7 +205,7 @@ func TestBlastRadius(t *testing.T) {
 	// The connector whose config would exhaust memory is refused, naming
 	// the key and its bound.
 	var msg string
-	if err := localcluster.Poll(ctx, 2*time.Minute, "the RangeSource refused naming ranges", func(ctx context.Context) (bool, error) {
+	if err := testkit.Until(ctx, 2*time.Minute, "the RangeSource refused naming ranges", func(ctx context.Context) (bool, error) {
 		out, err := cluster.RunKubectl(ctx, "", "get", "kafkaconnector", "-n", blastNS, "exhausts", "-o", "jsonpath={.status.conditions[?(@.type==\"Ready\")].message}")
 		if err != nil {
 			return false, err
@@ -277,7 +220,7 @@ func TestBlastRadius(t *testing.T) {
 	// The healthy pipelines finish: every record in PostgreSQL, every
 	// task RUNNING, no worker container restarted, no pod replaced.
 	var got map[string]int64
-	_ = localcluster.Poll(ctx, 3*time.Minute, "every healthy record in PostgreSQL", func(ctx context.Context) (bool, error) {
+	_ = testkit.Until(ctx, 3*time.Minute, "every healthy record in PostgreSQL", func(ctx context.Context) (bool, error) {
 		var err error
 		got, err = counts(ctx)
 		for _, n := range got {
@@ -292,7 +235,7 @@ func TestBlastRadius(t *testing.T) {
 		missing += blastRecords - got[name]
 	}
 	var notRunning string
-	if err := localcluster.Poll(ctx, 30*time.Second, "the healthy connectors RUNNING", func(ctx context.Context) (bool, error) {
+	if err := testkit.Until(ctx, 30*time.Second, "the healthy connectors RUNNING", func(ctx context.Context) (bool, error) {
 		for _, name := range healthy {
 			for _, c := range []string{"src-" + name, "sink-" + name} {
 				st, err := blastStatus(ctx, c)

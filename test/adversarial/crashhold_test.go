@@ -27,6 +27,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/conveyor-dev/conveyor/test/localcluster"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 const (
@@ -88,7 +89,7 @@ spec:
 	t.Cleanup(func() {
 		_, _ = cluster.RunKubectl(context.Background(), "", "delete", "kafkaconnector", "--all", "-n", holdNS, "--wait=true", "--timeout=60s")
 	})
-	if err := localcluster.Poll(ctx, 2*time.Minute, "the healthy connector RUNNING", func(ctx context.Context) (bool, error) {
+	if err := testkit.Until(ctx, 2*time.Minute, "the healthy connector RUNNING", func(ctx context.Context) (bool, error) {
 		st, err := holdStatus(ctx, "steady", "")
 		if s := st.notRunning(); err != nil || s != "" {
 			return false, fmt.Errorf("%s (%v)", s, err)
@@ -114,7 +115,7 @@ spec:
 	// Every worker reports the connector FAILED with the reason.
 	const reason = "CrashSource: crashing the worker"
 	var trace string
-	if err := localcluster.Poll(ctx, 4*time.Minute, "CrashSource held FAILED on every worker", func(ctx context.Context) (bool, error) {
+	if err := testkit.Until(ctx, 4*time.Minute, "CrashSource held FAILED on every worker", func(ctx context.Context) (bool, error) {
 		pods, _, err := cv.WorkerPods(ctx, holdNS, holdCluster)
 		if err != nil {
 			return false, err
@@ -171,7 +172,7 @@ spec:
 	}
 	restartsAtHold, producedAtHold := restarts(), produced()
 	watch := time.Now()
-	_ = localcluster.Poll(ctx, 30*time.Second, "30 s of watching the hold", func(context.Context) (bool, error) {
+	_ = testkit.Until(ctx, 30*time.Second, "30 s of watching the hold", func(context.Context) (bool, error) {
 		if n := restarts(); n != restartsAtHold {
 			t.Fatalf("worker containers restarted %d times after the hold (had %d): the held connector crashed another worker", n, restartsAtHold)
 		}

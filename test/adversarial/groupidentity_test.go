@@ -42,7 +42,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
-	"github.com/conveyor-dev/conveyor/test/localcluster"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 // tenantNamespace creates a namespace for one tenant of the test.
@@ -122,7 +122,7 @@ func pgSinkConfig(topic string) map[string]string {
 func connectorCondition(t *testing.T, ns, name string, status metav1.ConditionStatus, reason string, timeout time.Duration) string {
 	t.Helper()
 	var msg string
-	err := localcluster.Poll(t.Context(), timeout, fmt.Sprintf("KafkaConnector %s/%s Ready=%s %s", ns, name, status, reason), func(ctx context.Context) (bool, error) {
+	err := testkit.Until(t.Context(), timeout, fmt.Sprintf("KafkaConnector %s/%s Ready=%s %s", ns, name, status, reason), func(ctx context.Context) (bool, error) {
 		var kc v1alpha1.KafkaConnector
 		if err := cv.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &kc); err != nil {
 			return false, err
@@ -216,7 +216,7 @@ func TestGroupIdentityAcrossNamespaces(t *testing.T) {
 	// 1. Another spelling of the same Kafka, team-a's group: refused.
 	tenantCreate(t, tenantCluster(nsB, "squat", other, ccA.Status.GroupID))
 	var squat v1alpha1.ConnectCluster
-	err = localcluster.Poll(ctx, 2*time.Minute, "team-b's squatting cluster to be refused", func(ctx context.Context) (bool, error) {
+	err = testkit.Until(ctx, 2*time.Minute, "team-b's squatting cluster to be refused", func(ctx context.Context) (bool, error) {
 		if err := cv.Client.Get(ctx, client.ObjectKey{Namespace: nsB, Name: "squat"}, &squat); err != nil {
 			return false, err
 		}

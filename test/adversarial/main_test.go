@@ -27,16 +27,11 @@ package adversarial
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"flag"
-	"fmt"
 	"os"
 	"testing"
 
-	"github.com/go-logr/logr"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
-
-	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgtest"
 	"github.com/conveyor-dev/conveyor/test/localcluster"
+	"github.com/conveyor-dev/conveyor/test/testkit/servers/pgtest"
 )
 
 var (
@@ -55,24 +50,15 @@ func randomHex() string {
 	return hex.EncodeToString(b)
 }
 
-func TestMain(m *testing.M) { os.Exit(runMain(m)) }
-
-func runMain(m *testing.M) int {
-	flag.Parse()
-	ctrllog.SetLogger(logr.Discard())
-	if os.Geteuid() == 0 {
-		var err error
-		if pg, err = pgtest.Start(pgtest.Options{}); err != nil {
-			fmt.Fprintf(os.Stderr, "adversarial: starting PostgreSQL: %v\n", err)
-			return 1
-		}
-		defer pg.Stop()
-	}
-	return localcluster.RunWithConveyor(m, "adversarial", func(c *localcluster.Cluster, v *localcluster.Conveyor) { cluster, cv = c, v },
-		localcluster.Extra{
-			WorkerTags: []string{"conveyor_attack"}, // CrashSource (crashhold_test.go)
-			Cluster: func(o *localcluster.Options) {
-				o.SecureKafka = &localcluster.SecureKafkaOptions{User: "canary-user", Password: saslCanary}
-			},
-		})
+func TestMain(m *testing.M) {
+	os.Exit(localcluster.Main(m, localcluster.Suite{
+		Name:       "adversarial",
+		Install:    true,
+		WorkerTags: []string{"conveyor_attack"}, // CrashSource (crashhold_test.go)
+		Prepare:    localcluster.StartPostgres(&pg),
+		Cluster: func(o *localcluster.Options) {
+			o.SecureKafka = &localcluster.SecureKafkaOptions{User: "canary-user", Password: saslCanary}
+		},
+		Ready: func(c *localcluster.Cluster, v *localcluster.Conveyor) { cluster, cv = c, v },
+	}))
 }

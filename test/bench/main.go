@@ -77,6 +77,7 @@ import (
 	"github.com/conveyor-dev/conveyor/test/bench/benchkit"
 
 	"github.com/conveyor-dev/conveyor/runtime/connectnames"
+	"github.com/conveyor-dev/conveyor/test/testkit/proc"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -155,7 +156,7 @@ func run() error {
 		return err
 	}
 	time.Sleep(3 * time.Second) // let start-up garbage be collected; idle means idle
-	rss, err := benchkit.VmRSSMB(w.cmd.Process.Pid)
+	rss, err := benchkit.VmRSSMB(w.proc.Pid())
 	if err != nil {
 		w.stop()
 		return err
@@ -326,20 +327,11 @@ func deleteTopics(ctx context.Context, adm *kadm.Client, topics ...string) {
 }
 
 type workerProc struct {
-	cmd  *exec.Cmd
+	proc *proc.Process
 	url  string
-	done chan struct{}
 }
 
-func (w *workerProc) stop() {
-	w.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-w.done:
-	case <-time.After(30 * time.Second):
-		w.cmd.Process.Kill()
-		<-w.done
-	}
-}
+func (w *workerProc) stop() { _ = w.proc.Stop(syscall.SIGTERM, 30*time.Second) }
 
 // startWorker starts a worker of group name, with internal topics of
 // its own and extra config lines.
@@ -381,10 +373,11 @@ func startWorker(ctx context.Context, bin, dir, addr, name string, extra ...stri
 	} else {
 		cmd.Stderr = &limitedBuffer{b: &stderr, max: 64 << 10}
 	}
-	if err := cmd.Start(); err != nil {
+	p, err := proc.Start(cmd, nil)
+	if err != nil {
 		return nil, err
 	}
-	w := &workerProc{cmd: cmd, done: make(chan struct{})}
+	w := &workerProc{proc: p}
 	urls := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
@@ -395,11 +388,10 @@ func startWorker(ctx context.Context, bin, dir, addr, name string, extra ...stri
 			}
 		}
 	}()
-	go func() { cmd.Wait(); close(w.done) }()
 	select {
 	case w.url = <-urls:
 		return w, nil
-	case <-w.done:
+	case <-p.Done():
 		return nil, fmt.Errorf("the worker exited at start:\n%s", stderr.String())
 	case <-time.After(60 * time.Second):
 		w.stop()
@@ -429,7 +421,7 @@ func cpuNow(w *workerProc) cpuTimes {
 	t := cpuTimes{bench: float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9}
 	// /proc/PID/stat: utime and stime are fields 14 and 15, in clock ticks
 	// (100 per second on Linux), after the ")" that ends the command name.
-	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", w.cmd.Process.Pid)); err == nil {
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", w.proc.Pid())); err == nil {
 		if i := bytes.LastIndexByte(b, ')'); i >= 0 {
 			f := strings.Fields(string(b[i+1:]))
 			if len(f) > 12 {

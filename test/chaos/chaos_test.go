@@ -33,6 +33,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/conveyor-dev/conveyor/test/localcluster"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 const (
@@ -48,65 +49,6 @@ const (
 	partitions      = 6
 )
 
-func clusterManifest() string {
-	return fmt.Sprintf(`apiVersion: connect.conveyor.dev/v1alpha1
-kind: ConnectCluster
-metadata:
-  name: %s
-spec:
-  replicas: %d
-  kafka:
-    bootstrapServers: %s
-  storage:
-    replicationFactor: 1
-    offsetPartitions: 3
-    statusPartitions: 1
-  config:
-    offset.flush.interval.ms: "%d"
-    session.timeout.ms: "6000"
-    heartbeat.interval.ms: "1000"
-    rebalance.timeout.ms: "20000"
-  maxTasksPerWorker: 8
-  rebalance:
-    lostWorkerDelay: %s
-`, clusterName, workers, cluster.KafkaAddr, flushInterval.Milliseconds(), lostWorkerDelay)
-}
-
-func connectorsManifest(name, topic, dbURL string) string {
-	return fmt.Sprintf(`apiVersion: connect.conveyor.dev/v1alpha1
-kind: KafkaConnector
-metadata:
-  name: src-%[1]s
-spec:
-  clusterRef: {name: %[2]s}
-  class: RangeSource
-  tasksMax: 3
-  config:
-    topic: %[3]s
-    count: "%[4]d"
-    rate: "%[5]d"
-    record.size: "16"
-    batch.size: "500"
----
-apiVersion: connect.conveyor.dev/v1alpha1
-kind: KafkaConnector
-metadata:
-  name: sink-%[1]s
-spec:
-  clusterRef: {name: %[2]s}
-  class: PostgresSink
-  tasksMax: %[6]d
-  config:
-    topics: %[3]s
-    connection.url: "%[7]s"
-    table.name.format: records
-    auto.create: "true"
-    insert.mode: insert
-    pk.mode: none
-    batch.size: "2000"
-`, name, clusterName, topic, records, rate, partitions, dbURL)
-}
-
 var setupOnce sync.Once
 
 // setup creates the namespace and the ConnectCluster once for all scenarios.
@@ -118,7 +60,8 @@ func setup(t *testing.T) {
 		if _, err = cluster.RunKubectl(ctx, "", "create", "namespace", ns); err != nil {
 			return
 		}
-		if _, err = cluster.RunKubectl(ctx, clusterManifest(), "apply", "-n", ns, "-f", "-"); err != nil {
+		if _, err = cluster.RunKubectl(ctx, localcluster.StreamCluster{Name: clusterName, Replicas: workers, Kafka: cluster.KafkaAddr,
+			FlushInterval: flushInterval, LostWorkerDelay: lostWorkerDelay}.Manifest(), "apply", "-n", ns, "-f", "-"); err != nil {
 			return
 		}
 		_, err = cv.WaitWorkersReady(ctx, ns, clusterName, workers, 3*time.Minute)
@@ -173,12 +116,13 @@ func run(t *testing.T, sc scenario) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cluster.RunKubectl(ctx, connectorsManifest(sc.name, topic, pg.URL(db)), "apply", "-n", ns, "-f", "-"); err != nil {
+	if _, err := cluster.RunKubectl(ctx, localcluster.Pipeline{Name: sc.name, Cluster: clusterName, Topic: topic, Records: records, Rate: rate,
+		SinkTasks: partitions, DatabaseURL: pg.URL(db), Table: "records"}.Manifest(), "apply", "-n", ns, "-f", "-"); err != nil {
 		t.Fatal(err)
 	}
 	conns := []string{"src-" + sc.name, "sink-" + sc.name}
 	counter := newRowCounter(t, db)
-	if err := localcluster.Poll(ctx, 2*time.Minute, "10% of the records in PostgreSQL", func(ctx context.Context) (bool, error) {
+	if err := testkit.Until(ctx, 2*time.Minute, "10% of the records in PostgreSQL", func(ctx context.Context) (bool, error) {
 		rows, _, err := counter.count(ctx)
 		return rows >= records/10, err
 	}); err != nil {
@@ -191,7 +135,7 @@ func run(t *testing.T, sc scenario) {
 	// CrashLoopBackOff holds a killed worker down longer, from its
 	// restart: how long the kubelet waits is not the workers' doing.
 	bound := 30*time.Second + lostWorkerDelay
-	err = localcluster.Poll(ctx, bound+time.Minute, "every worker Ready and every task RUNNING", func(ctx context.Context) (bool, error) {
+	err = testkit.Until(ctx, bound+time.Minute, "every worker Ready and every task RUNNING", func(ctx context.Context) (bool, error) {
 		return allRunning(ctx, conns...)
 	})
 	converged := time.Now()
@@ -210,7 +154,7 @@ func run(t *testing.T, sc scenario) {
 	// The last count read stands (a count cut short by the deadline
 	// reads nothing).
 	var rows, distinct int64
-	if err := localcluster.Poll(ctx, 90*time.Second, "every record in PostgreSQL", func(ctx context.Context) (bool, error) {
+	if err := testkit.Until(ctx, 90*time.Second, "every record in PostgreSQL", func(ctx context.Context) (bool, error) {
 		r, d, err := counter.count(ctx)
 		if err == nil {
 			rows, distinct = r, d

@@ -38,16 +38,11 @@ limitations under the License.
 package chaos
 
 import (
-	"flag"
-	"fmt"
 	"os"
 	"testing"
 
-	"github.com/go-logr/logr"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
-
-	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgtest"
 	"github.com/conveyor-dev/conveyor/test/localcluster"
+	"github.com/conveyor-dev/conveyor/test/testkit/servers/pgtest"
 )
 
 var (
@@ -56,18 +51,11 @@ var (
 	pg      *pgtest.Server
 )
 
-func TestMain(m *testing.M) { os.Exit(runMain(m)) }
-
-func runMain(m *testing.M) int {
-	flag.Parse()
-	ctrllog.SetLogger(logr.Discard())
-	if os.Geteuid() == 0 {
-		var err error
-		if pg, err = pgtest.Start(pgtest.Options{}); err != nil {
-			fmt.Fprintf(os.Stderr, "chaos: starting PostgreSQL: %v\n", err)
-			return 1
-		}
-		defer pg.Stop()
-	}
-	return localcluster.RunWithConveyor(m, "chaos", func(c *localcluster.Cluster, v *localcluster.Conveyor) { cluster, cv = c, v })
+func TestMain(m *testing.M) {
+	os.Exit(localcluster.Main(m, localcluster.Suite{
+		Name:    "chaos",
+		Install: true,
+		Prepare: localcluster.StartPostgres(&pg),
+		Ready:   func(c *localcluster.Cluster, v *localcluster.Conveyor) { cluster, cv = c, v },
+	}))
 }

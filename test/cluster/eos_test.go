@@ -29,8 +29,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgtest"
 	"github.com/conveyor-dev/conveyor/test/cluster/harness"
+	"github.com/conveyor-dev/conveyor/test/testkit"
+	"github.com/conveyor-dev/conveyor/test/testkit/servers/pgtest"
 )
 
 const (
@@ -151,7 +152,7 @@ func stormRun(t *testing.T, srv *pgtest.Server, exactlyOnce bool) stormResult {
 		err = conn.QueryRow(ctx, `SELECT count(*), count(DISTINCT id) FROM records`).Scan(&rows, &distinct)
 		return rows, distinct, err
 	}
-	if err := harness.Until(ctx, 90*time.Second, "5% of the records in PostgreSQL", func(ctx context.Context) (bool, error) {
+	if err := testkit.Until(ctx, 90*time.Second, "5% of the records in PostgreSQL", func(ctx context.Context) (bool, error) {
 		rows, _, err := count(ctx)
 		return rows >= eosRecords/20, err
 	}); err != nil {
@@ -175,7 +176,7 @@ func stormRun(t *testing.T, srv *pgtest.Server, exactlyOnce bool) stormResult {
 		time.Sleep(time.Second + time.Duration(rng.IntN(1000))*time.Millisecond) // the fault schedule
 	}
 	var rows, distinct int64
-	err = harness.Until(ctx, 100*time.Second, "every id in PostgreSQL", func(ctx context.Context) (bool, error) {
+	err = testkit.Until(ctx, 100*time.Second, "every id in PostgreSQL", func(ctx context.Context) (bool, error) {
 		var err error
 		rows, distinct, err = count(ctx)
 		return distinct >= eosRecords, err
@@ -186,7 +187,7 @@ func stormRun(t *testing.T, srv *pgtest.Server, exactlyOnce bool) stormResult {
 	// Late duplicates would come from work replayed after a crash: let
 	// the pipeline settle (every task RUNNING, the sink caught up) and
 	// count again.
-	if err := harness.Until(ctx, 60*time.Second, "every task RUNNING", func(ctx context.Context) (bool, error) {
+	if err := testkit.Until(ctx, 60*time.Second, "every task RUNNING", func(ctx context.Context) (bool, error) {
 		r := e.c.Running()
 		if len(r) != 3 {
 			return false, nil
@@ -218,7 +219,7 @@ func stormRun(t *testing.T, srv *pgtest.Server, exactlyOnce bool) stormResult {
 // waitSinkCaughtUp waits until the sink's group has committed the end of
 // every partition of topic (its commits still move with exactly.once).
 func waitSinkCaughtUp(ctx context.Context, adm *kadm.Client, group, topic string, timeout time.Duration) error {
-	return harness.Until(ctx, timeout, "the sink to commit the end of the topic", func(ctx context.Context) (bool, error) {
+	return testkit.Until(ctx, timeout, "the sink to commit the end of the topic", func(ctx context.Context) (bool, error) {
 		lag, err := adm.Lag(ctx, group)
 		if err != nil {
 			return false, err

@@ -26,6 +26,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/conveyor-dev/conveyor/test/cluster/harness"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 // startsSince returns the task starts recorded since a moment, waiting
@@ -35,7 +36,7 @@ func (e *env) startsSince(ctx context.Context, since time.Time, quiet, timeout t
 	e.t.Helper()
 	var starts []harness.TaskStart
 	last, lastChange := -1, time.Now()
-	err := harness.Until(ctx, timeout, "the task starts to settle", func(ctx context.Context) (bool, error) {
+	err := testkit.Until(ctx, timeout, "the task starts to settle", func(ctx context.Context) (bool, error) {
 		s, err := e.broker.TaskStarts(ctx, "connect-status", since)
 		if err != nil {
 			return false, err
@@ -125,7 +126,7 @@ func TestFailoverHandoffAndJoin(t *testing.T) {
 	t.Logf("3 workers: %s (%s after start)", p0, time.Since(begin).Round(time.Millisecond))
 
 	prod := startProducer(t, e.broker.Addr, "events", 2000)
-	if err := harness.Until(ctx, 30*time.Second, "2000 records in the sink file", func(context.Context) (bool, error) {
+	if err := testkit.Until(ctx, 30*time.Second, "2000 records in the sink file", func(context.Context) (bool, error) {
 		_, lines, _, err := sinkFile(out)
 		return lines >= 2000, err
 	}); err != nil {
@@ -230,7 +231,7 @@ func TestFailoverHandoffAndJoin(t *testing.T) {
 
 	// Records keep flowing a moment longer, then every acknowledged one
 	// must reach the file.
-	if err := harness.Until(ctx, 10*time.Second, "more records acknowledged", func(context.Context) (bool, error) {
+	if err := testkit.Until(ctx, 10*time.Second, "more records acknowledged", func(context.Context) (bool, error) {
 		return prod.acked.Load() >= ackedAtKill+4000, nil
 	}); err != nil {
 		t.Fatal(err)
@@ -242,7 +243,7 @@ func TestFailoverHandoffAndJoin(t *testing.T) {
 	acked := prod.Acked()
 	var counts2 map[int]int
 	var lines, torn, missing int
-	err = harness.Until(ctx, 60*time.Second, "every acknowledged record in the sink file", func(context.Context) (bool, error) {
+	err = testkit.Until(ctx, 60*time.Second, "every acknowledged record in the sink file", func(context.Context) (bool, error) {
 		var err error
 		counts2, lines, torn, err = sinkFile(out)
 		if err != nil {

@@ -30,6 +30,7 @@ import (
 
 	"github.com/conveyor-dev/conveyor/runtime/group"
 	"github.com/conveyor-dev/conveyor/test/cluster/harness"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 const (
@@ -87,7 +88,7 @@ func TestHeavyKillStormHeals(t *testing.T) {
 		t.Fatal(err)
 	}
 	ids := countIDs(t, e.broker.Addr, "ids", healRecords)
-	if err := harness.Until(ctx, 60*time.Second, "5% of the ids in the topic", func(context.Context) (bool, error) {
+	if err := testkit.Until(ctx, 60*time.Second, "5% of the ids in the topic", func(context.Context) (bool, error) {
 		return ids.distinct() >= healRecords/20, nil
 	}); err != nil {
 		t.Fatal(err)
@@ -108,7 +109,7 @@ func TestHeavyKillStormHeals(t *testing.T) {
 			// rebalances is the one kfake keeps: not yet rejoined, it
 			// holds the rebalance open until its deadline; rejoined, it is
 			// answered on a dead connection and never starts a session.
-			if err := harness.Until(ctx, 4*time.Second, "w3 running while the worker group rebalances", func(ctx context.Context) (bool, error) {
+			if err := testkit.Until(ctx, 4*time.Second, "w3 running while the worker group rebalances", func(ctx context.Context) (bool, error) {
 				return e.c.Worker("w3") != nil && e.groupState(ctx) == "PreparingRebalance", nil
 			}); err != nil {
 				t.Logf("kill %d: %v; killing w3 anyway", i+1, err)
@@ -143,7 +144,7 @@ func TestHeavyKillStormHeals(t *testing.T) {
 	names := []string{"w1", "w2", "w4"}
 	bound := 30*time.Second + opts.LostWorkerDelay
 	var held time.Duration // how long the back-off kept a worker down after the last kill
-	err := harness.Until(ctx, bound+3*time.Minute, "every worker Ready and every task RUNNING on a live worker", func(ctx context.Context) (bool, error) {
+	err := testkit.Until(ctx, bound+3*time.Minute, "every worker Ready and every task RUNNING on a live worker", func(ctx context.Context) (bool, error) {
 		return e.allReadyAndRunning(ctx, names, "storm", healTasks)
 	})
 	converged := time.Now()
@@ -160,7 +161,7 @@ func TestHeavyKillStormHeals(t *testing.T) {
 		fmt.Printf("conveyor-chaos: heal_storm_converge_s=%.1f\n", converge.Seconds())
 		t.Fatalf("not converged within %s of the last fault: %v; worker group %s", bound, err, group)
 	}
-	if err := harness.Until(ctx, 60*time.Second, "every id in the topic", func(context.Context) (bool, error) {
+	if err := testkit.Until(ctx, 60*time.Second, "every id in the topic", func(context.Context) (bool, error) {
 		return ids.distinct() >= healRecords, nil
 	}); err != nil {
 		t.Error(err)

@@ -28,6 +28,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/conveyor-dev/conveyor/test/cluster/harness"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 // TestLostWorkerReadsUnassignedAndStallsAreReported: a worker SIGKILLed and
@@ -59,7 +60,7 @@ func TestLostWorkerReadsUnassignedAndStallsAreReported(t *testing.T) {
 	}
 	killed := time.Now()
 	var unassignedAfter time.Duration
-	err := harness.Until(ctx, 30*time.Second, "w3's tasks UNASSIGNED in every live worker's REST answer and counts", func(ctx context.Context) (bool, error) {
+	err := testkit.Until(ctx, 30*time.Second, "w3's tasks UNASSIGNED in every live worker's REST answer and counts", func(ctx context.Context) (bool, error) {
 		for _, w := range ws[:2] {
 			p, err := w.REST.Placement(ctx, "idle")
 			if err != nil {
@@ -137,7 +138,7 @@ func TestLostWorkerReadsUnassignedAndStallsAreReported(t *testing.T) {
 		t.Fatal(err)
 	}
 	var on string
-	err = harness.Until(ctx, 60*time.Second, "the stuck task reported stalled in REST and in kafka_connect_task_stalled", func(ctx context.Context) (bool, error) {
+	err = testkit.Until(ctx, 60*time.Second, "the stuck task reported stalled in REST and in kafka_connect_task_stalled", func(ctx context.Context) (bool, error) {
 		st, err := ws[0].REST.Status(ctx, "stuck")
 		if err != nil {
 			return false, err
@@ -173,7 +174,7 @@ func TestLostWorkerReadsUnassignedAndStallsAreReported(t *testing.T) {
 		}
 	}
 	refuse.Store(false)
-	if err := harness.Until(ctx, 60*time.Second, "the stall cleared once the broker takes the records", func(ctx context.Context) (bool, error) {
+	if err := testkit.Until(ctx, 60*time.Second, "the stall cleared once the broker takes the records", func(ctx context.Context) (bool, error) {
 		st, err := ws[0].REST.Status(ctx, "stuck")
 		if err != nil {
 			return false, err

@@ -26,6 +26,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/conveyor-dev/conveyor/test/cluster/harness"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 // TestRESTAcrossWorkers: every worker answers reads alike; writes sent to
@@ -62,7 +63,7 @@ func TestRESTAcrossWorkers(t *testing.T) {
 	// Metrics: each worker counts its own tasks; all name the same leader.
 	for _, w := range ws {
 		want := float64(len(p.On(w.Name)))
-		err := harness.Until(ctx, 15*time.Second, w.Name+"'s metrics", func(ctx context.Context) (bool, error) {
+		err := testkit.Until(ctx, 15*time.Second, w.Name+"'s metrics", func(ctx context.Context) (bool, error) {
 			m, err := w.REST.Metrics(ctx)
 			if err != nil {
 				return false, err
@@ -105,7 +106,7 @@ func TestRESTAcrossWorkers(t *testing.T) {
 		t.Fatalf("deleting through the follower %s: %v", f2.Name, err)
 	}
 	for _, w := range ws {
-		err := harness.Until(ctx, 20*time.Second, "the connector gone on "+w.Name, func(ctx context.Context) (bool, error) {
+		err := testkit.Until(ctx, 20*time.Second, "the connector gone on "+w.Name, func(ctx context.Context) (bool, error) {
 			code, _ := w.REST.Do(ctx, "GET", "/connectors/sink", nil, nil)
 			return code == http.StatusNotFound, nil
 		})

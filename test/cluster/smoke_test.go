@@ -25,6 +25,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/conveyor-dev/conveyor/test/cluster/harness"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 // TestSingleWorker: one worker process runs a 6-task FileSink, every
@@ -52,7 +53,7 @@ func TestSingleWorker(t *testing.T) {
 	e.waitPlacement(ctx, w, 30*time.Second, "6 tasks RUNNING on w1", harness.Balanced(6, "w1"), "sink")
 
 	p := startProducer(t, e.broker.Addr, "events", 5000)
-	if err := harness.Until(ctx, 20*time.Second, "1000 records acknowledged", func(context.Context) (bool, error) {
+	if err := testkit.Until(ctx, 20*time.Second, "1000 records acknowledged", func(context.Context) (bool, error) {
 		return p.acked.Load() >= 1000, nil
 	}); err != nil {
 		t.Fatal(err)
@@ -64,7 +65,7 @@ func TestSingleWorker(t *testing.T) {
 	acked := p.Acked()
 	var counts map[int]int
 	var lines, torn int
-	if err := harness.Until(ctx, 30*time.Second, "every acknowledged record in the sink file", func(context.Context) (bool, error) {
+	if err := testkit.Until(ctx, 30*time.Second, "every acknowledged record in the sink file", func(context.Context) (bool, error) {
 		var err error
 		counts, lines, torn, err = sinkFile(out)
 		if err != nil {

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/conveyor-dev/conveyor/test/cluster/harness"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 // supervisor restarts every worker process that ends, after a short pause,
@@ -173,7 +174,7 @@ func TestKillStormConverges(t *testing.T) {
 	for i := range kills {
 		// The next kill comes while the last one's rebalance is open.
 		var running []*harness.Worker
-		if err := harness.Until(ctx, 30*time.Second, "a worker process to kill", func(context.Context) (bool, error) {
+		if err := testkit.Until(ctx, 30*time.Second, "a worker process to kill", func(context.Context) (bool, error) {
 			running = e.c.Running()
 			return len(running) > 0, nil
 		}); err != nil {
@@ -188,7 +189,7 @@ func TestKillStormConverges(t *testing.T) {
 	}
 	stormEnd := time.Now()
 	bound := 30*time.Second + opts.LostWorkerDelay
-	err := harness.Until(ctx, bound, "every worker up and Ready, and every task RUNNING", func(ctx context.Context) (bool, error) {
+	err := testkit.Until(ctx, bound, "every worker up and Ready, and every task RUNNING", func(ctx context.Context) (bool, error) {
 		running := e.c.Running()
 		if len(running) != len(names) {
 			return false, fmt.Errorf("%d of %d worker processes running", len(running), len(names))

@@ -44,6 +44,7 @@ import (
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 	"github.com/conveyor-dev/conveyor/test/localcluster"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 	"github.com/conveyor-dev/conveyor/test/testkit/envkit"
 )
 
@@ -793,7 +794,7 @@ func (w *walk) helmUninstall(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Log(strings.TrimSpace(out))
-	err = localcluster.Poll(ctx, time.Minute, "the operator pod to go", func(ctx context.Context) (bool, error) {
+	err = testkit.Until(ctx, time.Minute, "the operator pod to go", func(ctx context.Context) (bool, error) {
 		list, err := cluster.Client.CoreV1().Pods(w.cv.Namespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=" + w.cv.Release})
 		if err != nil {
 			return false, err

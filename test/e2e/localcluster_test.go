@@ -21,7 +21,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -30,12 +29,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -44,7 +41,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/conveyor-dev/conveyor/test/localcluster"
 	"github.com/conveyor-dev/conveyor/test/testkit"
@@ -60,137 +56,30 @@ var (
 	markerDir string
 )
 
-func TestMain(m *testing.M) { os.Exit(runMain(m)) }
-
-func runMain(m *testing.M) int {
-	flag.Parse()
-	ctrllog.SetLogger(logr.Discard()) // the Conveyor tests read resources with controller-runtime's client
-	if os.Geteuid() != 0 {
-		fmt.Println("e2e: the local cluster needs root (mount namespaces); skipping")
-		return 0
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	dir, err := os.MkdirTemp("", "conveyor-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	keep := false // keep the folder (logs) when something failed
-	defer func() {
-		if keep {
-			fmt.Fprintf(os.Stderr, "e2e: kept %s for its logs\n", dir)
-			return
-		}
-		_ = os.RemoveAll(dir)
-	}()
-	podappDir := filepath.Join(dir, "images", "podapp")
-	conveyorDir := filepath.Join(dir, "images", "conveyor")
-	prometheusDir := filepath.Join(dir, "images", "prometheus")
-	markerDir = filepath.Join(dir, "markers")
-	for _, d := range []string{podappDir, conveyorDir, markerDir} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-	}
-	if err := os.Chmod(markerDir, 0o777); err != nil { // pods run as 65532
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if err := prometheusImageDir(ctx, prometheusDir); err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
-		return 1
-	}
-	// Build the pod programs while the cluster starts.
-	var wg sync.WaitGroup
-	var podappErr, conveyorErr error
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		out, err := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(podappDir, "podapp"),
-			"github.com/conveyor-dev/conveyor/test/localcluster/testdata/podapp").CombinedOutput()
-		if err != nil {
-			podappErr = fmt.Errorf("building podapp: %w\n%s", err, out)
-		}
-	}()
-	go func() { defer wg.Done(); conveyorErr = localcluster.BuildConveyorImage(ctx, conveyorDir) }()
-
-	var log io.Writer
-	if testing.Verbose() {
-		log = os.Stderr
-	}
-	start := time.Now()
-	cluster, err = localcluster.Start(ctx, localcluster.Options{
-		Dir: filepath.Join(dir, "cluster"),
-		Images: map[string]string{
-			podappImage:                       podappDir,
-			localcluster.DefaultConveyorImage: conveyorDir,
-			prometheusImage:                   prometheusDir,
+func TestMain(m *testing.M) {
+	os.Exit(localcluster.Main(m, localcluster.Suite{
+		Name: "e2e",
+		Images: map[string]func(ctx context.Context, dir string) error{
+			podappImage: func(ctx context.Context, dir string) error {
+				out, err := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(dir, "podapp"),
+					"github.com/conveyor-dev/conveyor/test/localcluster/testdata/podapp").CombinedOutput()
+				if err != nil {
+					return fmt.Errorf("building podapp: %w\n%s", err, out)
+				}
+				return nil
+			},
+			prometheusImage: prometheusImageDir,
 		},
-		RestartBackoff: time.Second,
-		Log:            log,
-	})
-	wg.Wait()
-	if err == nil {
-		err = podappErr
-	}
-	if err == nil {
-		err = conveyorErr
-	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: starting the local cluster: %v\n", err)
-		if cluster != nil {
-			_ = cluster.Stop()
-		}
-		keep = true
-		return 1
-	}
-	fmt.Printf("e2e: local cluster up in %s (kubeconfig %s, kafka %s)\n", time.Since(start).Round(time.Millisecond), cluster.Kubeconfig, cluster.KafkaAddr)
-
-	code := m.Run()
-	keep = code != 0
-
-	pids := cluster.PodProcesses()
-	if err := cluster.Stop(); err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: stopping the local cluster: %v\n", err)
-		code = 1
-	}
-	// Teardown leaves no process behind: none of the pod processes, and nothing that
-	// mentions the cluster's folder (etcd, kube-apiserver, controller-manager, Kafka, pods).
-	if left := leftovers(dir, pids); len(left) > 0 {
-		fmt.Fprintf(os.Stderr, "e2e: processes left after Stop: %v\n", left)
-		code = 1
-	}
-	return code
-}
-
-// leftovers lists live processes among pids or whose command line mentions dir.
-func leftovers(dir string, pids []int) []string {
-	var out []string
-	for _, pid := range pids {
-		if syscall.Kill(pid, 0) == nil {
-			out = append(out, fmt.Sprintf("pod process %d", pid))
-		}
-	}
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		if stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); bytes.Contains(stat, []byte(") Z ")) {
-			continue // a zombie waiting for its parent is not running
-		}
-		if bytes.Contains(cmdline, []byte(dir)) {
-			out = append(out, fmt.Sprintf("%d %s", pid, bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})))
-		}
-	}
-	return out
+		Prepare: func(dir string) (func(), error) {
+			markerDir = filepath.Join(dir, "markers")
+			if err := os.MkdirAll(markerDir, 0o755); err != nil {
+				return nil, err
+			}
+			return nil, os.Chmod(markerDir, 0o777) // pods run as 65532
+		},
+		Ready:       func(c *localcluster.Cluster, _ *localcluster.Conveyor) { cluster = c },
+		NoLeftovers: true, // teardown leaves none of the pod processes, etcd, kube-apiserver, Kafka...
+	}))
 }
 
 // waitFor waits until cond holds; the failure names the last error.

@@ -28,6 +28,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/conveyor-dev/conveyor/test/testkit/proc"
 )
 
 type container struct {
@@ -176,13 +178,14 @@ func (c *container) runLoop(ctx context.Context) {
 // runOnce starts the process, probes it and waits for it to end; it returns the exit code.
 func (c *container) runOnce(ctx context.Context) int32 {
 	cmd, err := c.buildCmd(ctx)
+	var p *proc.Process
 	if err == nil {
 		var logFile *os.File
 		logFile, err = os.OpenFile(filepath.Join(c.pw.k.dir, "logs", fmt.Sprintf("%s_%s_%s.log", c.pw.ns, c.pw.name, c.spec.Name)),
 			os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err == nil {
 			cmd.Stdout, cmd.Stderr = logFile, logFile
-			err = cmd.Start()
+			p, err = proc.Start(cmd, nil)
 			_ = logFile.Close() // the child has its own descriptor
 		}
 	}
@@ -210,8 +213,7 @@ func (c *container) runOnce(ctx context.Context) int32 {
 	c.logf("started pid %d: %s", cmd.Process.Pid, strings.Join(cmd.Args[len(cmd.Args)-c.argc():], " "))
 	c.pw.markDirty()
 
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
+	exited := p.Done()
 	probeCtx, cancelProbes := context.WithCancel(ctx)
 	var probes sync.WaitGroup
 	probes.Add(3)
@@ -225,17 +227,17 @@ func (c *container) runOnce(ctx context.Context) int32 {
 		c.pw.mu.Lock()
 		grace := c.pw.grace
 		c.pw.mu.Unlock()
-		c.kill(cmd.Process.Pid, grace, exited)
+		c.kill(p, grace)
 	case <-ctx.Done():
-		c.kill(cmd.Process.Pid, 0, exited)
+		c.kill(p, 0)
 	case why := <-c.killReq:
 		c.logf("%s, restarting", why)
-		c.kill(cmd.Process.Pid, c.probeGrace(), exited)
+		c.kill(p, c.probeGrace())
 	}
 	cancelProbes()
 	probes.Wait()
 	// A container's processes go with it.
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	p.Kill()
 
 	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
 	code, reason, signal := int32(ws.ExitStatus()), "Completed", int32(0)
@@ -268,18 +270,14 @@ func (c *container) setTerminated(code int32, reason, msg string, signal int32, 
 }
 
 // kill sends SIGTERM, waits up to grace, then SIGKILLs the process group.
-func (c *container) kill(pid int, grace time.Duration, exited <-chan struct{}) {
-	if grace > 0 {
-		_ = syscall.Kill(pid, syscall.SIGTERM)
-		select {
-		case <-exited:
-			return
-		case <-time.After(grace):
-			c.logf("still running %s after SIGTERM, sending SIGKILL", grace)
-		}
+func (c *container) kill(p *proc.Process, grace time.Duration) {
+	if grace <= 0 {
+		p.Kill()
+		return
 	}
-	_ = syscall.Kill(-pid, syscall.SIGKILL)
-	<-exited
+	if err := p.Stop(syscall.SIGTERM, grace); err != nil {
+		c.logf("still running %s after SIGTERM: SIGKILL sent", grace)
+	}
 }
 
 func (c *container) probeGrace() time.Duration {

@@ -23,7 +23,6 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -36,6 +35,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/conveyor-dev/conveyor/test/testkit/certs"
+	"github.com/conveyor-dev/conveyor/test/testkit/proc"
 )
 
 // controlPlane is etcd + kube-apiserver (driven by envtest's ControlPlane, with the
@@ -43,8 +45,7 @@ import (
 // kube-controller-manager process.
 type controlPlane struct {
 	cp          *envtest.ControlPlane
-	kcm         *exec.Cmd
-	kcmDone     chan struct{}
+	kcm         *proc.Process
 	adminConfig *rest.Config
 	client      kubernetes.Interface
 	kubeconfig  string
@@ -189,7 +190,7 @@ func startControlPlane(ctx context.Context, dir, assets string, controllers []st
 	if err := os.WriteFile(rootCA, c.caPEM, 0o644); err != nil {
 		return nil, fmt.Errorf("writing root CA: %w", err)
 	}
-	c.kcm = ns.command(filepath.Join(assets, "kube-controller-manager"),
+	kcm := ns.command(filepath.Join(assets, "kube-controller-manager"),
 		"--kubeconfig="+kcmKubeconfig,
 		"--controllers="+strings.Join(controllers, ","),
 		"--leader-elect=false",
@@ -206,14 +207,12 @@ func startControlPlane(ctx context.Context, dir, assets string, controllers []st
 		"--horizontal-pod-autoscaler-downscale-stabilization="+hpaDownscaleStabilization.String(),
 		"--v=1",
 	)
-	c.kcm.Stdout, c.kcm.Stderr = kcmLog, kcmLog
-	c.kcm.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := c.kcm.Start(); err != nil {
+	kcm.Stdout, kcm.Stderr = kcmLog, kcmLog
+	kcm.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if c.kcm, err = proc.Start(kcm, nil); err != nil {
 		return nil, fmt.Errorf("starting kube-controller-manager: %w", err)
 	}
-	c.kcmDone = make(chan struct{})
-	go func() { _ = c.kcm.Wait(); close(c.kcmDone) }()
-	logf("kube-controller-manager started (pid %d), controllers %s", c.kcm.Process.Pid, strings.Join(controllers, ","))
+	logf("kube-controller-manager started (pid %d), controllers %s", c.kcm.Pid(), strings.Join(controllers, ","))
 	return c, nil
 }
 
@@ -225,7 +224,7 @@ func (c *controlPlane) waitDefaultServiceAccount(ctx context.Context, ns string)
 	defer cancel()
 	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		select {
-		case <-c.kcmDone:
+		case <-c.kcm.Done():
 			return false, errors.New("kube-controller-manager exited (see logs/kube-controller-manager.log)")
 		default:
 		}
@@ -248,14 +247,8 @@ func (c *controlPlane) waitDefaultServiceAccount(ctx context.Context, ns string)
 
 func (c *controlPlane) stop() error {
 	var errs []error
-	if c.kcm != nil && c.kcm.Process != nil {
-		_ = c.kcm.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-c.kcmDone:
-		case <-time.After(5 * time.Second):
-			_ = syscall.Kill(-c.kcm.Process.Pid, syscall.SIGKILL)
-			<-c.kcmDone
-		}
+	if c.kcm != nil {
+		_ = c.kcm.Stop(syscall.SIGTERM, 5*time.Second) // killed after 5s: nothing to report
 	}
 	if c.cp != nil {
 		if err := c.cp.Stop(); err != nil {
@@ -278,15 +271,15 @@ const hpaDownscaleStabilization = 15 * time.Second
 // address), routes to a Service's endpoints rather than its ClusterIP (no kube-proxy), and
 // authenticates to the aggregated servers with a front-proxy client certificate.
 func configureAggregation(api *envtest.APIServer, dir string) error {
-	ca, err := newCertAuthority("localcluster-front-proxy-ca")
+	ca, err := certs.NewCA("localcluster-front-proxy-ca")
 	if err != nil {
 		return err
 	}
-	crt, key, err := ca.issue("front-proxy-client", nil)
+	crt, key, err := ca.Issue("front-proxy-client")
 	if err != nil {
 		return err
 	}
-	files := map[string][]byte{"front-proxy-ca.crt": ca.certPEM, "front-proxy-client.crt": crt, "front-proxy-client.key": key}
+	files := map[string][]byte{"front-proxy-ca.crt": ca.PEM, "front-proxy-client.crt": crt, "front-proxy-client.key": key}
 	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(dir, "apiserver", name), data, 0o600); err != nil {
 			return fmt.Errorf("writing %s: %w", name, err)

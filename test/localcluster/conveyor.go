@@ -42,6 +42,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 // Conveyor is Conveyor installed on a local cluster the way users install it: the Helm
@@ -141,7 +142,7 @@ func (cv *Conveyor) HelmInstall(ctx context.Context, extra ...string) (string, e
 // OperatorPod waits until exactly one operator pod runs and is Ready, and returns it.
 func (cv *Conveyor) OperatorPod(ctx context.Context, timeout time.Duration) (*corev1.Pod, error) {
 	var ready *corev1.Pod
-	err := Poll(ctx, timeout, "the operator pod to be Ready", func(ctx context.Context) (bool, error) {
+	err := testkit.Until(ctx, timeout, "the operator pod to be Ready", func(ctx context.Context) (bool, error) {
 		list, err := cv.Cluster.Client.CoreV1().Pods(cv.Namespace).List(ctx, metav1.ListOptions{
 			LabelSelector: "app.kubernetes.io/instance=" + cv.Release,
 		})
@@ -174,28 +175,6 @@ func PodReady(p *corev1.Pod) bool {
 		}
 	}
 	return false
-}
-
-// Poll calls cond every 200ms until it returns true, ctx ends or timeout passes; the
-// error names what it waited for and cond's last error.
-func Poll(ctx context.Context, timeout time.Duration, what string, cond func(context.Context) (bool, error)) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	var last error
-	for {
-		ok, err := cond(ctx)
-		if ok {
-			return nil
-		}
-		if err != nil {
-			last = err
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("waiting %s for %s: %w (last: %v)", timeout, what, ctx.Err(), last)
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
 }
 
 var bootstrapLine = regexp.MustCompile(`(?m)^(\s*bootstrapServers:\s*).*$`)
@@ -256,7 +235,7 @@ func RenderSamples(root, outDir, kafkaAddr string) ([]string, error) {
 // names is empty) and every task they report are RUNNING, and returns them.
 func (cv *Conveyor) WaitConnectorsRunning(ctx context.Context, ns string, timeout time.Duration, names ...string) ([]v1alpha1.KafkaConnector, error) {
 	var got []v1alpha1.KafkaConnector
-	err := Poll(ctx, timeout, fmt.Sprintf("connectors %v in %s to run", names, ns), func(ctx context.Context) (bool, error) {
+	err := testkit.Until(ctx, timeout, fmt.Sprintf("connectors %v in %s to run", names, ns), func(ctx context.Context) (bool, error) {
 		var list v1alpha1.KafkaConnectorList
 		if err := cv.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
 			return false, err
@@ -327,7 +306,7 @@ func (cv *Conveyor) WorkerPods(ctx context.Context, ns, name string) ([]corev1.P
 // Deployment's replica count) and returns them.
 func (cv *Conveyor) WaitWorkersReady(ctx context.Context, ns, name string, n int, timeout time.Duration) ([]corev1.Pod, error) {
 	var pods []corev1.Pod
-	err := Poll(ctx, timeout, fmt.Sprintf("the workers of %s/%s to be Ready", ns, name), func(ctx context.Context) (bool, error) {
+	err := testkit.Until(ctx, timeout, fmt.Sprintf("the workers of %s/%s to be Ready", ns, name), func(ctx context.Context) (bool, error) {
 		all, cc, err := cv.WorkerPods(ctx, ns, name)
 		if err != nil {
 			return false, err

@@ -112,9 +112,8 @@ func (c *Cluster) KillKafka(ctx context.Context) error {
 	if k == nil {
 		return errors.New("this cluster runs no Kafka (Options.NoKafka)")
 	}
-	if k.cmd != nil && k.cmd.Process != nil {
-		_ = syscall.Kill(-k.cmd.Process.Pid, syscall.SIGKILL)
-		<-k.done
+	if k.proc != nil {
+		k.proc.Kill()
 	}
 	return k.start(ctx)
 }

@@ -19,16 +19,16 @@ package localcluster
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/conveyor-dev/conveyor/test/testkit/proc"
 )
 
 // kafkaProcess is a standalone kfake broker (test/localcluster/cmd/kafka): the cluster's
@@ -42,8 +42,7 @@ type kafkaProcess struct {
 	faultsGen             int64
 	port                  int
 	addr                  string
-	cmd                   *exec.Cmd
-	done                  chan struct{}
+	proc                  *proc.Process
 	logf                  func(string, ...any)
 	netns                 *netNS
 }
@@ -102,10 +101,9 @@ func (k *kafkaProcess) start(ctx context.Context) error {
 		return fmt.Errorf("kafka stdout: %w", err)
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	if k.proc, err = proc.Start(cmd, nil); err != nil {
 		return fmt.Errorf("starting Kafka broker %s: %w", k.bin, err)
 	}
-	k.cmd, k.done = cmd, make(chan struct{})
 	lines := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
@@ -121,7 +119,6 @@ func (k *kafkaProcess) start(ctx context.Context) error {
 			close(lines)
 		}
 	}()
-	go func() { _ = cmd.Wait(); close(k.done) }()
 	select {
 	case line, ok := <-lines:
 		addr, found := strings.CutPrefix(line, "KAFKA_ADDR=")
@@ -142,16 +139,11 @@ func (k *kafkaProcess) start(ctx context.Context) error {
 }
 
 func (k *kafkaProcess) stop() error {
-	if k.cmd == nil || k.cmd.Process == nil {
+	if k.proc == nil {
 		return nil
 	}
-	_ = k.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-k.done:
-	case <-time.After(10 * time.Second):
-		_ = syscall.Kill(-k.cmd.Process.Pid, syscall.SIGKILL)
-		<-k.done
-		return errors.New("Kafka broker ignored SIGTERM for 10s; killed")
+	if err := k.proc.Stop(syscall.SIGTERM, 10*time.Second); err != nil {
+		return fmt.Errorf("Kafka broker %w", err)
 	}
 	return nil
 }

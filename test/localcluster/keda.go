@@ -28,6 +28,8 @@ import (
 	"strings"
 	"text/template"
 	"time"
+
+	"github.com/conveyor-dev/conveyor/test/testkit/certs"
 )
 
 // KEDAImage is the image name the KEDA pods use; it maps to the folder of the binaries that
@@ -68,7 +70,7 @@ func BuildKEDA(ctx context.Context, progress io.Writer) (string, error) {
 // ServiceAccount is bound to cluster-admin.
 func (c *Cluster) installKEDA(ctx context.Context, kedaDir string) error {
 	start := time.Now()
-	ca, err := newCertAuthority("localcluster-keda-ca")
+	ca, err := certs.NewCA("localcluster-keda-ca")
 	if err != nil {
 		return err
 	}
@@ -76,14 +78,14 @@ func (c *Cluster) installKEDA(ctx context.Context, kedaDir string) error {
 	for _, svc := range []string{"keda-operator", "keda-metrics-apiserver"} {
 		names = append(names, svc, svc+".keda", svc+".keda.svc", svc+".keda.svc.cluster.local")
 	}
-	crt, key, err := ca.issue("keda-operator", append(names, "127.0.0.1", "localhost"))
+	crt, key, err := ca.Issue("keda-operator", append(names, "127.0.0.1", "localhost")...)
 	if err != nil {
 		return err
 	}
 	b64 := base64.StdEncoding.EncodeToString
 	var manifest bytes.Buffer
 	if err := kedaManifest.Execute(&manifest, map[string]string{
-		"Image": KEDAImage + ":" + KEDAVersion, "CA": b64(ca.certPEM), "Cert": b64(crt), "Key": b64(key),
+		"Image": KEDAImage + ":" + KEDAVersion, "CA": b64(ca.PEM), "Cert": b64(crt), "Key": b64(key),
 	}); err != nil {
 		return fmt.Errorf("rendering KEDA's manifest: %w", err)
 	}

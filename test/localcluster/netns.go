@@ -34,6 +34,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/conveyor-dev/conveyor/test/testkit/proc"
 )
 
 // The network-namespace mode (Options.NetNS). The cluster creates a network namespace of
@@ -56,8 +58,7 @@ const (
 
 // netNS is the cluster's network namespace, held open by a sleeping process.
 type netNS struct {
-	holder *exec.Cmd
-	done   chan struct{}
+	holder *proc.Process
 	path   string   // /proc/<holder>/ns/net
 	file   *os.File // an open handle on it, for setns
 	logf   func(string, ...any)
@@ -92,10 +93,11 @@ func startNetNS(ctx context.Context, logf func(string, ...any)) (*netNS, error) 
 	}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
+	holder, err := proc.Start(cmd, nil)
+	if err != nil {
 		return nil, fmt.Errorf("starting `unshare -n` (the network namespace needs root and util-linux): %w", err)
 	}
-	n := &netNS{holder: cmd, done: make(chan struct{}), logf: logf}
+	n := &netNS{holder: holder, logf: logf}
 	ready := make(chan bool, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
@@ -103,11 +105,10 @@ func startNetNS(ctx context.Context, logf func(string, ...any)) (*netNS, error) 
 		ready <- ok
 		_, _ = io.Copy(io.Discard, out)
 	}()
-	go func() { _ = cmd.Wait(); close(n.done) }()
 	select {
 	case ok := <-ready:
 		if !ok {
-			<-n.done
+			<-holder.Done()
 			return nil, fmt.Errorf("configuring the network namespace (ip link set lo up; ip addr add %s/%d dev lo): %s", netnsHostIP, netnsPrefixLen, strings.TrimSpace(stderr.String()))
 		}
 	case <-time.After(30 * time.Second):
@@ -117,7 +118,7 @@ func startNetNS(ctx context.Context, logf func(string, ...any)) (*netNS, error) 
 		n.stop()
 		return nil, ctx.Err()
 	}
-	n.path = "/proc/" + strconv.Itoa(cmd.Process.Pid) + "/ns/net"
+	n.path = "/proc/" + strconv.Itoa(holder.Pid()) + "/ns/net"
 	n.file, err = os.Open(n.path)
 	if err != nil {
 		n.stop()
@@ -130,7 +131,7 @@ func startNetNS(ctx context.Context, logf func(string, ...any)) (*netNS, error) 
 		n.stop()
 		return nil, err
 	}
-	logf("network namespace %s (holder pid %d), %s/%d on its loopback", n.path, cmd.Process.Pid, netnsHostIP, netnsPrefixLen)
+	logf("network namespace %s (holder pid %d), %s/%d on its loopback", n.path, holder.Pid(), netnsHostIP, netnsPrefixLen)
 	return n, nil
 }
 
@@ -255,10 +256,7 @@ func (n *netNS) stop() {
 	}
 	n.listeners = nil
 	n.mu.Unlock()
-	if n.holder.Process != nil {
-		_ = syscall.Kill(-n.holder.Process.Pid, syscall.SIGKILL)
-		<-n.done
-	}
+	n.holder.Kill()
 	// Last, when every process of the cluster is gone: the dialing thread ends with it.
 	if n.quit != nil {
 		n.quitOnce.Do(func() { close(n.quit) })

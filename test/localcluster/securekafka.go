@@ -29,6 +29,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/conveyor-dev/conveyor/test/testkit/certs"
 )
 
 // SecureKafkaOptions ask for a second Kafka broker that, like a production cluster, speaks
@@ -63,15 +65,15 @@ func (c *Cluster) startSecureKafka(ctx context.Context, bin string) error {
 		_, _ = rand.Read(b)
 		o.Password = "kfake-" + hex.EncodeToString(b)
 	}
-	ca, err := newCertAuthority("localcluster-kafka-ca")
+	ca, err := certs.NewCA("localcluster-kafka-ca")
 	if err != nil {
 		return err
 	}
-	serverCert, serverKey, err := ca.issue("kafka-secure", []string{"127.0.0.1", "localhost", netnsHostIP})
+	serverCert, serverKey, err := ca.Issue("kafka-secure", "127.0.0.1", "localhost", netnsHostIP)
 	if err != nil {
 		return err
 	}
-	clientCert, clientKey, err := ca.issue("conveyor-worker", nil)
+	clientCert, clientKey, err := ca.Issue("conveyor-worker")
 	if err != nil {
 		return err
 	}
@@ -79,7 +81,7 @@ func (c *Cluster) startSecureKafka(ctx context.Context, bin string) error {
 	if err := os.MkdirAll(auth, 0o700); err != nil {
 		return err
 	}
-	files := map[string][]byte{"server.crt": serverCert, "server.key": serverKey, "ca.crt": ca.certPEM, "password": []byte(o.Password)}
+	files := map[string][]byte{"server.crt": serverCert, "server.key": serverKey, "ca.crt": ca.PEM, "password": []byte(o.Password)}
 	for name, b := range files {
 		if err := os.WriteFile(filepath.Join(auth, name), b, 0o600); err != nil {
 			return fmt.Errorf("writing the secure Kafka's %s: %w", name, err)
@@ -93,7 +95,7 @@ func (c *Cluster) startSecureKafka(ctx context.Context, bin string) error {
 		return err
 	}
 	c.secureKafka = k
-	c.SecureKafka = &SecureKafka{Addr: k.addr, CAPEM: ca.certPEM, ClientCertPEM: clientCert, ClientKeyPEM: clientKey, User: o.User, Password: o.Password}
+	c.SecureKafka = &SecureKafka{Addr: k.addr, CAPEM: ca.PEM, ClientCertPEM: clientCert, ClientKeyPEM: clientKey, User: o.User, Password: o.Password}
 	return nil
 }
 

@@ -17,40 +17,71 @@ limitations under the License.
 package localcluster
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/conveyor-dev/conveyor/test/testkit/servers/pgtest"
 )
 
-// Extra is what a tier adds to the local cluster of RunWithConveyor.
-type Extra struct {
+// Suite is what a tier asks of the local cluster that Main runs its tests in.
+type Suite struct {
+	// Name prefixes Main's messages and the suite's temporary folder.
+	Name string
+	// Install installs Conveyor by its Helm chart once the cluster is up. The
+	// Conveyor image (DefaultConveyorImage) is built in any case.
+	Install bool
 	// WorkerTags are build tags of the image's conveyor-worker (conveyor_attack: the
 	// connectors of test/attackconnector).
 	WorkerTags []string
-	// Cluster changes the cluster's Options before it starts (SecureKafka, for instance).
+	// Images are the tier's own pod images: each function fills the folder it is
+	// given (the image's files), while the cluster starts.
+	Images map[string]func(ctx context.Context, dir string) error
+	// Prepare runs first, with the suite's temporary folder: host folders that pods
+	// mount, servers the tier needs beside the cluster. The function it returns, when
+	// not nil, runs after the cluster stopped.
+	Prepare func(dir string) (cleanup func(), err error)
+	// Cluster changes the cluster's Options before it starts (NetNS, KEDA,
+	// SecureKafka, SharedEmptyDirs...).
 	Cluster func(*Options)
+	// Ready gets the cluster, and Conveyor when Install is set, before the tests run.
+	Ready func(*Cluster, *Conveyor)
+	// NoLeftovers fails the run when a pod process, or any process whose command
+	// line names the suite's folder, outlives the cluster's Stop.
+	NoLeftovers bool
 }
 
-// RunWithConveyor is the TestMain body of a tier that runs in a local cluster with
-// Conveyor installed by its Helm chart (the chaos and adversarial tiers). It needs root
-// (the pods' mount namespaces): as another user it says so and returns 0. It builds the
-// Conveyor image, starts the cluster in a temporary folder, installs Conveyor, hands both
-// to ready, runs m, and stops the cluster, keeping the folder for its logs when a test
-// failed or the set-up did. name prefixes its messages and the folder; extra adds a
-// tier's own parts (see Extra).
-func RunWithConveyor(m *testing.M, name string, ready func(*Cluster, *Conveyor), extra ...Extra) int {
+// Main is the TestMain body of every tier that runs in a local cluster, as
+// envkit.Main is for envtest: os.Exit(localcluster.Main(m, suite)). It needs root
+// (the pods' mount and network namespaces): as another user it says so and returns 0.
+// It makes a temporary folder, runs s.Prepare, builds the images while the cluster
+// starts, installs Conveyor when asked, hands the cluster to s.Ready, runs m, and stops
+// the cluster, keeping the folder for its logs when a test or the set-up failed.
+func Main(m *testing.M, s Suite) (code int) {
+	flag.Parse()
+	ctrllog.SetLogger(logr.Discard()) // tests read resources with controller-runtime's client
 	if os.Geteuid() != 0 {
-		fmt.Printf("%s: the local cluster needs root (mount namespaces); skipping\n", name)
+		fmt.Printf("%s: the local cluster needs root (mount and network namespaces); skipping\n", s.Name)
 		return 0
 	}
-	// Building the image is most of it (cached builds take seconds).
+	// Building the images and installing the chart is most of it (cached builds take seconds).
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	dir, err := os.MkdirTemp("", "conveyor-"+name+"-")
+	dir, err := os.MkdirTemp("", "conveyor-"+s.Name+"-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -58,76 +89,157 @@ func RunWithConveyor(m *testing.M, name string, ready func(*Cluster, *Conveyor),
 	keep := false
 	defer func() {
 		if keep {
-			fmt.Fprintf(os.Stderr, "%s: kept %s for its logs\n", name, dir)
+			fmt.Fprintf(os.Stderr, "%s: kept %s for its logs\n", s.Name, dir)
 			return
 		}
 		_ = os.RemoveAll(dir)
 	}()
-	root, err := ModuleRoot(ctx)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+	fail := func(what string, err error) int {
+		fmt.Fprintf(os.Stderr, "%s: %s: %v\n", s.Name, what, err)
+		keep = true
 		return 1
 	}
-	tools, err := ToolsDir(ctx, root, "tools", os.Stderr)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+	if s.Prepare != nil {
+		cleanup, err := s.Prepare(dir)
+		if err != nil {
+			return fail("preparing", err)
+		}
+		if cleanup != nil {
+			defer cleanup()
+		}
 	}
-	imageDir := filepath.Join(dir, "images", "conveyor")
-	if err := os.MkdirAll(imageDir, 0o755); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+	builds := map[string]func(ctx context.Context, dir string) error{
+		DefaultConveyorImage: func(ctx context.Context, dir string) error {
+			return BuildConveyorImage(ctx, dir, s.WorkerTags...)
+		},
 	}
-	start := time.Now()
-	var workerTags []string
-	for _, e := range extra {
-		workerTags = append(workerTags, e.WorkerTags...)
+	for name, build := range s.Images {
+		builds[name] = build
 	}
-	if err := BuildConveyorImage(ctx, imageDir, workerTags...); err != nil {
-		fmt.Fprintf(os.Stderr, "%s: building the image: %v\n", name, err)
-		return 1
+	images := map[string]string{}
+	for name := range builds {
+		images[name] = filepath.Join(dir, "images", path.Base(name))
+		if err := os.MkdirAll(images[name], 0o755); err != nil {
+			return fail("making the image folders", err)
+		}
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var buildErrs []error
+	for name, build := range builds {
+		wg.Go(func() {
+			if err := build(ctx, images[name]); err != nil {
+				mu.Lock()
+				buildErrs = append(buildErrs, fmt.Errorf("building the image %s: %w", name, err))
+				mu.Unlock()
+			}
+		})
 	}
 	var log io.Writer
 	if testing.Verbose() {
 		log = os.Stderr
 	}
-	opts := Options{
-		Dir:            filepath.Join(dir, "cluster"),
-		Images:         map[string]string{DefaultConveyorImage: imageDir},
-		RestartBackoff: time.Second,
-		Log:            log,
+	opts := Options{Dir: filepath.Join(dir, "cluster"), Images: images, RestartBackoff: time.Second, Log: log}
+	if s.Cluster != nil {
+		s.Cluster(&opts)
 	}
-	for _, e := range extra {
-		if e.Cluster != nil {
-			e.Cluster(&opts)
-		}
-	}
+	start := time.Now()
 	cluster, err := Start(ctx, opts)
+	wg.Wait()
+	if err == nil {
+		err = errors.Join(buildErrs...)
+	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "%s: starting the local cluster: %v\n", name, err)
 		if cluster != nil {
 			_ = cluster.Stop()
 		}
-		keep = true
-		return 1
+		return fail("starting the local cluster", err)
 	}
-	cv, err := NewConveyor(cluster, root, filepath.Join(tools, "helm"))
-	if err == nil {
-		_, err = cv.HelmInstall(ctx)
+	fmt.Printf("%s: local cluster up in %s (kubeconfig %s, kafka %s)\n", s.Name, time.Since(start).Round(time.Millisecond), cluster.Kubeconfig, cluster.KafkaAddr)
+	var cv *Conveyor
+	if s.Install {
+		if cv, err = install(ctx, cluster); err != nil {
+			_ = cluster.Stop()
+			return fail("installing Conveyor", err)
+		}
+		fmt.Printf("%s: Conveyor installed %s after the start\n", s.Name, time.Since(start).Round(time.Millisecond))
 	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "%s: installing Conveyor: %v\n", name, err)
-		_ = cluster.Stop()
-		keep = true
-		return 1
+	if s.Ready != nil {
+		s.Ready(cluster, cv)
 	}
-	fmt.Printf("%s: local cluster up and Conveyor installed in %s\n", name, time.Since(start).Round(time.Millisecond))
-	ready(cluster, cv)
-	code := m.Run()
+	code = m.Run()
 	keep = code != 0
+	pids := cluster.PodProcesses()
 	if err := cluster.Stop(); err != nil {
-		fmt.Fprintf(os.Stderr, "%s: stopping the local cluster: %v\n", name, err)
+		fmt.Fprintf(os.Stderr, "%s: stopping the local cluster: %v\n", s.Name, err)
 		code = 1
 	}
+	if s.NoLeftovers {
+		if left := leftovers(dir, pids); len(left) > 0 {
+			fmt.Fprintf(os.Stderr, "%s: processes left after Stop: %v\n", s.Name, left)
+			code = 1
+		}
+	}
 	return code
+}
+
+// install installs Conveyor by its Helm chart.
+func install(ctx context.Context, cluster *Cluster) (*Conveyor, error) {
+	root, err := ModuleRoot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tools, err := ToolsDir(ctx, root, "tools", os.Stderr)
+	if err != nil {
+		return nil, err
+	}
+	cv, err := NewConveyor(cluster, root, filepath.Join(tools, "helm"))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := cv.HelmInstall(ctx); err != nil {
+		return nil, err
+	}
+	return cv, nil
+}
+
+// leftovers lists live processes among pids or whose command line mentions dir.
+func leftovers(dir string, pids []int) []string {
+	var out []string
+	for _, pid := range pids {
+		if syscall.Kill(pid, 0) == nil {
+			out = append(out, fmt.Sprintf("pod process %d", pid))
+		}
+	}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		if stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); bytes.Contains(stat, []byte(") Z ")) {
+			continue // a zombie waiting for its parent is not running
+		}
+		if bytes.Contains(cmdline, []byte(dir)) {
+			out = append(out, fmt.Sprintf("%d %s", pid, bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})))
+		}
+	}
+	return out
+}
+
+// StartPostgres is a Suite.Prepare that starts a PostgreSQL server of the suite's own
+// (pgtest) into *pg, and stops it after the cluster.
+func StartPostgres(pg **pgtest.Server) func(dir string) (func(), error) {
+	return func(string) (func(), error) {
+		s, err := pgtest.Start(pgtest.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("starting PostgreSQL: %w", err)
+		}
+		*pg = s
+		return func() { _ = s.Stop() }, nil
+	}
 }

@@ -15,7 +15,7 @@ limitations under the License.
 */
 
 // Package testkit holds the test helpers every tier shares: waits with
-// deadlines (Eventually, Consistently), golden files with one refresh flag,
+// deadlines (Until, Eventually, Consistently), golden files with one refresh flag,
 // and a log buffer safe for concurrent writers. It links no Kubernetes
 // package, so runtime tests may use it; envtest start-up lives in
 // test/testkit/envkit.
@@ -23,6 +23,7 @@ package testkit
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -36,34 +37,62 @@ import (
 // Update is the one refresh flag of every golden file: go test ./pkg -update.
 var Update = flag.Bool("update", false, "rewrite the golden files in testdata/ from the current output")
 
-// Poll is how often Consistently looks, and how soon Eventually looks
-// again after its first look.
+// Poll is how often Consistently looks, and how soon Until and Eventually
+// look again after their first look.
 const Poll = 10 * time.Millisecond
 
-// MaxPoll bounds Eventually's interval: it doubles from Poll up to this,
+// MaxPoll bounds Until's interval: it doubles from Poll up to this,
 // so a quick condition is seen at once and a slow one (an API server read)
 // does not load a shared machine with a hundred reads a second.
 const MaxPoll = 100 * time.Millisecond
 
-// Eventually polls cond until it holds, and fails the test when timeout
-// passes first. cond returns what it saw, for the failure message. It
-// returns how long the wait took.
+// Until is the one poll of the test kit: it calls cond until it returns
+// true, ctx ends or timeout passes, looking again after Poll and then at
+// doubling intervals up to MaxPoll. The error names what it waited for and
+// cond's last error (an error with ok=false is remembered and retried).
+// Code without a testing.TB (harnesses, a TestMain, tools) uses it;
+// Eventually is the same wait for a test.
+func Until(ctx context.Context, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var last error
+	interval := Poll
+	for {
+		ok, err := cond(ctx)
+		if ok {
+			return nil
+		}
+		if err != nil {
+			last = err
+		}
+		select {
+		case <-ctx.Done():
+			if last != nil {
+				return fmt.Errorf("after %v still waiting for %s: %w (last error: %v)", timeout, what, ctx.Err(), last)
+			}
+			return fmt.Errorf("after %v still waiting for %s: %w", timeout, what, ctx.Err())
+		case <-time.After(interval):
+		}
+		interval = min(2*interval, MaxPoll)
+	}
+}
+
+// Eventually polls cond (with Until) until it holds, and fails the test
+// when timeout passes first. cond returns what it saw, for the failure
+// message. It returns how long the wait took.
 func Eventually(t testing.TB, timeout time.Duration, what string, cond func() (bool, string)) time.Duration {
 	t.Helper()
 	start := time.Now()
-	deadline := start.Add(timeout)
-	interval := Poll
-	for {
-		ok, seen := cond()
-		if ok {
-			return time.Since(start)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v still waiting for %s; last seen: %s", timeout, what, seen)
-		}
-		time.Sleep(interval)
-		interval = min(2*interval, MaxPoll)
+	var seen string
+	err := Until(context.Background(), timeout, what, func(context.Context) (bool, error) {
+		var ok bool
+		ok, seen = cond()
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("after %v still waiting for %s; last seen: %s", timeout, what, seen)
 	}
+	return time.Since(start)
 }
 
 // EventuallyNoError is Eventually for a check that returns an error: it

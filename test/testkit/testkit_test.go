@@ -17,6 +17,8 @@ limitations under the License.
 package testkit
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -103,5 +105,38 @@ func TestUniqueNamesEachRun(t *testing.T) {
 	}
 	if got != want {
 		t.Fatalf("run %d: Unique = %q, want %q", Run(t), got, want)
+	}
+}
+
+// TestUntilRetriesErrorsAndNamesTheLastOne: an error with ok=false is retried; at
+// the deadline the error names what was awaited and the last error, and wraps the
+// context's.
+func TestUntilRetriesErrorsAndNamesTheLastOne(t *testing.T) {
+	var n atomic.Int32
+	err := Until(context.Background(), time.Second, "the third look", func(context.Context) (bool, error) {
+		if n.Add(1) < 3 {
+			return false, fmt.Errorf("look %d", n.Load())
+		}
+		return true, nil
+	})
+	if err != nil || n.Load() != 3 {
+		t.Fatalf("Until = %v after %d looks, want nil after 3", err, n.Load())
+	}
+	err = Until(context.Background(), 50*time.Millisecond, "a thing that never holds", func(context.Context) (bool, error) {
+		return false, errors.New("still not")
+	})
+	if err == nil || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "a thing that never holds") || !strings.Contains(err.Error(), "still not") {
+		t.Fatalf("Until = %v, want the deadline naming what and the last error", err)
+	}
+}
+
+// TestUntilEndsWithItsContext: a cancelled parent context ends the wait at once.
+func TestUntilEndsWithItsContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	start := time.Now()
+	err := Until(ctx, time.Minute, "nothing", func(context.Context) (bool, error) { return false, nil })
+	if !errors.Is(err, context.Canceled) || time.Since(start) > 5*time.Second {
+		t.Fatalf("Until = %v after %v, want context.Canceled at once", err, time.Since(start))
 	}
 }

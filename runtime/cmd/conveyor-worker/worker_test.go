@@ -42,6 +42,7 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/kafkatest"
 	"github.com/conveyor-dev/conveyor/runtime/store"
 	"github.com/conveyor-dev/conveyor/test/testkit"
+	"github.com/conveyor-dev/conveyor/test/testkit/proc"
 )
 
 // These tests run conveyor-worker as a separate process (built once) against
@@ -93,25 +94,24 @@ func newCluster(t *testing.T, seed ...kfake.Opt) *cluster {
 	return &cluster{addr: c.ListenAddrs()[0], adm: kafkatest.Admin(t, opts), opts: opts}
 }
 
-type proc struct {
-	cmd  *exec.Cmd
+// workerProc is a conveyor-worker process.
+type workerProc struct {
+	*proc.Process
 	url  string
 	logs *testkit.SyncBuffer
-	done chan struct{}
-	err  error
 }
 
 // startWorker runs conveyor-worker --config and waits for its REST URL.
-func startWorker(t *testing.T, cfgPath string) *proc {
+func startWorker(t *testing.T, cfgPath string) *workerProc {
 	t.Helper()
 	cmd := exec.Command(workerBinary(t), "--config", cfgPath)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{cmd: cmd, logs: &testkit.SyncBuffer{}, done: make(chan struct{})}
+	p := &workerProc{logs: &testkit.SyncBuffer{}}
 	cmd.Stderr = p.logs
-	if err := cmd.Start(); err != nil {
+	if p.Process, err = proc.Start(cmd, nil); err != nil {
 		t.Fatal(err)
 	}
 	urls := make(chan string, 1)
@@ -128,22 +128,16 @@ func startWorker(t *testing.T, cfgPath string) *proc {
 			}
 		}
 	}()
-	go func() { p.err = cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() {
-		select {
-		case <-p.done:
-		default:
-			cmd.Process.Kill()
-			<-p.done
-		}
+		p.Kill()
 		if t.Failed() {
 			t.Logf("worker log (tail):\n%s", tail(p.logs.String(), 4000))
 		}
 	})
 	select {
 	case p.url = <-urls:
-	case <-p.done:
-		t.Fatalf("worker exited before serving: %v\n%s", p.err, p.logs.String())
+	case <-p.Done():
+		t.Fatalf("worker exited before serving: %v\n%s", p.Err(), p.logs.String())
 	case <-time.After(30 * time.Second):
 		t.Fatalf("worker did not start within 30s\n%s", p.logs.String())
 	}
@@ -151,8 +145,8 @@ func startWorker(t *testing.T, cfgPath string) *proc {
 	// the leader.
 	select {
 	case <-joined:
-	case <-p.done:
-		t.Fatalf("worker exited before joining its group: %v\n%s", p.err, p.logs.String())
+	case <-p.Done():
+		t.Fatalf("worker exited before joining its group: %v\n%s", p.Err(), p.logs.String())
 	case <-time.After(30 * time.Second):
 		t.Fatalf("worker did not join its group within 30s\n%s", p.logs.String())
 	}
@@ -384,10 +378,10 @@ func TestPipelineSurvivesSIGKILL(t *testing.T) {
 			t.Errorf("active topics of %s = %v, want [lines]", name, got)
 		}
 	}
-	if err := w.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := w.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	<-w.done
+	<-w.Done()
 
 	// The uncommitted window at the moment of the kill.
 	inBytes, _ := os.ReadFile(in)
@@ -410,16 +404,16 @@ func TestPipelineSurvivesSIGKILL(t *testing.T) {
 	})
 	// Graceful stop: everything consumed gets committed, within the bound.
 	stopAt := time.Now()
-	if err := w2.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := w2.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case <-w2.done:
+	case <-w2.Done():
 	case <-time.After(20 * time.Second):
 		t.Fatal("worker did not exit within 20s of SIGTERM")
 	}
-	if w2.err != nil {
-		t.Fatalf("worker exit after SIGTERM: %v", w2.err)
+	if w2.Err() != nil {
+		t.Fatalf("worker exit after SIGTERM: %v", w2.Err())
 	}
 	counts, got, torn = readOutput(t, out)
 	missing := 0
@@ -459,7 +453,7 @@ func TestSinkTasksFollowPartitions(t *testing.T) {
 	c := newCluster(t, kfake.SeedTopics(4, "events"))
 	dir := t.TempDir()
 	w := startWorker(t, workerConfig(t, dir, c.addr, "task.limits.check.interval.ms=300"))
-	pid := w.cmd.Process.Pid
+	pid := w.Pid()
 	if code := call(t, "POST", w.url+"/connectors", "", map[string]any{"name": "wide", "config": map[string]string{
 		"connector.class": "FileSink", "file": filepath.Join(dir, "out.txt"), "topics": "events", "tasks.max": "10",
 		// The connector's own partition watcher is off: the worker's re-check does it.
@@ -494,11 +488,11 @@ func TestSinkTasksFollowPartitions(t *testing.T) {
 		t.Fatalf("limits after growth = %+v", lim)
 	}
 	select {
-	case <-w.done:
+	case <-w.Done():
 		t.Fatal("the worker exited")
 	default:
 	}
-	if w.cmd.Process.Pid != pid {
+	if w.Pid() != pid {
 		t.Fatal("the worker process changed")
 	}
 }
@@ -541,8 +535,8 @@ func TestRefusesForeignConfigTopic(t *testing.T) {
 	c := newCluster(t)
 	dir := t.TempDir()
 	w := startWorker(t, workerConfig(t, dir, c.addr))
-	w.cmd.Process.Signal(syscall.SIGTERM)
-	<-w.done
+	w.Signal(syscall.SIGTERM)
+	<-w.Done()
 
 	other := filepath.Join(t.TempDir(), "other.properties")
 	b, _ := os.ReadFile(filepath.Join(dir, "worker.properties"))

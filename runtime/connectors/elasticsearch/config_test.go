@@ -27,12 +27,12 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/conveyor-dev/conveyor/runtime/connectors/elasticsearch/estest"
 	"github.com/conveyor-dev/conveyor/runtime/data"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/plugin/plugintest"
 	"github.com/conveyor-dev/conveyor/runtime/plugin/sinkwriter"
 	"github.com/conveyor-dev/conveyor/test/testkit"
+	"github.com/conveyor-dev/conveyor/test/testkit/servers/estest"
 )
 
 // Bad settings are refused naming the key and the fix; secrets never show

@@ -26,6 +26,7 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/data"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/plugin/plugintest"
+	"github.com/conveyor-dev/conveyor/test/testkit/certs"
 	"github.com/conveyor-dev/conveyor/test/testkit/servers"
 )
 
@@ -155,7 +156,7 @@ func TestRedisSinkValidation(t *testing.T) {
 // TLS: a rediss:// URL with redis.tls.ca.file reaches a server that speaks
 // only TLS; without the CA the certificate is refused, naming the URL key.
 func TestRedisSinkTLS(t *testing.T) {
-	cert, key, err := servers.SelfSignedCert(t.TempDir())
+	cert, key, err := certs.WriteSelfSigned(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,6 +33,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/conveyor-dev/conveyor/test/cluster/harness"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 // rolloutResult is what a rolling update of the workers did to the tasks
@@ -126,7 +127,7 @@ func rollout(ctx context.Context, bin, dir string) (rolloutResult, error) {
 		name := fmt.Sprintf("w%d", len(old)+i+1)
 		nw, err := c.Start(ctx, name)
 		if err == nil {
-			err = harness.Until(ctx, 60*time.Second, name+" ready", func(ctx context.Context) (bool, error) {
+			err = testkit.Until(ctx, 60*time.Second, name+" ready", func(ctx context.Context) (bool, error) {
 				code, err := nw.REST.Do(ctx, "GET", "/readyz", nil, nil)
 				return err == nil && code == 200, nil
 			})
@@ -161,7 +162,7 @@ func rollout(ctx context.Context, bin, dir string) (rolloutResult, error) {
 	res.restarts = len(starts)
 
 	// Every record in the sink's file, once the source wrote them all.
-	err = harness.Until(ctx, 3*time.Minute, fmt.Sprintf("%d records in the sink's file", count), func(context.Context) (bool, error) {
+	err = testkit.Until(ctx, 3*time.Minute, fmt.Sprintf("%d records in the sink's file", count), func(context.Context) (bool, error) {
 		ids, _, err := fileIDs(out)
 		return err == nil && len(ids) >= count, nil
 	})
@@ -259,7 +260,7 @@ func memory200(ctx context.Context, bin, dir string) (float64, error) {
 		return 0, withLogs(c, err)
 	}
 	// The sources' records reach the sinks' files: every task has worked.
-	err = harness.Until(ctx, 2*time.Minute, "every sink wrote", func(context.Context) (bool, error) {
+	err = testkit.Until(ctx, 2*time.Minute, "every sink wrote", func(context.Context) (bool, error) {
 		for i := range each {
 			st, err := os.Stat(filepath.Join(dir, fmt.Sprintf("mem-%03d.out", i)))
 			if err != nil || st.Size() == 0 {

@@ -16,7 +16,7 @@ limitations under the License.
 
 // Command elasticsearch measures the ElasticsearchSink against a bare
 // `_bulk` client in the same run, both writing the same documents into the
-// in-process _bulk stand-in (runtime/connectors/elasticsearch/estest; no
+// in-process _bulk stand-in (test/testkit/servers/estest; no
 // Elasticsearch server runs on these machines), and prints one figure per
 // line, "conveyor-bench: NAME=VALUE":
 //
@@ -58,9 +58,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/conveyor-dev/conveyor/runtime/connectors/elasticsearch"
-	"github.com/conveyor-dev/conveyor/runtime/connectors/elasticsearch/estest"
 	"github.com/conveyor-dev/conveyor/runtime/task"
 	"github.com/conveyor-dev/conveyor/runtime/worker"
+	"github.com/conveyor-dev/conveyor/test/testkit/servers/estest"
 )
 
 var (

@@ -90,8 +90,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgtest"
 	"github.com/conveyor-dev/conveyor/runtime/worker"
+	"github.com/conveyor-dev/conveyor/test/testkit/servers/pgtest"
 )
 
 var (

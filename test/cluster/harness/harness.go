@@ -40,6 +40,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/conveyor-dev/conveyor/test/testkit"
+	"github.com/conveyor-dev/conveyor/test/testkit/proc"
 )
 
 // BuildWorker builds ./runtime/cmd/conveyor-worker of the module that holds
@@ -250,9 +253,7 @@ type Worker struct {
 	// REST talks to this worker with the cluster's token.
 	REST *Client
 
-	cmd  *exec.Cmd
-	done chan struct{}
-	err  error
+	proc *proc.Process
 }
 
 // Start starts a worker process named name (its worker.id) and waits until
@@ -262,16 +263,16 @@ func (c *Cluster) Start(ctx context.Context, name string) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = Until(ctx, 60*time.Second, "worker "+name+" serving /health", func(ctx context.Context) (bool, error) {
+	err = testkit.Until(ctx, 60*time.Second, "worker "+name+" serving /health", func(ctx context.Context) (bool, error) {
 		if w.Exited() {
-			return false, fmt.Errorf("worker %s exited: %v", name, w.err)
+			return false, fmt.Errorf("worker %s exited: %v", name, w.proc.Err())
 		}
 		code, err := w.REST.Do(ctx, "GET", "/health", nil, nil)
 		return err == nil && code == 200, err
 	})
 	if err != nil {
 		if w.Exited() {
-			return nil, fmt.Errorf("harness: worker %s exited before serving: %v\n%s", name, w.err, Tail(w.LogPath, 3000))
+			return nil, fmt.Errorf("harness: worker %s exited before serving: %v\n%s", name, w.proc.Err(), Tail(w.LogPath, 3000))
 		}
 		return nil, err
 	}
@@ -306,18 +307,13 @@ func (c *Cluster) Launch(name string) (*Worker, error) {
 	}
 	cmd := exec.Command(c.opts.Binary, "--config", cfgPath)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	w := &Worker{Name: name, URL: "http://" + addr, LogPath: logPath, cmd: cmd, done: make(chan struct{})}
+	w := &Worker{Name: name, URL: "http://" + addr, LogPath: logPath}
 	w.REST = NewClient(w.URL, c.token)
 	w.Started = time.Now()
-	if err := cmd.Start(); err != nil {
+	if w.proc, err = proc.Start(cmd, func() { logFile.Close() }); err != nil {
 		logFile.Close()
 		return nil, fmt.Errorf("harness: starting worker %s: %w", name, err)
 	}
-	go func() {
-		w.err = cmd.Wait()
-		logFile.Close()
-		close(w.done)
-	}()
 	c.mu.Lock()
 	c.procs = append(c.procs, w)
 	c.running[name] = w
@@ -353,7 +349,7 @@ func (c *Cluster) Running() []*Worker {
 // leader, waiting up to timeout for them to agree.
 func (c *Cluster) Leader(ctx context.Context, timeout time.Duration) (*Worker, error) {
 	var leader *Worker
-	err := Until(ctx, timeout, "the workers to agree on a leader", func(ctx context.Context) (bool, error) {
+	err := testkit.Until(ctx, timeout, "the workers to agree on a leader", func(ctx context.Context) (bool, error) {
 		leader = nil
 		ws := c.Running()
 		var url string
@@ -441,40 +437,33 @@ func Tail(path string, max int, drop ...func(string) bool) string {
 }
 
 // Exited reports whether the process ended.
-func (w *Worker) Exited() bool {
-	select {
-	case <-w.done:
-		return true
-	default:
-		return false
-	}
-}
+func (w *Worker) Exited() bool { return w.proc.Exited() }
 
 // Done is closed when the process ended.
-func (w *Worker) Done() <-chan struct{} { return w.done }
+func (w *Worker) Done() <-chan struct{} { return w.proc.Done() }
 
-// ExitErr returns how the process ended (nil: exit code 0); only
-// meaningful once Done is closed.
-func (w *Worker) ExitErr() error { return w.err }
+// ExitErr waits for the process to end and returns how it ended (nil: exit
+// code 0).
+func (w *Worker) ExitErr() error { return w.proc.Err() }
 
 // Pid returns the process id.
-func (w *Worker) Pid() int { return w.cmd.Process.Pid }
+func (w *Worker) Pid() int { return w.proc.Pid() }
 
 // Kill sends SIGKILL and waits for the process to end.
 func (w *Worker) Kill() error {
 	if w.Exited() {
 		return nil
 	}
-	if err := w.cmd.Process.Signal(syscall.SIGKILL); err != nil && !w.Exited() {
+	if err := w.proc.Signal(syscall.SIGKILL); err != nil && !w.Exited() {
 		return fmt.Errorf("harness: SIGKILL to worker %s: %w", w.Name, err)
 	}
-	<-w.done
+	<-w.proc.Done()
 	return nil
 }
 
 // Terminate sends SIGTERM; it does not wait (see Wait).
 func (w *Worker) Terminate() error {
-	if err := w.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := w.proc.Signal(syscall.SIGTERM); err != nil {
 		return fmt.Errorf("harness: SIGTERM to worker %s: %w", w.Name, err)
 	}
 	return nil
@@ -484,40 +473,13 @@ func (w *Worker) Terminate() error {
 // error.
 func (w *Worker) Wait(timeout time.Duration) error {
 	select {
-	case <-w.done:
-		if w.err != nil {
-			return fmt.Errorf("worker %s exited: %w", w.Name, w.err)
+	case <-w.proc.Done():
+		if err := w.proc.Err(); err != nil {
+			return fmt.Errorf("worker %s exited: %w", w.Name, err)
 		}
 		return nil
 	case <-time.After(timeout):
 		return fmt.Errorf("worker %s still running %s after the signal", w.Name, timeout)
-	}
-}
-
-// Until polls cond every 25ms until it returns true, an error that is not
-// transient (cond returns ok=false with err: remembered and retried), or
-// the timeout passes; the error then names what was awaited and the last
-// error seen.
-func Until(ctx context.Context, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	var last error
-	for {
-		ok, err := cond(ctx)
-		if ok {
-			return nil
-		}
-		if err != nil {
-			last = err
-		}
-		select {
-		case <-ctx.Done():
-			if last != nil {
-				return fmt.Errorf("timed out after %s waiting for %s (last error: %v)", timeout, what, last)
-			}
-			return fmt.Errorf("timed out after %s waiting for %s", timeout, what)
-		case <-time.After(25 * time.Millisecond):
-		}
 	}
 }
 

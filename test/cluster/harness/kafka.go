@@ -27,6 +27,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 // Broker is an in-process kfake broker on 127.0.0.1 that worker processes
@@ -167,7 +169,7 @@ func StartCounts(starts []TaskStart) map[TaskKey]int {
 // assigned at least one partition: the sink tasks then consume, and no
 // member of a dead worker is left waiting for its session to time out.
 func (b *Broker) WaitConsumerGroup(ctx context.Context, group string, members int, timeout time.Duration) error {
-	return Until(ctx, timeout, fmt.Sprintf("consumer group %s stable with %d members that all have partitions", group, members), func(ctx context.Context) (bool, error) {
+	return testkit.Until(ctx, timeout, fmt.Sprintf("consumer group %s stable with %d members that all have partitions", group, members), func(ctx context.Context) (bool, error) {
 		gs, err := b.Admin.DescribeGroups(ctx, group)
 		if err != nil {
 			return false, err

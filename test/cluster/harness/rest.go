@@ -28,6 +28,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 // Client talks to one worker's Kafka Connect REST API with a bearer token.
@@ -324,7 +326,7 @@ func (c *Client) Placement(ctx context.Context, connectors ...string) (Placement
 func (c *Client) WaitPlacement(ctx context.Context, timeout time.Duration, what string, cond func(Placement) bool, connectors ...string) (Placement, time.Time, error) {
 	var p Placement
 	var at time.Time
-	err := Until(ctx, timeout, what, func(ctx context.Context) (bool, error) {
+	err := testkit.Until(ctx, timeout, what, func(ctx context.Context) (bool, error) {
 		var err error
 		p, err = c.Placement(ctx, connectors...)
 		if err != nil {

@@ -21,17 +21,9 @@ limitations under the License.
 package autoscale
 
 import (
-	"context"
-	"flag"
-	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
-
-	"github.com/go-logr/logr"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/conveyor-dev/conveyor/test/localcluster"
 )
@@ -47,88 +39,21 @@ var (
 	sinkDir string
 )
 
-func TestMain(m *testing.M) { os.Exit(runMain(m)) }
-
-func runMain(m *testing.M) int {
-	flag.Parse()
-	ctrllog.SetLogger(logr.Discard())
-	if os.Geteuid() != 0 {
-		fmt.Println("e2e/autoscale: the local cluster needs root (network and mount namespaces); skipping")
-		return 0
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	dir, err := os.MkdirTemp("", "conveyor-autoscale-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	keep := false
-	defer func() {
-		if keep {
-			fmt.Fprintf(os.Stderr, "e2e/autoscale: kept %s for its logs\n", dir)
-			return
-		}
-		_ = os.RemoveAll(dir)
-	}()
-	sinkDir = filepath.Join(dir, "sink-files")
-	if err := os.MkdirAll(sinkDir, 0o777); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if err := os.Chmod(sinkDir, 0o777); err != nil { // workers run as 65532
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	root, err := localcluster.ModuleRoot(ctx)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	tools, err := localcluster.ToolsDir(ctx, root, "tools", os.Stderr)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	conveyorDir := filepath.Join(dir, "images", "conveyor")
-	if err := localcluster.BuildConveyorImage(ctx, conveyorDir); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	var log io.Writer
-	if testing.Verbose() {
-		log = os.Stderr
-	}
-	start := time.Now()
-	cluster, err = localcluster.Start(ctx, localcluster.Options{
-		Dir:             filepath.Join(dir, "cluster"),
-		Images:          map[string]string{localcluster.DefaultConveyorImage: conveyorDir},
-		NetNS:           true,
-		KEDA:            true,
-		RestartBackoff:  time.Second,
-		SharedEmptyDirs: map[string]string{"files-0": sinkDir},
-		Log:             log,
-	})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "e2e/autoscale: starting the local cluster: %v\n", err)
-		keep = true
-		return 1
-	}
-	fmt.Printf("e2e/autoscale: local cluster with KEDA up in %s (kubeconfig %s, kafka %s)\n", time.Since(start).Round(time.Millisecond), cluster.Kubeconfig, cluster.KafkaAddr)
-	cv, err = localcluster.NewConveyor(cluster, root, filepath.Join(tools, "helm"))
-	if err == nil {
-		_, err = cv.HelmInstall(ctx)
-	}
-	code := 1
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "e2e/autoscale: installing Conveyor: %v\n", err)
-	} else {
-		code = m.Run()
-	}
-	keep = code != 0
-	if err := cluster.Stop(); err != nil {
-		fmt.Fprintf(os.Stderr, "e2e/autoscale: stopping the local cluster: %v\n", err)
-		code = 1
-	}
-	return code
+func TestMain(m *testing.M) {
+	os.Exit(localcluster.Main(m, localcluster.Suite{
+		Name:    "autoscale",
+		Install: true,
+		Prepare: func(dir string) (func(), error) {
+			sinkDir = filepath.Join(dir, "sink-files")
+			if err := os.MkdirAll(sinkDir, 0o777); err != nil {
+				return nil, err
+			}
+			return nil, os.Chmod(sinkDir, 0o777) // workers run as 65532
+		},
+		Cluster: func(o *localcluster.Options) {
+			o.NetNS, o.KEDA = true, true
+			o.SharedEmptyDirs = map[string]string{"files-0": sinkDir}
+		},
+		Ready: func(c *localcluster.Cluster, v *localcluster.Conveyor) { cluster, cv = c, v },
+	}))
 }

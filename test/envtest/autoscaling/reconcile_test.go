@@ -34,7 +34,7 @@ import (
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 	"github.com/conveyor-dev/conveyor/controllers/autoscaling"
-	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
+	"github.com/conveyor-dev/conveyor/controllers/clusterkit"
 	"github.com/conveyor-dev/conveyor/test/testkit"
 	"github.com/conveyor-dev/conveyor/test/testkit/envkit"
 )
@@ -44,7 +44,7 @@ type servedFlag bool
 func (s servedFlag) Served() bool { return bool(s) }
 
 // TestConvergerFollowsConnectors drives the Converger (the
-// connectcluster.Autoscaler) against a real API server with KEDA's CRDs:
+// clusterkit.Autoscaler) against a real API server with KEDA's CRDs:
 // the ScaledObject and TriggerAuthentication appear owned by the cluster,
 // a repeated loop writes nothing, triggers and bounds follow the
 // connectors, and turning autoscaling off removes both objects.
@@ -59,7 +59,7 @@ func TestConvergerFollowsConnectors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := connectcluster.SetupIndexes(ctx, c); err != nil {
+	if err := clusterkit.SetupIndexes(ctx, c); err != nil {
 		t.Fatal(err)
 	}
 	go func() { _ = c.Start(ctx) }()
@@ -112,7 +112,7 @@ func TestConvergerFollowsConnectors(t *testing.T) {
 	// KEDA's objects are read straight from the API server (no informer on
 	// optional CRDs), connectors through the cache.
 	conv := &autoscaling.Converger{Client: cl, APIReader: k8sClient, KEDA: servedFlag(true)}
-	res, err := conv.ReconcileAutoscaling(ctx, cc, connectcluster.Totals{Connectors: 1, Tasks: 4}, "orders-connect")
+	res, err := conv.ReconcileAutoscaling(ctx, cc, clusterkit.Totals{Connectors: 1, Tasks: 4}, "orders-connect")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestConvergerFollowsConnectors(t *testing.T) {
 
 	// A second loop with nothing changed writes nothing.
 	rv := so.ResourceVersion
-	if _, err := conv.ReconcileAutoscaling(ctx, cc, connectcluster.Totals{Connectors: 1, Tasks: 4}, "orders-connect"); err != nil {
+	if _, err := conv.ReconcileAutoscaling(ctx, cc, clusterkit.Totals{Connectors: 1, Tasks: 4}, "orders-connect"); err != nil {
 		t.Fatal(err)
 	}
 	if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(so), so); err != nil || so.ResourceVersion != rv {
@@ -146,7 +146,7 @@ func TestConvergerFollowsConnectors(t *testing.T) {
 	if err := k8sClient.Status().Update(ctx, so); err != nil {
 		t.Fatal(err)
 	}
-	res, err = conv.ReconcileAutoscaling(ctx, cc, connectcluster.Totals{Connectors: 1, Tasks: 4}, "orders-connect")
+	res, err = conv.ReconcileAutoscaling(ctx, cc, clusterkit.Totals{Connectors: 1, Tasks: 4}, "orders-connect")
 	if err != nil || !res.Autoscaling.Status || res.Autoscaling.Reason != v1alpha1.ReasonScaledObjectReady {
 		t.Fatalf("after KEDA's Ready: %+v %v", res, err)
 	}
@@ -174,7 +174,7 @@ func TestConvergerFollowsConnectors(t *testing.T) {
 	conv.Topics = func(context.Context, *v1alpha1.ConnectCluster) ([]string, error) { return broker, nil }
 	topicsOf := func() []string {
 		t.Helper()
-		if _, err := conv.ReconcileAutoscaling(ctx, cc, connectcluster.Totals{Connectors: 2, Tasks: 6}, "orders-connect"); err != nil {
+		if _, err := conv.ReconcileAutoscaling(ctx, cc, clusterkit.Totals{Connectors: 2, Tasks: 6}, "orders-connect"); err != nil {
 			t.Fatal(err)
 		}
 		if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(so), so); err != nil {
@@ -235,7 +235,7 @@ func TestConvergerFollowsConnectors(t *testing.T) {
 		var kc v1alpha1.KafkaConnector
 		return cl.Get(ctx, client.ObjectKeyFromObject(sink), &kc) == nil && kc.Status.State == v1alpha1.ConnectorStateStopped
 	})
-	res, err = conv.ReconcileAutoscaling(ctx, cc, connectcluster.Totals{Connectors: 1, Tasks: 0}, "orders-connect")
+	res, err = conv.ReconcileAutoscaling(ctx, cc, clusterkit.Totals{Connectors: 1, Tasks: 0}, "orders-connect")
 	if err != nil || res.Active || res.Autoscaling.Reason != v1alpha1.ReasonNoSinkConnectors {
 		t.Fatalf("stopped sink: %+v %v", res, err)
 	}
@@ -245,7 +245,7 @@ func TestConvergerFollowsConnectors(t *testing.T) {
 
 	// Autoscaling off: nothing derived is left; KEDA missing: said so.
 	cc.Spec.Autoscaling.Enabled = false
-	res, err = conv.ReconcileAutoscaling(ctx, cc, connectcluster.Totals{}, "orders-connect")
+	res, err = conv.ReconcileAutoscaling(ctx, cc, clusterkit.Totals{}, "orders-connect")
 	if err != nil || res.Active || res.Autoscaling.Reason != v1alpha1.ReasonAutoscalingDisabled {
 		t.Fatalf("disabled: %+v %v", res, err)
 	}
@@ -253,7 +253,7 @@ func TestConvergerFollowsConnectors(t *testing.T) {
 		t.Fatalf("the TriggerAuthentication outlived autoscaling: %v", err)
 	}
 	cc.Spec.Autoscaling.Enabled = true
-	res, err = (&autoscaling.Converger{Client: cl, KEDA: servedFlag(false)}).ReconcileAutoscaling(ctx, cc, connectcluster.Totals{}, "orders-connect")
+	res, err = (&autoscaling.Converger{Client: cl, KEDA: servedFlag(false)}).ReconcileAutoscaling(ctx, cc, clusterkit.Totals{}, "orders-connect")
 	if err != nil || res.Active || res.Autoscaling.Reason != v1alpha1.ReasonKEDANotInstalled {
 		t.Fatalf("KEDA missing: %+v %v", res, err)
 	}

@@ -41,6 +41,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers/clusterkit"
 	cc "github.com/conveyor-dev/conveyor/controllers/connectcluster"
 	"github.com/conveyor-dev/conveyor/test/testkit"
 )
@@ -162,7 +163,7 @@ func children(ns, name string) []client.Object {
 
 func describeTopics(t *testing.T, addrs []string, names ...string) map[string]cc.ObservedTopic {
 	t.Helper()
-	admin, err := cc.NewKadmAdmin(cc.KafkaConnection{BootstrapServers: addrs})
+	admin, err := cc.NewKadmAdmin(clusterkit.KafkaConnection{BootstrapServers: addrs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +247,7 @@ func TestCreateChildrenTopicsAndReady(t *testing.T) {
 	if *d.Spec.Replicas != 2 || d.Spec.Template.Spec.Containers[0].Image != workerImage {
 		t.Errorf("Deployment replicas %d image %s", *d.Spec.Replicas, d.Spec.Template.Spec.Containers[0].Image)
 	}
-	if d.Spec.Template.Annotations[cc.AnnotationConfigHash] == "" {
+	if d.Spec.Template.Annotations[clusterkit.AnnotationConfigHash] == "" {
 		t.Error("the pod template carries no config hash")
 	}
 	var np networkingv1.NetworkPolicy
@@ -288,7 +289,7 @@ func TestSpecChangeRollsPodsAndKeepsToken(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		hash1 = d.Spec.Template.Annotations[cc.AnnotationConfigHash]
+		hash1 = d.Spec.Template.Annotations[clusterkit.AnnotationConfigHash]
 		return nil
 	})
 	var secret corev1.Secret
@@ -309,7 +310,7 @@ func TestSpecChangeRollsPodsAndKeepsToken(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if h := d.Spec.Template.Annotations[cc.AnnotationConfigHash]; h == hash1 {
+		if h := d.Spec.Template.Annotations[clusterkit.AnnotationConfigHash]; h == hash1 {
 			return fmt.Errorf("hash still %s", h)
 		}
 		return nil
@@ -746,7 +747,7 @@ func TestAutoscaledClusterLeavesReplicasToTheHPA(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range d.ManagedFields {
-		if f.Manager == cc.FieldManager && f.FieldsV1 != nil && strings.Contains(string(f.FieldsV1.Raw), `"f:replicas"`) {
+		if f.Manager == clusterkit.FieldManager && f.FieldsV1 != nil && strings.Contains(string(f.FieldsV1.Raw), `"f:replicas"`) {
 			t.Fatalf("the operator owns spec.replicas of an autoscaled Deployment: %s", f.FieldsV1.Raw)
 		}
 	}
@@ -790,8 +791,8 @@ func TestTurningAutoscalingOnKeepsTheReplicaCount(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if *d.Spec.Replicas != 3 || !ownsReplicas(d, cc.FieldManager) {
-			return fmt.Errorf("replicas %d, operator owns them: %v", *d.Spec.Replicas, ownsReplicas(d, cc.FieldManager))
+		if *d.Spec.Replicas != 3 || !ownsReplicas(d, clusterkit.FieldManager) {
+			return fmt.Errorf("replicas %d, operator owns them: %v", *d.Spec.Replicas, ownsReplicas(d, clusterkit.FieldManager))
 		}
 		return nil
 	})
@@ -806,7 +807,7 @@ func TestTurningAutoscalingOnKeepsTheReplicaCount(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if ownsReplicas(d, cc.FieldManager) {
+		if ownsReplicas(d, clusterkit.FieldManager) {
 			return fmt.Errorf("the operator still owns spec.replicas")
 		}
 		if *d.Spec.Replicas != 3 {

@@ -37,8 +37,9 @@ import (
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 	"github.com/conveyor-dev/conveyor/controllers"
-	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
+	"github.com/conveyor-dev/conveyor/controllers/clusterkit"
 	"github.com/conveyor-dev/conveyor/test/testkit/envkit"
+	"github.com/conveyor-dev/conveyor/test/testkit/proc"
 )
 
 const (
@@ -131,13 +132,12 @@ func startControllerManager(env *envtest.Environment, assets string) (func(), er
 		return nil, err
 	}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
+	kcm, err := proc.Start(cmd, func() { _ = logFile.Close() })
+	if err != nil {
 		return nil, err
 	}
 	return func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		_ = logFile.Close()
+		kcm.Kill()
 		if os.Getenv("CONVEYOR_KEEP_KCM_LOG") == "" {
 			_ = os.RemoveAll(dir)
 		} else {
@@ -154,13 +154,13 @@ func ptr[T any](v T) *T { return &v }
 // Deployment's replicas to the HPA.
 type hpaStandIn struct{}
 
-func (hpaStandIn) ReconcileAutoscaling(_ context.Context, c *v1alpha1.ConnectCluster, totals connectcluster.Totals, deployment string) (connectcluster.AutoscalingResult, error) {
+func (hpaStandIn) ReconcileAutoscaling(_ context.Context, c *v1alpha1.ConnectCluster, totals clusterkit.Totals, deployment string) (clusterkit.AutoscalingResult, error) {
 	if !c.AutoscalingEnabled() {
-		return connectcluster.AutoscalingResult{Autoscaling: connectcluster.ConditionValue{Reason: v1alpha1.ReasonAutoscalingDisabled, Message: "off"}}, nil
+		return clusterkit.AutoscalingResult{Autoscaling: clusterkit.ConditionValue{Reason: v1alpha1.ReasonAutoscalingDisabled, Message: "off"}}, nil
 	}
-	return connectcluster.AutoscalingResult{
+	return clusterkit.AutoscalingResult{
 		Active:         true,
-		Autoscaling:    connectcluster.ConditionValue{Status: true, Reason: v1alpha1.ReasonScaledObjectReady, Message: fmt.Sprintf("stand-in ScaledObject targets %s (%d tasks)", deployment, totals.Tasks)},
-		CapacityRaised: connectcluster.ConditionValue{Reason: v1alpha1.ReasonWithinRequested, Message: "within bounds"},
+		Autoscaling:    clusterkit.ConditionValue{Status: true, Reason: v1alpha1.ReasonScaledObjectReady, Message: fmt.Sprintf("stand-in ScaledObject targets %s (%d tasks)", deployment, totals.Tasks)},
+		CapacityRaised: clusterkit.ConditionValue{Reason: v1alpha1.ReasonWithinRequested, Message: "within bounds"},
 	}, nil
 }

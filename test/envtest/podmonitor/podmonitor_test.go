@@ -47,6 +47,7 @@ import (
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 	"github.com/conveyor-dev/conveyor/controllers"
+	"github.com/conveyor-dev/conveyor/controllers/clusterkit"
 	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
 	"github.com/conveyor-dev/conveyor/test/testkit"
 	"github.com/conveyor-dev/conveyor/test/testkit/envkit"
@@ -213,7 +214,7 @@ func TestPodMonitorScrapesTheWorkersWithTheMetricsTokenAndGoesWhenDisabled(t *te
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: cc.Namespace, Name: "orders-metrics-token"}, &secret); err != nil || len(secret.Data["token"]) == 0 {
 		t.Errorf("metrics token Secret orders-metrics-token with key token: %v (keys %d)", err, len(secret.Data))
 	}
-	if pm.GetLabels()["release"] != "prometheus" || pm.GetLabels()[connectcluster.LabelManagedBy] == "" {
+	if pm.GetLabels()["release"] != "prometheus" || pm.GetLabels()[clusterkit.LabelManagedBy] == "" {
 		t.Errorf("labels = %v, want release=prometheus beside the operator's own", pm.GetLabels())
 	}
 	if owner := metav1.GetControllerOf(pm); owner == nil || owner.UID != cc.UID || owner.Kind != "ConnectCluster" {
@@ -221,10 +222,10 @@ func TestPodMonitorScrapesTheWorkersWithTheMetricsTokenAndGoesWhenDisabled(t *te
 	}
 	applied := false
 	for _, mf := range pm.GetManagedFields() {
-		applied = applied || (mf.Manager == connectcluster.FieldManager && mf.Operation == metav1.ManagedFieldsOperationApply)
+		applied = applied || (mf.Manager == clusterkit.FieldManager && mf.Operation == metav1.ManagedFieldsOperationApply)
 	}
 	if !applied {
-		t.Errorf("managedFields = %v, want a server-side apply by %s", pm.GetManagedFields(), connectcluster.FieldManager)
+		t.Errorf("managedFields = %v, want a server-side apply by %s", pm.GetManagedFields(), clusterkit.FieldManager)
 	}
 
 	// Turned off: the PodMonitor and the condition go.

@@ -42,6 +42,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/controllers/clusterkit"
 	"github.com/conveyor-dev/conveyor/controllers/connectcluster"
 	"github.com/conveyor-dev/conveyor/controllers/kafkaconnector"
 	"github.com/conveyor-dev/conveyor/controllers/workerclient"
@@ -255,7 +256,7 @@ func roleNames(t *testing.T, ns, cluster string) ([]string, bool) {
 	t.Helper()
 	ctx := context.Background()
 	cc := clusterObject(ns, cluster)
-	key := client.ObjectKey{Namespace: ns, Name: connectcluster.SecretsRoleName(cc)}
+	key := client.ObjectKey{Namespace: ns, Name: clusterkit.SecretsRoleName(cc)}
 	role, binding := &rbacv1.Role{}, &rbacv1.RoleBinding{}
 	rerr, berr := k8s.Get(ctx, key, role), k8s.Get(ctx, key, binding)
 	if apierrors.IsNotFound(rerr) && apierrors.IsNotFound(berr) {

@@ -23,6 +23,10 @@ limitations under the License.
 // *testing.T, so benchmark programs can use it; see [T] for tests.
 //
 // Missing binaries fail (they do not skip): make test installs them.
+//
+// Every test server lives here: this package (Redis, S3), pgtest (a
+// PostgreSQL server of its own) and estest (an Elasticsearch stand-in and
+// ZincSearch).
 package servers
 
 import (
@@ -38,6 +42,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/conveyor-dev/conveyor/test/testkit/proc"
 )
 
 // process is one server process that can be stopped and started again
@@ -51,13 +57,12 @@ type process struct {
 	ready func(ctx context.Context) error
 
 	mu   sync.Mutex
-	cmd  *exec.Cmd
-	done chan struct{}
+	proc *proc.Process
 }
 
 func (p *process) start(ctx context.Context) error {
 	p.mu.Lock()
-	if p.cmd != nil {
+	if p.proc != nil {
 		p.mu.Unlock()
 		return fmt.Errorf("servers: %s is already running", p.name)
 	}
@@ -69,28 +74,22 @@ func (p *process) start(ctx context.Context) error {
 	cmd := exec.Command(p.bin, p.args...)
 	cmd.Env = append(os.Environ(), p.env...)
 	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	pr, err := proc.Start(cmd, func() { f.Close() })
+	if err != nil {
 		f.Close()
 		p.mu.Unlock()
 		return fmt.Errorf("servers: starting %s: %w", p.name, err)
 	}
-	done := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		f.Close()
-		close(done)
-	}()
-	p.cmd, p.done = cmd, done
+	p.proc = pr
 	p.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	var last error
 	for {
 		select {
-		case <-done:
+		case <-pr.Done():
 			p.mu.Lock()
-			p.cmd = nil
+			p.proc = nil
 			p.mu.Unlock()
 			return fmt.Errorf("servers: %s exited at start:\n%s", p.name, tail(p.log, 2000))
 		default:
@@ -110,21 +109,16 @@ func (p *process) start(ctx context.Context) error {
 // signal sends sig and waits for the process to end.
 func (p *process) signal(sig syscall.Signal) error {
 	p.mu.Lock()
-	cmd, done := p.cmd, p.done
-	p.cmd = nil
+	pr := p.proc
+	p.proc = nil
 	p.mu.Unlock()
-	if cmd == nil {
+	if pr == nil {
 		return nil
 	}
-	_ = cmd.Process.Signal(sig)
-	select {
-	case <-done:
-		return nil
-	case <-time.After(20 * time.Second):
-		_ = cmd.Process.Kill()
-		<-done
-		return fmt.Errorf("servers: %s did not end within 20s of %v; killed", p.name, sig)
+	if err := pr.Stop(sig, 20*time.Second); err != nil {
+		return fmt.Errorf("servers: %s %w", p.name, err)
 	}
+	return nil
 }
 
 // Stop ends the server gracefully (SIGTERM) and waits for it.

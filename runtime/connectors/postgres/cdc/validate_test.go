@@ -24,8 +24,8 @@ import (
 
 	"github.com/jackc/pglogrepl"
 
-	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgtest"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
+	"github.com/conveyor-dev/conveyor/test/testkit/servers/pgtest"
 )
 
 // errorsOf validates a config and returns the messages per field.

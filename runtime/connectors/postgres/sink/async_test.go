@@ -26,9 +26,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgtest"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/test/testkit"
+	"github.com/conveyor-dev/conveyor/test/testkit/servers/pgtest"
 )
 
 const ordersTable = `CREATE TABLE orders (id bigint PRIMARY KEY, qty integer NOT NULL CHECK (qty > 0), note text, price numeric(10,2), at timestamp NOT NULL)`

@@ -26,9 +26,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgtest"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/test/testkit"
+	"github.com/conveyor-dev/conveyor/test/testkit/servers/pgtest"
 )
 
 // writerState returns whether a write is in flight, how many records are

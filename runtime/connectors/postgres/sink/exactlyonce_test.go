@@ -20,9 +20,9 @@ import (
 	"context"
 	"testing"
 
-	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgtest"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/plugin/plugintest"
+	"github.com/conveyor-dev/conveyor/test/testkit/servers/pgtest"
 )
 
 // With exactly.once=true a plain-insert sink (no primary key at all)

@@ -25,11 +25,11 @@ import (
 	"time"
 
 	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgcommon"
-	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgtest"
 	"github.com/conveyor-dev/conveyor/runtime/data"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/plugin/plugintest"
 	"github.com/conveyor-dev/conveyor/test/testkit"
+	"github.com/conveyor-dev/conveyor/test/testkit/servers/pgtest"
 	"github.com/jackc/pgx/v5"
 )
 

@@ -27,10 +27,10 @@ import (
 	"time"
 
 	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgcommon"
-	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgtest"
 	"github.com/conveyor-dev/conveyor/runtime/data"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/plugin/plugintest"
+	"github.com/conveyor-dev/conveyor/test/testkit/servers/pgtest"
 )
 
 var pg *pgtest.Server

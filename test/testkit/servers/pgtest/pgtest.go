@@ -54,6 +54,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/conveyor-dev/conveyor/test/testkit/proc"
 )
 
 // User is the operating system user the server runs as when the caller is
@@ -82,10 +84,8 @@ type Server struct {
 	// Dir is the data folder.
 	Dir string
 
-	cmd     *exec.Cmd
+	proc    *proc.Process
 	logFile string
-	exited  chan struct{}
-	waitErr error
 	stop    sync.Once
 	dbs     atomic.Int64
 }
@@ -164,7 +164,7 @@ func Start(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating the data folder: %w", err)
 	}
-	s := &Server{Host: "127.0.0.1", BinDir: bin, Dir: filepath.Join(dir, "data"), logFile: filepath.Join(dir, "postgres.log"), exited: make(chan struct{})}
+	s := &Server{Host: "127.0.0.1", BinDir: bin, Dir: filepath.Join(dir, "data"), logFile: filepath.Join(dir, "postgres.log")}
 	ok := false
 	defer func() {
 		if !ok {
@@ -258,17 +258,12 @@ func (s *Server) launch(bin string, cred *syscall.Credential, settings map[strin
 	cmd.Dir = s.Dir
 	// The server dies with the test binary, even when that is killed.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGQUIT, Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	p, err := proc.Start(cmd, func() { _ = logf.Close() })
+	if err != nil {
 		_ = logf.Close()
 		return fmt.Errorf("starting postgres: %w", err)
 	}
-	s.cmd = cmd
-	s.exited = make(chan struct{})
-	go func() {
-		s.waitErr = cmd.Wait()
-		_ = logf.Close()
-		close(s.exited)
-	}()
+	s.proc = p
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -279,8 +274,8 @@ func (s *Server) launch(bin string, cred *syscall.Credential, settings map[strin
 			return nil
 		}
 		select {
-		case <-s.exited:
-			return fmt.Errorf("postgres exited during startup (%v); its log:\n%s", s.waitErr, s.Log())
+		case <-p.Done():
+			return fmt.Errorf("postgres exited during startup (%v); its log:\n%s", p.Err(), s.Log())
 		default:
 		}
 		if time.Now().After(deadline) {
@@ -294,10 +289,10 @@ func (s *Server) launch(bin string, cred *syscall.Credential, settings map[strin
 // PID returns the process id of the server's postmaster (the parent of its
 // backends), 0 when it is not running.
 func (s *Server) PID() int {
-	if s.cmd == nil || s.cmd.Process == nil {
+	if s.proc == nil {
 		return 0
 	}
-	return s.cmd.Process.Pid
+	return s.proc.Pid()
 }
 
 // Log returns the server's log so far.
@@ -379,14 +374,9 @@ func (s *Server) CreateDatabase(t testing.TB) string {
 func (s *Server) Stop() error {
 	var err error
 	s.stop.Do(func() {
-		if s.cmd != nil && s.cmd.Process != nil {
-			_ = s.cmd.Process.Signal(syscall.SIGINT)
-			select {
-			case <-s.exited:
-			case <-time.After(10 * time.Second):
-				_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-				<-s.exited
-				err = errors.New("postgres did not stop within 10s; killed")
+		if s.proc != nil {
+			if stopErr := s.proc.Stop(syscall.SIGINT, 10*time.Second); stopErr != nil {
+				err = fmt.Errorf("postgres %w", stopErr)
 			}
 		}
 		if rmErr := os.RemoveAll(filepath.Dir(s.Dir)); rmErr != nil && err == nil {

@@ -28,6 +28,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/conveyor-dev/conveyor/test/testkit/proc"
 )
 
 // EnvZinc names the ZincSearch binary; when unset, FindZinc runs
@@ -43,9 +45,8 @@ type Zinc struct {
 	// User and Password are the admin's, for Basic authentication.
 	User, Password string
 
-	cmd  *exec.Cmd
+	proc *proc.Process
 	dir  string
-	done chan struct{}
 }
 
 // FindZinc returns the ZincSearch binary: $CONVEYOR_ZINCSEARCH, or what
@@ -101,30 +102,29 @@ func StartZinc(ctx context.Context) (*Zinc, error) {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	z := &Zinc{URL: "http://127.0.0.1:" + strconv.Itoa(port) + "/es", User: "admin", Password: "Zinc-Admin-Pw-1", dir: dir, done: make(chan struct{})}
+	z := &Zinc{URL: "http://127.0.0.1:" + strconv.Itoa(port) + "/es", User: "admin", Password: "Zinc-Admin-Pw-1", dir: dir}
 	logf, err := os.Create(filepath.Join(dir, "zincsearch.log"))
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	z.cmd = exec.Command(bin)
-	z.cmd.Dir = dir
-	z.cmd.Env = append(os.Environ(),
+	cmd := exec.Command(bin)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(),
 		"ZINC_FIRST_ADMIN_USER="+z.User, "ZINC_FIRST_ADMIN_PASSWORD="+z.Password,
 		"ZINC_DATA_PATH="+filepath.Join(dir, "data"), "ZINC_SERVER_ADDRESS=127.0.0.1", "ZINC_SERVER_PORT="+strconv.Itoa(port),
 		"ZINC_TELEMETRY=false", "ZINC_SENTRY=false", "ZINC_PROFILER=false", "GIN_MODE=release")
-	z.cmd.Stdout, z.cmd.Stderr = logf, logf
-	if err := z.cmd.Start(); err != nil {
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if z.proc, err = proc.Start(cmd, func() { logf.Close() }); err != nil {
 		logf.Close()
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("starting %s: %w", bin, err)
 	}
-	go func() { _ = z.cmd.Wait(); logf.Close(); close(z.done) }()
 	health := "http://127.0.0.1:" + strconv.Itoa(port) + "/healthz"
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		select {
-		case <-z.done:
+		case <-z.proc.Done():
 			log, _ := os.ReadFile(filepath.Join(dir, "zincsearch.log"))
 			os.RemoveAll(dir)
 			return nil, fmt.Errorf("zincsearch exited before serving:\n%s", log)
@@ -147,7 +147,6 @@ func StartZinc(ctx context.Context) (*Zinc, error) {
 
 // Close kills the server and removes its data folder.
 func (z *Zinc) Close() {
-	_ = z.cmd.Process.Kill()
-	<-z.done
+	z.proc.Kill()
 	os.RemoveAll(z.dir)
 }

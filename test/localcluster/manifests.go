@@ -1,0 +1,105 @@
+/*
+Copyright 2026 The Conveyor Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package localcluster
+
+import (
+	"fmt"
+	"time"
+)
+
+// StreamCluster is the ConnectCluster of the tiers that stream records through the
+// local cluster while faults hit it (chaos, the adversarial blast radius): quick
+// failure detection (6 s sessions, 1 s heartbeats, 20 s rebalances) and a short
+// lostWorkerDelay, so a scenario converges in seconds.
+type StreamCluster struct {
+	Name            string
+	Replicas        int
+	Kafka           string // bootstrap servers
+	FlushInterval   time.Duration
+	LostWorkerDelay time.Duration
+}
+
+// Manifest is the ConnectCluster as YAML for kubectl apply.
+func (c StreamCluster) Manifest() string {
+	return fmt.Sprintf(`apiVersion: connect.conveyor.dev/v1alpha1
+kind: ConnectCluster
+metadata:
+  name: %s
+spec:
+  replicas: %d
+  kafka:
+    bootstrapServers: %s
+  storage:
+    replicationFactor: 1
+    offsetPartitions: 3
+    statusPartitions: 1
+  config:
+    offset.flush.interval.ms: "%d"
+    session.timeout.ms: "6000"
+    heartbeat.interval.ms: "1000"
+    rebalance.timeout.ms: "20000"
+  maxTasksPerWorker: 8
+  rebalance:
+    lostWorkerDelay: %s
+`, c.Name, c.Replicas, c.Kafka, c.FlushInterval.Milliseconds(), c.LostWorkerDelay)
+}
+
+// Pipeline is a RangeSource → Kafka → PostgresSink pair on a StreamCluster: the
+// KafkaConnectors src-<Name> (3 tasks, Records records at Rate per second, 16 bytes
+// each) and sink-<Name> (SinkTasks tasks, plain inserts into Table, created on first use).
+type Pipeline struct {
+	Name, Cluster, Topic string
+	Records, Rate        int
+	SinkTasks            int
+	DatabaseURL, Table   string
+}
+
+// Manifest is the two KafkaConnectors as YAML for kubectl apply.
+func (p Pipeline) Manifest() string {
+	return fmt.Sprintf(`apiVersion: connect.conveyor.dev/v1alpha1
+kind: KafkaConnector
+metadata:
+  name: src-%[1]s
+spec:
+  clusterRef: {name: %[2]s}
+  class: RangeSource
+  tasksMax: 3
+  config:
+    topic: %[3]s
+    count: "%[4]d"
+    rate: "%[5]d"
+    record.size: "16"
+    batch.size: "500"
+---
+apiVersion: connect.conveyor.dev/v1alpha1
+kind: KafkaConnector
+metadata:
+  name: sink-%[1]s
+spec:
+  clusterRef: {name: %[2]s}
+  class: PostgresSink
+  tasksMax: %[6]d
+  config:
+    topics: %[3]s
+    connection.url: "%[7]s"
+    table.name.format: %[8]s
+    auto.create: "true"
+    insert.mode: insert
+    pk.mode: none
+    batch.size: "2000"
+`, p.Name, p.Cluster, p.Topic, p.Records, p.Rate, p.SinkTasks, p.DatabaseURL, p.Table)
+}
