@@ -119,6 +119,12 @@ func lostf(key string, v any) { fmt.Printf("conveyor-chaos: lost_worker_%s=%v\n"
 // kafkafault: the records stay in flight, none is acknowledged), so its task,
 // which was making progress, stops: the KafkaConnector's TasksStalled condition
 // turns True naming it, and False again once the broker takes its records.
+//
+// Found by it and fixed: the operator read a connector's status again only at
+// the resync (30s), so the KafkaConnector read the lost tasks RUNNING on the
+// dead worker for 29.9s and never UNASSIGNED before lostWorkerDelay moved
+// them; a pass that finds work live on a worker that is not Ready now looks
+// again within 2s (LookAgainWithin in controllers/kafkaconnector).
 func TestLostWorkerStatusInKafkaConnector(t *testing.T) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(t.Context(), lostTestTimeout)
