@@ -427,6 +427,13 @@ func (r *Reconciler) observeOutcome(ctx context.Context, kc *v1alpha1.KafkaConne
 		}
 	}
 	l.done = true
+	// A status about to change with nothing in the API server to say so
+	// (a worker died): look again before the resync, at the workers
+	// themselves, not at a cluster view of this pass's time.
+	if d := LookAgainWithin(*l.runtime, WorkerIDs(l.workers.Endpoints()), l.cluster.LostWorkerDelay()); d > 0 {
+		l.wakeWithin(d)
+		r.views.markActed(kc.Namespace + "/" + kc.Name)
+	}
 	if n := l.currentRestartCount(kc); n > 0 && giveUp(kc, n, *l.runtime) {
 		l.fail(v1alpha1.ReasonRestartLimitReached, "the connector failed again after %d automatic restarts (autoRestart.maxRestarts); restart it with the %s annotation", n, AnnotationRestart)
 	}

@@ -100,6 +100,10 @@ type Client struct {
 // not counted): whether a reconcile pass may have changed the runtime.
 func (c *Client) Writes() int { return c.writes }
 
+// Endpoints are the worker base URLs the client talks to: the Ready worker
+// pods the resolver found.
+func (c *Client) Endpoints() []string { return append([]string(nil), c.endpoints...) }
+
 // New returns a client for the given worker base URLs ("http://10.0.0.7:8083").
 // A Client is meant for one reconcile and is not safe for concurrent use.
 func New(endpoints []string, opts Options) (*Client, error) {

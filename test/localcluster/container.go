@@ -153,6 +153,7 @@ func (c *container) runLoop(ctx context.Context) {
 			crashes = 0
 		}
 		crashes++
+		c.pw.waitRestartHold(ctx)
 		if d := backoff(c.pw.k.backoff, crashes); d > 0 {
 			c.mu.Lock()
 			c.last, c.state = c.state, corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{

@@ -73,19 +73,9 @@ func (c *Cluster) SetKafkaFaults(ctx context.Context, faults ...kafkafault.Fault
 // crash would; the kubelet then restarts them by the pod's restartPolicy (with
 // its CrashLoopBackOff). It returns how many containers it killed.
 func (c *Cluster) KillPod(ns, name string) (int, error) {
-	if c.kubelet == nil {
-		return 0, errors.New("this cluster runs no kubelet")
-	}
-	c.kubelet.mu.Lock()
-	var pw *podWorker
-	for _, w := range c.kubelet.workers {
-		if w.ns == ns && w.name == name {
-			pw = w
-		}
-	}
-	c.kubelet.mu.Unlock()
-	if pw == nil {
-		return 0, fmt.Errorf("pod %s/%s does not run on this cluster", ns, name)
+	pw, err := c.podWorker(ns, name)
+	if err != nil {
+		return 0, err
 	}
 	pw.mu.Lock()
 	mains := append([]*container(nil), pw.mains...)
@@ -103,6 +93,21 @@ func (c *Cluster) KillPod(ns, name string) (int, error) {
 		return 0, fmt.Errorf("pod %s/%s has no running container process", ns, name)
 	}
 	return n, nil
+}
+
+// podWorker is the kubelet's worker of a running pod.
+func (c *Cluster) podWorker(ns, name string) (*podWorker, error) {
+	if c.kubelet == nil {
+		return nil, errors.New("this cluster runs no kubelet")
+	}
+	c.kubelet.mu.Lock()
+	defer c.kubelet.mu.Unlock()
+	for _, w := range c.kubelet.workers {
+		if w.ns == ns && w.name == name {
+			return w, nil
+		}
+	}
+	return nil, fmt.Errorf("pod %s/%s does not run on this cluster", ns, name)
 }
 
 // KillKafka sends SIGKILL to the broker process and starts it again on the

@@ -60,6 +60,7 @@ type podWorker struct {
 	dirty       chan struct{}
 	done        chan struct{}
 	volumes     *volumeSet
+	restartHold chan struct{} // non-nil: crashed containers wait for it to close (hold.go)
 }
 
 func newPodWorker(k *kubelet, pod *corev1.Pod) *podWorker {
