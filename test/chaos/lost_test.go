@@ -34,6 +34,7 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/connectapi"
 	"github.com/conveyor-dev/conveyor/test/localcluster"
 	"github.com/conveyor-dev/conveyor/test/localcluster/kafkafault"
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 // The lost-worker scenario runs on a ConnectCluster of its own: its lost-worker
@@ -156,7 +157,7 @@ func TestLostWorkerStatusInKafkaConnector(t *testing.T) {
 	// Both connectors RUNNING, the idle one's tasks on every worker, and
 	// the stuck one's task making progress.
 	var kc v1alpha1.KafkaConnector
-	if err := localcluster.Poll(ctx, 2*time.Minute, "both connectors RUNNING, idle's tasks on every worker", func(ctx context.Context) (bool, error) {
+	if err := testkit.Until(ctx, 2*time.Minute, "both connectors RUNNING, idle's tasks on every worker", func(ctx context.Context) (bool, error) {
 		if _, err := cv.WaitConnectorsRunning(ctx, lostNS, time.Second, "idle", "stuck"); err != nil {
 			return false, err
 		}
@@ -242,7 +243,7 @@ func TestLostWorkerStatusInKafkaConnector(t *testing.T) {
 		}
 		return unassigned, movedAll, strings.Join(s, " ")
 	}
-	err = localcluster.Poll(ctx, lostSession+lostDelay+time.Minute, "idle's lost tasks UNASSIGNED, then RUNNING on the workers left", func(ctx context.Context) (bool, error) {
+	err = testkit.Until(ctx, lostSession+lostDelay+time.Minute, "idle's lost tasks UNASSIGNED, then RUNNING on the workers left", func(ctx context.Context) (bool, error) {
 		if err := cv.Client.Get(ctx, client.ObjectKey{Namespace: lostNS, Name: "idle"}, &kc); err != nil {
 			return false, err
 		}
