@@ -25,14 +25,15 @@ import (
 )
 
 // validateOpts checks source connectors' exactly-once keys against the
-// worker's mode, paths and credentials against its grants and topic keys against the
-// reserved topics.
+// worker's mode, paths and credentials against its grants, topic keys against the
+// reserved topics and client overrides against the worker's policy.
 func (h *Herder) validateOpts() []plugin.ValidateOption {
 	mode := h.opts.ExactlyOnce
 	if mode == "" {
 		mode = plugin.WorkerExactlyOnceDisabled
 	}
-	return []plugin.ValidateOption{plugin.WithWorkerExactlyOnce(mode), plugin.WithGrants(h.opts.Grants), plugin.WithReservedTopics(h.opts.Reserved)}
+	return []plugin.ValidateOption{plugin.WithWorkerExactlyOnce(mode), plugin.WithGrants(h.opts.Grants), plugin.WithReservedTopics(h.opts.Reserved),
+		plugin.WithClientOverridePolicy(h.opts.ClientOverrides)}
 }
 
 // exactlyOnceSource reports whether a connector's tasks run
