@@ -123,17 +123,17 @@ var properties = []Property{
 		Option: "kgo.RequiredAcks (and kgo.DisableIdempotentWrite unless acks=all)",
 		Doc:    "Acknowledgements a write waits for: all (-1), 1 (the leader) or 0 (none). Anything but all turns idempotent writes off, as in Kafka; exactly-once source tasks refuse it.",
 		apply:  func(v value, s *Settings) { s.acks = v.s }},
-	{Name: "auto.offset.reset", Kinds: Consumer, Type: TypeString, Values: []string{"earliest", "latest", "none"},
+	// Kafka's none (fail when a partition has no committed offset) has no
+	// franz-go equivalent: kgo.NoResetOffset starts a new group at the
+	// start. It is refused rather than approximated.
+	{Name: "auto.offset.reset", Kinds: Consumer, Type: TypeString, Values: []string{"earliest", "latest"},
 		Option: "kgo.ConsumeResetOffset",
-		Doc:    "Where a sink starts on a partition without a committed offset: earliest (the default for sinks, as Kafka Connect), latest, or none (the task fails).",
+		Doc:    "Where a sink starts on a partition without a committed offset: earliest (the default for sinks, as Kafka Connect) or latest.",
 		apply: func(v value, s *Settings) {
-			switch v.s {
-			case "earliest":
-				s.Opts = append(s.Opts, kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-			case "latest":
+			if v.s == "latest" {
 				s.Opts = append(s.Opts, kgo.ConsumeResetOffset(kgo.NewOffset().AtEnd()))
-			case "none":
-				s.Opts = append(s.Opts, kgo.ConsumeResetOffset(kgo.NoResetOffset()))
+			} else {
+				s.Opts = append(s.Opts, kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 			}
 		}},
 	{Name: "batch.size", Kinds: Producer, Type: TypeInt, Min: 512, Max: 1 << 30,
@@ -148,10 +148,10 @@ var properties = []Property{
 		Option: "kgo.ProducerBatchCompression",
 		Doc:    "Codec of produced batches; snappy unless set (Kafka's default is none: batches of schema-carrying JSON shrink several times).",
 		apply:  func(v value, s *Settings) { s.compression = v.s }},
-	{Name: "delivery.timeout.ms", Kinds: Producer, Type: TypeInt, Min: 0, Max: maxInt32,
-		Option: "kgo.RecordDeliveryTimeout",
-		Doc:    "How long a record may take to be acknowledged, retries included, before it fails; 0 = no limit.",
-		apply:  func(v value, s *Settings) { s.Opts = append(s.Opts, kgo.RecordDeliveryTimeout(ms(v.n))) }},
+	// delivery.timeout.ms is not here: franz-go's RecordDeliveryTimeout
+	// counts from a record's own timestamp, not from when it was sent, so
+	// a source's records that carry their event time (a CDC change from
+	// an hour ago) would time out before they are sent.
 	{Name: "enable.idempotence", Kinds: Producer, Type: TypeBoolean,
 		Option: "kgo.DisableIdempotentWrite when false",
 		Doc:    "Idempotent writes (the default); false turns them off. true with acks other than all is refused, as in Kafka; exactly-once source tasks refuse false.",
@@ -188,7 +188,7 @@ var properties = []Property{
 		apply:  func(v value, s *Settings) { s.Opts = append(s.Opts, kgo.ProducerLinger(ms(v.n))) }},
 	{Name: "max.in.flight.requests.per.connection", Kinds: Producer, Type: TypeInt, Min: 1, Max: maxInt32,
 		Option: "kgo.MaxProduceRequestsInflightPerBroker",
-		Doc:    "Produce requests in flight per broker (at most 5 with idempotent writes, as in Kafka).",
+		Doc:    "Produce requests in flight per broker with enable.idempotence=false; idempotent writes keep up to 5 in flight, in order, whatever it says (so it may be at most 5, as in Kafka).",
 		apply:  func(v value, s *Settings) { s.inflight = v.n }},
 	{Name: "max.partition.fetch.bytes", Kinds: Consumer, Type: TypeInt, Min: 1, Max: 1 << 30,
 		Option: "kgo.FetchMaxPartitionBytes",

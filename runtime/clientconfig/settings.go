@@ -149,7 +149,7 @@ func (s *Settings) finish() error {
 	if !s.Idempotent {
 		s.Opts = append(s.Opts, kgo.DisableIdempotentWrite())
 	}
-	if s.inflight > 0 {
+	if s.inflight > 0 && !s.Idempotent {
 		s.Opts = append(s.Opts, kgo.MaxProduceRequestsInflightPerBroker(int(s.inflight)))
 	}
 	codecs := map[string]kgo.CompressionCodec{"none": kgo.NoCompression(), "gzip": kgo.GzipCompression(),
