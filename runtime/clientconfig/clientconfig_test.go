@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 package clientconfig
 
 import (
@@ -138,11 +137,11 @@ func TestCheckNamesEveryBadKey(t *testing.T) {
 		"topics":                               "not an override",
 	}, Policy{})
 	want := map[string]string{
-		"admin.override.sasl.jaas.config":     "must end with ';'",
-		"consumer.override.linger.ms":         "linger.ms applies to the producer client(s), not the consumer",
-		"consumer.override.max.poll.records":  `"0" is not a whole number from 1`,
-		"producer.override.acks":              `"2" is not one of all, -1, 1, 0`,
-		"producer.override.linger.msx":        "linger.msx is not a producer property Conveyor supports; supported: acks, batch.size",
+		"admin.override.sasl.jaas.config":    "must end with ';'",
+		"consumer.override.linger.ms":        "linger.ms applies to the producer client(s), not the consumer",
+		"consumer.override.max.poll.records": `"0" is not a whole number from 1`,
+		"producer.override.acks":             `"2" is not one of all, -1, 1, 0`,
+		"producer.override.linger.msx":       "linger.msx is not a producer property Conveyor supports; supported: acks, batch.size",
 	}
 	var keys []string
 	for _, e := range got {

@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 package task
 
 import (
@@ -171,7 +170,9 @@ func TestClientOverrideIdentity(t *testing.T) {
 	}
 }
 
-func plainMech(user, pass string) sasl.Mechanism { return plain.Auth{User: user, Pass: pass}.AsMechanism() }
+func plainMech(user, pass string) sasl.Mechanism {
+	return plain.Auth{User: user, Pass: pass}.AsMechanism()
+}
 
 // produceWith writes n records to topic through the worker's connection.
 func produceWith(t *testing.T, conn *clientconfig.Connection, topic string, n int) {
