@@ -17,6 +17,7 @@ limitations under the License.
 package clientconfig
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -181,6 +182,19 @@ func TestTableIsComplete(t *testing.T) {
 		}
 		if got, ok := Lookup(p.Name); !ok || got.Name != p.Name {
 			t.Errorf("Lookup(%s) misses row %d", p.Name, i)
+		}
+	}
+}
+
+// The documentation's table names every property of this one.
+func TestDocsListEveryProperty(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/connectors/client-overrides.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range properties {
+		if !strings.Contains(string(doc), "| `"+p.Name+"`") && !strings.Contains(string(doc), ", `"+p.Name+"` |") {
+			t.Errorf("docs/connectors/client-overrides.md has no row for %s", p.Name)
 		}
 	}
 }
