@@ -74,7 +74,7 @@ func TestPolicies(t *testing.T) {
 			t.Fatalf("%s %v: %v", tc.policy, tc.allowlist, err)
 		}
 		refused := map[string]string{}
-		for _, e := range Check(all, p) {
+		for _, e := range Check(all, p, nil) {
 			refused[e.Key] = e.Message
 		}
 		for key := range all {
@@ -136,7 +136,7 @@ func TestCheckNamesEveryBadKey(t *testing.T) {
 		"producer.override.enable.idempotence": "true",
 		"producer.override.retries":            "1",
 		"topics":                               "not an override",
-	}, Policy{})
+	}, Policy{}, nil)
 	want := map[string]string{
 		"admin.override.sasl.jaas.config":    "must end with ';'",
 		"consumer.override.linger.ms":        "linger.ms applies to the producer client(s), not the consumer",
@@ -166,7 +166,7 @@ func TestCheckNamesEveryBadKey(t *testing.T) {
 		{"consumer.override.security.protocol", "SSL", "consumer.override.sasl.jaas.config", `org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="hunter2";`,
 			"consumer.override.sasl.jaas.config is set but security.protocol=SSL does not use SASL"},
 	} {
-		errs := Check(map[string]string{tc.key: tc.value, tc.other: tc.otherValue}, Policy{})
+		errs := Check(map[string]string{tc.key: tc.value, tc.other: tc.otherValue}, Policy{}, nil)
 		if len(errs) != 1 || !strings.Contains(errs[0].Message, tc.want) {
 			t.Errorf("%s=%s with %s=%s: %v, want one problem containing %q", tc.key, tc.value, tc.other, tc.otherValue, errs, tc.want)
 		}
@@ -195,6 +195,36 @@ func TestDocsListEveryProperty(t *testing.T) {
 	for _, p := range properties {
 		if !strings.Contains(string(doc), "| `"+p.Name+"`") && !strings.Contains(string(doc), ", `"+p.Name+"` |") {
 			t.Errorf("docs/connectors/client-overrides.md has no row for %s", p.Name)
+		}
+	}
+}
+
+// Against a known worker: a connector's own login on a worker without SASL
+// needs security.protocol too; with a worker's SASL login the login alone
+// will do, and a SCRAM login needs a fitting mechanism.
+func TestCheckAgainstTheWorkersSecurity(t *testing.T) {
+	plainJAAS := `org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="p";`
+	scramJAAS := `org.apache.kafka.common.security.scram.ScramLoginModule required username="u" password="p";`
+	plaintext := &Security{Protocol: ProtocolPlaintext}
+	saslPlain := &Security{Protocol: ProtocolSASLSSL, Mechanism: MechanismPlain, User: "worker"}
+	for _, tc := range []struct {
+		worker *Security
+		config map[string]string
+		want   string // "" = accepted
+	}{
+		{plaintext, map[string]string{"producer.override.sasl.jaas.config": plainJAAS}, "producer.override.sasl.jaas.config is set but security.protocol=PLAINTEXT does not use SASL"},
+		{plaintext, map[string]string{"producer.override.sasl.jaas.config": plainJAAS, "producer.override.security.protocol": "SASL_PLAINTEXT"}, ""},
+		{plaintext, map[string]string{"producer.override.security.protocol": "SASL_PLAINTEXT"}, "needs a SASL login and the worker has none"},
+		{saslPlain, map[string]string{"consumer.override.sasl.jaas.config": plainJAAS}, ""},
+		{saslPlain, map[string]string{"consumer.override.sasl.jaas.config": scramJAAS}, `"PLAIN" does not fit the login module`},
+		{saslPlain, map[string]string{"consumer.override.sasl.jaas.config": scramJAAS, "consumer.override.sasl.mechanism": "SCRAM-SHA-256"}, ""},
+	} {
+		errs := Check(tc.config, Policy{}, tc.worker)
+		switch {
+		case tc.want == "" && len(errs) > 0:
+			t.Errorf("%v on %+v: refused: %v", tc.config, *tc.worker, errs)
+		case tc.want != "" && (len(errs) != 1 || !strings.Contains(errs[0].Message, tc.want)):
+			t.Errorf("%v on %+v: %v, want one problem containing %q", tc.config, *tc.worker, errs, tc.want)
 		}
 	}
 }

@@ -192,12 +192,15 @@ func parseJAAS(s string) (jaasLogin, error) {
 	return j, nil
 }
 
-// check reports conflicts within the override alone (a SASL login on a
-// protocol without SASL, a mechanism that does not fit the login module,
-// a bad sasl.jaas.config), taking the worker's login as unknown but present.
-func (o *SecurityOverride) check(keyOf func(string) string) error {
-	base := Security{Protocol: ProtocolSASLPlaintext, Mechanism: MechanismPlain, User: "-", Pass: "-"}
-	if o.jaas != "" && o.Mechanism == "" {
+// check reports conflicts of the override with the worker's security
+// (a SASL login on a protocol without SASL, a mechanism that does not fit
+// the login module, a bad sasl.jaas.config). A nil worker is unknown: it
+// is taken to have a SASL login that fits.
+func (o *SecurityOverride) check(keyOf func(string) string, worker *Security) error {
+	base := Security{Protocol: ProtocolSASLPlaintext, Mechanism: MechanismPlain, User: "-"}
+	if worker != nil {
+		base = *worker
+	} else if o.jaas != "" && o.Mechanism == "" {
 		j, err := parseJAAS(o.jaas)
 		if err != nil {
 			return &Error{Key: keyOf(KeySASLJAASConfig), Message: err.Error()}
@@ -205,6 +208,10 @@ func (o *SecurityOverride) check(keyOf func(string) string) error {
 		if j.module == scramModule {
 			base.Mechanism = MechanismScramSHA512 // the worker's, which must fit
 		}
+	}
+	base.TLS = nil
+	if base.User != "" {
+		base.Pass = "-" // only whether the worker has a login matters
 	}
 	_, err := o.Resolve(base, keyOf)
 	return err

@@ -235,8 +235,9 @@ func For(kind Kind, worker, connector map[string]string, policy Policy) (Setting
 // Check validates every client override of a connector config against
 // the table and the policy, and returns the problems, one per bad key
 // (sorted by key): a key the table does not have, one the policy refuses,
-// a bad value, or a conflict between overrides of one client.
-func Check(config map[string]string, policy Policy) []Error {
+// a bad value, or a conflict between overrides of one client or with the
+// worker's security (worker; nil when unknown, see SecurityOverride.check).
+func Check(config map[string]string, policy Policy, worker *Security) []Error {
 	var out []Error
 	for _, kind := range Kinds {
 		over := Overrides(kind, config)
@@ -266,7 +267,7 @@ func Check(config map[string]string, policy Policy) []Error {
 		}
 		s, err := Parse(kind, kind.overrideKey, allowed)
 		if err == nil && s.Security != nil {
-			err = s.Security.check(kind.overrideKey)
+			err = s.Security.check(kind.overrideKey, worker)
 		}
 		if e, ok := err.(*Error); ok {
 			out = append(out, *e)

@@ -32,8 +32,12 @@ func (h *Herder) validateOpts() []plugin.ValidateOption {
 	if mode == "" {
 		mode = plugin.WorkerExactlyOnceDisabled
 	}
-	return []plugin.ValidateOption{plugin.WithWorkerExactlyOnce(mode), plugin.WithGrants(h.opts.Grants), plugin.WithReservedTopics(h.opts.Reserved),
+	opts := []plugin.ValidateOption{plugin.WithWorkerExactlyOnce(mode), plugin.WithGrants(h.opts.Grants), plugin.WithReservedTopics(h.opts.Reserved),
 		plugin.WithClientOverridePolicy(h.opts.ClientOverrides)}
+	if h.opts.ClientSecurity != nil {
+		opts = append(opts, plugin.WithWorkerSecurity(*h.opts.ClientSecurity))
+	}
+	return opts
 }
 
 // exactlyOnceSource reports whether a connector's tasks run

@@ -122,6 +122,9 @@ type Options struct {
 	// ClientOverrides is the worker's connector.client.config.override.policy:
 	// the client overrides connectors may set (zero: Kafka's default, All).
 	ClientOverrides clientconfig.Policy
+	// ClientSecurity is the worker's Kafka security without its password,
+	// against which connectors' own logins are validated; nil: unknown.
+	ClientSecurity *clientconfig.Security
 
 	// AssignAll makes this worker run every connector and task (one worker,
 	// or standalone). Otherwise the assignment comes from SetAssignment.

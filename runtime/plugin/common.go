@@ -241,7 +241,7 @@ func ValidateConfig(ctx context.Context, p Plugin, config map[string]string, opt
 	}
 	// Client overrides: only properties of the table, only as far as the
 	// policy allows, with good values; never ignored.
-	for _, e := range clientconfig.Check(config, vo.policy) {
+	for _, e := range clientconfig.Check(config, vo.policy, vo.security) {
 		addErr(e.Key, e.Message)
 	}
 	// Transforms and predicates are checked here, so a connector with a

@@ -240,6 +240,7 @@ type validateOptions struct {
 	grants   *Grants
 	reserved *ReservedTopics
 	policy   clientconfig.Policy
+	security *clientconfig.Security
 }
 
 // WithClientOverridePolicy checks the connector's client overrides
@@ -249,6 +250,14 @@ type validateOptions struct {
 // table of client properties does not have is refused.
 func WithClientOverridePolicy(p clientconfig.Policy) ValidateOption {
 	return func(o *validateOptions) { o.policy = p }
+}
+
+// WithWorkerSecurity checks a connector's own Kafka login
+// (security.protocol, sasl.mechanism, sasl.jaas.config overrides) against
+// the worker's security: its protocol, mechanism and whether it has a
+// login (its password is not needed).
+func WithWorkerSecurity(s clientconfig.Security) ValidateOption {
+	return func(o *validateOptions) { o.security = &s }
 }
 
 // WithWorkerExactlyOnce checks source connectors' exactly-once keys

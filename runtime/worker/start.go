@@ -188,7 +188,7 @@ func (w *Worker) buildHerder(opts Options) error {
 			topicUsed: scrubTopicUsed(w.statuses.PutTopic, opts.Resolver), scrubFor: scrubForOf(opts.Resolver), instanceID: cfg.GroupInstanceID,
 			exactlyOnce: cfg.ExactlyOnceEnabled(), groupID: cfg.GroupID, openOffsets: w.connOffsets.get,
 			grants: grants, reserved: reserved},
-		Grants: grants, Reserved: reserved, ClientOverrides: policy,
+		Grants: grants, Reserved: reserved, ClientOverrides: policy, ClientSecurity: w.securityWithoutPassword(),
 		ExactlyOnce: strings.ToLower(cfg.ExactlyOnceSourceSupport),
 		FenceTasks: func(ctx context.Context, connector string, tasks int) error {
 			return fenceTasks(ctx, w.client, cfg.GroupID, connector, tasks)
@@ -308,4 +308,15 @@ func (w *Worker) serve(ctx context.Context, undo *undoStack) error {
 		}
 	}()
 	return nil
+}
+
+// securityWithoutPassword is the worker's Kafka security for validating
+// connectors' own logins: its protocol, mechanism and user, no secrets.
+func (w *Worker) securityWithoutPassword() *clientconfig.Security {
+	if w.conn == nil {
+		return nil
+	}
+	s := w.conn.Security
+	s.Pass, s.TLS = "", nil
+	return &s
 }
