@@ -203,7 +203,7 @@ func (o *SecurityOverride) check(keyOf func(string) string, worker *Security) er
 	} else if o.jaas != "" && o.Mechanism == "" {
 		j, err := parseJAAS(o.jaas)
 		if err != nil {
-			return &Error{Key: keyOf(KeySASLJAASConfig), Message: err.Error()}
+			return &Error{Key: keyOf(KeySASLJAASConfig), Message: invalid(keyOf(KeySASLJAASConfig), err)}
 		}
 		if j.module == scramModule {
 			base.Mechanism = MechanismScramSHA512 // the worker's, which must fit
@@ -237,7 +237,8 @@ func (o *SecurityOverride) Resolve(base Security, keyOf func(string) string) (Se
 			if o.jaas == "" {
 				key = KeySASLMechanism
 			}
-			return Security{}, &Error{Key: keyOf(KeySecurityProtocol), Message: fmt.Sprintf("%s is set but security.protocol=%s does not use SASL; use %s or %s", keyOf(key), s.Protocol, ProtocolSASLPlaintext, ProtocolSASLSSL)}
+			return Security{}, &Error{Key: keyOf(KeySecurityProtocol), Message: fmt.Sprintf("%s is set but security.protocol=%s does not use SASL; set %s to %s or %s",
+				keyOf(key), s.Protocol, keyOf(KeySecurityProtocol), ProtocolSASLPlaintext, ProtocolSASLSSL)}
 		}
 		s.Mechanism, s.User, s.Pass = "", "", ""
 		return s, nil
@@ -248,7 +249,7 @@ func (o *SecurityOverride) Resolve(base Security, keyOf func(string) string) (Se
 	if o.jaas != "" {
 		j, err := parseJAAS(o.jaas)
 		if err != nil {
-			return Security{}, &Error{Key: keyOf(KeySASLJAASConfig), Message: err.Error()}
+			return Security{}, &Error{Key: keyOf(KeySASLJAASConfig), Message: invalid(keyOf(KeySASLJAASConfig), err)}
 		}
 		s.User, s.Pass = j.user, j.pass
 		if s.Mechanism == "" && j.module == plainModule {

@@ -65,7 +65,12 @@ type Error struct {
 	Message string
 }
 
-func (e *Error) Error() string { return e.Key + ": " + e.Message }
+func (e *Error) Error() string {
+	if strings.Contains(e.Message, e.Key) {
+		return e.Message
+	}
+	return e.Key + ": " + e.Message
+}
 
 // Parse turns the properties of one client (Kafka's names, without a
 // prefix; later maps win) into settings. keyOf names a property as the
@@ -82,11 +87,11 @@ func Parse(kind Kind, keyOf func(name string) string, props ...map[string]string
 		key := keyOf(name)
 		p, ok := Lookup(name)
 		if !ok || p.Kinds&kind == 0 {
-			return Settings{}, &Error{Key: key, Message: unsupported(kind, name)}
+			return Settings{}, &Error{Key: key, Message: unsupported(kind, name, key)}
 		}
 		v, err := p.parse(merged[name])
 		if err != nil {
-			return Settings{}, &Error{Key: key, Message: err.Error()}
+			return Settings{}, &Error{Key: key, Message: invalid(key, err)}
 		}
 		s.keys[name] = key
 		p.apply(v, &s)
@@ -97,9 +102,14 @@ func Parse(kind Kind, keyOf func(name string) string, props ...map[string]string
 	return s, nil
 }
 
-// unsupported says that name is not a property of kind that Conveyor
-// supports, and which ones are.
-func unsupported(kind Kind, name string) string {
+// invalid says that key has a bad value (the error never quotes a password).
+func invalid(key string, err error) string {
+	return fmt.Sprintf("invalid value for %s: %v", key, err)
+}
+
+// unsupported says that key names no property of kind that Conveyor
+// supports (name is key without its prefix), and which ones are.
+func unsupported(kind Kind, name, key string) string {
 	if p, ok := Lookup(name); ok {
 		var kinds []string
 		for _, k := range Kinds {
@@ -107,9 +117,9 @@ func unsupported(kind Kind, name string) string {
 				kinds = append(kinds, k.String())
 			}
 		}
-		return fmt.Sprintf("%s applies to the %s client(s), not the %s", name, strings.Join(kinds, " and "), kind)
+		return fmt.Sprintf("%s: %s applies to the %s client(s), not the %s", key, name, strings.Join(kinds, " and "), kind)
 	}
-	return fmt.Sprintf("%s is not a %s property Conveyor supports; supported: %s", name, kind, strings.Join(Names(kind), ", "))
+	return fmt.Sprintf("%s: %s is not a %s property Conveyor supports; supported: %s", key, name, kind, strings.Join(Names(kind), ", "))
 }
 
 // Names lists the properties of kind, sorted.
@@ -248,14 +258,14 @@ func Check(config map[string]string, policy Policy, worker *Security) []Error {
 			p, ok := Lookup(name)
 			switch {
 			case !ok || p.Kinds&kind == 0:
-				out = append(out, Error{Key: key, Message: unsupported(kind, name)})
+				out = append(out, Error{Key: key, Message: unsupported(kind, name, key)})
 				bad = true
 			case !policy.Allows(name):
 				out = append(out, Error{Key: key, Message: policy.Refusal(key)})
 				bad = true
 			default:
 				if _, err := p.parse(over[name]); err != nil {
-					out = append(out, Error{Key: key, Message: err.Error()})
+					out = append(out, Error{Key: key, Message: invalid(key, err)})
 					bad = true
 					continue
 				}
