@@ -228,3 +228,18 @@ func TestCheckAgainstTheWorkersSecurity(t *testing.T) {
 		}
 	}
 }
+
+// A connector stored before its cluster's policy changed is refused when
+// its tasks start, naming the key and the policy.
+func TestForRefusesAtTaskStart(t *testing.T) {
+	none, _ := ParsePolicy(PolicyNone, nil)
+	_, err := For(Producer, map[string]string{"linger.ms": "5"}, map[string]string{"producer.override.linger.ms": "50"}, none)
+	if err == nil || !strings.Contains(err.Error(), `"producer.override.linger.ms"`) || !strings.Contains(err.Error(), `"None" policy`) {
+		t.Fatalf("refused override at start: %v, want an error naming the key and the policy", err)
+	}
+	// The worker's own settings are not overrides: None leaves them alone.
+	s, err := For(Producer, map[string]string{"linger.ms": "5"}, map[string]string{}, none)
+	if err != nil || len(s.Opts) == 0 {
+		t.Fatalf("the worker's settings under None: %v, %d options", err, len(s.Opts))
+	}
+}
