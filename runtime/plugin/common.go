@@ -239,6 +239,13 @@ func ValidateConfig(ctx context.Context, p Plugin, config map[string]string, opt
 	for _, fe := range vo.reserved.Validate(config) {
 		addErr(fe.Name, fe.Message)
 	}
+	// Topic creation (KIP-158) of a source's topics.
+	if p.Kind == KindSource {
+		_, fes := ParseTopicCreation(config)
+		for _, fe := range fes {
+			addErr(fe.Name, fe.Message)
+		}
+	}
 	// Client overrides: only properties of the table, only as far as the
 	// policy allows, with good values; never ignored.
 	for _, e := range clientconfig.Check(config, vo.policy, vo.security) {

@@ -96,6 +96,9 @@ type Spec struct {
 	// ExactlyOnce, when set, runs a source task transactionally; Offsets
 	// must then implement TransactionalOffsets.
 	ExactlyOnce *ExactlyOnce
+	// TopicCreation is the worker's topic.creation.enable: a source
+	// connector's topic.creation.* keys (KIP-158) create its topics.
+	TopicCreation bool
 }
 
 // New creates the runner of one task of s.Plugin; Start runs it.
@@ -135,7 +138,15 @@ func New(s Spec) (Runner, error) {
 		if s.WrapSource != nil {
 			st = s.WrapSource(st)
 		}
-		return NewSourceRunner(SourceConfig{Common: c, Task: st, Offsets: s.Offsets, ExactlyOnce: s.ExactlyOnce})
+		sc := SourceConfig{Common: c, Task: st, Offsets: s.Offsets, ExactlyOnce: s.ExactlyOnce}
+		if s.TopicCreation {
+			tc, fes := plugin.ParseTopicCreation(s.Connector)
+			if len(fes) > 0 {
+				return nil, fmt.Errorf("task %s: %w", c.ID, &plugin.ConfigError{Fields: fes})
+			}
+			sc.TopicCreation = tc
+		}
+		return NewSourceRunner(sc)
 	case plugin.KindSink:
 		if s.Plugin.NewSinkTask == nil {
 			return nil, fmt.Errorf("plugin %s has no sink task", s.Plugin.Class)

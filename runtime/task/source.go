@@ -56,6 +56,9 @@ type SourceConfig struct {
 	// ExactlyOnce, when set, runs the task transactionally (source_txn.go);
 	// Offsets must then implement TransactionalOffsets.
 	ExactlyOnce *ExactlyOnce
+	// TopicCreation, when set, creates each topic the task writes to that
+	// does not exist yet, before its first record (KIP-158).
+	TopicCreation *plugin.TopicCreation
 }
 
 // ProducerSettings turns the worker's producer settings (Kafka's names,
@@ -79,6 +82,9 @@ func ProducerSettings(m map[string]string) ([]kgo.Opt, error) {
 type SourceRunner struct {
 	lifecycle
 	cfg SourceConfig
+	// topics creates the task's topics (SourceConfig.TopicCreation); nil
+	// creates none.
+	topics *topicCreator
 
 	client *kgo.Client
 	subs   *submitted
@@ -161,6 +167,9 @@ func NewSourceRunner(cfg SourceConfig) (*SourceRunner, error) {
 	r.freeBufs = make(chan *sendBuffers, 4)
 	r.lifecycle = newLifecycle(&r.cfg.Common)
 	r.errs = newErrorHandler(&r.cfg.Common, r.sleep)
+	if cfg.TopicCreation != nil {
+		r.topics = &topicCreator{cfg: cfg.TopicCreation, common: &r.cfg.Common, log: r.cfg.Logger, known: map[string]bool{}}
+	}
 	if cfg.ExactlyOnce != nil {
 		if r.txn, err = newTxnCommitter(r, *cfg.ExactlyOnce); err != nil {
 			return nil, err
@@ -206,6 +215,9 @@ func (r *SourceRunner) Client() *kgo.Client { return r.client }
 
 func (r *SourceRunner) run(ctx context.Context) {
 	defer r.client.Close()
+	if r.topics != nil {
+		defer r.topics.close()
+	}
 	log := r.cfg.Logger
 	// The producer gets its producer id while the task starts, as Kafka's
 	// idempotent producer does as soon as it is created: the first records

@@ -184,7 +184,7 @@ func (w *Worker) buildHerder(opts Options) error {
 		Admin: w.admin, Resolver: opts.Resolver,
 		Tasks: &taskRuntime{kafka: w.kopts, workerConv: cfg.ConverterConfig(), offsets: w.offsets, metrics: w.metrics, log: w.log,
 			flushInterval: cfg.OffsetFlushInterval, flushTimeout: cfg.OffsetFlushTimeout, consumer: cfg.Prefixed("consumer."), producer: cfg.Prefixed("producer."),
-			admin: cfg.Prefixed("admin."), conn: w.conn, policy: policy,
+			admin: cfg.Prefixed("admin."), conn: w.conn, policy: policy, topicCreation: cfg.TopicCreationEnable,
 			topicUsed: scrubTopicUsed(w.statuses.PutTopic, opts.Resolver), scrubFor: scrubForOf(opts.Resolver), instanceID: cfg.GroupInstanceID,
 			exactlyOnce: cfg.ExactlyOnceEnabled(), groupID: cfg.GroupID, openOffsets: w.connOffsets.get,
 			grants: grants, reserved: reserved},

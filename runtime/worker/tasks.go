@@ -52,6 +52,8 @@ type taskRuntime struct {
 	// settings connectors may override.
 	conn   *clientconfig.Connection
 	policy clientconfig.Policy
+	// topicCreation is topic.creation.enable.
+	topicCreation bool
 	// topicUsed records that a connector's task wrote to a topic (the
 	// active topics of GET /connectors/{c}/topics); may be nil.
 	topicUsed func(ctx context.Context, connector, topic string, task int) error
@@ -90,7 +92,7 @@ func (t *taskRuntime) StartTask(ctx context.Context, spec herder.TaskSpec) (herd
 			Reserved:            t.reserved,
 		},
 		Plugin: spec.Plugin, Connector: spec.ConnectorConfig, WorkerConverters: t.workerConv,
-		Consumer: t.consumer, Producer: t.producer, Admin: t.admin, Policy: t.policy, Connection: t.conn,
+		Consumer: t.consumer, Producer: t.producer, Admin: t.admin, Policy: t.policy, Connection: t.conn, TopicCreation: t.topicCreation,
 		Offsets: store.TaskOffsets{Store: t.offsets},
 	}
 	if t.scrubFor != nil {

@@ -89,6 +89,7 @@ const (
 	KeyTaskStallTimeout               = "task.stall.timeout.ms"
 	KeyMaxTasksPerWorker              = "max.tasks.per.worker"
 	KeyTaskLimitsCheckInterval        = "task.limits.check.interval.ms"
+	KeyTopicCreationEnable            = "topic.creation.enable"
 	KeyClientOverridePolicy           = clientconfig.KeyPolicy
 	KeyClientOverrideAllowlist        = clientconfig.KeyAllowlist
 	KeyKeyConverter                   = "key.converter"
@@ -217,6 +218,9 @@ type Config struct {
 	// the ones Allowlist allows.
 	ClientOverridePolicy    string
 	ClientOverrideAllowlist []string
+	// TopicCreationEnable (topic.creation.enable) lets source connectors
+	// create their topics with topic.creation.* keys (KIP-158).
+	TopicCreationEnable bool
 	// FileConnectorsAllowedPaths (file.connectors.allowed.paths, Conveyor)
 	// are the directories file connectors (FileSource, FileSink) may open
 	// files under in distributed mode, links followed; empty = none.
@@ -415,6 +419,8 @@ var fields = []Field{
 		func(c *Config) *int { return &c.MaxTasksPerWorker }),
 	msField(KeyTaskLimitsCheckInterval, "30000", "Interval (ms) at which connectors' natural task limits (sink topics' partition counts) are checked again.",
 		func(c *Config) *time.Duration { return &c.TaskLimitsCheckInterval }),
+	boolField(KeyTopicCreationEnable, "true", "Source connectors create their topics as their topic.creation.* keys say (KIP-158); false leaves creation to the brokers.",
+		func(c *Config) *bool { return &c.TopicCreationEnable }),
 	strField(KeyClientOverridePolicy, clientconfig.DefaultPolicy, "Which Kafka client settings connectors may override (producer.override.*, consumer.override.*, admin.override.*): None, Principal (security.protocol, sasl.mechanism, sasl.jaas.config), All or Allowlist.",
 		func(c *Config) *string { return &c.ClientOverridePolicy }),
 	listField(KeyClientOverrideAllowlist, "", "With connector.client.config.override.policy=Allowlist: the client settings (names without prefix, such as linger.ms) connectors may override; empty = none.",
