@@ -76,3 +76,12 @@ func (c *ConnectCluster) FileConnectorPaths() []string {
 func (c *ConnectCluster) AmbientCloudCredentialsAllowed() bool {
 	return c.Spec.ConnectorAccess != nil && c.Spec.ConnectorAccess.AmbientCloudCredentials
 }
+
+// ClientOverridePolicy is connectorClientOverrides: the policy ("" when
+// absent: the workers' default, All) and its allow-list.
+func (c *ConnectCluster) ClientOverridePolicy() (policy string, allowlist []string) {
+	if o := c.Spec.ConnectorClientOverrides; o != nil {
+		return o.Policy, o.Allowlist
+	}
+	return "", nil
+}

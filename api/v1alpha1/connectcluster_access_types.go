@@ -182,3 +182,30 @@ type MetricsAuthentication struct {
 	// +optional
 	TokenSecret *SecretKeyRef `json:"tokenSecret,omitempty"`
 }
+
+// ClientOverridePolicy says which Kafka client settings connectors may
+// override (Kafka's connector.client.config.override.policy and, from
+// Kafka 4.2, connector.client.config.override.allowlist, KIP-1188).
+// +kubebuilder:validation:XValidation:rule="!has(self.allowlist) || size(self.allowlist) == 0 || (has(self.policy) && self.policy == 'Allowlist')",message="connectorClientOverrides.allowlist is read only with policy Allowlist: set policy: Allowlist or remove the list"
+type ClientOverridePolicy struct {
+	// policy is None (no override), Principal (only a connector's own
+	// Kafka login: security.protocol, sasl.mechanism, sasl.jaas.config;
+	// deprecated by Kafka 4.2 in favour of Allowlist), All (every client
+	// setting Conveyor supports; Kafka 4.x's default) or Allowlist (the
+	// settings in allowlist; Kafka 5.0's default).
+	// +optional
+	// +kubebuilder:validation:Enum=None;Principal;All;Allowlist
+	// +kubebuilder:default=All
+	Policy string `json:"policy,omitempty"`
+
+	// allowlist names the client settings connectors may override with
+	// policy Allowlist, without prefix (linger.ms allows
+	// producer.override.linger.ms); each must be one Conveyor supports (see
+	// docs/connectors/client-overrides.md). Empty: no override.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=128
+	// +kubebuilder:validation:items:Pattern=`^[a-z][a-z0-9.]*$`
+	Allowlist []string `json:"allowlist,omitempty"`
+}

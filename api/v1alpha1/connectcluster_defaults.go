@@ -107,6 +107,8 @@ var OperatorOwnedWorkerConfigKeys = []string{
 	"config.providers.env.allowed.variables",
 	"file.connectors.allowed.paths",
 	"cloud.ambient.credentials.enabled",
+	"connector.client.config.override.policy",
+	"connector.client.config.override.allowlist",
 }
 
 // DefaultGroupID is the group id of a ConnectCluster that sets no spec.groupId: "<namespace>.<name>".

@@ -88,6 +88,12 @@ func BuildWorkerConfig(cc *v1alpha1.ConnectCluster, in WorkerConfigInputs) (*wor
 	// workerVolumes) and whether connectors may use the pod's cloud identity.
 	cfg.FileConnectorsAllowedPaths = cc.FileConnectorPaths()
 	cfg.CloudAmbientCredentials = cc.AmbientCloudCredentialsAllowed()
+	// Which client settings connectors may override (KIP-458, KIP-1188).
+	cfg.ClientOverridePolicy, cfg.ClientOverrideAllowlist = cc.ClientOverridePolicy()
+	if cfg.ClientOverridePolicy == "" {
+		cfg.ClientOverridePolicy = workerconfig.Default().ClientOverridePolicy
+	}
+	cfg.ClientOverrideAllowlist = slices.Clone(cfg.ClientOverrideAllowlist)
 
 	tls, sasl := cc.Spec.Kafka.TLS, cc.Spec.Kafka.SASL
 	cfg.SSLCALocation, cfg.SSLCertificateLocation, cfg.SSLKeyLocation = "", "", ""

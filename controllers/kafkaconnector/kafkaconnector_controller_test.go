@@ -287,10 +287,17 @@ type env struct {
 	r      *Reconciler
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T) *env { return newEnvWith(t, nil) }
+
+// newEnvWith serves wrap(herder) instead of the herder double itself.
+func newEnvWith(t *testing.T, wrap func(*memHerder) connectapi.Herder) *env {
 	t.Helper()
 	h := newMemHerder()
-	srv, err := rest.New(h, rest.Config{Token: restToken})
+	var served connectapi.Herder = h
+	if wrap != nil {
+		served = wrap(h)
+	}
+	srv, err := rest.New(served, rest.Config{Token: restToken})
 	if err != nil {
 		t.Fatal(err)
 	}

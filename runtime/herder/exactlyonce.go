@@ -25,14 +25,19 @@ import (
 )
 
 // validateOpts checks source connectors' exactly-once keys against the
-// worker's mode, paths and credentials against its grants and topic keys against the
-// reserved topics.
+// worker's mode, paths and credentials against its grants, topic keys against the
+// reserved topics and client overrides against the worker's policy.
 func (h *Herder) validateOpts() []plugin.ValidateOption {
 	mode := h.opts.ExactlyOnce
 	if mode == "" {
 		mode = plugin.WorkerExactlyOnceDisabled
 	}
-	return []plugin.ValidateOption{plugin.WithWorkerExactlyOnce(mode), plugin.WithGrants(h.opts.Grants), plugin.WithReservedTopics(h.opts.Reserved)}
+	opts := []plugin.ValidateOption{plugin.WithWorkerExactlyOnce(mode), plugin.WithGrants(h.opts.Grants), plugin.WithReservedTopics(h.opts.Reserved),
+		plugin.WithClientOverridePolicy(h.opts.ClientOverrides)}
+	if h.opts.ClientSecurity != nil {
+		opts = append(opts, plugin.WithWorkerSecurity(*h.opts.ClientSecurity))
+	}
+	return opts
 }
 
 // exactlyOnceSource reports whether a connector's tasks run

@@ -28,6 +28,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/conveyor-dev/conveyor/runtime/clientconfig"
 	"log/slog"
 	"maps"
 	"slices"
@@ -118,6 +119,12 @@ type Options struct {
 	// cluster's storage topics and "__" topics); validation refuses keys
 	// naming them, the task runtime enforces them on records.
 	Reserved *plugin.ReservedTopics
+	// ClientOverrides is the worker's connector.client.config.override.policy:
+	// the client overrides connectors may set (zero: Kafka's default, All).
+	ClientOverrides clientconfig.Policy
+	// ClientSecurity is the worker's Kafka security without its password,
+	// against which connectors' own logins are validated; nil: unknown.
+	ClientSecurity *clientconfig.Security
 
 	// AssignAll makes this worker run every connector and task (one worker,
 	// or standalone). Otherwise the assignment comes from SetAssignment.

@@ -19,6 +19,7 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"github.com/conveyor-dev/conveyor/runtime/clientconfig"
 	"maps"
 	"regexp"
 	"slices"
@@ -203,6 +204,9 @@ func ValidateConfig(ctx context.Context, p Plugin, config map[string]string, opt
 		var shown *string
 		if raw, ok := config[name]; ok {
 			shown = ptr(raw)
+			if clientconfig.IsPassword(name) {
+				shown = ptr(HiddenValue)
+			}
 		}
 		values = append(values, ConfigValue{Name: name, Value: shown, RecommendedValues: []string{}, Errors: []string{msg}, Visible: true})
 		index[name] = len(values) - 1
@@ -235,6 +239,18 @@ func ValidateConfig(ctx context.Context, p Plugin, config map[string]string, opt
 	for _, fe := range vo.reserved.Validate(config) {
 		addErr(fe.Name, fe.Message)
 	}
+	// Topic creation (KIP-158) of a source's topics.
+	if p.Kind == KindSource {
+		_, fes := ParseTopicCreation(config)
+		for _, fe := range fes {
+			addErr(fe.Name, fe.Message)
+		}
+	}
+	// Client overrides: only properties of the table, only as far as the
+	// policy allows, with good values; never ignored.
+	for _, e := range clientconfig.Check(config, vo.policy, vo.security) {
+		addErr(e.Key, e.Message)
+	}
 	// Transforms and predicates are checked here, so a connector with a
 	// bad chain is refused at creation instead of failing its tasks.
 	for _, fe := range transforms.Validate(config) {
@@ -265,6 +281,9 @@ func ValidateConfig(ctx context.Context, p Plugin, config map[string]string, opt
 	for _, v := range values {
 		res.ErrorCount += len(v.Errors)
 		def := ConfigField{Name: v.Name, Type: TypeString, Importance: ImportanceLow, Width: WidthNone}
+		if clientconfig.IsPassword(v.Name) {
+			def.Type = TypePassword
+		}
 		order := 0
 		if f := spec.Field(v.Name); f != nil {
 			def = *f

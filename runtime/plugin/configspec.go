@@ -343,7 +343,9 @@ func (e FieldError) Error() string { return fmt.Sprintf("%s: %s", e.Name, e.Mess
 
 // Validate checks a configuration against the spec and returns one
 // ConfigValue per spec field, in spec order. Keys not in the spec are
-// ignored (they may belong to converters, transforms or overrides).
+// left to their own checks: converters', transforms' and predicates' (in
+// ValidateConfig, with client overrides, which must be in the table of
+// runtime/clientconfig).
 func (s ConfigSpec) Validate(config map[string]string) []ConfigValue {
 	out := make([]ConfigValue, 0, len(s.Fields))
 	for _, f := range s.Fields {

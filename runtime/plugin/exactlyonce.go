@@ -19,6 +19,7 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"github.com/conveyor-dev/conveyor/runtime/clientconfig"
 	"strconv"
 	"strings"
 	"time"
@@ -238,6 +239,25 @@ type validateOptions struct {
 	eosMode  string
 	grants   *Grants
 	reserved *ReservedTopics
+	policy   clientconfig.Policy
+	security *clientconfig.Security
+}
+
+// WithClientOverridePolicy checks the connector's client overrides
+// (producer.override.*, consumer.override.*, admin.override.*) against the
+// worker's connector.client.config.override.policy; without it they are
+// checked against Kafka's default policy (All). Either way an override the
+// table of client properties does not have is refused.
+func WithClientOverridePolicy(p clientconfig.Policy) ValidateOption {
+	return func(o *validateOptions) { o.policy = p }
+}
+
+// WithWorkerSecurity checks a connector's own Kafka login
+// (security.protocol, sasl.mechanism, sasl.jaas.config overrides) against
+// the worker's security: its protocol, mechanism and whether it has a
+// login (its password is not needed).
+func WithWorkerSecurity(s clientconfig.Security) ValidateOption {
+	return func(o *validateOptions) { o.security = &s }
 }
 
 // WithWorkerExactlyOnce checks source connectors' exactly-once keys

@@ -30,6 +30,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/conveyor-dev/conveyor/runtime/clientconfig"
 	"github.com/conveyor-dev/conveyor/runtime/metrics"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
@@ -72,15 +73,23 @@ type deadLetterQueue struct {
 // missing (one partition, the configured replication factor).
 func openDeadLetterQueue(ctx context.Context, c *Common, fail func(error)) (*deadLetterQueue, error) {
 	topic := c.Errors.DLQTopic
-	cl, err := kgo.NewClient(c.clientOpts([]kgo.Opt{kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic(topic)})...)
+	cl, err := kgo.NewClient(c.clientOpts(clientconfig.Producer, []kgo.Opt{kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic(topic)})...)
 	if err != nil {
 		return nil, fmt.Errorf("creating the dead letter queue producer: %w", err)
 	}
+	// The topic is looked up and created by an admin client of its own
+	// (the connector's admin.* settings and identity), as Kafka Connect's.
+	admCl, err := kgo.NewClient(c.clientOpts(clientconfig.Admin, nil)...)
+	if err != nil {
+		cl.Close()
+		return nil, fmt.Errorf("creating the dead letter queue admin client: %w", err)
+	}
+	defer admCl.Close()
 	// Bounded like Kafka's admin calls (default.api.timeout.ms), so an
 	// unreachable cluster fails the task instead of hanging its start.
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	adm := kadm.NewClient(cl)
+	adm := kadm.NewClient(admCl)
 	details, err := adm.ListTopics(ctx, topic)
 	if err == nil && details[topic].Err != nil && !errors.Is(details[topic].Err, kerr.UnknownTopicOrPartition) {
 		err = details[topic].Err

@@ -170,6 +170,7 @@ func common(c *kfake.Cluster, st StatusReporter, id ID, config map[string]string
 type recordingSink struct {
 	mu         sync.Mutex
 	puts       []*plugin.SinkRecord
+	putSizes   []int          // records of each Put
 	seen       map[string]int // value → times put
 	events     []string       // "open t-0", "flush t-0=12", "close t-0"
 	flushErr   error
@@ -200,6 +201,7 @@ func (s *recordingSink) Put(_ context.Context, recs []*plugin.SinkRecord) error 
 	if s.panicPut {
 		panic("sink exploded")
 	}
+	s.putSizes = append(s.putSizes, len(recs))
 	for _, r := range recs {
 		s.puts = append(s.puts, r)
 		s.seen[fmt.Sprint(r.Value)]++

@@ -53,10 +53,11 @@ func TestSourceProducerCompression(t *testing.T) {
 func TestProducerSettingsRefuseBadValues(t *testing.T) {
 	c := cluster(t, map[string]int32{"out": 1})
 	for _, tc := range []struct{ key, value, want string }{
-		{"compression.type", "brotli", "producer.compression.type=\"brotli\": use none, gzip, snappy, lz4 or zstd"},
-		{"linger.ms", "-1", "producer.linger.ms"},
+		{"compression.type", "brotli", "invalid value for producer.compression.type: \"brotli\" is not one of none, gzip, snappy, lz4, zstd"},
+		{"linger.ms", "-1", "invalid value for producer.linger.ms: \"-1\" is not a whole number from 0"},
 		{"linger.ms", "soon", "producer.linger.ms"},
-		{"batch.size", "10", "producer.batch.size=\"10\": want a number of bytes from 1024"},
+		{"batch.size", "10", "invalid value for producer.batch.size: \"10\" is not a whole number from 512 to 1073741824"},
+		{"buffer.memory", "1024", "producer.buffer.memory: buffer.memory is not a producer property Conveyor supports"},
 	} {
 		_, err := ProducerSettings(map[string]string{tc.key: tc.value})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -20,10 +20,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 
+	"github.com/conveyor-dev/conveyor/runtime/clientconfig"
 	"github.com/conveyor-dev/conveyor/runtime/converter"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -72,13 +71,20 @@ type Spec struct {
 	// WorkerConverters are the worker's converter settings (key.converter,
 	// value.converter and their sub-keys): the defaults of Connector's.
 	WorkerConverters map[string]string
-	// Consumer holds the worker's consumer.* settings without the prefix;
-	// a sink reads session.timeout.ms, rebalance.timeout.ms and
-	// max.poll.records (Kafka's names).
-	Consumer map[string]string
-	// Producer holds the worker's producer.* settings without the prefix,
-	// for a source (see ProducerSettings).
-	Producer map[string]string
+	// Producer, Consumer and Admin hold the worker's producer.*,
+	// consumer.* and admin.* settings without the prefix: Kafka client
+	// properties of runtime/clientconfig's table. The connector's
+	// producer.override.*, consumer.override.* and admin.override.* keys
+	// go over them, as far as Policy allows.
+	Producer, Consumer, Admin map[string]string
+	// Policy is the worker's connector.client.config.override.policy; the
+	// zero value is Kafka's default (All).
+	Policy clientconfig.Policy
+	// Connection is how the worker reaches Kafka (Common.Kafka in parts):
+	// a client whose settings name its own identity (a connector's
+	// sasl.jaas.config) gets Connection.Base with that identity. Nil
+	// refuses such settings.
+	Connection *clientconfig.Connection
 	// ConsumerInstanceID, when set, makes a sink task's consumer a static
 	// member of its group (see SinkConfig.InstanceID).
 	ConsumerInstanceID string
@@ -90,6 +96,9 @@ type Spec struct {
 	// ExactlyOnce, when set, runs a source task transactionally; Offsets
 	// must then implement TransactionalOffsets.
 	ExactlyOnce *ExactlyOnce
+	// TopicCreation is the worker's topic.creation.enable: a source
+	// connector's topic.creation.* keys (KIP-158) create its topics.
+	TopicCreation bool
 }
 
 // New creates the runner of one task of s.Plugin; Start runs it.
@@ -114,6 +123,9 @@ func New(s Spec) (Runner, error) {
 	if c.Errors, err = ParseErrorConfig(s.Plugin.Kind, s.Connector); err != nil {
 		return nil, err
 	}
+	if c.Clients, err = connectorClients(s); err != nil {
+		return nil, fmt.Errorf("task %s: %w", c.ID, err)
+	}
 	switch s.Plugin.Kind {
 	case plugin.KindSource:
 		if s.Plugin.NewSourceTask == nil {
@@ -126,7 +138,15 @@ func New(s Spec) (Runner, error) {
 		if s.WrapSource != nil {
 			st = s.WrapSource(st)
 		}
-		return NewSourceRunner(SourceConfig{Common: c, Task: st, Offsets: s.Offsets, Producer: s.Producer, ExactlyOnce: s.ExactlyOnce})
+		sc := SourceConfig{Common: c, Task: st, Offsets: s.Offsets, ExactlyOnce: s.ExactlyOnce}
+		if s.TopicCreation {
+			tc, fes := plugin.ParseTopicCreation(s.Connector)
+			if len(fes) > 0 {
+				return nil, fmt.Errorf("task %s: %w", c.ID, &plugin.ConfigError{Fields: fes})
+			}
+			sc.TopicCreation = tc
+		}
+		return NewSourceRunner(sc)
 	case plugin.KindSink:
 		if s.Plugin.NewSinkTask == nil {
 			return nil, fmt.Errorf("plugin %s has no sink task", s.Plugin.Class)
@@ -136,77 +156,9 @@ func New(s Spec) (Runner, error) {
 		if len(sc.Topics) == 0 {
 			sc.TopicsRegex = strings.TrimSpace(s.Connector[plugin.KeyTopicsRegex])
 		}
-		if err := ConsumerSettings(s.Consumer, &sc); err != nil {
-			return nil, fmt.Errorf("task %s: %w", c.ID, err)
-		}
-		if sc.ReadCommitted, err = readCommitted(s.Consumer, s.Connector); err != nil {
-			return nil, fmt.Errorf("task %s: %w", c.ID, err)
-		}
+		cs := c.Clients[clientconfig.Consumer]
+		sc.MaxPollRecords, sc.FetchMaxBytes, sc.FetchMaxPartitionBytes = cs.MaxPollRecords, cs.FetchMaxBytes, cs.FetchMaxPartitionBytes
 		return NewSinkRunner(sc)
 	}
 	return nil, fmt.Errorf("plugin %s has unknown kind %q", s.Plugin.Class, s.Plugin.Kind)
-}
-
-// ConsumerSettings applies the consumer settings a sink runner understands,
-// by Kafka's names (the worker's consumer.* keys without the prefix):
-// session.timeout.ms, rebalance.timeout.ms, max.poll.records and
-// fetch.max.bytes (the most one fetch response holds). Other
-// keys are left to Kafka's clients and ignored here. A bad value is an
-// error naming the key.
-func ConsumerSettings(m map[string]string, sc *SinkConfig) error {
-	ms := func(key string, d *time.Duration) error {
-		v, ok := m[key]
-		if !ok {
-			return nil
-		}
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n <= 0 {
-			return fmt.Errorf("consumer.%s=%q: want a positive number of milliseconds", key, v)
-		}
-		*d = time.Duration(n) * time.Millisecond
-		return nil
-	}
-	if err := ms("session.timeout.ms", &sc.SessionTimeout); err != nil {
-		return err
-	}
-	if err := ms("rebalance.timeout.ms", &sc.RebalanceTimeout); err != nil {
-		return err
-	}
-	if v, ok := m["fetch.max.bytes"]; ok {
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n < 1024 || n > 1<<30 {
-			return fmt.Errorf("consumer.fetch.max.bytes=%q: want a number of bytes from 1024 to 1073741824", v)
-		}
-		sc.FetchMaxBytes = int32(n)
-	}
-	if v, ok := m["max.poll.records"]; ok {
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n <= 0 {
-			return fmt.Errorf("consumer.max.poll.records=%q: want a positive number", v)
-		}
-		sc.MaxPollRecords = n
-	}
-	return nil
-}
-
-// KeyConsumerIsolationOverride is a sink connector's
-// consumer.override.isolation.level: read_committed or read_uncommitted,
-// over the worker's consumer.isolation.level.
-const KeyConsumerIsolationOverride = "consumer.override.isolation.level"
-
-// readCommitted reads the sink consumer's isolation level: the
-// connector's consumer.override.isolation.level, else the worker's
-// consumer.isolation.level, else read_uncommitted (Kafka's default).
-func readCommitted(worker, connector map[string]string) (bool, error) {
-	key, v := KeyConsumerIsolationOverride, connector[KeyConsumerIsolationOverride]
-	if strings.TrimSpace(v) == "" {
-		key, v = "consumer.isolation.level", worker["isolation.level"]
-	}
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "", "read_uncommitted":
-		return false, nil
-	case "read_committed":
-		return true, nil
-	}
-	return false, fmt.Errorf("%s=%q: use read_committed or read_uncommitted", key, v)
 }

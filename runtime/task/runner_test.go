@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/conveyor-dev/conveyor/runtime/converter"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
@@ -58,9 +59,12 @@ func TestNewBuildsASinkFromTheConnectorConfig(t *testing.T) {
 		t.Errorf("first value %#v, want the string r-0", v)
 	}
 	rec.mu.Unlock()
-	if got := sr.cfg; got.MaxPollRecords != 7 || got.SessionTimeout != 6*time.Second || !got.Errors.ToleranceAll || len(got.Topics) != 1 {
-		t.Errorf("max.poll.records %d, session timeout %v, tolerance all %v, topics %v: want 7, 6s, true, [in]",
-			got.MaxPollRecords, got.SessionTimeout, got.Errors.ToleranceAll, got.Topics)
+	if got := sr.cfg; got.MaxPollRecords != 7 || !got.Errors.ToleranceAll || len(got.Topics) != 1 {
+		t.Errorf("max.poll.records %d, tolerance all %v, topics %v: want 7, true, [in]",
+			got.MaxPollRecords, got.Errors.ToleranceAll, got.Topics)
+	}
+	if got := sr.Client().OptValue(kgo.SessionTimeout); got != 6*time.Second {
+		t.Errorf("the consumer's session timeout is %v, want the worker's consumer.session.timeout.ms (6s)", got)
 	}
 }
 

@@ -29,6 +29,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/conveyor-dev/conveyor/runtime/clientconfig"
 	"github.com/conveyor-dev/conveyor/runtime/connectnames"
 	"github.com/conveyor-dev/conveyor/runtime/data"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
@@ -64,6 +65,9 @@ type SinkConfig struct {
 	// one, so smaller fetches overlap fetching and putting better (and
 	// the first records arrive sooner); larger ones save round trips only.
 	FetchMaxBytes int32
+	// FetchMaxPartitionBytes bounds what one fetch returns of one
+	// partition (Kafka's max.partition.fetch.bytes). Default FetchMaxBytes.
+	FetchMaxPartitionBytes int32
 	// SessionTimeout and RebalanceTimeout of the consumer group; zero keeps
 	// franz-go's defaults (45s, 60s).
 	SessionTimeout   time.Duration
@@ -177,6 +181,9 @@ func NewSinkRunner(cfg SinkConfig) (*SinkRunner, error) {
 	if cfg.FetchMaxBytes <= 0 {
 		cfg.FetchMaxBytes = 1 << 20
 	}
+	if cfg.FetchMaxPartitionBytes <= 0 {
+		cfg.FetchMaxPartitionBytes = cfg.FetchMaxBytes
+	}
 	r := &SinkRunner{
 		cfg:       cfg,
 		assigned:  map[data.TopicPartition]bool{},
@@ -192,7 +199,8 @@ func NewSinkRunner(cfg SinkConfig) (*SinkRunner, error) {
 }
 
 // ConsumerOpts returns the consumer options a sink runner adds to the
-// worker's Kafka options.
+// worker's Kafka options; the consumer's settings (Common.Clients) go
+// after them.
 func (r *SinkRunner) ConsumerOpts() []kgo.Opt {
 	opts := []kgo.Opt{
 		kgo.ConsumerGroup(connectnames.SinkGroup(r.cfg.ID.Connector)),
@@ -201,7 +209,7 @@ func (r *SinkRunner) ConsumerOpts() []kgo.Opt {
 		kgo.DisableAutoCommit(),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), // auto.offset.reset=earliest, as Kafka Connect
 		kgo.FetchMaxBytes(r.cfg.FetchMaxBytes),
-		kgo.FetchMaxPartitionBytes(r.cfg.FetchMaxBytes),
+		kgo.FetchMaxPartitionBytes(r.cfg.FetchMaxPartitionBytes),
 		kgo.OnPartitionsAssigned(r.onAssigned),
 		kgo.OnPartitionsRevoked(r.onRevoked),
 		kgo.OnPartitionsLost(r.onLost),
@@ -253,7 +261,7 @@ func (r *SinkRunner) Start(ctx context.Context) error {
 		cctx, ccancel := context.WithCancel(ctx)
 		r.cancelClient = ccancel
 		defer ccancel()
-		opts := r.cfg.clientOpts(append(r.ConsumerOpts(), kgo.WithContext(cctx)))
+		opts := r.cfg.clientOpts(clientconfig.Consumer, append(r.ConsumerOpts(), kgo.WithContext(cctx)))
 		// Holding mu while creating the client keeps the rebalance
 		// callbacks (which take mu) from seeing a nil client.
 		r.mu.Lock()

@@ -21,16 +21,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/conveyor-dev/conveyor/runtime/clientconfig"
 	"github.com/conveyor-dev/conveyor/runtime/converter"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
@@ -49,47 +50,28 @@ type SourceConfig struct {
 	// MaxInFlightBytes bounds the producer's buffered bytes. Default 64 MiB.
 	MaxInFlightBytes int
 	// Producer holds producer settings by Kafka's names (the worker's
-	// producer.* keys without the prefix); see ProducerSettings.
+	// producer.* keys without the prefix), used when Common.Clients has no
+	// producer (a runner built without New); see ProducerSettings.
 	Producer map[string]string
 	// ExactlyOnce, when set, runs the task transactionally (source_txn.go);
 	// Offsets must then implement TransactionalOffsets.
 	ExactlyOnce *ExactlyOnce
+	// TopicCreation, when set, creates each topic the task writes to that
+	// does not exist yet, before its first record (KIP-158).
+	TopicCreation *plugin.TopicCreation
 }
 
-// ProducerSettings turns the Kafka producer settings a source runner
-// understands into producer options: compression.type (none, gzip,
-// snappy, lz4 or zstd; snappy unless set: unlike Kafka's producer, whose
-// default is none, since record batches of schema-carrying JSON shrink
-// several times and the broker then stores and copies less), linger.ms
-// and batch.size (the largest record batch in bytes). Other keys are left
-// to Kafka's clients and ignored here. A bad value is an error naming the
-// key.
+// ProducerSettings turns the worker's producer settings (Kafka's names,
+// without the producer. prefix) into producer options through the table
+// of client properties (runtime/clientconfig): compression.type (snappy
+// unless set), linger.ms, batch.size, acks and the others. A key the
+// table does not have, or a bad value, is an error naming the key.
 func ProducerSettings(m map[string]string) ([]kgo.Opt, error) {
-	opts := []kgo.Opt{kgo.ProducerBatchCompression(kgo.SnappyCompression())}
-	if v, ok := m["compression.type"]; ok {
-		codecs := map[string]kgo.CompressionCodec{"none": kgo.NoCompression(), "gzip": kgo.GzipCompression(),
-			"snappy": kgo.SnappyCompression(), "lz4": kgo.Lz4Compression(), "zstd": kgo.ZstdCompression()}
-		c, ok := codecs[strings.ToLower(strings.TrimSpace(v))]
-		if !ok {
-			return nil, fmt.Errorf("producer.compression.type=%q: use none, gzip, snappy, lz4 or zstd", v)
-		}
-		opts[0] = kgo.ProducerBatchCompression(c)
+	st, err := clientconfig.Worker(clientconfig.Producer, m)
+	if err != nil {
+		return nil, err
 	}
-	if v, ok := m["linger.ms"]; ok {
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n < 0 {
-			return nil, fmt.Errorf("producer.linger.ms=%q: want a number of milliseconds, 0 or more", v)
-		}
-		opts = append(opts, kgo.ProducerLinger(time.Duration(n)*time.Millisecond))
-	}
-	if v, ok := m["batch.size"]; ok {
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n < 1024 || n > 1<<30 {
-			return nil, fmt.Errorf("producer.batch.size=%q: want a number of bytes from 1024 to 1073741824", v)
-		}
-		opts = append(opts, kgo.ProducerBatchMaxBytes(int32(n)))
-	}
-	return opts, nil
+	return st.Opts, nil
 }
 
 // SourceRunner runs one source task: Poll → convert → produce with the
@@ -100,6 +82,9 @@ func ProducerSettings(m map[string]string) ([]kgo.Opt, error) {
 type SourceRunner struct {
 	lifecycle
 	cfg SourceConfig
+	// topics creates the task's topics (SourceConfig.TopicCreation); nil
+	// creates none.
+	topics *topicCreator
 
 	client *kgo.Client
 	subs   *submitted
@@ -133,7 +118,7 @@ type SourceRunner struct {
 	promise          func(*kgo.Record, error)
 	freeBufs         chan *sendBuffers // buffers of finished batches, for the next ones
 
-	producerOpts []kgo.Opt // from SourceConfig.Producer
+	producerOpts []kgo.Opt // the transactional producer's, after the settings
 
 	txn *txnCommitter // nil unless exactly-once
 }
@@ -155,10 +140,22 @@ func NewSourceRunner(cfg SourceConfig) (*SourceRunner, error) {
 	if cfg.MaxInFlightBytes <= 0 {
 		cfg.MaxInFlightBytes = 64 << 20
 	}
-	producer, err := ProducerSettings(cfg.Producer)
-	if err != nil {
-		return nil, fmt.Errorf("task %s: %w", cfg.ID, err)
+	if _, ok := cfg.Clients[clientconfig.Producer]; !ok {
+		// Built without New: the worker's producer settings alone.
+		st, err := clientconfig.Worker(clientconfig.Producer, cfg.Producer)
+		if err != nil {
+			return nil, fmt.Errorf("task %s: %w", cfg.ID, err)
+		}
+		cfg.Clients = maps.Clone(cfg.Clients)
+		if cfg.Clients == nil {
+			cfg.Clients = map[clientconfig.Kind]Client{}
+		}
+		cfg.Clients[clientconfig.Producer] = Client{Settings: st}
 	}
+	if p := cfg.Clients[clientconfig.Producer]; cfg.ExactlyOnce != nil && !p.Idempotent {
+		return nil, fmt.Errorf("task %s: %s/%s: exactly-once source tasks write in transactions, which need idempotent writes with acks=all", cfg.ID, p.Key("acks"), p.Key("enable.idempotence"))
+	}
+	var err error
 	r := &SourceRunner{cfg: cfg, subs: newSubmitted(), sendCh: make(chan []*plugin.SourceRecord, 1), senderDone: make(chan struct{})}
 	r.subs.skipAcked = plugin.SkipsRecordCommits(cfg.Task)
 	r.keyApp, _ = cfg.KeyConverter.(converter.Appender)
@@ -168,9 +165,11 @@ func NewSourceRunner(cfg SourceConfig) (*SourceRunner, error) {
 	// A few sets cover the batches in flight at MaxInFlight; more would
 	// only keep memory.
 	r.freeBufs = make(chan *sendBuffers, 4)
-	r.producerOpts = producer
 	r.lifecycle = newLifecycle(&r.cfg.Common)
 	r.errs = newErrorHandler(&r.cfg.Common, r.sleep)
+	if cfg.TopicCreation != nil {
+		r.topics = &topicCreator{cfg: cfg.TopicCreation, common: &r.cfg.Common, log: r.cfg.Logger, known: map[string]bool{}}
+	}
 	if cfg.ExactlyOnce != nil {
 		if r.txn, err = newTxnCommitter(r, *cfg.ExactlyOnce); err != nil {
 			return nil, err
@@ -198,7 +197,7 @@ func ProducerOpts(maxRecords, maxBytes int) []kgo.Opt {
 // returns an error only for a runner that cannot start at all (bad Kafka
 // options); a failing plugin Start turns the task FAILED.
 func (r *SourceRunner) Start(ctx context.Context) error {
-	opts := r.cfg.clientOpts(append(ProducerOpts(r.cfg.MaxInFlight, r.cfg.MaxInFlightBytes), r.producerOpts...))
+	opts := append(r.cfg.clientOpts(clientconfig.Producer, ProducerOpts(r.cfg.MaxInFlight, r.cfg.MaxInFlightBytes)), r.producerOpts...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return fmt.Errorf("task %s: creating producer: %w", r.cfg.ID, err)
@@ -216,6 +215,9 @@ func (r *SourceRunner) Client() *kgo.Client { return r.client }
 
 func (r *SourceRunner) run(ctx context.Context) {
 	defer r.client.Close()
+	if r.topics != nil {
+		defer r.topics.close()
+	}
 	log := r.cfg.Logger
 	// The producer gets its producer id while the task starts, as Kafka's
 	// idempotent producer does as soon as it is created: the first records

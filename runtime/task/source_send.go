@@ -131,6 +131,18 @@ func (r *SourceRunner) sendBatch(ctx context.Context, recs []*plugin.SourceRecor
 	// Size the next batch's buffer for records like these (with a little
 	// room, so one slightly larger record does not double it).
 	r.arenaHint = len(arena)/len(pend) + 16
+	if r.topics != nil {
+		// Topics are created before their first record is sent.
+		for i := range krs {
+			if t := krs[i].Topic; t != "" {
+				if err := r.topics.ensure(ctx, t); err != nil {
+					clear(pend)
+					r.putBuffers(bufs)
+					return err
+				}
+			}
+		}
+	}
 	bufs.left.Store(int64(len(pend)))
 	subs := r.subs.submitInto(bufs.subs, pend, bufs)
 	clear(pend) // the tracker holds what it needs; let the polled records go

@@ -34,6 +34,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/conveyor-dev/conveyor/runtime/clientconfig"
 	"log/slog"
 	"runtime/debug"
 	"strings"
@@ -130,6 +131,10 @@ type Common struct {
 	// Kafka are the client options shared by the worker: seed brokers, TLS,
 	// SASL, client id. The runner adds its own producer or consumer options.
 	Kafka []kgo.Opt
+	// Clients are the settings of the task's producer, consumer and admin
+	// clients (see New); a kind without an entry gets Kafka and the
+	// runner's options alone.
+	Clients map[clientconfig.Kind]Client
 	// Status receives state changes; required.
 	Status StatusReporter
 	// Metrics records task metrics; nil records nothing.
@@ -449,13 +454,4 @@ func (k kgoLogger) Log(level kgo.LogLevel, msg string, keyvals ...any) {
 		l = slog.LevelInfo
 	}
 	k.l.Log(context.Background(), l, "kafka client: "+msg, keyvals...)
-}
-
-// clientOpts puts the log adapter first, so a logger among the worker's
-// options wins, then the worker's options, then the runner's own.
-func (c *Common) clientOpts(own []kgo.Opt) []kgo.Opt {
-	opts := make([]kgo.Opt, 0, 1+len(c.Kafka)+len(own))
-	opts = append(opts, kgo.WithLogger(kgoLogger{c.Logger.With("component", "kgo")}))
-	opts = append(opts, c.Kafka...)
-	return append(opts, own...)
 }

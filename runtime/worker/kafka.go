@@ -25,48 +25,50 @@ import (
 	"os"
 
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/sasl/plain"
-	"github.com/twmb/franz-go/pkg/sasl/scram"
 
+	"github.com/conveyor-dev/conveyor/runtime/clientconfig"
 	"github.com/conveyor-dev/conveyor/runtime/workerconfig"
 )
 
 // KafkaOpts returns the franz-go options that reach the worker's Kafka
 // cluster: seed brokers, TLS and SASL from the worker config.
 func KafkaOpts(cfg *workerconfig.Config, log *slog.Logger) ([]kgo.Opt, error) {
-	opts := []kgo.Opt{
+	conn, err := KafkaConnection(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	return conn.For(clientconfig.Settings{})
+}
+
+// KafkaConnection is how the worker reaches its Kafka cluster, in parts:
+// the options every client shares (seed brokers, client id, logger, rack)
+// and the worker's security (TLS and SASL), which a connector's own
+// identity replaces for its clients.
+func KafkaConnection(cfg *workerconfig.Config, log *slog.Logger) (*clientconfig.Connection, error) {
+	conn := &clientconfig.Connection{Base: []kgo.Opt{
 		kgo.SeedBrokers(cfg.BootstrapServers...),
 		kgo.ClientID("conveyor-worker"),
 		kgo.WithLogger(kgoLogger{log}),
-	}
+	}}
 	if cfg.ClientRack != "" {
-		opts = append(opts, kgo.Rack(cfg.ClientRack))
+		conn.Base = append(conn.Base, kgo.Rack(cfg.ClientRack))
 	}
+	conn.Security.Protocol = cfg.SecurityProtocol
 	if cfg.UsesTLS() {
 		tc, err := TLSConfig(cfg)
 		if err != nil {
 			return nil, err
 		}
-		opts = append(opts, kgo.DialTLSConfig(tc))
+		conn.Security.TLS = tc
 	}
 	if cfg.UsesSASL() {
 		pass, err := cfg.SASLPassword()
 		if err != nil {
 			return nil, err
 		}
-		switch cfg.SASLMechanism {
-		case workerconfig.MechanismPlain:
-			opts = append(opts, kgo.SASL(plain.Auth{User: cfg.SASLUsername, Pass: pass}.AsMechanism()))
-		case workerconfig.MechanismScramSHA256:
-			opts = append(opts, kgo.SASL(scram.Auth{User: cfg.SASLUsername, Pass: pass}.AsSha256Mechanism()))
-		case workerconfig.MechanismScramSHA512:
-			opts = append(opts, kgo.SASL(scram.Auth{User: cfg.SASLUsername, Pass: pass}.AsSha512Mechanism()))
-		default:
-			return nil, fmt.Errorf("%s: %q is not supported: use %s, %s or %s", workerconfig.KeySASLMechanism, cfg.SASLMechanism,
-				workerconfig.MechanismPlain, workerconfig.MechanismScramSHA256, workerconfig.MechanismScramSHA512)
-		}
+		conn.Security.Mechanism, conn.Security.User, conn.Security.Pass = cfg.SASLMechanism, cfg.SASLUsername, pass
 	}
-	return opts, nil
+	return conn, nil
 }
 
 // TLSConfig returns the TLS settings of the worker's Kafka connections:

@@ -29,13 +29,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/conveyor-dev/conveyor/runtime/assignor"
+	"github.com/conveyor-dev/conveyor/runtime/clientconfig"
 	"github.com/conveyor-dev/conveyor/runtime/group"
 	"github.com/conveyor-dev/conveyor/runtime/guard"
 	"github.com/conveyor-dev/conveyor/runtime/herder"
 	"github.com/conveyor-dev/conveyor/runtime/kafkalog"
 	"github.com/conveyor-dev/conveyor/runtime/rest"
 	"github.com/conveyor-dev/conveyor/runtime/store"
-	"github.com/conveyor-dev/conveyor/runtime/task"
 	"github.com/conveyor-dev/conveyor/runtime/workerconfig"
 )
 
@@ -68,7 +68,11 @@ func (w *Worker) startSteps(opts Options) []startStep {
 
 // connectKafka creates the worker's Kafka client and reaches the cluster.
 func (w *Worker) connectKafka(ctx context.Context, undo *undoStack) error {
-	kopts, err := KafkaOpts(w.cfg, w.log)
+	conn, err := KafkaConnection(w.cfg, w.log)
+	if err != nil {
+		return fmt.Errorf("worker: Kafka client options: %w", err)
+	}
+	kopts, err := conn.For(clientconfig.Settings{})
 	if err != nil {
 		return fmt.Errorf("worker: Kafka client options: %w", err)
 	}
@@ -77,7 +81,7 @@ func (w *Worker) connectKafka(ctx context.Context, undo *undoStack) error {
 		return fmt.Errorf("worker: creating Kafka client: %w", err)
 	}
 	undo.push(client.Close)
-	w.kopts, w.client, w.admin = kopts, client, kadm.NewClient(client)
+	w.conn, w.kopts, w.client, w.admin = conn, kopts, client, kadm.NewClient(client)
 	meta, err := w.admin.BrokerMetadata(ctx)
 	if err != nil {
 		return fmt.Errorf("worker: reaching Kafka at %s: %w", strings.Join(w.cfg.BootstrapServers, ","), err)
@@ -163,7 +167,11 @@ func (w *Worker) buildHerder(opts Options) error {
 	if err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}
-	if _, err := task.ProducerSettings(cfg.Prefixed("producer.")); err != nil {
+	// The table of client properties checks the worker's producer.*,
+	// consumer.* and admin.* keys (Config.Validate); the policy decides
+	// which of them connectors may override.
+	policy, err := cfg.OverridePolicy()
+	if err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}
 	w.auth, w.resolver = auth, opts.Resolver
@@ -176,10 +184,11 @@ func (w *Worker) buildHerder(opts Options) error {
 		Admin: w.admin, Resolver: opts.Resolver,
 		Tasks: &taskRuntime{kafka: w.kopts, workerConv: cfg.ConverterConfig(), offsets: w.offsets, metrics: w.metrics, log: w.log,
 			flushInterval: cfg.OffsetFlushInterval, flushTimeout: cfg.OffsetFlushTimeout, consumer: cfg.Prefixed("consumer."), producer: cfg.Prefixed("producer."),
+			admin: cfg.Prefixed("admin."), conn: w.conn, policy: policy, topicCreation: cfg.TopicCreationEnable,
 			topicUsed: scrubTopicUsed(w.statuses.PutTopic, opts.Resolver), scrubFor: scrubForOf(opts.Resolver), instanceID: cfg.GroupInstanceID,
 			exactlyOnce: cfg.ExactlyOnceEnabled(), groupID: cfg.GroupID, openOffsets: w.connOffsets.get,
 			grants: grants, reserved: reserved},
-		Grants: grants, Reserved: reserved,
+		Grants: grants, Reserved: reserved, ClientOverrides: policy, ClientSecurity: w.securityWithoutPassword(),
 		ExactlyOnce: strings.ToLower(cfg.ExactlyOnceSourceSupport),
 		FenceTasks: func(ctx context.Context, connector string, tasks int) error {
 			return fenceTasks(ctx, w.client, cfg.GroupID, connector, tasks)
@@ -299,4 +308,15 @@ func (w *Worker) serve(ctx context.Context, undo *undoStack) error {
 		}
 	}()
 	return nil
+}
+
+// securityWithoutPassword is the worker's Kafka security for validating
+// connectors' own logins: its protocol, mechanism and user, no secrets.
+func (w *Worker) securityWithoutPassword() *clientconfig.Security {
+	if w.conn == nil {
+		return nil
+	}
+	s := w.conn.Security
+	s.Pass, s.TLS = "", nil
+	return &s
 }

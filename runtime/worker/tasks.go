@@ -24,6 +24,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/conveyor-dev/conveyor/runtime/clientconfig"
 	"github.com/conveyor-dev/conveyor/runtime/connectnames"
 	"github.com/conveyor-dev/conveyor/runtime/herder"
 	"github.com/conveyor-dev/conveyor/runtime/metrics"
@@ -43,9 +44,16 @@ type taskRuntime struct {
 	flushTimeout  time.Duration
 	// consumer holds the worker's consumer.* settings (prefix removed).
 	consumer map[string]string
-	// producer holds the worker's producer.* settings (prefix removed),
-	// for source runners.
-	producer map[string]string
+	// producer and admin hold the worker's producer.* and admin.*
+	// settings (prefix removed).
+	producer, admin map[string]string
+	// conn is the worker's Kafka connection in parts (a connector's own
+	// identity replaces its security); policy decides which client
+	// settings connectors may override.
+	conn   *clientconfig.Connection
+	policy clientconfig.Policy
+	// topicCreation is topic.creation.enable.
+	topicCreation bool
 	// topicUsed records that a connector's task wrote to a topic (the
 	// active topics of GET /connectors/{c}/topics); may be nil.
 	topicUsed func(ctx context.Context, connector, topic string, task int) error
@@ -84,7 +92,8 @@ func (t *taskRuntime) StartTask(ctx context.Context, spec herder.TaskSpec) (herd
 			Reserved:            t.reserved,
 		},
 		Plugin: spec.Plugin, Connector: spec.ConnectorConfig, WorkerConverters: t.workerConv,
-		Consumer: t.consumer, Producer: t.producer, Offsets: store.TaskOffsets{Store: t.offsets},
+		Consumer: t.consumer, Producer: t.producer, Admin: t.admin, Policy: t.policy, Connection: t.conn, TopicCreation: t.topicCreation,
+		Offsets: store.TaskOffsets{Store: t.offsets},
 	}
 	if t.scrubFor != nil {
 		ts.Scrub = func(msg string) string { return t.scrubFor(id.Connector, msg) }

@@ -26,6 +26,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/conveyor-dev/conveyor/runtime/clientconfig"
 	"log/slog"
 	"net"
 	"net/http"
@@ -119,6 +120,7 @@ type Worker struct {
 
 	// Set during start-up.
 	kopts         []kgo.Opt
+	conn          *clientconfig.Connection // kopts in parts, for connectors' own identities
 	admin         *kadm.Client
 	kafkaID       string
 	auth          *rest.TokenCheck

@@ -19,6 +19,7 @@ package workerconfig
 import (
 	"errors"
 	"fmt"
+	"github.com/conveyor-dev/conveyor/runtime/clientconfig"
 	"net"
 	"slices"
 	"strconv"
@@ -52,6 +53,14 @@ func (c *Config) Validate() error {
 	case "disabled", "preparing", "enabled":
 	default:
 		bad(KeyExactlyOnceSourceSupport, "%q: use disabled, preparing or enabled", c.ExactlyOnceSourceSupport)
+	}
+	if _, err := c.OverridePolicy(); err != nil {
+		errs = append(errs, err)
+	}
+	for _, kind := range clientconfig.Kinds {
+		if _, err := clientconfig.Worker(kind, c.Prefixed(kind.WorkerPrefix())); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if strings.TrimSpace(c.GroupID) == "" {
 		bad(KeyGroupID, "required: set the group the workers of this cluster share")
@@ -203,4 +212,10 @@ func validTopicName(s string) bool {
 		}
 	}
 	return true
+}
+
+// OverridePolicy is the policy of connectors' client overrides
+// (connector.client.config.override.policy and .allowlist).
+func (c *Config) OverridePolicy() (clientconfig.Policy, error) {
+	return clientconfig.ParsePolicy(c.ClientOverridePolicy, c.ClientOverrideAllowlist)
 }

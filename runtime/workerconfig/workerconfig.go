@@ -29,6 +29,7 @@ package workerconfig
 import (
 	"errors"
 	"fmt"
+	"github.com/conveyor-dev/conveyor/runtime/clientconfig"
 	"net"
 	"os"
 	"sort"
@@ -88,6 +89,9 @@ const (
 	KeyTaskStallTimeout               = "task.stall.timeout.ms"
 	KeyMaxTasksPerWorker              = "max.tasks.per.worker"
 	KeyTaskLimitsCheckInterval        = "task.limits.check.interval.ms"
+	KeyTopicCreationEnable            = "topic.creation.enable"
+	KeyClientOverridePolicy           = clientconfig.KeyPolicy
+	KeyClientOverrideAllowlist        = clientconfig.KeyAllowlist
 	KeyKeyConverter                   = "key.converter"
 	KeyValueConverter                 = "value.converter"
 )
@@ -108,10 +112,10 @@ const EnvRack = "CONVEYOR_RACK"
 
 // Security protocols (security.protocol), as in Kafka.
 const (
-	ProtocolPlaintext     = "PLAINTEXT"
-	ProtocolSSL           = "SSL"
-	ProtocolSASLPlaintext = "SASL_PLAINTEXT"
-	ProtocolSASLSSL       = "SASL_SSL"
+	ProtocolPlaintext     = clientconfig.ProtocolPlaintext
+	ProtocolSSL           = clientconfig.ProtocolSSL
+	ProtocolSASLPlaintext = clientconfig.ProtocolSASLPlaintext
+	ProtocolSASLSSL       = clientconfig.ProtocolSASLSSL
 )
 
 // Broker host name checks (ssl.endpoint.identification.algorithm), as in
@@ -123,9 +127,9 @@ const (
 
 // SASL mechanisms (sasl.mechanism).
 const (
-	MechanismPlain       = "PLAIN"
-	MechanismScramSHA256 = "SCRAM-SHA-256"
-	MechanismScramSHA512 = "SCRAM-SHA-512"
+	MechanismPlain       = clientconfig.MechanismPlain
+	MechanismScramSHA256 = clientconfig.MechanismScramSHA256
+	MechanismScramSHA512 = clientconfig.MechanismScramSHA512
 )
 
 // Config is the worker configuration. The zero value is not useful; start
@@ -207,6 +211,16 @@ type Config struct {
 	// are what ${file:} and ${env:} may read in distributed mode; empty
 	// turns the provider off (see configprovider.Access).
 	AllowedFilePaths, AllowedEnvVariables []string
+	// ClientOverridePolicy (connector.client.config.override.policy) says
+	// which Kafka client settings connectors may override (None,
+	// Principal, All or Allowlist; see runtime/clientconfig), and
+	// ClientOverrideAllowlist (connector.client.config.override.allowlist)
+	// the ones Allowlist allows.
+	ClientOverridePolicy    string
+	ClientOverrideAllowlist []string
+	// TopicCreationEnable (topic.creation.enable) lets source connectors
+	// create their topics with topic.creation.* keys (KIP-158).
+	TopicCreationEnable bool
 	// FileConnectorsAllowedPaths (file.connectors.allowed.paths, Conveyor)
 	// are the directories file connectors (FileSource, FileSink) may open
 	// files under in distributed mode, links followed; empty = none.
@@ -305,8 +319,9 @@ type Config struct {
 	ValueConverter string
 
 	// Extra holds every other key: producer.*, consumer.*, admin.* client
-	// overrides, key.converter.* / value.converter.* settings, and keys this
-	// worker version does not know.
+	// settings (Kafka client properties of runtime/clientconfig's table),
+	// key.converter.* / value.converter.* settings, and keys this worker
+	// version does not know.
 	Extra map[string]string
 }
 
@@ -404,6 +419,12 @@ var fields = []Field{
 		func(c *Config) *int { return &c.MaxTasksPerWorker }),
 	msField(KeyTaskLimitsCheckInterval, "30000", "Interval (ms) at which connectors' natural task limits (sink topics' partition counts) are checked again.",
 		func(c *Config) *time.Duration { return &c.TaskLimitsCheckInterval }),
+	boolField(KeyTopicCreationEnable, "true", "Source connectors create their topics as their topic.creation.* keys say (KIP-158); false leaves creation to the brokers.",
+		func(c *Config) *bool { return &c.TopicCreationEnable }),
+	strField(KeyClientOverridePolicy, clientconfig.DefaultPolicy, "Which Kafka client settings connectors may override (producer.override.*, consumer.override.*, admin.override.*): None, Principal (security.protocol, sasl.mechanism, sasl.jaas.config), All or Allowlist.",
+		func(c *Config) *string { return &c.ClientOverridePolicy }),
+	listField(KeyClientOverrideAllowlist, "", "With connector.client.config.override.policy=Allowlist: the client settings (names without prefix, such as linger.ms) connectors may override; empty = none.",
+		func(c *Config) *[]string { return &c.ClientOverrideAllowlist }),
 	strField(KeyKeyConverter, converter.JSONClass, "Default key converter class; settings in key.converter.*.",
 		func(c *Config) *string { return &c.KeyConverter }),
 	strField(KeyValueConverter, converter.JSONClass, "Default value converter class; settings in value.converter.*.",
