@@ -128,6 +128,8 @@ type SinkRunner struct {
 	// inCallback counts rebalance callbacks running: a slow revoke
 	// (flush, commit, Close of the partitions) is not a stuck leave.
 	inCallback atomic.Int32
+	// round is whether the consumer is inside a group round (keepAlive).
+	round groupRound
 }
 
 // leaveWait bounds how long closing the consumer may wait for a group
@@ -206,6 +208,7 @@ func (r *SinkRunner) ConsumerOpts() []kgo.Opt {
 		kgo.OnPartitionsRevoked(r.onRevoked),
 		kgo.OnPartitionsLost(r.onLost),
 		kgo.OnPartitionsCallbackBlocked(func(context.Context, *kgo.Client) { r.rebalanceWaiting.Store(true) }),
+		kgo.WithHooks(&r.round),
 	}
 	if r.cfg.TopicsRegex != "" {
 		// A regex subscription never reaches the cluster's internal topics.
@@ -253,6 +256,9 @@ func (r *SinkRunner) Start(ctx context.Context) error {
 		cctx, ccancel := context.WithCancel(ctx)
 		r.cancelClient = ccancel
 		defer ccancel()
+		if r.cfg.InstanceID != "" {
+			r.takeOverStatic(ctx)
+		}
 		opts := r.cfg.clientOpts(append(r.ConsumerOpts(), kgo.WithContext(cctx)))
 		// Holding mu while creating the client keeps the rebalance
 		// callbacks (which take mu) from seeing a nil client.
@@ -266,6 +272,7 @@ func (r *SinkRunner) Start(ctx context.Context) error {
 			r.stopTask()
 			return
 		}
+		go r.keepAlive(cctx, cl)
 		r.run(ctx)
 	})
 }
