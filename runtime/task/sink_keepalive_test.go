@@ -65,7 +65,7 @@ func TestSinkMemberKeptAliveWhileItsRoundIsHeld(t *testing.T) {
 	// wA's consumer of task 1 joins and syncs, then its process dies: it
 	// never heartbeats or rejoins again (its session: a minute).
 	ghost := make(chan error, 1)
-	go func() { ghost <- rawMember(ctx, raw, group, "wA-s-1", time.Minute, rebalance) }()
+	go func() { ghost <- rawMember(ctx, raw, group, "wA-s-1", "other", time.Minute, rebalance) }()
 	testkit.EventuallyTrue(t, 20*time.Second, "the sink group stable with the task and wA's consumer", func() bool {
 		g := describeSinkGroup(ctx, adm, group)
 		return g.State == "Stable" && len(g.Members) == 2
@@ -78,7 +78,7 @@ func TestSinkMemberKeptAliveWhileItsRoundIsHeld(t *testing.T) {
 	// A third member joins: the task rejoins, wA's consumer does not, and
 	// the coordinator holds the round to its deadline.
 	start := time.Now()
-	go func() { _ = rawMember(ctx, raw, group, "wC-s-2", session, rebalance) }()
+	go func() { _ = rawMember(ctx, raw, group, "wC-s-2", "other", session, rebalance) }()
 	var after string
 	testkit.EventuallyTrue(t, 45*time.Second, "the round to complete with the task in it", func() bool {
 		g := describeSinkGroup(ctx, adm, group)
@@ -96,11 +96,11 @@ func TestSinkMemberKeptAliveWhileItsRoundIsHeld(t *testing.T) {
 	}
 }
 
-// rawMember joins group as static consumer instance, subscribed to topic
-// "other", and syncs (assigning nothing when it leads), once.
-func rawMember(ctx context.Context, cl *kgo.Client, group, instance string, session, rebalance time.Duration) error {
+// rawMember joins group as static consumer instance, subscribed to topic,
+// and syncs (assigning nothing when it leads), once.
+func rawMember(ctx context.Context, cl *kgo.Client, group, instance, topic string, session, rebalance time.Duration) error {
 	md := kmsg.NewConsumerMemberMetadata()
-	md.Topics = []string{"other"}
+	md.Topics = []string{topic}
 	join := kmsg.NewPtrJoinGroupRequest()
 	join.Group, join.ProtocolType, join.InstanceID = group, "consumer", kmsg.StringPtr(instance)
 	join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = int32(session/time.Millisecond), int32(rebalance/time.Millisecond)

@@ -22,9 +22,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/conveyor-dev/conveyor/runtime/connectnames"
 	"github.com/conveyor-dev/conveyor/test/testkit"
@@ -48,23 +46,8 @@ func TestSinkTakesOverItsTaskFromAKilledWorker(t *testing.T) {
 	defer ghost.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	md := kmsg.NewConsumerMemberMetadata()
-	md.Topics = []string{"in"}
-	join := kmsg.NewPtrJoinGroupRequest()
-	join.Group, join.ProtocolType, join.InstanceID = group, "consumer", kmsg.StringPtr("wA-s-0")
-	join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = 60000, 60000
-	join.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "cooperative-sticky", Metadata: md.AppendTo(nil)}}
-	jr, err := join.RequestWith(ctx, ghost)
-	if err != nil || jr.ErrorCode != 0 {
-		t.Fatalf("wA's JoinGroup: %v %v", err, kerr.ErrorForCode(jr.ErrorCode))
-	}
-	sync := kmsg.NewPtrSyncGroupRequest()
-	sync.Group, sync.Generation, sync.MemberID, sync.InstanceID = group, jr.Generation, jr.MemberID, join.InstanceID
-	sync.ProtocolType, sync.Protocol = kmsg.StringPtr("consumer"), kmsg.StringPtr("cooperative-sticky")
-	none := kmsg.NewConsumerMemberAssignment()
-	sync.GroupAssignment = []kmsg.SyncGroupRequestGroupAssignment{{MemberID: jr.MemberID, MemberAssignment: none.AppendTo(nil)}}
-	if sr, err := sync.RequestWith(ctx, ghost); err != nil || sr.ErrorCode != 0 {
-		t.Fatalf("wA's SyncGroup: %v", err)
+	if err := rawMember(ctx, ghost, group, "wA-s-0", "in", time.Minute, time.Minute); err != nil {
+		t.Fatal(err)
 	}
 
 	sink := newRecordingSink()
