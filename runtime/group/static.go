@@ -44,22 +44,28 @@ type Resumer interface {
 // with: its previous incarnation's when the Handler accepts it, else nil.
 //
 // Before that, while the group is CompletingRebalance with the previous
-// incarnation in it, it waits (up to a rebalance timeout) for the group to
-// leave that state. kfake (groups.go replaceStaticMember) miscounts the
-// members that are joining when a static member replaces an incarnation
-// that was waiting in SyncGroup: the rebalance that follows counts one
-// joined member too few, so it completes only at its deadline, however
-// soon every member has joined. Replaced after the group left
-// CompletingRebalance, the incarnation waits in nothing and is counted
-// right. The state lasts until the leader's SyncGroup (milliseconds) or,
-// when the leader died, the coordinator's sync deadline; Kafka behaves the
-// same with or without the wait.
+// incarnation in it, it waits (up to a session timeout and a heartbeat
+// interval) for the group to leave that state. kfake (groups.go
+// replaceStaticMember) miscounts the members that are joining when a
+// static member replaces an incarnation that was waiting in SyncGroup: the
+// rebalance that follows counts one joined member too few, so it completes
+// only at its deadline, however soon every member has joined. Replaced
+// after the group left CompletingRebalance, the incarnation waits in
+// nothing and is counted right. The state lasts until the leader's
+// SyncGroup (milliseconds) or, when the leader died, until the leader's
+// session ends; a leader that died before its JoinGroup answer reached it
+// has no session on kfake, and the state lasts to the coordinator's sync
+// deadline, a whole rebalance timeout, unless that leader is this
+// member's previous incarnation: then only this member's join ends it, so
+// the wait stops after a session timeout (a wait of a rebalance timeout
+// here was one way a storm converged only a minute after its last fault).
+// Kafka behaves the same with or without the wait.
 func (m *Member) resumeMetadata(ctx context.Context) []byte {
 	if m.cfg.InstanceID == "" {
 		return nil
 	}
 	g, ok := m.describe(ctx)
-	for deadline := time.Now().Add(m.cfg.RebalanceTimeout); ok && g.State == "CompletingRebalance" && m.inGroup(g) && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(m.cfg.SessionTimeout + m.cfg.HeartbeatInterval); ok && g.State == "CompletingRebalance" && m.inGroup(g) && time.Now().Before(deadline); {
 		m.setPhase("waiting for the group to finish assigning its generation before taking back this worker's static membership")
 		select {
 		case <-ctx.Done():

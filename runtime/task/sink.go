@@ -132,6 +132,8 @@ type SinkRunner struct {
 	// inCallback counts rebalance callbacks running: a slow revoke
 	// (flush, commit, Close of the partitions) is not a stuck leave.
 	inCallback atomic.Int32
+	// round is whether the consumer is inside a group round (keepAlive).
+	round groupRound
 }
 
 // leaveWait bounds how long closing the consumer may wait for a group
@@ -214,6 +216,7 @@ func (r *SinkRunner) ConsumerOpts() []kgo.Opt {
 		kgo.OnPartitionsRevoked(r.onRevoked),
 		kgo.OnPartitionsLost(r.onLost),
 		kgo.OnPartitionsCallbackBlocked(func(context.Context, *kgo.Client) { r.rebalanceWaiting.Store(true) }),
+		kgo.WithHooks(&r.round),
 	}
 	if r.cfg.TopicsRegex != "" {
 		// A regex subscription never reaches the cluster's internal topics.
@@ -261,6 +264,9 @@ func (r *SinkRunner) Start(ctx context.Context) error {
 		cctx, ccancel := context.WithCancel(ctx)
 		r.cancelClient = ccancel
 		defer ccancel()
+		if r.cfg.InstanceID != "" {
+			r.takeOverStatic(ctx)
+		}
 		opts := r.cfg.clientOpts(clientconfig.Consumer, append(r.ConsumerOpts(), kgo.WithContext(cctx)))
 		// Holding mu while creating the client keeps the rebalance
 		// callbacks (which take mu) from seeing a nil client.
@@ -274,6 +280,7 @@ func (r *SinkRunner) Start(ctx context.Context) error {
 			r.stopTask()
 			return
 		}
+		go r.keepAlive(cctx, cl)
 		r.run(ctx)
 	})
 }

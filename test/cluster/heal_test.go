@@ -46,9 +46,9 @@ const (
 // under its own name after the kubelet's CrashLoopBackOff (at once, then
 // 10 s, 20 s, 40 s..., the kubelet's defaults and `make dev`'s, where the
 // issue's storm ran), except one: the
-// eighth kill takes w3 for good and w4 starts in its place (a pod deleted
+// last kill takes w3 for good and w4 starts in its place (a pod deleted
 // and replaced by one with a new name, killed before it could leave the
-// group). Within 30 s + lostWorkerDelay of the last fault every worker must
+// group, see replaceW3). Within 30 s + lostWorkerDelay of the last fault every worker must
 // be Ready and every task RUNNING on a live worker, and in the end every id
 // is in the topic. The last fault is the last kill or, when the back-off
 // holds a killed worker down longer, its restart: how long a kubelet waits
@@ -66,15 +66,18 @@ const (
 func TestHeavyKillStormHeals(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 7*time.Minute)
 	defer cancel()
-	// The worker's own defaults for the group timings, as in the issue, but
-	// for rebalance.timeout.ms: 20 s instead of 60 s. kfake counts a member
-	// that was killed while it waited in SyncGroup as joined, so the next
-	// rebalance is one member short and completes only at its deadline (a
-	// run of this test converged at 64.1 s, one 60 s deadline after the last
-	// fault); Kafka completes it once the live members joined. With 20 s the
-	// deadline fits in the bound below, which holds everything the workers
-	// do to the same 30 s + lostWorkerDelay.
-	opts := harness.Options{SessionTimeout: 10 * time.Second, HeartbeatInterval: 3 * time.Second, RebalanceTimeout: 20 * time.Second, LostWorkerDelay: 5 * time.Second}
+	// The worker's own defaults for the group timings and Conveyor's for
+	// lostWorkerDelay (30 s), as in the issue's cluster, but for
+	// rebalance.timeout.ms: 45 s instead of 60 s. kfake counts a member that
+	// was killed while it waited in SyncGroup as joined, so the next
+	// rebalance is one member short and completes only at its deadline, the
+	// rebalance timeout after the last JoinGroup (a run with 60 s converged
+	// 64.1 s after the last fault); Kafka completes it once the live members
+	// joined. With 45 s that deadline fits in the bound, 30 s +
+	// lostWorkerDelay, while a member that never rejoins (31d73a5 keeps the
+	// deleted pod's) holds the group a rebalance timeout, and its tasks wait
+	// lostWorkerDelay more: past the bound.
+	opts := harness.Options{SessionTimeout: 10 * time.Second, HeartbeatInterval: 3 * time.Second, RebalanceTimeout: 45 * time.Second, LostWorkerDelay: 30 * time.Second}
 	e := newEnv(t, opts)
 	if _, err := e.broker.Admin.CreateTopic(ctx, healTasks, 1, nil, "ids"); err != nil {
 		t.Fatal(err)
@@ -102,28 +105,9 @@ func TestHeavyKillStormHeals(t *testing.T) {
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 32))
 	var lastFault time.Time
 	for i := range healKills {
-		if i == healKills/2 {
-			// w3's pod is deleted while it runs and the group rebalances
-			// (in the middle of a storm it nearly always does), and
-			// replaced by w4. A member that dies while its group
-			// rebalances is the one kfake keeps: not yet rejoined, it
-			// holds the rebalance open until its deadline; rejoined, it is
-			// answered on a dead connection and never starts a session.
-			if err := testkit.Until(ctx, 4*time.Second, "w3 running while the worker group rebalances", func(ctx context.Context) (bool, error) {
-				return e.c.Worker("w3") != nil && e.groupState(ctx) == "PreparingRebalance", nil
-			}); err != nil {
-				t.Logf("kill %d: %v; killing w3 anyway", i+1, err)
-			}
-			sup.retire("w3")
-			if w := e.c.Worker("w3"); w != nil {
-				_ = w.Kill()
-			}
+		if i == healKills-1 {
+			w4 := e.replaceW3(ctx, sup)
 			lastFault = time.Now()
-			e.podGone(ctx, "w1", "w2", "w4")
-			w4, err := e.c.Launch("w4")
-			if err != nil {
-				t.Fatal(err)
-			}
 			sup.add(w4)
 			t.Logf("kill %d: w3 for good, w4 started in its place", i+1)
 		} else {
@@ -144,7 +128,7 @@ func TestHeavyKillStormHeals(t *testing.T) {
 	names := []string{"w1", "w2", "w4"}
 	bound := 30*time.Second + opts.LostWorkerDelay
 	var held time.Duration // how long the back-off kept a worker down after the last kill
-	err := testkit.Until(ctx, bound+3*time.Minute, "every worker Ready and every task RUNNING on a live worker", func(ctx context.Context) (bool, error) {
+	err := testkit.Until(ctx, bound+2*time.Minute, "every worker Ready and every task RUNNING on a live worker", func(ctx context.Context) (bool, error) {
 		return e.allReadyAndRunning(ctx, names, "storm", healTasks)
 	})
 	converged := time.Now()
@@ -176,6 +160,81 @@ func TestHeavyKillStormHeals(t *testing.T) {
 	if missing != 0 {
 		t.Errorf("%d of %d ids missing from the topic", missing, healRecords)
 	}
+}
+
+// replaceW3 is the last fault: w3's pod is deleted and replaced by w4.
+// The pod's process is SIGKILLed and the kubelet restarts it at once (as
+// it does a container's first crash); the pod is deleted while that new
+// process's first JoinGroup is held by the coordinator (the storm keeps
+// the group rebalancing), and w4 starts. A process killed while its first
+// JoinGroup is held is the member kfake keeps for good: it counts as
+// joined, so the round completes with it, but the answer goes to a dead
+// connection and kfake starts a member's session only when an answer
+// reaches it, so the member stays in the group with no session, holding
+// the tasks the leader gave it, and holds every later rebalance open until
+// its deadline. (Kafka starts the session when the member joins and drops
+// it after session.timeout.ms.) The operator removes a deleted pod's
+// static member by instance id (podGone). If the new process's JoinGroup
+// is answered before it is seen held, it is killed and restarted again, for
+// 12s at most.
+func (e *env) replaceW3(ctx context.Context, sup *supervisor) *harness.Worker {
+	e.t.Helper()
+	sup.retire("w3")
+	held := false
+	for end := time.Now().Add(12 * time.Second); !held && time.Now().Before(end) && ctx.Err() == nil; {
+		prev := e.memberID(ctx, "w3")
+		if w := e.c.Worker("w3"); w != nil {
+			_ = w.Kill()
+			<-w.Done()
+		}
+		w3, err := e.c.Launch("w3")
+		if err != nil {
+			e.t.Logf("restarting w3: %v", err) // the supervisor's own last restart of it
+			continue
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for time.Now().Before(deadline) && ctx.Err() == nil {
+			id, state := e.memberState(ctx, "w3")
+			if id != "" && id != prev {
+				held = state == "PreparingRebalance"
+				break
+			}
+			time.Sleep(10 * time.Millisecond) // polling the coordinator, a few ms per look
+		}
+		_ = w3.Kill()
+		<-w3.Done()
+		e.t.Logf("w3's process restarted and SIGKILLed again; its first JoinGroup held when killed: %v", held)
+	}
+	e.podGone(ctx, "w1", "w2", "w4")
+	w4, err := e.c.Launch("w4")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return w4
+}
+
+// memberID is the member id of the worker group's static member instance
+// ("" if none).
+func (e *env) memberID(ctx context.Context, instance string) string {
+	id, _ := e.memberState(ctx, instance)
+	return id
+}
+
+// memberState is the member id of the worker group's static member
+// instance ("" if none) and the group's state.
+func (e *env) memberState(ctx context.Context, instance string) (string, string) {
+	groupID := e.c.Options().GroupID
+	gs, err := e.broker.Admin.DescribeGroups(ctx, groupID)
+	if err != nil {
+		return "", ""
+	}
+	g := gs[groupID]
+	for _, m := range g.Members {
+		if m.InstanceID != nil && *m.InstanceID == instance {
+			return m.MemberID, g.State
+		}
+	}
+	return "", g.State
 }
 
 // allReadyAndRunning reports whether exactly the named workers run, each

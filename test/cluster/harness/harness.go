@@ -230,6 +230,13 @@ func (c *Cluster) WorkerConfig(name string) string {
 		// their sessions time out; franz-go heartbeats every 3s, so 6s is
 		// the shortest safe session.
 		"consumer.session.timeout.ms=6000",
+		// kfake counts a sink consumer dropped while it waited in SyncGroup
+		// (replaced by its restarted process, removed, or its session over)
+		// as one that joined, so the group's next rebalance completes only
+		// at its deadline, the rebalance timeout after the last JoinGroup;
+		// Kafka completes it once the live members joined. 20s instead of
+		// franz-go's 60s keeps that within the tests' waits.
+		"consumer.rebalance.timeout.ms=20000",
 		// File connectors of the tests read and write under the temporary
 		// folder (the workers' own token file there stays refused).
 		"file.connectors.allowed.paths=" + os.TempDir(),
