@@ -159,6 +159,9 @@ type AutoscalingResult struct {
 	Autoscaling ConditionValue
 	// CapacityRaised is the CapacityRaised condition while Active.
 	CapacityRaised ConditionValue
+	// RequeueAfter, when positive, asks for the next loop that soon: the
+	// autoscaler waits for KEDA to take up a change.
+	RequeueAfter time.Duration
 }
 
 // ConditionValue is a condition without its bookkeeping fields.
@@ -386,7 +389,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 // result picks the requeue: backoff after a Kafka or apply problem, the
-// periodic topic re-check otherwise.
+// periodic topic re-check otherwise, sooner while the autoscaler waits for
+// KEDA.
 func (r *Reconciler) result(key types.NamespacedName, st *loopState) ctrl.Result {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -404,10 +408,14 @@ func (r *Reconciler) result(key types.NamespacedName, st *loopState) ctrl.Result
 		// the same group wakes it up.
 		return ctrl.Result{}
 	}
+	next := r.opts.TopicRecheckInterval
 	if r.opts.UnmanagedConnectors != nil {
-		return ctrl.Result{RequeueAfter: min(r.opts.TopicRecheckInterval, r.scanInterval())}
+		next = min(next, r.scanInterval())
 	}
-	return ctrl.Result{RequeueAfter: r.opts.TopicRecheckInterval}
+	if st.autoscaling != nil && st.autoscaling.RequeueAfter > 0 {
+		next = min(next, st.autoscaling.RequeueAfter)
+	}
+	return ctrl.Result{RequeueAfter: next}
 }
 
 // forget drops what the reconciler keeps about a ConnectCluster that is gone.
