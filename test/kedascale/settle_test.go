@@ -32,6 +32,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -58,37 +59,14 @@ import (
 func TestATriggerChangeLeavesTheCompositeReadable(t *testing.T) {
 	b := newBroker(t, false)
 	ns := namespace(t)
-	// Lag as in test/e2e/autoscale: sink a 8000 (capped at 2 tasks × 1000),
-	// sink b 1600; no sink has committed anything.
-	b.topic(t, "a1", 2, 2000)
-	b.topic(t, "a2", 2, 2000)
-	b.topic(t, "b1", 2, 400)
-	b.topic(t, "b2", 2, 400)
-	sinkA := sink(ns, "sink-a", 2, map[string]string{"topics": "a1,a2"})
-	sinkB := sink(ns, "sink-b", 4, map[string]string{"topics": "b1,b2"})
-	for _, kc := range []v1alpha1.KafkaConnector{sinkA, sinkB} {
-		b.join(t, kc.SinkGroup(), strings.Split(kc.Spec.Config["topics"], ","), "")
-	}
+	sinkA, sinkB := sinksAB(t, b, ns)
 	cc := b.cluster(ns, 2, 10, 1000)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	dep := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: cc.Name + "-connect", Namespace: ns},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](2),
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "worker"}},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "worker"}},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "worker", Image: "conveyor"}}},
-			},
-		},
-	}
-	if err := k8s.Create(ctx, dep); err != nil {
-		t.Fatal(err)
-	}
+	key := client.ObjectKey{Namespace: ns, Name: cc.Name + "-connect"}
+	workerDeployment(t, ctx, key)
 	h := scaling.NewScaleHandler(k8s, nil, scheme, 10*time.Second, 10*time.Second, events.NewFakeRecorder(100), &authentication.AuthClientSet{})
 	keda := &kedaReconciler{h: h}
-	key := client.ObjectKey{Namespace: ns, Name: dep.Name}
 	t.Cleanup(func() {
 		var so kedav1alpha1.ScaledObject
 		if k8s.Get(context.Background(), key, &so) == nil {
@@ -153,23 +131,64 @@ func TestATriggerChangeLeavesTheCompositeReadable(t *testing.T) {
 // same), and write its spec.
 func operatorApply(t *testing.T, ctx context.Context, cc *v1alpha1.ConnectCluster, key client.ObjectKey, kcs ...v1alpha1.KafkaConnector) {
 	t.Helper()
-	so, _, _ := derive(cc, kcs)
-	var stored kedav1alpha1.ScaledObject
-	switch err := k8s.Get(ctx, key, &stored); {
-	case apierrors.IsNotFound(err):
-		autoscaling.Settle(so, nil)
-		if err := k8s.Create(ctx, so); err != nil {
-			t.Fatal(err)
+	if err := applyScaledObject(ctx, cc, key, kcs...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// applyScaledObject writes the spec with an update, again on a conflict
+// with KEDA's own writes (the operator's server-side apply has none).
+func applyScaledObject(ctx context.Context, cc *v1alpha1.ConnectCluster, key client.ObjectKey, kcs ...v1alpha1.KafkaConnector) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		so, _, _ := derive(cc, kcs)
+		var stored kedav1alpha1.ScaledObject
+		switch err := k8s.Get(ctx, key, &stored); {
+		case apierrors.IsNotFound(err):
+			autoscaling.Settle(so, nil)
+			return k8s.Create(ctx, so)
+		case err != nil:
+			return err
 		}
-		return
-	case err != nil:
+		autoscaling.Settle(so, &stored)
+		stored.Spec = so.Spec
+		return k8s.Update(ctx, &stored)
+	})
+}
+
+// workerDeployment is the Deployment a ScaledObject scales.
+func workerDeployment(t *testing.T, ctx context.Context, key client.ObjectKey) {
+	t.Helper()
+	dep := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](2),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "worker"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "worker"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "worker", Image: "conveyor"}}},
+			},
+		},
+	}
+	if err := k8s.Create(ctx, dep); err != nil {
 		t.Fatal(err)
 	}
-	autoscaling.Settle(so, &stored)
-	stored.Spec = so.Spec
-	if err := k8s.Update(ctx, &stored); err != nil {
-		t.Fatal(err)
+}
+
+// sinksAB are the e2e test's two sinks with its lag: sink a 8000 (capped at
+// 2 tasks × 1000), sink b 1600; no sink has committed anything. The
+// composite is min(2000 + 2000, 2000) + min(800 + 800, 4000) = 3600.
+func sinksAB(t *testing.T, b *broker, ns string) (sinkA, sinkB v1alpha1.KafkaConnector) {
+	t.Helper()
+	b.topic(t, "a1", 2, 2000)
+	b.topic(t, "a2", 2, 2000)
+	b.topic(t, "b1", 2, 400)
+	b.topic(t, "b2", 2, 400)
+	sinkA = sink(ns, "sink-a", 2, map[string]string{"topics": "a1,a2"})
+	sinkB = sink(ns, "sink-b", 4, map[string]string{"topics": "b1,b2"})
+	for _, kc := range []v1alpha1.KafkaConnector{sinkA, sinkB} {
+		b.join(t, kc.SinkGroup(), strings.Split(kc.Spec.Config["topics"], ","), "")
 	}
+	return sinkA, sinkB
 }
 
 // kedaReconciler is what KEDA's ScaledObject reconciler does with a new
