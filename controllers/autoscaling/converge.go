@@ -123,6 +123,7 @@ func (c *Converger) ReconcileAutoscaling(ctx context.Context, cc *v1alpha1.Conne
 		return r
 	}
 	if !cc.AutoscalingEnabled() || !served {
+		c.settleRecheck(cc.UID, false)
 		if served {
 			if err := c.deleteDerived(ctx, cc, t, true, true); err != nil {
 				return connectcluster.AutoscalingResult{}, err
@@ -148,6 +149,7 @@ func (c *Converger) ReconcileAutoscaling(ctx context.Context, cc *v1alpha1.Conne
 		return connectcluster.AutoscalingResult{}, err
 	}
 	if so == nil {
+		c.settleRecheck(cc.UID, false)
 		if err := c.deleteDerived(ctx, cc, t, true, false); err != nil {
 			return connectcluster.AutoscalingResult{}, err
 		}

@@ -19,8 +19,10 @@ package autoscaling
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	kedav1alpha1 "github.com/kedacore/keda/v2/apis/keda/v1alpha1"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
@@ -113,5 +115,30 @@ func TestKEDAMetricNamesNormalize(t *testing.T) {
 	}
 	if got, want := KEDAMetricNames(tr), []string{"s0-kafka-audit-logins", "s1-kafka-a-b-c-d-e-_f-g"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
+	}
+}
+
+// TestSettleRecheck: a settling ScaledObject is looked at again every second
+// at first, then less often, at most every 30s; not at all once settled.
+func TestSettleRecheck(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(time.Unix(1000, 0))
+	c := &Converger{Clock: clk}
+	steps := []struct {
+		after    time.Duration
+		settling bool
+		want     time.Duration
+	}{
+		{0, true, time.Second},
+		{2 * time.Second, true, time.Second},
+		{18 * time.Second, true, 5 * time.Second},
+		{10 * time.Minute, true, 30 * time.Second},
+		{0, false, 0},
+		{0, true, time.Second}, // a new change starts over
+	}
+	for i, s := range steps {
+		clk.SetTime(clk.Now().Add(s.after))
+		if got := c.settleRecheck("uid", s.settling); got != s.want {
+			t.Fatalf("step %d: recheck after %v, want %v", i, got, s.want)
+		}
 	}
 }
