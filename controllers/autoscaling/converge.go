@@ -20,6 +20,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
+	"time"
 
 	kedav1alpha1 "github.com/kedacore/keda/v2/apis/keda/v1alpha1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
@@ -28,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -64,6 +67,14 @@ type Converger struct {
 	// triggers follow topics as they appear and go. When it is nil or fails,
 	// such a sink's topics are those its workers report (status.topics).
 	Topics func(ctx context.Context, cc *v1alpha1.ConnectCluster) ([]string, error)
+
+	// Clock times how long a ScaledObject has been settling; nil is the
+	// real clock.
+	Clock clock.PassiveClock
+
+	mu sync.Mutex
+	// settlingSince: when each cluster's ScaledObject began settling.
+	settlingSince map[types.NamespacedName]time.Time
 }
 
 func (c *Converger) reader() client.Reader {
@@ -71,6 +82,13 @@ func (c *Converger) reader() client.Reader {
 		return c.APIReader
 	}
 	return c.Client
+}
+
+func (c *Converger) clock() clock.PassiveClock {
+	if c.Clock != nil {
+		return c.Clock
+	}
+	return clock.RealClock{}
 }
 
 func (c *Converger) features() Features {
@@ -105,6 +123,7 @@ func (c *Converger) ReconcileAutoscaling(ctx context.Context, cc *v1alpha1.Conne
 		return r
 	}
 	if !cc.AutoscalingEnabled() || !served {
+		c.settleRecheck(client.ObjectKeyFromObject(cc), false)
 		if served {
 			if err := c.deleteDerived(ctx, cc, t, true, true); err != nil {
 				return clusterkit.AutoscalingResult{}, err
@@ -130,17 +149,23 @@ func (c *Converger) ReconcileAutoscaling(ctx context.Context, cc *v1alpha1.Conne
 		return clusterkit.AutoscalingResult{}, err
 	}
 	if so == nil {
+		c.settleRecheck(client.ObjectKeyFromObject(cc), false)
 		if err := c.deleteDerived(ctx, cc, t, true, false); err != nil {
 			return clusterkit.AutoscalingResult{}, err
 		}
 		return result(AutoscalingCondition(ConditionInput{Enabled: true, KEDAServed: true}, cc.Generation), false, &d), nil
 	}
-	stored, err := c.apply(ctx, cc, so)
+	stored, err := c.storedScaledObject(ctx, so)
+	if err != nil {
+		return clusterkit.AutoscalingResult{}, err
+	}
+	settling := Settle(so, stored)
+	written, err := c.apply(ctx, cc, so)
 	if err != nil {
 		return clusterkit.AutoscalingResult{}, err
 	}
 	var applied kedav1alpha1.ScaledObject
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(stored.Object, &applied); err != nil {
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(written.Object, &applied); err != nil {
 		return clusterkit.AutoscalingResult{}, fmt.Errorf("reading the applied ScaledObject %s/%s: %w", so.Namespace, so.Name, err)
 	}
 	cond := AutoscalingCondition(ConditionInput{
@@ -149,7 +174,59 @@ func (c *Converger) ReconcileAutoscaling(ctx context.Context, cc *v1alpha1.Conne
 		ScaledObjectReady:       ScaledObjectReadyCondition(&applied),
 		Unreadable:              UnreadableTriggers(&applied),
 	}, cc.Generation)
-	return result(cond, true, &d), nil
+	r := result(cond, true, &d)
+	r.RequeueAfter = c.settleRecheck(client.ObjectKeyFromObject(cc), settling)
+	return r, nil
+}
+
+// storedScaledObject reads the ScaledObject so will replace; nil when there
+// is none.
+func (c *Converger) storedScaledObject(ctx context.Context, so *kedav1alpha1.ScaledObject) (*kedav1alpha1.ScaledObject, error) {
+	var stored kedav1alpha1.ScaledObject
+	if err := c.reader().Get(ctx, client.ObjectKeyFromObject(so), &stored); err != nil {
+		if kerrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading ScaledObject %s/%s: %w", so.Namespace, so.Name, err)
+	}
+	return &stored, nil
+}
+
+// settleRecheck is how soon the ConnectCluster reconciler should look again
+// at a cluster whose ScaledObject is settling (settle.go): every second at
+// first, then less often the longer KEDA takes (at most every 30s, e.g. while
+// KEDA is down); 0 once it has settled.
+func (c *Converger) settleRecheck(cluster types.NamespacedName, settling bool) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !settling {
+		delete(c.settlingSince, cluster)
+		return 0
+	}
+	if c.settlingSince == nil {
+		c.settlingSince = map[types.NamespacedName]time.Time{}
+	}
+	since, ok := c.settlingSince[cluster]
+	if !ok {
+		since = c.clock().Now()
+		c.settlingSince[cluster] = since
+	}
+	return min(max(c.clock().Since(since)/4, time.Second), 30*time.Second)
+}
+
+// Forget drops what the converger keeps about a ConnectCluster that is gone
+// (the ConnectCluster reconciler calls it with its own caches').
+func (c *Converger) Forget(cluster types.NamespacedName) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.settlingSince, cluster)
+}
+
+// CacheEntries counts the clusters whose ScaledObject is settling.
+func (c *Converger) CacheEntries() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.settlingSince)
 }
 
 // resolveTopics sets the topics of running topics.regex sinks from the

@@ -19,6 +19,7 @@ package clusterkit
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 )
@@ -40,6 +41,9 @@ type AutoscalingResult struct {
 	Autoscaling ConditionValue
 	// CapacityRaised is the CapacityRaised condition while Active.
 	CapacityRaised ConditionValue
+	// RequeueAfter, when positive, asks for the next loop that soon: the
+	// autoscaler waits for KEDA to take up a change.
+	RequeueAfter time.Duration
 }
 
 // ConditionValue is a condition without its bookkeeping fields.

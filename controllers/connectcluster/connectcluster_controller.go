@@ -321,7 +321,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 // result picks the requeue: backoff after a Kafka or apply problem, the
-// periodic topic re-check otherwise.
+// periodic topic re-check otherwise, sooner while the autoscaler waits for
+// KEDA.
 func (r *Reconciler) result(key types.NamespacedName, st *loopState) ctrl.Result {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -339,10 +340,14 @@ func (r *Reconciler) result(key types.NamespacedName, st *loopState) ctrl.Result
 		// the same group wakes it up.
 		return ctrl.Result{}
 	}
+	next := r.opts.TopicRecheckInterval
 	if r.opts.UnmanagedConnectors != nil {
-		return ctrl.Result{RequeueAfter: min(r.opts.TopicRecheckInterval, r.scanInterval())}
+		next = min(next, r.scanInterval())
 	}
-	return ctrl.Result{RequeueAfter: r.opts.TopicRecheckInterval}
+	if st.autoscaling != nil && st.autoscaling.RequeueAfter > 0 {
+		next = min(next, st.autoscaling.RequeueAfter)
+	}
+	return ctrl.Result{RequeueAfter: next}
 }
 
 // forget drops what the reconciler keeps about a ConnectCluster that is gone.
@@ -355,6 +360,9 @@ func (r *Reconciler) forget(key types.NamespacedName) {
 	delete(r.departed, key)
 	delete(r.failures, key)
 	r.applied.Forget(key.String())
+	if f, ok := r.opts.Autoscaler.(interface{ Forget(types.NamespacedName) }); ok {
+		f.Forget(key)
+	}
 }
 
 // CacheEntries counts what the reconciler keeps in memory between passes,
@@ -362,6 +370,10 @@ func (r *Reconciler) forget(key types.NamespacedName) {
 func (r *Reconciler) CacheEntries() map[string]int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return map[string]int{"verified": len(r.verified), "eosChecked": len(r.eosChecked), "failures": len(r.failures),
+	n := map[string]int{"verified": len(r.verified), "eosChecked": len(r.eosChecked), "failures": len(r.failures),
 		"departed": len(r.departed), "clusterIDs": len(r.clusterIDs), "applied": r.applied.Len()}
+	if c, ok := r.opts.Autoscaler.(interface{ CacheEntries() int }); ok {
+		n["autoscalingSettling"] = c.CacheEntries()
+	}
+	return n
 }

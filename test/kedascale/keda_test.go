@@ -55,6 +55,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -72,6 +73,9 @@ import (
 var (
 	k8s    client.Client
 	scheme = runtime.NewScheme()
+	// restConfig reaches the envtest API server (KEDA's reconciler runs in a
+	// manager of its own in reconciler_test.go).
+	restConfig *rest.Config
 )
 
 func TestMain(m *testing.M) {
@@ -92,6 +96,7 @@ func TestMain(m *testing.M) {
 		fmt.Println("kedascale: starting envtest:", err)
 		os.Exit(1)
 	}
+	restConfig = cfg
 	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		fmt.Println("kedascale:", err)

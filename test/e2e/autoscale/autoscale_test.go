@@ -136,7 +136,7 @@ func TestAutoscaleUpAndDown(t *testing.T) {
 			return err
 		}
 		if len(pods) != wantPeak {
-			return fmt.Errorf("%d Ready workers; HPA %s", len(pods), hpaState(ctx, ns))
+			return fmt.Errorf("%d Ready workers; HPA %s; %s", len(pods), hpaState(ctx, ns), scaledObjectState(ctx, ns))
 		}
 		return nil
 	})
@@ -402,6 +402,17 @@ func hpaState(ctx context.Context, ns string) string {
 		fmt.Fprintf(&b, "; %s=%s %s", c.Type, c.Status, c.Reason)
 	}
 	return b.String()
+}
+
+// scaledObjectState describes the derived ScaledObject for failure messages:
+// its generation, formula and the metric names KEDA recorded.
+func scaledObjectState(ctx context.Context, ns string) string {
+	out, err := cluster.RunKubectl(ctx, "", "get", "scaledobject", "-n", ns, "-o",
+		`jsonpath={range .items[*]}ScaledObject generation {.metadata.generation}, formula "{.spec.advanced.scalingModifiers.formula}", KEDA's metric names {.status.externalMetricNames}{end}`)
+	if err != nil {
+		return err.Error()
+	}
+	return out
 }
 
 // waitDrained waits until both sinks' groups committed the end of every topic, which holds

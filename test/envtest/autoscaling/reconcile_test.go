@@ -193,8 +193,36 @@ func TestConvergerFollowsConnectors(t *testing.T) {
 	if got := topicsOf(); !reflect.DeepEqual(got, []string{"connect-archive/orders", "connect-audit/audit.logins", "connect-audit/audit.payments"}) {
 		t.Fatalf("triggers after a new topic %v", got)
 	}
-	if f := so.Spec.Advanced.ScalingModifiers.Formula; f != "min((lag_archive__orders ?? 0), 4000) + min((lag_audit__audit_logins ?? 0) + (lag_audit__audit_payments ?? 0), 2000)" {
-		t.Fatalf("formula %q", f)
+	// A change of the triggers' metric names settles in two generations
+	// (settle.go): the formula carries a neutral " + 0" until KEDA's status
+	// lists the new triggers' metric names, and the loop asks to look again
+	// soon; then the formula loses it, which makes KEDA rebuild its scalers
+	// from a ScaledObject whose status has the right names.
+	const formula = "min((lag_archive__orders ?? 0), 4000) + min((lag_audit__audit_logins ?? 0) + (lag_audit__audit_payments ?? 0), 2000)"
+	if f := so.Spec.Advanced.ScalingModifiers.Formula; f != formula+" + 0" {
+		t.Fatalf("formula while KEDA has not recorded the new metric names %q", f)
+	}
+	res, err = conv.ReconcileAutoscaling(ctx, cc, clusterkit.Totals{Connectors: 2, Tasks: 6}, "orders-connect")
+	if err != nil || res.RequeueAfter <= 0 || res.RequeueAfter > 30*time.Second {
+		t.Fatalf("a settling ScaledObject: %+v %v", res, err)
+	}
+	if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(so), so); err != nil {
+		t.Fatal(err)
+	}
+	gen := so.Generation
+	so.Status.ExternalMetricNames = []string{"s0-kafka-orders", "s1-kafka-audit-logins", "s2-kafka-audit-payments"} // as KEDA records them
+	if err := k8sClient.Status().Update(ctx, so); err != nil {
+		t.Fatal(err)
+	}
+	res, err = conv.ReconcileAutoscaling(ctx, cc, clusterkit.Totals{Connectors: 2, Tasks: 6}, "orders-connect")
+	if err != nil || res.RequeueAfter != 0 {
+		t.Fatalf("after KEDA recorded the metric names: %+v %v", res, err)
+	}
+	if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(so), so); err != nil {
+		t.Fatal(err)
+	}
+	if f := so.Spec.Advanced.ScalingModifiers.Formula; f != formula || so.Generation != gen+1 {
+		t.Fatalf("settled: formula %q generation %d, want %q and %d", f, so.Generation, formula, gen+1)
 	}
 	// Kafka not answering: the triggers use the topics the workers report.
 	conv.Topics = func(context.Context, *v1alpha1.ConnectCluster) ([]string, error) { return nil, errors.New("no broker") }
