@@ -34,7 +34,7 @@ limitations under the License.
 // Ready 35s after the faults. A sink task's static member left under the
 // name of a killed worker that no longer runs the task held the sink group
 // the same way. See the group package's join.go and static.go, and the task
-// package's sink_static.go.
+// package's sink_group.go.
 package chaos
 
 import (
