@@ -261,35 +261,8 @@ func (t *cast) Apply(r *Record) (*Record, error) {
 		t.side.set(r, ns, out)
 		return r, nil
 	}
-	if v == nil {
-		return r, nil
-	}
-	if schema == nil {
-		m, err := requireMap(v, "Cast")
-		if err != nil {
-			return nil, err
-		}
-		out, err := t.maps.apply(m)
-		if err != nil {
-			return nil, err
-		}
-		t.side.set(r, nil, out)
-		return r, nil
-	}
-	st, err := requireStruct(schema, v, "Cast")
-	if err != nil {
-		return nil, err
-	}
-	p, err := t.structs.plan(schema)
-	if err != nil {
-		return nil, err
-	}
-	out, err := p.apply(st, t.withDefault, func(path fieldPath, _ *data.Schema, v any) (any, error) { return t.castField(path, v) })
-	if err != nil {
-		return nil, err
-	}
-	t.side.set(r, p.schema, out)
-	return r, nil
+	return rewrite(r, t.side, "Cast", &t.structs, &t.maps, t.withDefault,
+		func(path fieldPath, _ *data.Schema, v any) (any, error) { return t.castField(path, v) })
 }
 
 func init() {

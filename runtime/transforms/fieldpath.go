@@ -222,16 +222,18 @@ func newPathTrie(paths []fieldPath) (*pathTrie, error) {
 	return root, nil
 }
 
-// leaves returns the paths that end at or below n, in order.
-func (n *pathTrie) leaves() []fieldPath {
+// eachLeaf calls fn with the paths that end at or below n, in order,
+// until it fails.
+func (n *pathTrie) eachLeaf(fn func(fieldPath) error) error {
 	if n.path != nil {
-		return []fieldPath{n.path}
+		return fn(n.path)
 	}
-	var out []fieldPath
 	for _, name := range n.names {
-		out = append(out, n.next[name].leaves()...)
+		if err := n.next[name].eachLeaf(fn); err != nil {
+			return err
+		}
 	}
-	return out
+	return nil
 }
 
 // trieOption builds the tree of paths of a transformation, reporting an

@@ -246,12 +246,7 @@ func (e *structEdit) lost(n *pathTrie) error {
 	if e.missing == nil {
 		return nil
 	}
-	for _, path := range n.leaves() {
-		if _, err := e.missing(path, false); err != nil {
-			return err
-		}
-	}
-	return nil
+	return n.eachLeaf(func(p fieldPath) error { _, err := e.missing(p, false); return err })
 }
 
 // leafFunc returns the new value of the field path reaches: v is its value
@@ -374,10 +369,40 @@ func (e *mapEdit) lost(n *pathTrie) error {
 	if e.missing == nil {
 		return nil
 	}
-	for _, path := range n.leaves() {
-		if _, _, err := e.missing(path, false); err != nil {
-			return err
-		}
+	return n.eachLeaf(func(p fieldPath) error { _, _, err := e.missing(p, false); return err })
+}
+
+// rewrite applies a transformation's edits to the key or value of r: the
+// struct edit with a schema, the map edit without; a null stays null.
+func rewrite(r *Record, s side, purpose string, se *structEdit, me *mapEdit, withDefault bool, leaf leafFunc) (*Record, error) {
+	schema, v := s.get(r)
+	if v == nil {
+		return r, nil
 	}
-	return nil
+	if schema == nil {
+		m, err := requireMap(v, purpose)
+		if err != nil {
+			return nil, err
+		}
+		out, err := me.apply(m)
+		if err != nil {
+			return nil, err
+		}
+		s.set(r, nil, out)
+		return r, nil
+	}
+	st, err := requireStruct(schema, v, purpose)
+	if err != nil {
+		return nil, err
+	}
+	p, err := se.plan(schema)
+	if err != nil {
+		return nil, err
+	}
+	out, err := p.apply(st, withDefault, leaf)
+	if err != nil {
+		return nil, err
+	}
+	s.set(r, p.schema, out)
+	return r, nil
 }

@@ -84,55 +84,35 @@ func (t *insertField) value(in *insertion, r *Record) any {
 }
 
 func (t *insertField) Apply(r *Record) (*Record, error) {
-	schema, v := t.side.get(r)
-	if v == nil {
+	if _, v := t.side.get(r); v == nil {
 		return r, nil // a tombstone or null key stays as it is
 	}
 	if t.offset && !r.Sink {
 		return nil, fmt.Errorf("offset.field applies to sink records only (a source record has no Kafka offset yet)")
 	}
-	if schema == nil {
-		m, err := requireMap(v, "InsertField")
-		if err != nil {
-			return nil, err
+	// Without a schema, like Kafka: no partition or timestamp, no field;
+	// an entry of the name is replaced. A nested map that is missing gets
+	// nothing.
+	mapValue := func(p fieldPath) (any, bool) {
+		in := t.inserts[p.key()]
+		val := t.value(in, r)
+		if in.what == "timestamp" && val != nil {
+			val = r.Timestamp.UnixMilli() // schemaless timestamps are epoch milliseconds
 		}
-		// Like Kafka: no partition or timestamp, no field; an entry of the
-		// name is replaced. A nested map that is missing gets nothing.
-		mapValue := func(p fieldPath) (any, bool) {
-			in := t.inserts[p.key()]
-			val := t.value(in, r)
-			if in.what == "timestamp" && val != nil {
-				val = r.Timestamp.UnixMilli() // schemaless timestamps are epoch milliseconds
+		return val, val != nil
+	}
+	maps := mapEdit{trie: t.structs.trie,
+		entry: func(p fieldPath, name string, old any) (string, any, bool, error) {
+			if val, ok := mapValue(p); ok {
+				return name, val, true, nil
 			}
-			return val, val != nil
-		}
-		e := mapEdit{trie: t.structs.trie,
-			entry: func(p fieldPath, name string, old any) (string, any, bool, error) {
-				if val, ok := mapValue(p); ok {
-					return name, val, true, nil
-				}
-				return name, old, true, nil
-			},
-			missing: func(p fieldPath, parentFound bool) (any, bool, error) {
-				val, ok := mapValue(p)
-				return val, ok && parentFound, nil
-			}}
-		out, err := e.apply(m)
-		if err != nil {
-			return nil, err
-		}
-		t.side.set(r, nil, out)
-		return r, nil
-	}
-	st, err := requireStruct(schema, v, "InsertField")
-	if err != nil {
-		return nil, err
-	}
-	p, err := t.structs.plan(schema)
-	if err != nil {
-		return nil, err
-	}
-	out, err := p.apply(st, t.withDefault, func(path fieldPath, _ *data.Schema, _ any) (any, error) {
+			return name, old, true, nil
+		},
+		missing: func(p fieldPath, parentFound bool) (any, bool, error) {
+			val, ok := mapValue(p)
+			return val, ok && parentFound, nil
+		}}
+	return rewrite(r, t.side, "InsertField", &t.structs, &maps, t.withDefault, func(path fieldPath, _ *data.Schema, _ any) (any, error) {
 		in := t.inserts[path.key()]
 		val := t.value(in, r)
 		if val == nil && !in.spec.optional {
@@ -140,11 +120,6 @@ func (t *insertField) Apply(r *Record) (*Record, error) {
 		}
 		return val, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	t.side.set(r, p.schema, out)
-	return r, nil
 }
 
 func newInsertField(o *Options, s side) Transformation {

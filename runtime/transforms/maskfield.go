@@ -57,36 +57,7 @@ func (t *maskField) maskField(p fieldPath, schema *data.Schema, v any) (any, err
 }
 
 func (t *maskField) Apply(r *Record) (*Record, error) {
-	schema, v := t.side.get(r)
-	if v == nil {
-		return r, nil
-	}
-	if schema == nil {
-		m, err := requireMap(v, "MaskField")
-		if err != nil {
-			return nil, err
-		}
-		out, err := t.maps.apply(m)
-		if err != nil {
-			return nil, err
-		}
-		t.side.set(r, nil, out)
-		return r, nil
-	}
-	st, err := requireStruct(schema, v, "MaskField")
-	if err != nil {
-		return nil, err
-	}
-	p, err := t.structs.plan(schema)
-	if err != nil {
-		return nil, err
-	}
-	out, err := p.apply(st, t.withDefault, t.maskField)
-	if err != nil {
-		return nil, err
-	}
-	t.side.set(r, p.schema, out)
-	return r, nil
+	return rewrite(r, t.side, "MaskField", &t.structs, &t.maps, t.withDefault, t.maskField)
 }
 
 // mask returns the masked form of v: the replacement converted to v's

@@ -47,36 +47,7 @@ func (t *replaceField) rename(p fieldPath) string {
 }
 
 func (t *replaceField) Apply(r *Record) (*Record, error) {
-	schema, v := t.side.get(r)
-	if v == nil {
-		return r, nil
-	}
-	if schema == nil {
-		m, err := requireMap(v, "ReplaceField")
-		if err != nil {
-			return nil, err
-		}
-		out, err := t.maps.apply(m)
-		if err != nil {
-			return nil, err
-		}
-		t.side.set(r, nil, out)
-		return r, nil
-	}
-	st, err := requireStruct(schema, v, "ReplaceField")
-	if err != nil {
-		return nil, err
-	}
-	p, err := t.structs.plan(schema)
-	if err != nil {
-		return nil, err
-	}
-	out, err := p.apply(st, t.withDefault, nil)
-	if err != nil {
-		return nil, err
-	}
-	t.side.set(r, p.schema, out)
-	return r, nil
+	return rewrite(r, t.side, "ReplaceField", &t.structs, &t.maps, t.withDefault, nil)
 }
 
 func newReplaceField(o *Options, s side) Transformation {

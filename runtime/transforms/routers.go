@@ -306,40 +306,24 @@ func (t *headerFrom) Apply(r *Record) (*Record, error) {
 			}
 			h.Add(t.headers[i], nil, x)
 		}
-		r.Headers = h
-		if t.move {
-			out, err := t.maps.apply(m)
-			if err != nil {
-				return nil, err
+	} else {
+		st, err := requireStruct(schema, v, "HeaderFrom")
+		if err != nil {
+			return nil, err
+		}
+		for i, p := range t.fields {
+			f := schemaFieldAt(schema, p)
+			if f == nil {
+				return nil, fmt.Errorf("field %q is not in the %s schema", p, t.side)
 			}
-			t.side.set(r, nil, out)
+			h.Add(t.headers[i], f.Schema, structValueAt(st, p, t.withDefault))
 		}
-		return r, nil
-	}
-	st, err := requireStruct(schema, v, "HeaderFrom")
-	if err != nil {
-		return nil, err
-	}
-	for i, p := range t.fields {
-		f := schemaFieldAt(schema, p)
-		if f == nil {
-			return nil, fmt.Errorf("field %q is not in the %s schema", p, t.side)
-		}
-		h.Add(t.headers[i], f.Schema, structValueAt(st, p, t.withDefault))
 	}
 	r.Headers = h
-	if t.move {
-		p, err := t.structs.plan(schema)
-		if err != nil {
-			return nil, err
-		}
-		out, err := p.apply(st, t.withDefault, nil)
-		if err != nil {
-			return nil, err
-		}
-		t.side.set(r, p.schema, out)
+	if !t.move {
+		return r, nil
 	}
-	return r, nil
+	return rewrite(r, t.side, "HeaderFrom", &t.structs, &t.maps, t.withDefault, nil)
 }
 
 func newHeaderFrom(o *Options, s side) Transformation {
