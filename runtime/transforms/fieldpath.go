@@ -149,10 +149,10 @@ func (o *Options) syntaxV2() bool {
 	return o.OneOf(optFieldSyntaxVersion, "V1", "V1", "V2") == "V2"
 }
 
-// Path reads an option naming one field as a path in the syntax v2 selects;
+// path reads an option naming one field as a path in the syntax v2 selects;
 // a malformed path is a problem of that option. It returns nil when the
 // option is not set.
-func (o *Options) Path(name string, v2 bool) fieldPath {
+func (o *Options) path(name string, v2 bool) fieldPath {
 	text, ok := o.raw(name)
 	if !ok {
 		return nil

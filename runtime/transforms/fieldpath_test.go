@@ -407,6 +407,7 @@ func TestFieldPathOptionErrors(t *testing.T) {
 		{"Cast$Value", map[string]string{"spec": "a:int8", "field.syntax.version": "nested"}, "field.syntax.version", "not one of V1, V2"},
 		{"MaskField$Value", map[string]string{"fields": "a,a.b", "field.syntax.version": "V2"}, "fields", `"a.b" reaches into "a"`},
 		{"Cast$Value", map[string]string{"spec": "a.b:int8,a:int8", "field.syntax.version": "V2"}, "spec", `"a" holds other named fields`},
+		{"ReplaceField$Value", map[string]string{"include": "a", "renames": "a.b:c", "field.syntax.version": "V2"}, "renames", `"a.b" reaches into "a"`},
 		{"ExtractField$Value", map[string]string{"field": "a", "replace.null.with.default": "no"}, "replace.null.with.default", "not a boolean"},
 	}
 	for _, tc := range cases {

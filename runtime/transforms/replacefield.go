@@ -54,14 +54,24 @@ func newReplaceField(o *Options, s side) Transformation {
 	t := &replaceField{side: s, exclude: map[string]bool{}, include: map[string]bool{}, renames: map[string]string{},
 		withDefault: o.nullDefault()}
 	v2 := o.syntaxV2()
+	// The paths of the three options form one tree; an overlap is a
+	// problem of the option whose path makes it.
 	var all []fieldPath
+	overlap := false
+	add := func(option string, p fieldPath) {
+		all = append(all, p)
+		if _, err := newPathTrie(all); err != nil && !overlap {
+			overlap = true
+			o.Fail(option, "%v", err)
+		}
+	}
 	for _, p := range o.paths("exclude", o.List("exclude", "blacklist"), v2) {
 		t.exclude[p.key()] = true
-		all = append(all, p)
+		add("exclude", p)
 	}
 	for _, p := range o.paths("include", o.List("include", "whitelist"), v2) {
 		t.include[p.key()] = true
-		all = append(all, p)
+		add("include", p)
 	}
 	for _, pair := range o.List("renames") {
 		// The new name follows the last colon: a V2 path may hold colons.
@@ -83,9 +93,12 @@ func newReplaceField(o *Options, s side) Transformation {
 			continue
 		}
 		t.renames[p.key()] = to
-		all = append(all, p)
+		add("renames", p)
 	}
-	trie := o.trieOption("exclude", all)
+	trie, err := newPathTrie(all)
+	if err != nil {
+		trie = &pathTrie{} // reported above
+	}
 	dropOthers := len(t.include) > 0
 	t.structs = structEdit{trie: trie, dropOthers: dropOthers, field: func(p fieldPath, f data.Field) (data.Field, bool, error) {
 		return data.F(t.rename(p), f.Schema), t.keep(p), nil

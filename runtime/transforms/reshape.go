@@ -166,13 +166,13 @@ func init() {
 		func(o *Options, s side) Transformation {
 			v2 := o.syntaxV2()
 			o.Required("field")
-			return &extractField{side: s, path: o.Path("field", v2), withDefault: o.nullDefault()}
+			return &extractField{side: s, path: o.path("field", v2), withDefault: o.nullDefault()}
 		})
 	registerBoth("HoistField", "Wraps the data in a struct or map with one field",
 		[]Option{{Name: "field", Required: true, Doc: "Name of the single field; with V2, a path gives one struct per step."}, syntaxOption},
 		func(o *Options, s side) Transformation {
 			v2 := o.syntaxV2()
 			o.Required("field")
-			return &hoistField{side: s, path: o.Path("field", v2), cache: schemaCache{}}
+			return &hoistField{side: s, path: o.path("field", v2), cache: schemaCache{}}
 		})
 }

@@ -98,7 +98,7 @@ type timestampConverter struct {
 }
 
 func newTimestampConverter(o *Options, s side) Transformation {
-	t := &timestampConverter{side: s, field: o.Path("field", o.syntaxV2()), withDefault: o.nullDefault(),
+	t := &timestampConverter{side: s, field: o.path("field", o.syntaxV2()), withDefault: o.nullDefault(),
 		target: o.OneOf("target.type", "", tsString, tsUnix, tsDate, tsTime, tsTimestamp)}
 	if t.field != nil {
 		trie := o.trieOption("field", []fieldPath{t.field})
