@@ -39,9 +39,10 @@ func TestSetAtAnswersOnlyTheLoggersItChanged(t *testing.T) {
 		want  []string
 	}{
 		{"connector.orders", slog.LevelDebug, t0, []string{"connector.orders"}},
-		{"connector", slog.LevelDebug, t1, []string{"connector"}}, // orders already DEBUG: unchanged
-		{"rest", slog.LevelInfo, t1, []string{"rest"}},            // a new logger of its own, even at root's level
-		{"root", slog.LevelInfo, t1, []string{}},                  // root already INFO; rest too
+		{"connector", slog.LevelDebug, t1, []string{"connector"}},               // orders already DEBUG: unchanged
+		{"rest", slog.LevelInfo, t1, []string{"rest"}},                          // a new logger of its own, even at root's level
+		{"rest", slog.LevelInfo, t1, []string{}},                                // already INFO
+		{"root", slog.LevelInfo, t1, []string{"connector", "connector.orders"}}, // root and rest already INFO
 		{"root", slog.LevelWarn, t1, []string{"connector", "connector.orders", "rest", "root"}},
 	}
 	for _, s := range steps {
@@ -66,10 +67,10 @@ func TestSetAtAnswersOnlyTheLoggersItChanged(t *testing.T) {
 func TestNameMapsKafkaNamesAndRefusesUnknownOnes(t *testing.T) {
 	for in, want := range map[string]string{
 		"root": Root, "ROOT": Root, "rest": REST, "kgo": Kafka, "connector": Connector, "connector.orders-v2": "connector.orders-v2",
-		"org.apache.kafka.connect.runtime.rest":                          REST,
+		"org.apache.kafka.connect.runtime.rest":                           REST,
 		"org.apache.kafka.connect.runtime.rest.resources.LoggingResource": REST,
-		"org.apache.kafka.clients":                                       Kafka,
-		"org.apache.kafka.clients.consumer.internals.Fetcher":            Kafka,
+		"org.apache.kafka.clients":                                        Kafka,
+		"org.apache.kafka.clients.consumer.internals.Fetcher":             Kafka,
 	} {
 		if got, err := Name(in); err != nil || got != want {
 			t.Errorf("Name(%q) = %q, %v; want %q", in, got, err, want)

@@ -88,11 +88,11 @@ func TestLoggersChangeWhatTheLogShows(t *testing.T) {
 		has        []string
 	}{
 		{"/admin/loggers/rest", `{}`, []string{"'level' parameter was not specified"}},
-		{"/admin/loggers/rest", `{"level":"LOUD"}`, []string{"parameter 'level'", `"LOUD"`, "ALL, TRACE, DEBUG, INFO, WARN, ERROR, FATAL, OFF"}},
+		{"/admin/loggers/rest", `{"level":"LOUD"}`, []string{"parameter 'level'", "LOUD", "ALL, TRACE, DEBUG, INFO, WARN, ERROR, FATAL, OFF"}},
 		{"/admin/loggers/rest", `[1]`, []string{"must be a JSON object"}},
-		{"/admin/loggers/rest?scope=everywhere", `{"level":"INFO"}`, []string{"'scope'", `"everywhere"`, `"worker"`, `"cluster"`}},
-		{"/admin/loggers/rest?scope=", `{"level":"INFO"}`, []string{"'scope'", `"worker"`, `"cluster"`}},
-		{"/admin/loggers/io.debezium", `{"level":"INFO"}`, []string{`"io.debezium"`, "use root"}},
+		{"/admin/loggers/rest?scope=everywhere", `{"level":"INFO"}`, []string{"'scope'", "everywhere", "worker", "cluster"}},
+		{"/admin/loggers/rest?scope=", `{"level":"INFO"}`, []string{"'scope'", "worker", "cluster"}},
+		{"/admin/loggers/io.debezium", `{"level":"INFO"}`, []string{"io.debezium", "use root"}},
 		// This server has no config topic (the worker's has: see
 		// runtime/worker's TestClusterLogLevel...).
 		{"/admin/loggers/rest?scope=cluster", `{"level":"INFO"}`, []string{"scope=worker"}},
