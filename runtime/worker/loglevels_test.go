@@ -20,7 +20,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -100,33 +99,17 @@ func TestClusterLogLevelReachesEveryWorkerAndSurvivesRestart(t *testing.T) {
 	}
 
 	// The admin endpoints keep the REST authentication.
-	put := func(w *levelWorker, token, path, body string) (int, string) {
+	put := func(w *levelWorker, token, path, level string) (int, string) {
 		t.Helper()
-		req, err := http.NewRequest(http.MethodPut, w.url+path, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp.StatusCode, string(b)
+		code, body := doAuth(t, token, http.MethodPut, w.url+path, map[string]string{"level": level})
+		return code, string(body)
 	}
-	if code, body := put(ws[0], "", "/admin/loggers/rest?scope=cluster", `{"level":"DEBUG"}`); code != http.StatusUnauthorized {
+	if code, body := put(ws[0], "", "/admin/loggers/rest?scope=cluster", "DEBUG"); code != http.StatusUnauthorized {
 		t.Fatalf("PUT scope=cluster without the token: %d %s, want 401", code, body)
 	}
 
 	start := time.Now()
-	code, body := put(ws[0], ws[0].token, "/admin/loggers/rest?scope=cluster", `{"level":"DEBUG"}`)
+	code, body := put(ws[0], ws[0].token, "/admin/loggers/rest?scope=cluster", "DEBUG")
 	if code != http.StatusNoContent || body != "" {
 		t.Fatalf("PUT /admin/loggers/rest?scope=cluster: %d %q, want 204 and no body", code, body)
 	}
@@ -151,7 +134,7 @@ func TestClusterLogLevelReachesEveryWorkerAndSurvivesRestart(t *testing.T) {
 
 	// scope=worker (the default) changes one worker, answering the loggers
 	// it changed.
-	code, body = put(ws[1], ws[1].token, "/admin/loggers/rest", `{"level":"WARN"}`)
+	code, body = put(ws[1], ws[1].token, "/admin/loggers/rest", "WARN")
 	if code != http.StatusOK || strings.TrimSpace(body) != `["rest"]` {
 		t.Fatalf("PUT /admin/loggers/rest (scope=worker): %d %s, want 200 [\"rest\"]", code, body)
 	}
