@@ -31,7 +31,6 @@ limitations under the License.
 package pgtest
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -41,7 +40,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -389,26 +387,7 @@ func (s *Server) Stop() error {
 // credential returns the identity to run the server as: conveyor-pg
 // (created when missing) for root, nil (the caller) otherwise.
 func credential() (*syscall.Credential, error) {
-	if os.Geteuid() != 0 {
-		return nil, nil
-	}
-	u, err := user.Lookup(User)
-	if err != nil {
-		out, addErr := exec.Command("useradd", "--system", "--no-create-home", "--home-dir", "/nonexistent",
-			"--shell", "/usr/sbin/nologin", User).CombinedOutput()
-		if addErr != nil && !bytes.Contains(out, []byte("already exists")) {
-			return nil, fmt.Errorf("creating user %s (PostgreSQL refuses to run as root; hack/postgres.sh creates it): %v: %s", User, addErr, out)
-		}
-		if u, err = user.Lookup(User); err != nil {
-			return nil, fmt.Errorf("looking up user %s: %w", User, err)
-		}
-	}
-	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
-	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
-	if err1 != nil || err2 != nil {
-		return nil, fmt.Errorf("user %s has a non-numeric uid %q or gid %q", User, u.Uid, u.Gid)
-	}
-	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), NoSetGroups: true}, nil
+	return proc.UnprivilegedUser(User, "PostgreSQL refuses to run as root; hack/postgres.sh creates it")
 }
 
 func freePort(host string) (int, error) {
