@@ -34,6 +34,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/conveyor-dev/conveyor/runtime/connectors/jdbc"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
 
@@ -43,13 +44,13 @@ const (
 	// URL, or a libpq key=value string. Its password may be a placeholder
 	// such as ${secret:name:key}, resolved by the worker before the
 	// connector sees it.
-	KeyConnectionURL = "connection.url"
+	KeyConnectionURL = jdbc.KeyConnectionURL
 	// KeyConnectionUser overrides the URL's user.
-	KeyConnectionUser = "connection.user"
+	KeyConnectionUser = jdbc.KeyConnectionUser
 	// KeyConnectionPassword overrides the URL's password.
-	KeyConnectionPassword = "connection.password"
+	KeyConnectionPassword = jdbc.KeyConnectionPassword
 	// KeyPoolMax caps the connections a task opens.
-	KeyPoolMax = "connection.pool.max"
+	KeyPoolMax = jdbc.KeyPoolMax
 )
 
 // GroupConnection is the config group of the connection fields.
@@ -104,22 +105,8 @@ var (
 	parseErrorPfx = regexp.MustCompile("^cannot parse `[^`]*`: ")
 )
 
-// Redact replaces every secret in s (and the password of any postgres URL)
-// with xxxxx.
-func Redact(s string, secrets ...string) string {
-	for _, sec := range secrets {
-		if len(sec) >= 1 {
-			s = strings.ReplaceAll(s, sec, "xxxxx")
-			if esc := url.QueryEscape(sec); esc != sec {
-				s = strings.ReplaceAll(s, esc, "xxxxx")
-			}
-			if esc := url.PathEscape(sec); esc != sec {
-				s = strings.ReplaceAll(s, esc, "xxxxx")
-			}
-		}
-	}
-	return s
-}
+// Redact replaces every secret in s with xxxxx (see jdbc.Redact).
+func Redact(s string, secrets ...string) string { return jdbc.Redact(s, secrets...) }
 
 // RedactURL returns the URL with its password replaced by xxxxx.
 func RedactURL(raw string) string {
@@ -133,24 +120,8 @@ func RedactURL(raw string) string {
 	return u.String()
 }
 
-// redactedError hides secrets in an error's text.
-type redactedError struct {
-	err     error
-	secrets []string
-}
-
-func (e *redactedError) Error() string { return Redact(e.err.Error(), e.secrets...) }
-
-// Unwrap exposes the cause for errors.Is/As; print only Error().
-func (e *redactedError) Unwrap() error { return e.err }
-
 // RedactError wraps err so that its text never shows the secrets.
-func RedactError(err error, secrets []string) error {
-	if err == nil {
-		return nil
-	}
-	return &redactedError{err: err, secrets: secrets}
-}
+func RedactError(err error, secrets []string) error { return jdbc.RedactError(err, secrets) }
 
 func normalizeURL(raw string) string {
 	raw = strings.TrimSpace(raw)
