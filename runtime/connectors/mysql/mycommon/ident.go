@@ -51,7 +51,7 @@ func (t Table) Quoted() string {
 func QuoteIdent(name string) string { return "`" + strings.ReplaceAll(name, "`", "``") + "`" }
 
 // ParseTable parses "table", "database.table" or their backtick-quoted
-// forms (`my db`.`orders`, with `` for a backtick inside).
+// forms (`my db`.`orders`, with “ for a backtick inside).
 func ParseTable(s string) (Table, error) {
 	s = strings.TrimSpace(s)
 	var parts []string
@@ -228,4 +228,3 @@ func PrimaryKey(ctx context.Context, q Querier, t Table) ([]string, error) {
 	}
 	return out, rows.Err()
 }
-

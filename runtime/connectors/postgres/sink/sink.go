@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/conveyor-dev/conveyor/runtime/connectors/jdbc"
 	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgcommon"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
@@ -37,37 +38,38 @@ const Version = "0.1.0"
 // Class is the connector class name.
 const Class = "dev.conveyor.connect.postgres.PostgresSinkConnector"
 
-// Configuration keys (besides pgcommon's connection keys and topics).
+// Configuration keys (besides pgcommon's connection keys and topics): the
+// JDBC-style sinks' shared ones.
 const (
-	KeyInsertMode      = "insert.mode"
-	KeyPKMode          = "pk.mode"
-	KeyPKFields        = "pk.fields"
-	KeyTableNameFormat = "table.name.format"
-	KeyAutoCreate      = "auto.create"
-	KeyDeleteEnabled   = "delete.enabled"
-	KeyBatchSize       = "batch.size"
+	KeyInsertMode      = jdbc.KeyInsertMode
+	KeyPKMode          = jdbc.KeyPKMode
+	KeyPKFields        = jdbc.KeyPKFields
+	KeyTableNameFormat = jdbc.KeyTableNameFormat
+	KeyAutoCreate      = jdbc.KeyAutoCreate
+	KeyDeleteEnabled   = jdbc.KeyDeleteEnabled
+	KeyBatchSize       = jdbc.KeyBatchSize
 )
 
 // Insert modes.
 const (
-	InsertModeInsert = "insert"
-	InsertModeUpsert = "upsert"
+	InsertModeInsert = jdbc.InsertModeInsert
+	InsertModeUpsert = jdbc.InsertModeUpsert
 )
 
 // Primary key modes (Kafka's JDBC sink names).
 const (
-	PKModeNone        = "none"
-	PKModeKafka       = "kafka"
-	PKModeRecordKey   = "record_key"
-	PKModeRecordValue = "record_value"
+	PKModeNone        = jdbc.PKModeNone
+	PKModeKafka       = jdbc.PKModeKafka
+	PKModeRecordKey   = jdbc.PKModeRecordKey
+	PKModeRecordValue = jdbc.PKModeRecordValue
 )
 
 // Column names used when the key or the Kafka coordinates become columns.
 const (
-	DefaultKeyColumn = "__connect_key"
-	TopicColumn      = "__connect_topic"
-	PartitionColumn  = "__connect_partition"
-	OffsetColumn     = "__connect_offset"
+	DefaultKeyColumn = jdbc.DefaultKeyColumn
+	TopicColumn      = jdbc.TopicColumn
+	PartitionColumn  = jdbc.PartitionColumn
+	OffsetColumn     = jdbc.OffsetColumn
 )
 
 const group = "PostgreSQL sink"
