@@ -255,3 +255,69 @@ func consume(t *testing.T, c *kfake.Cluster, want int) map[string]map[int64]int 
 	t.Logf("consumed %d records (want %d)", total, want)
 	return counts
 }
+
+// Validation names the field and the fix: a column type without a Connect
+// mapping is refused naming the column (never read as a silent string), a
+// missing table names the table, a wrong password never shows up in the
+// answer, and a task started on such a table fails naming the column.
+func TestValidateRefusesNamingTheProblem(t *testing.T) {
+	database := srv.CreateDatabase(t)
+	srv.ExecT(t, database,
+		"CREATE TABLE places (id INT PRIMARY KEY, spot POINT, label VARCHAR(10))",
+		"CREATE TABLE notes (id INT PRIMARY KEY, body TEXT, at DATETIME(6))")
+	ctx := context.Background()
+	errs := func(cfg map[string]string) map[string]string {
+		res := plugin.ValidateConfig(ctx, Plugin(), cfg)
+		out := map[string]string{}
+		for _, e := range res.Errors() {
+			out[e.Name] += e.Message + "; "
+		}
+		return out
+	}
+	cfg := baseConfig(database)
+	cfg[jdbc.KeyTableWhitelist] = "places"
+	if got := errs(cfg)[jdbc.KeyTableWhitelist]; !strings.Contains(got, "`spot`") || !strings.Contains(got, "point") {
+		t.Errorf("POINT column: table.whitelist error %q; want it to name column `spot` and its type", got)
+	}
+	cfg[jdbc.KeyTableWhitelist] = "nowhere"
+	if got := errs(cfg)[jdbc.KeyTableWhitelist]; !strings.Contains(got, "nowhere") {
+		t.Errorf("missing table: error %q; want it named", got)
+	}
+	cfg[jdbc.KeyTableWhitelist] = "notes"
+	cfg[jdbc.KeyMode] = jdbc.ModeTimestamp
+	cfg[jdbc.KeyTimestampColumn] = "body"
+	if got := errs(cfg)[jdbc.KeyTimestampColumn]; !strings.Contains(got, "datetime or timestamp") {
+		t.Errorf("text timestamp column: error %q", got)
+	}
+	cfg[jdbc.KeyTimestampColumn] = "at"
+	if got := errs(cfg); len(got) != 0 {
+		t.Errorf("valid timestamp config refused: %v", got)
+	}
+	secret := "s3cr3t-pw-" + database
+	bad := baseConfig(database)
+	bad[jdbc.KeyTableWhitelist] = "notes"
+	bad[jdbc.KeyConnectionPassword] = secret
+	got := errs(bad)
+	if !strings.Contains(got[jdbc.KeyConnectionPassword], "refused the login") {
+		t.Errorf("wrong password: errors %v; want a refused login on connection.password", got)
+	}
+	for k, v := range got {
+		if strings.Contains(v, secret) {
+			t.Errorf("field %s shows the password: %s", k, v)
+		}
+	}
+	bad[jdbc.KeyConnectionURL] = "jdbc:postgresql://x/y"
+	if got := errs(bad)[jdbc.KeyConnectionURL]; !strings.Contains(got, "jdbc:mysql://") {
+		t.Errorf("wrong scheme: error %q; want the expected form", got)
+	}
+
+	// A task on the POINT table fails at start, naming the column.
+	tcfg := baseConfig(database)
+	tcfg[jdbc.KeyTableWhitelist] = "places"
+	tk := &Task{}
+	err := tk.Start(ctx, &plugintest.SourceTaskContext{Store: plugintest.NewOffsetStore()}, tcfg)
+	_ = tk.Stop()
+	if err == nil || !strings.Contains(err.Error(), "`spot`") {
+		t.Errorf("task start on a POINT column: %v; want an error naming `spot`", err)
+	}
+}

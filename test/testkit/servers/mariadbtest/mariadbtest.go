@@ -152,6 +152,7 @@ func Start(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating the server folder: %w", err)
 	}
+	began := time.Now()
 	s := &Server{Host: "127.0.0.1", BinDir: bin, Dir: dir, logFile: filepath.Join(dir, "mariadb.log"), Password: randomHex(12)}
 	ok := false
 	defer func() {
@@ -165,7 +166,7 @@ func Start(opts Options) (*Server, error) {
 		}
 	}
 	install := exec.Command(installDB, "--no-defaults", "--datadir="+filepath.Join(dir, "data"),
-		"--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve")
+		"--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve", "--innodb-log-file-size=16M")
 	install.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	install.Dir = dir
 	if out, err := install.CombinedOutput(); err != nil {
@@ -187,7 +188,8 @@ func Start(opts Options) (*Server, error) {
 		"character-set-server":           "utf8mb4",
 		"collation-server":               "utf8mb4_general_ci",
 		"max-connections":                "300",
-		"innodb-buffer-pool-size":        "128M",
+		"innodb-buffer-pool-size":        "64M",
+		"innodb-log-file-size":           "16M",
 		"innodb-flush-log-at-trx-commit": "0",
 		"sync-binlog":                    "0",
 		"innodb-doublewrite":             "0",
@@ -211,6 +213,7 @@ func Start(opts Options) (*Server, error) {
 		_ = os.Truncate(s.logFile, 0)
 	}
 	ok = true
+	fmt.Fprintf(os.Stderr, "mariadbtest: MariaDB ready on %s:%d in %.1fs\n", s.Host, s.Port, time.Since(began).Seconds())
 	return s, nil
 }
 
