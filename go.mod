@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/expr-lang/expr v1.17.8
 	github.com/go-logr/logr v1.4.4
+	github.com/go-sql-driver/mysql v1.10.1
 	github.com/jackc/pglogrepl v0.0.0-20251213150135-2e8d0df862c1
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/kedacore/keda/v2 v2.21.0
@@ -61,7 +62,6 @@ require (
 	github.com/go-openapi/swag/stringutils v0.29.1 // indirect
 	github.com/go-openapi/swag/typeutils v0.29.1 // indirect
 	github.com/go-openapi/swag/yamlutils v0.29.1 // indirect
-	github.com/go-sql-driver/mysql v1.10.1 // indirect
 	github.com/google/cel-go v0.31.0 // indirect
 	github.com/google/gnostic-models v0.7.1 // indirect
 	github.com/google/uuid v1.6.0 // indirect
