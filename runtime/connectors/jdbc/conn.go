@@ -16,6 +16,8 @@ limitations under the License.
 
 package jdbc
 
+import "github.com/conveyor-dev/conveyor/runtime/plugin"
+
 // Connection configuration keys, shared by every JDBC-style connector
 // (Kafka's JDBC connectors' names).
 const (
@@ -30,3 +32,28 @@ const (
 	// KeyPoolMax caps the connections a task opens.
 	KeyPoolMax = "connection.pool.max"
 )
+
+// GroupConnection is the config group of the connection fields.
+const GroupConnection = "Connection"
+
+// ConnectionFields are the config fields of the connection, for a plugin's
+// spec: urlDoc documents connection.url (the database's URL forms);
+// poolDefault is the default of connection.pool.max ("" leaves the field
+// out).
+func ConnectionFields(urlDoc, poolDefault string) []plugin.ConfigField {
+	fs := []plugin.ConfigField{
+		{Name: KeyConnectionURL, Type: plugin.TypeString, Required: true, Group: GroupConnection, Importance: plugin.ImportanceHigh, Width: plugin.WidthLong,
+			DisplayName: "Connection URL", Validator: plugin.NonEmpty(),
+			Doc: urlDoc + " Put the password in connection.password or as a ${secret:...} placeholder, never in plain text."},
+		{Name: KeyConnectionUser, Type: plugin.TypeString, Group: GroupConnection, Importance: plugin.ImportanceHigh, Width: plugin.WidthMedium,
+			DisplayName: "User", Doc: "Database user; overrides the URL's user."},
+		{Name: KeyConnectionPassword, Type: plugin.TypePassword, Group: GroupConnection, Importance: plugin.ImportanceHigh, Width: plugin.WidthMedium,
+			DisplayName: "Password", Doc: "Database password, usually a ${secret:<name>:<key>} placeholder; overrides the URL's password. Never logged."},
+	}
+	if poolDefault != "" {
+		fs = append(fs, plugin.ConfigField{Name: KeyPoolMax, Type: plugin.TypeInt, Default: poolDefault, Group: GroupConnection, Importance: plugin.ImportanceLow, Width: plugin.WidthShort,
+			DisplayName: "Connections per task", Validator: plugin.AtLeast(1), Max: 100,
+			Doc: "Maximum number of database connections one task opens."})
+	}
+	return fs
+}

@@ -50,6 +50,8 @@ type Stream interface {
 type SourceTable struct {
 	// Name is the table as messages and logs show it (schema.table).
 	Name string
+	// Partition is the table's source partition, {"table": Name}.
+	Partition map[string]any
 	// Pos is the position of the last record handed out.
 	Pos Position
 	// IncIdx and TsIdx are the value fields of the mode's columns (-1
@@ -92,6 +94,29 @@ type cursor struct {
 	pendingTs time.Time
 	// the offset of everything before the pending record's group
 	groupBase map[string]any
+}
+
+// Resume sets the tables' positions from their stored offsets.
+func (r *Reader) Resume(ctx context.Context, offsets plugin.OffsetReader) error {
+	parts := make([]map[string]any, len(r.Tables))
+	for i, st := range r.Tables {
+		parts[i] = st.Partition
+	}
+	offs, err := offsets.Offsets(ctx, parts)
+	if err != nil {
+		return fmt.Errorf("table source task: reading stored offsets: %w", err)
+	}
+	for i, off := range offs {
+		if off == nil || i >= len(r.Tables) {
+			continue
+		}
+		st := r.Tables[i]
+		if err := st.Pos.Restore(off, st.IncIdx >= 0, st.TsIdx >= 0); err != nil {
+			return fmt.Errorf("table source task: stored offset of table %s: %w", st.Name, err)
+		}
+		r.Log.Info("resuming table", "table", st.Name, "offset", off)
+	}
+	return nil
 }
 
 // UsesIncrementing reports whether a mode tracks an incrementing column.

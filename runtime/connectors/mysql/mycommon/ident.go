@@ -22,6 +22,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/conveyor-dev/conveyor/runtime/connectors/jdbc"
 )
 
 // Table names a table, optionally database-qualified.
@@ -53,45 +55,10 @@ func QuoteIdent(name string) string { return "`" + strings.ReplaceAll(name, "`",
 // ParseTable parses "table", "database.table" or their backtick-quoted
 // forms (`my db`.`orders`, with “ for a backtick inside).
 func ParseTable(s string) (Table, error) {
-	s = strings.TrimSpace(s)
-	var parts []string
-	var cur strings.Builder
-	quoted, wasQuoted := false, false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quoted && c == '`':
-			if i+1 < len(s) && s[i+1] == '`' {
-				cur.WriteByte('`')
-				i++
-			} else {
-				quoted = false
-			}
-		case quoted:
-			cur.WriteByte(c)
-		case c == '`':
-			if cur.Len() > 0 {
-				return Table{}, fmt.Errorf("table name %q: a backtick in the middle of a name", s)
-			}
-			quoted, wasQuoted = true, true
-		case c == '.':
-			if cur.Len() == 0 && !wasQuoted {
-				return Table{}, fmt.Errorf("table name %q has an empty part", s)
-			}
-			parts = append(parts, cur.String())
-			cur.Reset()
-			wasQuoted = false
-		default:
-			cur.WriteByte(c)
-		}
+	parts, err := jdbc.SplitQualified(s, '`')
+	if err != nil {
+		return Table{}, err
 	}
-	if quoted {
-		return Table{}, fmt.Errorf("table name %q has an unterminated backtick", s)
-	}
-	if cur.Len() == 0 && !wasQuoted {
-		return Table{}, fmt.Errorf("table name %q is empty or ends with a dot", s)
-	}
-	parts = append(parts, cur.String())
 	switch len(parts) {
 	case 1:
 		return Table{Name: parts[0]}, nil

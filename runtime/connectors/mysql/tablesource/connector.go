@@ -27,8 +27,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
-	"time"
 
 	"github.com/conveyor-dev/conveyor/runtime/connectors/jdbc"
 	"github.com/conveyor-dev/conveyor/runtime/connectors/mysql/mycommon"
@@ -97,19 +95,18 @@ func (s *settings) match() func(name, qualified string) bool {
 	return s.Matches
 }
 
-// Connector lists the tables and spreads them over tasks.
+// Connector lists the tables and spreads them over tasks (the shared
+// jdbc.TableConnector); Validate and Start are its own.
 type Connector struct {
-	s      *settings
-	cc     plugin.ConnectorContext
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-
-	mu     sync.Mutex
-	tables []mycommon.TableSize // from the last NaturalLimit
+	jdbc.TableConnector[mycommon.TableSize]
+	s *settings
 }
 
 func tableName(t mycommon.TableSize) string  { return t.Table.String() }
 func tableRows(t mycommon.TableSize) float64 { return t.Rows }
+func tablePair(t mycommon.TableSize) [2]string {
+	return [2]string{t.Table.Schema, t.Table.Name}
+}
 
 // Validate connects and checks the tables, privileges and mode columns.
 func (c *Connector) Validate(ctx context.Context, config map[string]string) []plugin.FieldError {
@@ -131,17 +128,9 @@ func (c *Connector) Start(ctx context.Context, cc plugin.ConnectorContext, confi
 	if err != nil {
 		return err
 	}
-	c.s, c.cc = s, cc
-	if s.TablePoll > 0 {
-		wctx, cancel := context.WithCancel(ctx)
-		c.cancel = cancel
-		c.wg.Add(1)
-		cc.Go(func() error {
-			defer c.wg.Done()
-			c.watch(wctx)
-			return nil
-		})
-	}
+	c.s = s
+	c.List, c.Name, c.Size, c.Pair = c.list, tableName, tableRows, tablePair
+	c.StartWatching(ctx, cc, config, s.TablePoll)
 	return nil
 }
 
@@ -152,76 +141,6 @@ func (c *Connector) list(ctx context.Context) ([]mycommon.TableSize, error) {
 	}
 	defer conn.Close()
 	return mycommon.ListTables(ctx, conn, c.s.whitelist, c.s.match())
-}
-
-// watch re-lists the tables every table.poll.interval.ms and asks for task
-// reconfiguration when the set of tables changed.
-func (c *Connector) watch(ctx context.Context) {
-	t := time.NewTicker(c.s.TablePoll)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		tables, err := c.list(ctx)
-		if err != nil {
-			if ctx.Err() == nil {
-				c.cc.Logger().Warn("listing tables", "error", err)
-			}
-			continue
-		}
-		c.mu.Lock()
-		changed := !jdbc.SameNames(c.tables, tables, tableName)
-		c.mu.Unlock()
-		if changed {
-			c.cc.Logger().Info("the set of tables changed; requesting task reconfiguration", "tables", len(tables))
-			c.cc.RequestTaskReconfiguration()
-		}
-	}
-}
-
-// NaturalLimit is the number of tables (reason Tables).
-func (c *Connector) NaturalLimit(ctx context.Context) (int, plugin.Reason, error) {
-	tables, err := c.list(ctx)
-	if err != nil {
-		return 0, plugin.Tables, err
-	}
-	c.mu.Lock()
-	c.tables = tables
-	c.mu.Unlock()
-	return len(tables), plugin.Tables, nil
-}
-
-// TaskConfigs spreads the tables over min(max, tables) tasks, balancing
-// estimated rows (jdbc.Assign).
-func (c *Connector) TaskConfigs(max int) ([]map[string]string, error) {
-	c.mu.Lock()
-	tables := c.tables
-	c.mu.Unlock()
-	groups := jdbc.Assign(tables, max, tableRows, tableName)
-	pairs := make([][][2]string, len(groups))
-	for i, g := range groups {
-		for _, t := range g {
-			pairs[i] = append(pairs[i], [2]string{t.Table.Schema, t.Table.Name})
-		}
-	}
-	return jdbc.TaskConfigs(c.s.Raw, pairs)
-}
-
-// Stop stops the table watcher.
-func (c *Connector) Stop() error {
-	if c.cancel != nil {
-		c.cancel()
-	}
-	c.wg.Wait()
-	return nil
-}
-
-// ExactlyOnceSupport: see jdbc.ExactlyOnceSupport.
-func (c *Connector) ExactlyOnceSupport(config map[string]string) plugin.ExactlyOnceSupport {
-	return jdbc.ExactlyOnceSupport(config)
 }
 
 // checkTables validates the tables, their column types and the mode's

@@ -48,7 +48,6 @@ type tableState struct {
 	jdbc.SourceTable
 	table     mycommon.Table
 	topic     string
-	partition map[string]any // one map per table, reused by every record
 	cols      []mycommon.Mapped
 	keyIdx    []int
 	keySchema *data.Schema
@@ -108,35 +107,19 @@ func (t *Task) Start(ctx context.Context, tc plugin.SourceTaskContext, config ma
 			tables = append(tables, ts.Table)
 		}
 	}
-	parts := make([]map[string]any, 0, len(tables))
 	for _, tb := range tables {
 		st, err := t.describe(ctx, tb)
 		if err != nil {
 			return err
 		}
 		t.tables = append(t.tables, st)
-		parts = append(parts, st.partition)
-	}
-	offsets, err := tc.OffsetReader().Offsets(ctx, parts)
-	if err != nil {
-		return fmt.Errorf("table source task: reading stored offsets: %w", err)
-	}
-	for i, off := range offsets {
-		if off == nil || i >= len(t.tables) {
-			continue
-		}
-		st := t.tables[i]
-		if err := st.Pos.Restore(off, st.IncIdx >= 0, st.TsIdx >= 0); err != nil {
-			return fmt.Errorf("table source task: stored offset of table %s: %w", st.table, err)
-		}
-		t.log.Info("resuming table", "table", st.table.String(), "offset", off)
 	}
 	t.reader = jdbc.Reader{Dialect: dialect{}, Mode: s.Mode, BatchMaxRows: s.BatchMaxRows, PollInterval: s.PollInterval,
 		Delay: s.TsDelay, Log: t.log, Now: time.Now}
 	for _, st := range t.tables {
 		t.reader.Tables = append(t.reader.Tables, &st.SourceTable)
 	}
-	return nil
+	return t.reader.Resume(ctx, tc.OffsetReader())
 }
 
 // describe reads a table's columns and primary key and prepares its query.
@@ -153,8 +136,9 @@ func (t *Task) describe(ctx context.Context, tb mycommon.Table) (*tableState, er
 	if err != nil {
 		return nil, fmt.Errorf("table source task: %w", err)
 	}
-	st := &tableState{table: tb, topic: t.s.TopicPrefix + tb.Name, partition: map[string]any{jdbc.PartitionTable: tb.String()}, cols: mapped}
+	st := &tableState{table: tb, topic: t.s.TopicPrefix + tb.Name, cols: mapped}
 	st.Name, st.IncIdx, st.TsIdx = tb.String(), idx[0], idx[1]
+	st.Partition = map[string]any{jdbc.PartitionTable: st.Name} // one map per table, reused by every record
 	if st.IncIdx >= 0 {
 		st.Columns.Inc = cols[st.IncIdx].Name
 	}
@@ -240,7 +224,7 @@ func (cs *stream) Record() (*plugin.SourceRecord, error) {
 	}
 	val := &data.Struct{}
 	data.InitStructTrusted(val, st.valSchema, values)
-	rec := &plugin.SourceRecord{SourcePartition: st.partition, Topic: st.topic, ValueSchema: st.valSchema, Value: val}
+	rec := &plugin.SourceRecord{SourcePartition: st.Partition, Topic: st.topic, ValueSchema: st.valSchema, Value: val}
 	if st.keySchema != nil {
 		kv := make([]any, len(st.keyIdx))
 		for j, i := range st.keyIdx {

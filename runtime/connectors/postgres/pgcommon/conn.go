@@ -54,27 +54,12 @@ const (
 )
 
 // GroupConnection is the config group of the connection fields.
-const GroupConnection = "Connection"
+const GroupConnection = jdbc.GroupConnection
 
 // ConnectionFields are the config fields of the connection, for a plugin's
-// spec. poolDefault is the default of connection.pool.max ("" leaves the
-// field out).
+// spec (see jdbc.ConnectionFields).
 func ConnectionFields(poolDefault string) []plugin.ConfigField {
-	fs := []plugin.ConfigField{
-		{Name: KeyConnectionURL, Type: plugin.TypeString, Required: true, Group: GroupConnection, Importance: plugin.ImportanceHigh, Width: plugin.WidthLong,
-			DisplayName: "Connection URL", Validator: plugin.NonEmpty(),
-			Doc: "PostgreSQL URL, for example postgres://user@db.example:5432/shop?sslmode=require (jdbc:postgresql:// and libpq key=value strings work too). Put the password in connection.password or as a ${secret:...} placeholder, never in plain text."},
-		{Name: KeyConnectionUser, Type: plugin.TypeString, Group: GroupConnection, Importance: plugin.ImportanceHigh, Width: plugin.WidthMedium,
-			DisplayName: "User", Doc: "Database user; overrides the URL's user."},
-		{Name: KeyConnectionPassword, Type: plugin.TypePassword, Group: GroupConnection, Importance: plugin.ImportanceHigh, Width: plugin.WidthMedium,
-			DisplayName: "Password", Doc: "Database password, usually a ${secret:<name>:<key>} placeholder; overrides the URL's password. Never logged."},
-	}
-	if poolDefault != "" {
-		fs = append(fs, plugin.ConfigField{Name: KeyPoolMax, Type: plugin.TypeInt, Default: poolDefault, Group: GroupConnection, Importance: plugin.ImportanceLow, Width: plugin.WidthShort,
-			DisplayName: "Connections per task", Validator: plugin.AtLeast(1), Max: 100,
-			Doc: "Maximum number of database connections one task opens."})
-	}
-	return fs
+	return jdbc.ConnectionFields("PostgreSQL URL, for example postgres://user@db.example:5432/shop?sslmode=require (jdbc:postgresql:// and libpq key=value strings work too).", poolDefault)
 }
 
 // Secrets returns the secret strings of a connection config (the URL's

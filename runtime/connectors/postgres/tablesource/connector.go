@@ -32,8 +32,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"sync"
-	"time"
 
 	"github.com/conveyor-dev/conveyor/runtime/connectors/jdbc"
 	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgcommon"
@@ -122,15 +120,11 @@ func parse(config map[string]string) (*settings, error) {
 	return &settings{SourceSettings: ss, poolMax: cfg.Int(pgcommon.KeyPoolMax)}, nil
 }
 
-// Connector lists the tables and spreads them over tasks.
+// Connector lists the tables and spreads them over tasks (the shared
+// jdbc.TableConnector); Validate and Start are its own.
 type Connector struct {
-	s      *settings
-	cc     plugin.ConnectorContext
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-
-	mu     sync.Mutex
-	tables []TableInfo // from the last NaturalLimit
+	jdbc.TableConnector[TableInfo]
+	s *settings
 }
 
 // Validate connects and checks tables, privileges and mode columns.
@@ -153,17 +147,9 @@ func (c *Connector) Start(ctx context.Context, cc plugin.ConnectorContext, confi
 	if err != nil {
 		return err
 	}
-	c.s, c.cc = s, cc
-	if s.TablePoll > 0 {
-		wctx, cancel := context.WithCancel(ctx)
-		c.cancel = cancel
-		c.wg.Add(1)
-		cc.Go(func() error {
-			defer c.wg.Done()
-			c.watch(wctx)
-			return nil
-		})
-	}
+	c.s = s
+	c.List, c.Name, c.Size, c.Pair = c.list, tableName, tableRows, tablePair
+	c.StartWatching(ctx, cc, config, s.TablePoll)
 	return nil
 }
 
@@ -177,76 +163,11 @@ func (c *Connector) list(ctx context.Context) ([]TableInfo, error) {
 	return ListTables(ctx, conn, c.s.Whitelist, c.s.Pattern)
 }
 
-// watch re-lists the tables every table.poll.interval.ms and asks for task
-// reconfiguration when the set of tables changed.
-func (c *Connector) watch(ctx context.Context) {
-	t := time.NewTicker(c.s.TablePoll)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		tables, err := c.list(ctx)
-		if err != nil {
-			if ctx.Err() == nil {
-				c.cc.Logger().Warn("listing tables", "error", err)
-			}
-			continue
-		}
-		c.mu.Lock()
-		changed := !sameTables(c.tables, tables)
-		c.mu.Unlock()
-		if changed {
-			c.cc.Logger().Info("the set of tables changed; requesting task reconfiguration", "tables", len(tables))
-			c.cc.RequestTaskReconfiguration()
-		}
-	}
-}
-
-func sameTables(a, b []TableInfo) bool { return jdbc.SameNames(a, b, tableName) }
-
 func tableName(t TableInfo) string { return t.Table.String() }
 
 func tableRows(t TableInfo) float64 { return t.Rows }
 
-// NaturalLimit is the number of tables (reason Tables).
-func (c *Connector) NaturalLimit(ctx context.Context) (int, plugin.Reason, error) {
-	tables, err := c.list(ctx)
-	if err != nil {
-		return 0, plugin.Tables, err
-	}
-	c.mu.Lock()
-	c.tables = tables
-	c.mu.Unlock()
-	return len(tables), plugin.Tables, nil
-}
-
-// TaskConfigs spreads the tables over min(max, tables) tasks, balancing
-// estimated rows (see Assign).
-func (c *Connector) TaskConfigs(max int) ([]map[string]string, error) {
-	c.mu.Lock()
-	tables := c.tables
-	c.mu.Unlock()
-	groups := Assign(tables, max)
-	pairs := make([][][2]string, len(groups))
-	for i, g := range groups {
-		for _, t := range g {
-			pairs[i] = append(pairs[i], [2]string{t.Table.Schema, t.Table.Name})
-		}
-	}
-	return jdbc.TaskConfigs(c.s.Raw, pairs)
-}
-
-// Stop stops the table watcher.
-func (c *Connector) Stop() error {
-	if c.cancel != nil {
-		c.cancel()
-	}
-	c.wg.Wait()
-	return nil
-}
+func tablePair(t TableInfo) [2]string { return [2]string{t.Table.Schema, t.Table.Name} }
 
 // TableInfo is a table and its estimated row count.
 type TableInfo struct {
@@ -416,9 +337,4 @@ func modeColumns(s *settings, t pgcommon.Table, cols []pgcommon.Column) ([2]int,
 		idx[1] = i
 	}
 	return idx, nil
-}
-
-// ExactlyOnceSupport: see jdbc.ExactlyOnceSupport.
-func (c *Connector) ExactlyOnceSupport(config map[string]string) plugin.ExactlyOnceSupport {
-	return jdbc.ExactlyOnceSupport(config)
 }
