@@ -33,16 +33,13 @@ package mariadbtest
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,6 +51,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/conveyor-dev/conveyor/test/testkit/proc"
+	"github.com/conveyor-dev/conveyor/test/testkit/servers/dbtest"
 )
 
 // User is the operating system user the server runs as when the caller is
@@ -124,17 +122,7 @@ func FindBinaries() (bin, installDB string, err error) {
 // returns the exit code for os.Exit. A server that cannot start fails the
 // run with the reason.
 func Run(m *testing.M, srv **Server) int {
-	s, err := Start(Options{})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "mariadbtest: starting MariaDB: %v\n", err)
-		return 1
-	}
-	*srv = s
-	code := m.Run()
-	if err := s.Stop(); err != nil {
-		fmt.Fprintf(os.Stderr, "mariadbtest: stopping MariaDB: %v\n", err)
-	}
-	return code
+	return dbtest.Run(m, "MariaDB", srv, func() (*Server, error) { return Start(Options{}) })
 }
 
 // Start initialises a data folder and starts a server on a free loopback
@@ -153,7 +141,7 @@ func Start(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("creating the server folder: %w", err)
 	}
 	began := time.Now()
-	s := &Server{Host: "127.0.0.1", BinDir: bin, Dir: dir, logFile: filepath.Join(dir, "mariadb.log"), Password: randomHex(12)}
+	s := &Server{Host: "127.0.0.1", BinDir: bin, Dir: dir, logFile: filepath.Join(dir, "mariadb.log"), Password: dbtest.RandomHex(12)}
 	ok := false
 	defer func() {
 		if !ok {
@@ -198,7 +186,7 @@ func Start(opts Options) (*Server, error) {
 		settings[k] = v
 	}
 	for attempt := 0; ; attempt++ {
-		port, err := freePort(s.Host)
+		port, err := dbtest.FreePort(s.Host)
 		if err != nil {
 			return nil, err
 		}
@@ -322,16 +310,10 @@ func (s *Server) Exec(ctx context.Context, database string, stmts ...string) err
 	return nil
 }
 
-var unsafeChars = regexp.MustCompile(`[^a-z0-9_]+`)
-
 // NewDatabase creates a fresh database named after prefix and returns its
 // name; it is dropped by DropDatabase or with the server.
 func (s *Server) NewDatabase(ctx context.Context, prefix string) (string, error) {
-	name := unsafeChars.ReplaceAllString(strings.ToLower(prefix), "_")
-	if len(name) > 40 {
-		name = name[:40]
-	}
-	name = fmt.Sprintf("%s_%d", strings.Trim(name, "_"), s.dbs.Add(1))
+	name := dbtest.DatabaseName(prefix, s.dbs.Add(1))
 	if err := s.Exec(ctx, "", "CREATE DATABASE `"+name+"`"); err != nil {
 		return "", err
 	}
@@ -390,17 +372,4 @@ func (s *Server) Stop() error {
 	return err
 }
 
-func freePort(host string) (int, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-	if err != nil {
-		return 0, fmt.Errorf("finding a free port on %s: %w", host, err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
 
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
