@@ -70,6 +70,7 @@ func Plugin() plugin.Plugin {
 			DisplayName: "Batch size", Validator: plugin.AtLeast(1), Max: 100_000,
 			Doc: "Most records one transaction writes; records are written in the background as they come, one transaction at a time, and batches grow with the load (as the PostgreSQL sink's)."},
 	}...)
+	fields = append(fields, jdbc.ExactlyOnceFields(group)...)
 	return plugin.Plugin{
 		Class:        Class,
 		Kind:         plugin.KindSink,
@@ -81,7 +82,13 @@ func Plugin() plugin.Plugin {
 	}
 }
 
-type settings struct{ *jdbc.SinkSettings }
+type settings struct {
+	*jdbc.SinkSettings
+	// exactly.once: offsets in offsetsTable, keyed by connector
+	exactlyOnce  bool
+	offsetsTable mycommon.Table
+	connector    string
+}
 
 func parse(config map[string]string) (*settings, error) {
 	cfg, err := Plugin().Spec.Parse(config)
@@ -89,7 +96,15 @@ func parse(config map[string]string) (*settings, error) {
 		return nil, err
 	}
 	ss, errs := jdbc.ParseSink(cfg, config)
-	s := &settings{ss}
+	s := &settings{SinkSettings: ss, exactlyOnce: cfg.Bool(jdbc.KeyExactlyOnce), connector: strings.TrimSpace(config[plugin.KeyName])}
+	if s.exactlyOnce {
+		if s.offsetsTable, err = mycommon.ParseTable(cfg.String(jdbc.KeyExactlyOnceOffsets)); err != nil {
+			errs = append(errs, plugin.FieldError{Name: jdbc.KeyExactlyOnceOffsets, Message: err.Error()})
+		}
+		if s.connector == "" {
+			errs = append(errs, plugin.FieldError{Name: jdbc.KeyExactlyOnce, Message: "exactly.once=true keys the stored offsets by the connector's name: the configuration has no name"})
+		}
+	}
 	if _, err := s.table("t"); err != nil {
 		errs = append(errs, plugin.FieldError{Name: jdbc.KeyTableNameFormat, Message: err.Error()})
 	}
@@ -112,7 +127,7 @@ func (s *settings) table(topic string) (mycommon.Table, error) {
 }
 
 func newConnector() plugin.Connector {
-	return &plugin.PartitionSinkConnector{Fallback: jdbc.KeyInsertMode, Parse: func(c map[string]string) error { _, err := parse(c); return err }, Check: check}
+	return &Connector{plugin.PartitionSinkConnector{Fallback: jdbc.KeyInsertMode, Parse: func(c map[string]string) error { _, err := parse(c); return err }, Check: check}}
 }
 
 // check checks the connection, and for listed topics that each table

@@ -43,6 +43,7 @@ type Task struct {
 	s      *settings
 	log    *slog.Logger
 	errant plugin.ErrantRecordReporter
+	tc     plugin.SinkTaskContext
 	db     *sql.DB
 	// tables are the columns of the destination tables seen so far (by
 	// table); the writes' own.
@@ -58,12 +59,18 @@ func (t *Task) Start(ctx context.Context, tc plugin.SinkTaskContext, config map[
 	if err != nil {
 		return err
 	}
-	t.s, t.log, t.errant = s, tc.Logger(), tc.ErrantRecordReporter()
+	t.s, t.log, t.errant, t.tc = s, tc.Logger(), tc.ErrantRecordReporter(), tc
 	db, err := mycommon.Open(ctx, config, 1)
 	if err != nil {
 		return err
 	}
 	t.db, t.tables = db, map[mycommon.Table]map[string]bool{}
+	if s.exactlyOnce {
+		if err := ensureOffsetsTable(ctx, db, s.offsetsTable); err != nil {
+			_ = db.Close()
+			return err
+		}
+	}
 	t.Writer = sinkwriter.Start(sinkwriter.Config[*plugin.SinkRecord]{
 		Name: "MySQL", Write: t.writeBatch,
 		BatchSize: s.BatchSize, MaxQueued: s.BatchSize, Go: tc.Go,
@@ -95,6 +102,7 @@ type row struct {
 	npk     int
 	vals    []any
 	schemas []*data.Schema
+	rec     *plugin.SinkRecord
 }
 
 // layoutKey groups rows that one statement can carry.
@@ -111,10 +119,11 @@ func (t *Task) write(ctx context.Context, recs []*plugin.SinkRecord) error {
 			return err
 		}
 		if ok {
+			rw.rec = r
 			rows = append(rows, rw)
 		}
 	}
-	if len(rows) == 0 {
+	if len(rows) == 0 && !t.s.exactlyOnce {
 		return nil
 	}
 	conn, err := t.db.Conn(ctx)
@@ -134,6 +143,21 @@ func (t *Task) write(ctx context.Context, recs []*plugin.SinkRecord) error {
 		return classify(err)
 	}
 	defer func() { _ = tx.Rollback() }()
+	var next map[plugin.TopicPartition]int64
+	if t.s.exactlyOnce {
+		keep, n, err := t.claim(ctx, tx, recs)
+		if err != nil {
+			return err
+		}
+		next = n
+		kept := rows[:0]
+		for _, r := range rows {
+			if keep[r.rec] {
+				kept = append(kept, r)
+			}
+		}
+		rows = kept
+	}
 	for start := 0; start < len(rows); {
 		end := start + 1
 		k := rows[start].layoutKey()
@@ -144,6 +168,11 @@ func (t *Task) write(ctx context.Context, recs []*plugin.SinkRecord) error {
 			return err
 		}
 		start = end
+	}
+	if next != nil {
+		if err := t.storeOffsets(ctx, tx, next); err != nil {
+			return err
+		}
 	}
 	return classify(tx.Commit())
 }
