@@ -69,6 +69,10 @@ type SinkSettings struct {
 	AutoEvolve    bool
 	DeleteEnabled bool
 	BatchSize     int
+	// ExactlyOnce is exactly.once; Connector the connector's name, which
+	// keys its stored offsets.
+	ExactlyOnce bool
+	Connector   string
 }
 
 // ParseSink reads the shared sink settings from a parsed configuration
@@ -84,8 +88,13 @@ func ParseSink(cfg plugin.Config, raw map[string]string) (*SinkSettings, []plugi
 		AutoEvolve:    cfg.Bool(KeyAutoEvolve),
 		DeleteEnabled: cfg.Bool(KeyDeleteEnabled),
 		BatchSize:     cfg.Int(KeyBatchSize),
+		ExactlyOnce:   cfg.Bool(KeyExactlyOnce),
+		Connector:     strings.TrimSpace(raw[plugin.KeyName]),
 	}
 	var errs []plugin.FieldError
+	if s.ExactlyOnce && s.Connector == "" {
+		errs = append(errs, plugin.FieldError{Name: KeyExactlyOnce, Message: "exactly.once=true keys the stored offsets by the connector's name: the configuration has no name"})
+	}
 	if s.InsertMode == InsertModeUpsert && s.PKMode == PKModeNone {
 		errs = append(errs, plugin.FieldError{Name: KeyPKMode, Message: "insert.mode=upsert needs a primary key: set pk.mode to record_key, record_value or kafka"})
 	}

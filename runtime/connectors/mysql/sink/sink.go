@@ -96,13 +96,10 @@ func parse(config map[string]string) (*settings, error) {
 		return nil, err
 	}
 	ss, errs := jdbc.ParseSink(cfg, config)
-	s := &settings{SinkSettings: ss, exactlyOnce: cfg.Bool(jdbc.KeyExactlyOnce), connector: strings.TrimSpace(config[plugin.KeyName])}
+	s := &settings{SinkSettings: ss, exactlyOnce: ss.ExactlyOnce, connector: ss.Connector}
 	if s.exactlyOnce {
 		if s.offsetsTable, err = mycommon.ParseTable(cfg.String(jdbc.KeyExactlyOnceOffsets)); err != nil {
 			errs = append(errs, plugin.FieldError{Name: jdbc.KeyExactlyOnceOffsets, Message: err.Error()})
-		}
-		if s.connector == "" {
-			errs = append(errs, plugin.FieldError{Name: jdbc.KeyExactlyOnce, Message: "exactly.once=true keys the stored offsets by the connector's name: the configuration has no name"})
 		}
 	}
 	if _, err := s.table("t"); err != nil {

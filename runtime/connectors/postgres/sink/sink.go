@@ -131,31 +131,22 @@ func parse(config map[string]string) (*settings, error) {
 	if err != nil {
 		return nil, err
 	}
+	ss, errs := jdbc.ParseSink(cfg, config)
 	s := &settings{
 		raw:           config,
-		insertMode:    strings.ToLower(cfg.String(KeyInsertMode)),
-		pkMode:        strings.ToLower(cfg.String(KeyPKMode)),
-		pkFields:      cfg.List(KeyPKFields),
-		tableFormat:   cfg.String(KeyTableNameFormat),
-		autoCreate:    cfg.Bool(KeyAutoCreate),
-		deleteEnabled: cfg.Bool(KeyDeleteEnabled),
-		batchSize:     cfg.Int(KeyBatchSize),
-		exactlyOnce:   cfg.Bool(KeyExactlyOnce),
-		connector:     strings.TrimSpace(config[plugin.KeyName]),
-	}
-	var errs []plugin.FieldError
-	if s.insertMode == InsertModeUpsert && s.pkMode == PKModeNone {
-		errs = append(errs, plugin.FieldError{Name: KeyPKMode, Message: "insert.mode=upsert needs a primary key: set pk.mode to record_key, record_value or kafka"})
-	}
-	if s.deleteEnabled && s.pkMode != PKModeRecordKey {
-		errs = append(errs, plugin.FieldError{Name: KeyDeleteEnabled, Message: "delete.enabled=true needs pk.mode=record_key: a tombstone only carries its key"})
+		insertMode:    ss.InsertMode,
+		pkMode:        ss.PKMode,
+		pkFields:      ss.PKFields,
+		tableFormat:   ss.TableFormat,
+		autoCreate:    ss.AutoCreate,
+		deleteEnabled: ss.DeleteEnabled,
+		batchSize:     ss.BatchSize,
+		exactlyOnce:   ss.ExactlyOnce,
+		connector:     ss.Connector,
 	}
 	if s.exactlyOnce {
 		if s.offsetsTable, err = pgcommon.ParseTable(cfg.String(KeyExactlyOnceOffsets)); err != nil {
 			errs = append(errs, plugin.FieldError{Name: KeyExactlyOnceOffsets, Message: err.Error()})
-		}
-		if s.connector == "" {
-			errs = append(errs, plugin.FieldError{Name: KeyExactlyOnce, Message: "exactly.once=true keys the stored offsets by the connector's name: the configuration has no name"})
 		}
 	}
 	if _, err := s.table("t"); err != nil {
