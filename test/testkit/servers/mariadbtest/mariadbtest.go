@@ -371,5 +371,3 @@ func (s *Server) Stop() error {
 	})
 	return err
 }
-
-

@@ -372,8 +372,6 @@ func credential() (*syscall.Credential, error) {
 	return proc.UnprivilegedUser(User, "PostgreSQL refuses to run as root; hack/postgres.sh creates it")
 }
 
-
-
 // ExecURL runs SQL statements on the database at url, failing the test on
 // the first error.
 func ExecURL(t testing.TB, url string, sql ...string) {
