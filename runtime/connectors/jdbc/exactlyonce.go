@@ -93,3 +93,40 @@ func Claim(recs []*plugin.SinkRecord, next, stored map[plugin.TopicPartition]int
 	}
 	return keep
 }
+
+// OffsetRows is a result set of (topic, partition, next offset) rows:
+// pgx.Rows and *sql.Rows both are.
+type OffsetRows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// ScanOffsets reads stored offsets from rows.
+func ScanOffsets(rows OffsetRows) (map[plugin.TopicPartition]int64, error) {
+	out := map[plugin.TopicPartition]int64{}
+	for rows.Next() {
+		var tp plugin.TopicPartition
+		var next int64
+		if err := rows.Scan(&tp.Topic, &tp.Partition, &next); err != nil {
+			return nil, err
+		}
+		out[tp] = next
+	}
+	return out, rows.Err()
+}
+
+// Seek resets the assigned partitions that have a stored offset to it and
+// returns how many it reset.
+func Seek(tc plugin.SinkTaskContext, partitions []plugin.TopicPartition, stored map[plugin.TopicPartition]int64) int {
+	seek := map[plugin.TopicPartition]int64{}
+	for _, tp := range partitions {
+		if o, ok := stored[tp]; ok {
+			seek[tp] = o
+		}
+	}
+	if len(seek) > 0 {
+		tc.ResetOffsets(seek)
+	}
+	return len(seek)
+}

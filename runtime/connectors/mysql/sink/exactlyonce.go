@@ -48,16 +48,7 @@ func storedOffsets(ctx context.Context, q mycommon.Querier, tbl mycommon.Table, 
 		return nil, fmt.Errorf("reading the stored offsets of connector %s from %s: %w", connector, tbl, err)
 	}
 	defer rows.Close()
-	out := map[plugin.TopicPartition]int64{}
-	for rows.Next() {
-		var tp plugin.TopicPartition
-		var next int64
-		if err := rows.Scan(&tp.Topic, &tp.Partition, &next); err != nil {
-			return nil, err
-		}
-		out[tp] = next
-	}
-	return out, rows.Err()
+	return jdbc.ScanOffsets(rows)
 }
 
 // Open seeks newly assigned partitions to their stored offsets with
@@ -70,15 +61,8 @@ func (t *Task) Open(ctx context.Context, partitions []plugin.TopicPartition) err
 	if err != nil {
 		return plugin.Retriable(err)
 	}
-	seek := map[plugin.TopicPartition]int64{}
-	for _, tp := range partitions {
-		if o, ok := stored[tp]; ok {
-			seek[tp] = o
-		}
-	}
-	if len(seek) > 0 {
-		t.tc.ResetOffsets(seek)
-		t.log.Info("resuming from the offsets stored in the database", "partitions", len(seek), "table", t.s.offsetsTable.String())
+	if n := jdbc.Seek(t.tc, partitions, stored); n > 0 {
+		t.log.Info("resuming from the offsets stored in the database", "partitions", n, "table", t.s.offsetsTable.String())
 	}
 	return nil
 }

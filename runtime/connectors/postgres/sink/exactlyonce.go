@@ -75,16 +75,7 @@ func storedOffsets(ctx context.Context, q interface {
 		return nil, fmt.Errorf("reading the stored offsets of connector %s from %s: %w", connector, tbl, err)
 	}
 	defer rows.Close()
-	out := map[plugin.TopicPartition]int64{}
-	for rows.Next() {
-		var tp plugin.TopicPartition
-		var next int64
-		if err := rows.Scan(&tp.Topic, &tp.Partition, &next); err != nil {
-			return nil, err
-		}
-		out[tp] = next
-	}
-	return out, rows.Err()
+	return jdbc.ScanOffsets(rows)
 }
 
 // openExactlyOnce seeks newly assigned partitions to their stored
@@ -102,15 +93,8 @@ func (t *Task) openExactlyOnce(ctx context.Context, partitions []plugin.TopicPar
 	if err != nil {
 		return err
 	}
-	seek := map[plugin.TopicPartition]int64{}
-	for _, tp := range partitions {
-		if o, ok := stored[tp]; ok {
-			seek[tp] = o
-		}
-	}
-	if len(seek) > 0 {
-		t.tc.ResetOffsets(seek)
-		t.log.Info("resuming from the offsets stored in the database", "partitions", len(seek), "table", t.s.offsetsTable.String())
+	if n := jdbc.Seek(t.tc, partitions, stored); n > 0 {
+		t.log.Info("resuming from the offsets stored in the database", "partitions", n, "table", t.s.offsetsTable.String())
 	}
 	return nil
 }
