@@ -38,6 +38,10 @@ assets() {
   CONVEYOR_PG_BIN=$(hack/postgres.sh)
   export CONVEYOR_PG_BIN
   echo "CONVEYOR_PG_BIN=$CONVEYOR_PG_BIN"
+  # MariaDB for the MySQL connector tests (same pattern, see hack/mariadb.sh).
+  CONVEYOR_MARIADB_BIN=$(hack/mariadb.sh)
+  export CONVEYOR_MARIADB_BIN
+  echo "CONVEYOR_MARIADB_BIN=$CONVEYOR_MARIADB_BIN"
   CONVEYOR_REDIS_SERVER=$(hack/redis.sh)
   export CONVEYOR_REDIS_SERVER
   # The other servers are Go builds of modules of their own (first time: minutes each). They
