@@ -47,6 +47,21 @@ type File struct {
 	Codecs []string
 }
 
+// Columns renders the Arrow schema's top-level fields, one per column:
+// "name: type" (", nullable" when optional), the types as Arrow writes
+// them, for example "ts: timestamp[ms, tz=UTC]".
+func (f *File) Columns() []string {
+	var out []string
+	for _, fd := range f.Schema.Fields() {
+		c := fd.Name + ": " + fd.Type.String()
+		if fd.Nullable {
+			c += ", nullable"
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
 // Read reads a whole Parquet file.
 func Read(ctx context.Context, b []byte) (*File, error) {
 	pf, err := file.NewParquetReader(bytes.NewReader(b), file.WithReadProps(parquet.NewReaderProperties(memory.DefaultAllocator)))
