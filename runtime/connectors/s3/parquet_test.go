@@ -30,18 +30,7 @@ import (
 	"github.com/conveyor-dev/conveyor/test/testkit/parquetread"
 )
 
-// startTask starts a Task on cfg, stopped when the test ends.
-func startTask(t *testing.T, cfg map[string]string) *Task {
-	t.Helper()
-	task := &Task{}
-	if err := task.Start(context.Background(), plugintest.NewSinkTaskContext(), cfg); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = task.Stop() })
-	return task
-}
-
-// readParquet reads every object under prefix with Arrow's reader.
+// readParquet reads objects with Arrow's reader.
 func readParquet(t *testing.T, objs map[string][]byte) map[string]*parquetread.File {
 	t.Helper()
 	out := map[string]*parquetread.File{}
@@ -102,7 +91,7 @@ func TestS3SinkParquetTypes(t *testing.T) {
 			time.Date(2000, 2, 29, 0, 0, 0, 0, time.UTC), time.Date(1970, 1, 1, 23, 59, 59, 999_000_000, time.UTC), time.UnixMilli(0).UTC(),
 			nil, nil, []any{}, []any{nil}, map[any]any{"only": int64(-5)}),
 	}
-	task := startTask(t, sinkConfig("types", "orders", s, KeyFormat, confluentParquet, KeyFlushSize, "3"))
+	task := plugintest.StartSinkTask(t, &Task{}, sinkConfig("types", "orders", s, KeyFormat, confluentParquet, KeyFlushSize, "3"))
 	ctx := context.Background()
 	var recs []*plugin.SinkRecord
 	for i, v := range values {
@@ -177,7 +166,7 @@ func TestS3SinkParquetCodecsAndSchemaChange(t *testing.T) {
 		{CodecZstd, ".zstd.parquet", "ZSTD"}, {CodecLZ4, ".lz4raw.parquet", "LZ4_RAW"}, {CodecBrotli, ".br.parquet", "BROTLI"},
 	} {
 		prefix := "codec-" + tc.codec
-		task := startTask(t, sinkConfig(prefix, "t", s, KeyFormat, FormatParquet, KeyParquetCodec, tc.codec, KeyFlushSize, "2"))
+		task := plugintest.StartSinkTask(t, &Task{}, sinkConfig(prefix, "t", s, KeyFormat, FormatParquet, KeyParquetCodec, tc.codec, KeyFlushSize, "2"))
 		if err := task.Put(ctx, batch); err != nil {
 			t.Fatal(err)
 		}
@@ -197,7 +186,7 @@ func TestS3SinkParquetCodecsAndSchemaChange(t *testing.T) {
 		}
 	}
 	// The same records again, as a redelivery writes them: the same bytes.
-	task := startTask(t, sinkConfig("again", "t", s, KeyFormat, FormatParquet, KeyFlushSize, "2"))
+	task := plugintest.StartSinkTask(t, &Task{}, sinkConfig("again", "t", s, KeyFormat, FormatParquet, KeyFlushSize, "2"))
 	if err := task.Put(ctx, batch); err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +224,7 @@ func TestS3SinkParquetRefusals(t *testing.T) {
 			[]string{"record t-0/0", "m:", "map keys of type struct"}},
 		{"a wide decimal", data.StructOf("v", data.F("price", data.DecimalSchema(0))), nil, []string{"record t-0/0", "price", "more than 38 digits", DecimalPrecisionParam}},
 	} {
-		task := startTask(t, sinkConfig("refuse", "t", s, KeyFormat, FormatParquet))
+		task := plugintest.StartSinkTask(t, &Task{}, sinkConfig("refuse", "t", s, KeyFormat, FormatParquet))
 		v := tc.value
 		if v == nil {
 			st := data.NewStruct(tc.schema)

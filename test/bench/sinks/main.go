@@ -343,6 +343,20 @@ func benchS3(ctx context.Context, dir string, k *kfake.Cluster, recs []rec) erro
 			lastOf[p] = name
 		}
 	}
+	// uploaded tells whether every one of the objects is in the bucket.
+	uploaded := func(names []string) func() (bool, error) {
+		return func() (bool, error) {
+			for _, n := range names {
+				if _, err := c.StatObject(ctx, "bench", n, minio.StatObjectOptions{}); err != nil {
+					if minio.ToErrorResponse(err).StatusCode == 404 {
+						return false, nil
+					}
+					return false, err
+				}
+			}
+			return true, nil
+		}
+	}
 	run := 0
 	raw := func() (float64, error) {
 		run++
@@ -369,17 +383,11 @@ func benchS3(ctx context.Context, dir string, k *kfake.Cluster, recs []rec) erro
 			cfg["value.converter"], ext = "org.apache.kafka.connect.converters.ByteArrayConverter", ".bin"
 		}
 		rename := func(n string) string { return name + "/" + strings.TrimSuffix(n, ".json") + ext }
-		rate, err := runSink(ctx, k, s3sink.Plugin(), cfg, len(recs), func() (bool, error) {
-			for _, n := range lastOf {
-				if _, err := c.StatObject(ctx, "bench", rename(n), minio.StatObjectOptions{}); err != nil {
-					if minio.ToErrorResponse(err).StatusCode == 404 {
-						return false, nil
-					}
-					return false, err
-				}
-			}
-			return true, nil
-		})
+		var last []string
+		for _, n := range lastOf {
+			last = append(last, rename(n))
+		}
+		rate, err := runSink(ctx, k, s3sink.Plugin(), cfg, len(recs), uploaded(last))
 		if err != nil {
 			return 0, err
 		}
@@ -432,17 +440,7 @@ func benchS3(ctx context.Context, dir string, k *kfake.Cluster, recs []rec) erro
 		for _, n := range lastOf {
 			last = append(last, name+"/"+strings.ReplaceAll(strings.TrimSuffix(n, ".json"), topic, typed)+ext)
 		}
-		rate, err := runSink(ctx, k, s3sink.Plugin(), cfg, len(recs), func() (bool, error) {
-			for _, n := range last {
-				if _, err := c.StatObject(ctx, "bench", n, minio.StatObjectOptions{}); err != nil {
-					if minio.ToErrorResponse(err).StatusCode == 404 {
-						return false, nil
-					}
-					return false, err
-				}
-			}
-			return true, nil
-		})
+		rate, err := runSink(ctx, k, s3sink.Plugin(), cfg, len(recs), uploaded(last))
 		if err != nil {
 			return 0, err
 		}
