@@ -48,7 +48,8 @@ func readParquet(t *testing.T, objs map[string][]byte) map[string]*parquetread.F
 // reader with the types the schema gives: ints of each width, floats,
 // booleans, strings, bytes, decimals, dates, times and timestamps;
 // optional fields null and set; a nested optional struct, an array of
-// structs, an array that is empty, and maps (written in key order).
+// structs, an array that is empty, an array of arrays, and maps (written
+// in key order).
 func TestS3SinkParquetTypes(t *testing.T) {
 	s, c := bucket(t)
 	line := data.StructOf("line", data.F("sku", data.StringSchema), data.F("qty", data.OptionalInt32Schema))
@@ -60,7 +61,8 @@ func TestS3SinkParquetTypes(t *testing.T) {
 		data.F("day", data.DateSchema()), data.F("at", data.TimeSchema()), data.F("ts", data.TimestampSchema()),
 		data.F("note", data.OptionalStringSchema), data.F("addr", addr),
 		data.F("lines", data.ArrayOf(line).AsOptional()), data.F("tags", data.ArrayOf(data.OptionalStringSchema)),
-		data.F("scores", data.MapOf(data.StringSchema, data.OptionalInt64Schema)))
+		data.F("scores", data.MapOf(data.StringSchema, data.OptionalInt64Schema)),
+		data.F("matrix", data.ArrayOf(data.ArrayOf(data.Int32Schema))))
 	ts := time.Date(2026, 12, 2, 13, 14, 15, 678_000_000, time.UTC)
 	big40 := new(big.Int).Exp(big.NewInt(10), big.NewInt(37), nil) // 38 digits: the most precision 38 holds
 	big40.Sub(big40.Mul(big40, big.NewInt(10)), big.NewInt(1))
@@ -83,13 +85,13 @@ func TestS3SinkParquetTypes(t *testing.T) {
 			time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC), time.Date(1970, 1, 1, 13, 14, 15, 678_000_000, time.UTC), ts,
 			"a note", sub(addr, "Lyon", int32(69001)),
 			[]any{sub(line, "A-1", int32(2)), sub(line, "B-2", nil)}, []any{"x", nil, "z"},
-			map[any]any{"b": int64(2), "a": int64(1), "c": nil}),
+			map[any]any{"b": int64(2), "a": int64(1), "c": nil}, []any{[]any{int32(1), int32(2)}, []any{int32(3)}}),
 		mk(int8(127), int16(32767), int32(2147483647), int64(9223372036854775807), float32(-0.5), -1e300, false, "", []byte{}, data.Decimal{Unscaled: big40, Scale: 2},
 			time.Date(1969, 12, 31, 0, 0, 0, 0, time.UTC), time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC), time.UnixMilli(-1).UTC(),
-			nil, sub(addr, "Oslo", nil), nil, []any{}, map[any]any{}),
+			nil, sub(addr, "Oslo", nil), nil, []any{}, map[any]any{}, []any{[]any{}, []any{int32(4)}}),
 		mk(int8(0), int16(0), int32(0), int64(0), float32(0), 0.0, false, "z", []byte("bytes"), data.NewDecimal(0, 2),
 			time.Date(2000, 2, 29, 0, 0, 0, 0, time.UTC), time.Date(1970, 1, 1, 23, 59, 59, 999_000_000, time.UTC), time.UnixMilli(0).UTC(),
-			nil, nil, []any{}, []any{nil}, map[any]any{"only": int64(-5)}),
+			nil, nil, []any{}, []any{nil}, map[any]any{"only": int64(-5)}, []any{}),
 	}
 	task := plugintest.StartSinkTask(t, &Task{}, sinkConfig("types", "orders", s, KeyFormat, confluentParquet, KeyFlushSize, "3"))
 	ctx := context.Background()
@@ -116,14 +118,15 @@ func TestS3SinkParquetTypes(t *testing.T) {
 		"note: utf8, nullable", "addr: struct<city: utf8, zip: int32 nullable>, nullable",
 		"lines: list<element: struct<sku: utf8, qty: int32 nullable>>, nullable",
 		"tags: list<element: utf8, nullable>", "scores: map<utf8, int64, items_nullable>",
+		"matrix: list<element: list<element: int32>>",
 	}
 	if got := f.Columns(); !slices.Equal(got, wantColumns) {
 		t.Errorf("Arrow reads the columns\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(wantColumns, "\n"))
 	}
 	wantRows := []string{
-		`{"addr":{"city":"Lyon","zip":69001},"at":"13:14:15.678","day":"2026-12-02","f32":1.5,"f64":2.25,"i16":-16,"i32":-32,"i64":-64,"i8":-8,"lines":[{"qty":2,"sku":"A-1"},{"qty":null,"sku":"B-2"}],"name":"ünï","note":"a note","ok":true,"price":"-123.45","raw":"AAEC","scores":[{"key":"a","value":1},{"key":"b","value":2},{"key":"c","value":null}],"tags":["x",null,"z"],"ts":"2026-12-02T13:14:15.678Z"}`,
-		`{"addr":{"city":"Oslo","zip":null},"at":"00:00:00","day":"1969-12-31","f32":-0.5,"f64":-1e+300,"i16":32767,"i32":2147483647,"i64":9223372036854775807,"i8":127,"lines":null,"name":"","note":null,"ok":false,"price":"999999999999999999999999999999999999.99","raw":"","scores":[],"tags":[],"ts":"1969-12-31T23:59:59.999Z"}`,
-		`{"addr":null,"at":"23:59:59.999","day":"2000-02-29","f32":0,"f64":0,"i16":0,"i32":0,"i64":0,"i8":0,"lines":[],"name":"z","note":null,"ok":false,"price":"0","raw":"Ynl0ZXM=","scores":[{"key":"only","value":-5}],"tags":[null],"ts":"1970-01-01T00:00:00Z"}`,
+		`{"addr":{"city":"Lyon","zip":69001},"at":"13:14:15.678","day":"2026-12-02","f32":1.5,"f64":2.25,"i16":-16,"i32":-32,"i64":-64,"i8":-8,"lines":[{"qty":2,"sku":"A-1"},{"qty":null,"sku":"B-2"}],"matrix":[[1,2],[3]],"name":"ünï","note":"a note","ok":true,"price":"-123.45","raw":"AAEC","scores":[{"key":"a","value":1},{"key":"b","value":2},{"key":"c","value":null}],"tags":["x",null,"z"],"ts":"2026-12-02T13:14:15.678Z"}`,
+		`{"addr":{"city":"Oslo","zip":null},"at":"00:00:00","day":"1969-12-31","f32":-0.5,"f64":-1e+300,"i16":32767,"i32":2147483647,"i64":9223372036854775807,"i8":127,"lines":null,"matrix":[[],[4]],"name":"","note":null,"ok":false,"price":"999999999999999999999999999999999999.99","raw":"","scores":[],"tags":[],"ts":"1969-12-31T23:59:59.999Z"}`,
+		`{"addr":null,"at":"23:59:59.999","day":"2000-02-29","f32":0,"f64":0,"i16":0,"i32":0,"i64":0,"i8":0,"lines":[],"matrix":[],"name":"z","note":null,"ok":false,"price":"0","raw":"Ynl0ZXM=","scores":[{"key":"only","value":-5}],"tags":[null],"ts":"1970-01-01T00:00:00Z"}`,
 	}
 	if !slices.Equal(f.Rows, wantRows) {
 		t.Fatalf("Arrow reads the rows\n%s\nwant\n%s", strings.Join(f.Rows, "\n"), strings.Join(wantRows, "\n"))
