@@ -85,6 +85,11 @@ type Task struct {
 	*sinkwriter.Writer[*object]
 }
 
+// pageBuffer is the Parquet writers' page buffer per column: every open
+// object (one per partition) holds one. parquet-go's default, 256 KiB,
+// took 89 MB of heap for 100 open objects of 500 small rows; 32 KiB, 23 MB.
+const pageBuffer = 32 << 10
+
 // uploaders is how many objects upload at once; maxPending bounds the
 // full objects waiting for them (and so the memory they hold).
 const (
@@ -328,7 +333,7 @@ func (t *Task) newObject(r *plugin.SinkRecord, path string) *object {
 		o.gz, _ = gzip.NewWriterLevel(&o.buf, gzip.DefaultCompression)
 	}
 	if t.s.format == FormatParquet {
-		o.pw = parquet.NewWriter(&o.buf, t.pq.schema, parquet.Compression(codecs[t.s.codec].codec))
+		o.pw = parquet.NewWriter(&o.buf, t.pq.schema, parquet.Compression(codecs[t.s.codec].codec), parquet.PageBufferSize(pageBuffer))
 	}
 	return o
 }
