@@ -344,16 +344,18 @@ func (t *Task) finish(ctx context.Context, o *object) error {
 	if err := t.Writer.Ready(ctx); err != nil {
 		return err
 	}
+	if o.pw != nil {
+		// On a failure o stays open, so PreCommit keeps its records
+		// uncommitted; the task fails with the error.
+		if err := o.pw.Close(); err != nil {
+			return fmt.Errorf("closing the Parquet file of %s: %w", o.name, err)
+		}
+	}
 	if t.open[o.tp] == o {
 		delete(t.open, o.tp)
 	}
 	if o.gz != nil {
 		_ = o.gz.Close()
-	}
-	if o.pw != nil {
-		if err := o.pw.Close(); err != nil {
-			return fmt.Errorf("closing the Parquet file of %s: %w", o.name, err)
-		}
 	}
 	t.Writer.Add(o)
 	return nil
