@@ -370,18 +370,28 @@ func benchS3(ctx context.Context, dir string, k *kfake.Cluster, recs []rec) erro
 		}
 		return float64(len(recs)) / time.Since(start).Seconds(), nil
 	}
-	sink := func(format string) (float64, error) {
-		name := "bench-s3-" + format + "-" + strconv.Itoa(run)
+	// sinkConfig is the config of connector name writing topic in format,
+	// with JsonConverter values (schemas.enable as schemas), and its
+	// objects' extension.
+	sinkConfig := func(name, topic, format, schemas string) (map[string]string, string) {
 		cfg := map[string]string{"name": name, "connector.class": s3sink.Class, "topics": topic,
 			"key.converter":   "org.apache.kafka.connect.storage.StringConverter",
-			"value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false",
+			"value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": schemas,
 			s3sink.KeyBucket: "bench", s3sink.KeyStoreURL: srv.URL(), s3sink.KeyAccessKey: srv.Access, s3sink.KeySecretKey: srv.Secret,
 			s3sink.KeyTopicsDir: name, s3sink.KeyFlushSize: strconv.Itoa(flush), s3sink.KeyFormat: format}
 		ext := ".json"
-		if format == s3sink.FormatBytes {
-			// JSON already in Kafka, passed through without being parsed.
+		switch format {
+		case s3sink.FormatBytes:
+			// What is in Kafka, passed through without being parsed.
 			cfg["value.converter"], ext = "org.apache.kafka.connect.converters.ByteArrayConverter", ".bin"
+		case s3sink.FormatParquet:
+			ext = ".snappy.parquet"
 		}
+		return cfg, ext
+	}
+	sink := func(format string) (float64, error) {
+		name := "bench-s3-" + format + "-" + strconv.Itoa(run)
+		cfg, ext := sinkConfig(name, topic, format, "false")
 		rename := func(n string) string { return name + "/" + strings.TrimSuffix(n, ".json") + ext }
 		var last []string
 		for _, n := range lastOf {
@@ -427,15 +437,7 @@ func benchS3(ctx context.Context, dir string, k *kfake.Cluster, recs []rec) erro
 	typedSink := func(format string) (float64, error) {
 		typedRun++
 		name := "bench-s3-typed-" + format + "-" + strconv.Itoa(typedRun)
-		cfg := map[string]string{"name": name, "connector.class": s3sink.Class, "topics": typed,
-			"key.converter":   "org.apache.kafka.connect.storage.StringConverter",
-			"value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "true",
-			s3sink.KeyBucket: "bench", s3sink.KeyStoreURL: srv.URL(), s3sink.KeyAccessKey: srv.Access, s3sink.KeySecretKey: srv.Secret,
-			s3sink.KeyTopicsDir: name, s3sink.KeyFlushSize: strconv.Itoa(flush), s3sink.KeyFormat: format}
-		ext := ".snappy.parquet"
-		if format == s3sink.FormatBytes {
-			cfg["value.converter"], ext = "org.apache.kafka.connect.converters.ByteArrayConverter", ".bin"
-		}
+		cfg, ext := sinkConfig(name, typed, format, "true")
 		var last []string
 		for _, n := range lastOf {
 			last = append(last, name+"/"+strings.ReplaceAll(strings.TrimSuffix(n, ".json"), topic, typed)+ext)
