@@ -17,7 +17,9 @@ limitations under the License.
 // Package converter turns record keys and values between their Connect
 // form (a [data.Schema] and a Go value) and the bytes stored in Kafka,
 // compatibly with Kafka Connect's converters: JsonConverter (with and
-// without the schema envelope), StringConverter and ByteArrayConverter.
+// without the schema envelope), StringConverter and ByteArrayConverter;
+// and with Confluent's: AvroConverter, in the schema registry's wire
+// format.
 package converter
 
 import (
@@ -89,6 +91,7 @@ var classes = map[string]factory{
 	JSONClass:      func(c map[string]string, k bool) (Converter, error) { return NewJSON(c) },
 	StringClass:    func(c map[string]string, k bool) (Converter, error) { return NewString(c) },
 	ByteArrayClass: func(c map[string]string, k bool) (Converter, error) { return ByteArray{}, nil },
+	AvroClass:      func(c map[string]string, k bool) (Converter, error) { return NewAvro(c, k) },
 }
 
 var aliases = map[string]string{
@@ -99,6 +102,8 @@ var aliases = map[string]string{
 	"ByteArrayConverter": ByteArrayClass,
 	"bytes":              ByteArrayClass,
 	"bytearray":          ByteArrayClass,
+	"AvroConverter":      AvroClass,
+	"avro":               AvroClass,
 }
 
 // Resolve maps a class name or alias to the full class name.
@@ -130,6 +135,7 @@ var configKeys = map[string][]ConfigKey{
 	},
 	StringClass:    {{KeyEncoding, "STRING", "UTF-8", "Character encoding of the strings; only UTF-8 is supported."}},
 	ByteArrayClass: {},
+	AvroClass:      registryKeys,
 }
 
 // ConfigKeys returns the configuration keys of a converter class (or
