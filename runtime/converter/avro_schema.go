@@ -33,9 +33,9 @@ import (
 // Schema properties and parameters of Confluent's AvroData, so that
 // schemas survive a trip through Avro.
 const (
-	avroConnectType   = "connect.type"       // int8 or int16 on an Avro int
-	avroConnectName   = "connect.name"       // the Connect name of a logical type
-	avroDefaultName   = "ConnectDefault"     // name of unnamed structs
+	avroConnectType   = "connect.type"   // int8 or int16 on an Avro int
+	avroConnectName   = "connect.name"   // the Connect name of a logical type
+	avroDefaultName   = "ConnectDefault" // name of unnamed structs
 	avroDefaultNS     = "io.confluent.connect.avro"
 	avroEnumParam     = "io.confluent.connect.avro.Enum" // a string that was an Avro enum: its name
 	avroPrecision     = "connect.decimal.precision"      // a Decimal's precision
