@@ -42,6 +42,7 @@ type Avro struct {
 
 type avroWriter struct {
 	schema avro.Schema
+	api    avro.API
 	text   string
 	record string // full name of a record schema, for the subject strategies
 }
@@ -49,6 +50,7 @@ type avroWriter struct {
 // avroReader is a registered schema parsed for reading.
 type avroReader struct {
 	schema  avro.Schema
+	api     avro.API
 	connect *data.Schema
 }
 
@@ -61,10 +63,17 @@ func NewAvro(config map[string]string, isKey bool) (*Avro, error) {
 	return &Avro{reg: reg, writers: newLRU[*data.Schema, *avroWriter](reg.byID.n)}, nil
 }
 
-// parseAvro parses schema text with a cache of its own: two versions of a
-// subject name the same record with different fields.
-func parseAvro(text string) (avro.Schema, error) {
-	return avro.ParseWithCache(text, "", &avro.SchemaCache{})
+// parseAvro parses schema text with a cache of its own, and returns an
+// API with encoder and decoder caches of its own: two versions of a
+// subject name the same record with different fields, and hamba/avro's
+// shared caches would mix them up (a version 2 record written with
+// version 1's encoder was seen).
+func parseAvro(text string) (avro.Schema, avro.API, error) {
+	s, err := avro.ParseWithCache(text, "", &avro.SchemaCache{})
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, avro.Config{}.Freeze(), nil
 }
 
 // FromConnectData writes value in the wire format with the schema that
@@ -86,7 +95,7 @@ func (c *Avro) FromConnectData(topic string, schema *data.Schema, value any) ([]
 		return nil, err
 	}
 	var id int
-	target := w.schema
+	target, api := w.schema, w.api
 	if c.reg.useLatest {
 		ss, err := c.reg.latest(subject)
 		if err != nil {
@@ -96,7 +105,7 @@ func (c *Avro) FromConnectData(topic string, schema *data.Schema, value any) ([]
 		if err != nil {
 			return nil, err
 		}
-		id, target = ss.ID, r.schema
+		id, target, api = ss.ID, r.schema, r.api
 	} else if id, err = c.reg.idFor(subject, sr.Schema{Schema: w.text, Type: sr.TypeAvro}); err != nil {
 		return nil, err
 	}
@@ -108,7 +117,7 @@ func (c *Avro) FromConnectData(topic string, schema *data.Schema, value any) ([]
 	if err != nil {
 		return nil, err
 	}
-	body, err := avro.Marshal(target, native)
+	body, err := api.Marshal(target, native)
 	if err != nil {
 		return nil, fmt.Errorf("encoding Avro with schema id %d: %w", id, err)
 	}
@@ -123,11 +132,11 @@ func (c *Avro) writer(schema *data.Schema) (*avroWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	parsed, err := parseAvro(text)
+	parsed, api, err := parseAvro(text)
 	if err != nil {
 		return nil, fmt.Errorf("the Avro schema made from %s does not parse: %w", schema, err)
 	}
-	w := &avroWriter{schema: parsed, text: text}
+	w := &avroWriter{schema: parsed, api: api, text: text}
 	if rs, ok := parsed.(*avro.RecordSchema); ok {
 		w.record = rs.FullName()
 	}
@@ -140,7 +149,7 @@ func (c *Avro) reader(id int) (*avroReader, error) {
 		if s.Type != sr.TypeAvro {
 			return nil, fmt.Errorf("is a %s schema, not Avro: read it with the matching converter", s.Type)
 		}
-		parsed, err := parseAvro(s.Schema)
+		parsed, api, err := parseAvro(s.Schema)
 		if err != nil {
 			return nil, err
 		}
@@ -148,7 +157,7 @@ func (c *Avro) reader(id int) (*avroReader, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &avroReader{schema: parsed, connect: cs}, nil
+		return &avroReader{schema: parsed, api: api, connect: cs}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -171,7 +180,7 @@ func (c *Avro) ToConnectData(topic string, b []byte) (*data.Schema, any, error) 
 		return nil, nil, fmt.Errorf("topic %s: %w", topic, err)
 	}
 	var native any
-	if err := avro.Unmarshal(r.schema, body, &native); err != nil {
+	if err := r.api.Unmarshal(r.schema, body, &native); err != nil {
 		return nil, nil, fmt.Errorf("topic %s: decoding Avro with schema id %d: %w", topic, id, err)
 	}
 	v, err := fromAvro("", r.schema, r.connect, native)

@@ -45,7 +45,13 @@ func toAvro(path string, as avro.Schema, cs *data.Schema, v any) (any, error) {
 			return nil, fmt.Errorf("%s: the Avro union %s cannot be written (only a union of null and one type can)", atField(path), u)
 		}
 		_, i := u.Indices()
-		return toAvro(path, u.Types()[i], cs, v)
+		branch := u.Types()[i]
+		out, err := toAvro(path, branch, cs, v)
+		if m, ok := out.(map[string]any); ok && err == nil {
+			// hamba/avro reads a map in a union as {branch name: value}.
+			return map[string]any{unionBranchName(branch): m}, nil
+		}
+		return out, err
 	}
 	if v == nil {
 		return nil, fmt.Errorf("%s: null, but the Avro schema %s is not optional", atField(path), as)
@@ -252,7 +258,14 @@ func connectValue(path string, as avro.Schema, cs *data.Schema, v any) (any, err
 			return nil, nil
 		}
 		_, i := u.Indices()
-		return connectValue(path, u.Types()[i], cs, v)
+		branch := u.Types()[i]
+		if m, ok := v.(map[string]any); ok && len(m) == 1 {
+			// hamba/avro gives a record or map in a union as {branch name: value}.
+			if inner, ok := m[unionBranchName(branch)]; ok {
+				v = inner
+			}
+		}
+		return connectValue(path, branch, cs, v)
 	}
 	if v == nil {
 		return nil, nil
@@ -434,4 +447,16 @@ func asInt64(v any) (int64, bool) {
 		return int64(x), x == math.Trunc(x)
 	}
 	return 0, false
+}
+
+// unionBranchName names a union's branch as hamba/avro's generic encoder
+// expects: a named type's full name, else the type.
+func unionBranchName(s avro.Schema) string {
+	if ref, ok := s.(*avro.RefSchema); ok {
+		s = ref.Schema()
+	}
+	if n, ok := s.(avro.NamedSchema); ok {
+		return n.FullName()
+	}
+	return string(s.Type())
 }

@@ -44,6 +44,7 @@ const (
 	KeyPKFields        = "pk.fields"
 	KeyTableNameFormat = "table.name.format"
 	KeyAutoCreate      = "auto.create"
+	KeyAutoEvolve      = "auto.evolve"
 	KeyDeleteEnabled   = "delete.enabled"
 	KeyBatchSize       = "batch.size"
 )
@@ -91,6 +92,8 @@ func Plugin() plugin.Plugin {
 			Doc: "Destination table, with ${topic} replaced by the record's topic; table or schema.table (double quotes keep dots in a name)."},
 		{Name: KeyAutoCreate, Type: plugin.TypeBoolean, Default: "false", Group: group, Importance: plugin.ImportanceMedium, Width: plugin.WidthShort,
 			DisplayName: "Auto-create tables", Doc: "Create a missing table from the first record's key and value schemas (records need schemas)."},
+		{Name: KeyAutoEvolve, Type: plugin.TypeBoolean, Default: "false", Group: group, Importance: plugin.ImportanceMedium, Width: plugin.WidthShort,
+			DisplayName: "Auto-evolve tables", Doc: "Add to the table, as columns that allow NULL, the value fields it lacks (a source's schema gained a field); a required field without a default is refused. Columns are never dropped or changed."},
 		{Name: KeyDeleteEnabled, Type: plugin.TypeBoolean, Default: "false", Group: group, Importance: plugin.ImportanceMedium, Width: plugin.WidthShort,
 			DisplayName: "Delete on tombstones", Doc: "Delete the row of a record with a null value (a tombstone); needs pk.mode=record_key. When false, tombstones are skipped."},
 		{Name: KeyBatchSize, Type: plugin.TypeInt, Default: "3000", Group: group, Importance: plugin.ImportanceMedium, Width: plugin.WidthShort,
@@ -116,6 +119,7 @@ type settings struct {
 	pkFields      []string
 	tableFormat   string
 	autoCreate    bool
+	autoEvolve    bool
 	deleteEnabled bool
 	batchSize     int
 	// exactly.once: offsets in offsetsTable, keyed by connector
@@ -136,6 +140,7 @@ func parse(config map[string]string) (*settings, error) {
 		pkFields:      cfg.List(KeyPKFields),
 		tableFormat:   cfg.String(KeyTableNameFormat),
 		autoCreate:    cfg.Bool(KeyAutoCreate),
+		autoEvolve:    cfg.Bool(KeyAutoEvolve),
 		deleteEnabled: cfg.Bool(KeyDeleteEnabled),
 		batchSize:     cfg.Int(KeyBatchSize),
 		exactlyOnce:   cfg.Bool(KeyExactlyOnce),
