@@ -18,8 +18,8 @@ limitations under the License.
 // form (a [data.Schema] and a Go value) and the bytes stored in Kafka,
 // compatibly with Kafka Connect's converters: JsonConverter (with and
 // without the schema envelope), StringConverter and ByteArrayConverter;
-// and with Confluent's: AvroConverter, in the schema registry's wire
-// format.
+// and with Confluent's: AvroConverter and JsonSchemaConverter, in the
+// schema registry's wire format.
 package converter
 
 import (
@@ -88,22 +88,25 @@ const DefaultClass = JSONClass
 type factory func(config map[string]string, isKey bool) (Converter, error)
 
 var classes = map[string]factory{
-	JSONClass:      func(c map[string]string, k bool) (Converter, error) { return NewJSON(c) },
-	StringClass:    func(c map[string]string, k bool) (Converter, error) { return NewString(c) },
-	ByteArrayClass: func(c map[string]string, k bool) (Converter, error) { return ByteArray{}, nil },
-	AvroClass:      func(c map[string]string, k bool) (Converter, error) { return NewAvro(c, k) },
+	JSONClass:       func(c map[string]string, k bool) (Converter, error) { return NewJSON(c) },
+	StringClass:     func(c map[string]string, k bool) (Converter, error) { return NewString(c) },
+	ByteArrayClass:  func(c map[string]string, k bool) (Converter, error) { return ByteArray{}, nil },
+	AvroClass:       func(c map[string]string, k bool) (Converter, error) { return NewAvro(c, k) },
+	JSONSchemaClass: func(c map[string]string, k bool) (Converter, error) { return NewJSONSchema(c, k) },
 }
 
 var aliases = map[string]string{
-	"JsonConverter":      JSONClass,
-	"json":               JSONClass,
-	"StringConverter":    StringClass,
-	"string":             StringClass,
-	"ByteArrayConverter": ByteArrayClass,
-	"bytes":              ByteArrayClass,
-	"bytearray":          ByteArrayClass,
-	"AvroConverter":      AvroClass,
-	"avro":               AvroClass,
+	"JsonConverter":       JSONClass,
+	"json":                JSONClass,
+	"StringConverter":     StringClass,
+	"string":              StringClass,
+	"ByteArrayConverter":  ByteArrayClass,
+	"bytes":               ByteArrayClass,
+	"bytearray":           ByteArrayClass,
+	"AvroConverter":       AvroClass,
+	"avro":                AvroClass,
+	"JsonSchemaConverter": JSONSchemaClass,
+	"jsonschema":          JSONSchemaClass,
 }
 
 // Resolve maps a class name or alias to the full class name.
@@ -133,9 +136,10 @@ var configKeys = map[string][]ConfigKey{
 		{KeyDecimalFormat, "STRING", "BASE64", "How decimals are written: BASE64 (the unscaled value's bytes, Kafka's default) or NUMERIC (a JSON number)."},
 		{KeyReplaceNullWithDefault, "BOOLEAN", "true", "Whether a null payload of a field with a default reads as the default."},
 	},
-	StringClass:    {{KeyEncoding, "STRING", "UTF-8", "Character encoding of the strings; only UTF-8 is supported."}},
-	ByteArrayClass: {},
-	AvroClass:      registryKeys,
+	StringClass:     {{KeyEncoding, "STRING", "UTF-8", "Character encoding of the strings; only UTF-8 is supported."}},
+	ByteArrayClass:  {},
+	AvroClass:       registryKeys,
+	JSONSchemaClass: registryKeys,
 }
 
 // ConfigKeys returns the configuration keys of a converter class (or
