@@ -37,14 +37,17 @@ import (
 	"github.com/conveyor-dev/conveyor/test/testkit/servers/pgtest"
 )
 
-// avroConverters are connector settings: Avro keys and values in the
-// schema registry at url.
-func avroConverters(url string) map[string]string {
+// registryConverters are connector settings: keys and values of a
+// converter class with the schema registry at url.
+func registryConverters(class, url string) map[string]string {
 	return map[string]string{
-		"key.converter": "io.confluent.connect.avro.AvroConverter", "key.converter.schema.registry.url": url,
-		"value.converter": "io.confluent.connect.avro.AvroConverter", "value.converter.schema.registry.url": url,
+		"key.converter": class, "key.converter.schema.registry.url": url,
+		"value.converter": class, "value.converter.schema.registry.url": url,
 	}
 }
+
+// The schema registry converters, by Confluent's class names.
+var registryClasses = []string{"io.confluent.connect.avro.AvroConverter", "io.confluent.connect.json.JsonSchemaConverter"}
 
 // failures records the traces of failed tasks.
 type failures struct {
@@ -72,10 +75,10 @@ func (f *failures) all() string {
 	return strings.Join(f.traces, "\n")
 }
 
-// startAvroSource runs the CDC source with Avro converters.
-func startAvroSource(t *testing.T, e *env, registry string, status task.StatusReporter, mayFail bool) {
+// startRegistrySource runs the CDC source with converters of class.
+func startRegistrySource(t *testing.T, e *env, class, registry string, status task.StatusReporter, mayFail bool) {
 	t.Helper()
-	for k, v := range avroConverters(registry) {
+	for k, v := range registryConverters(class, registry) {
 		e.config[k] = v
 	}
 	cfgs, _ := taskConfigs(t, e.config, 1)
@@ -92,9 +95,9 @@ func startAvroSource(t *testing.T, e *env, registry string, status task.StatusRe
 	e.waitSlotActive("cdc_slot")
 }
 
-// startAvroSink runs the PostgreSQL sink on topic into table with Avro
-// converters and auto.evolve.
-func startAvroSink(t *testing.T, e *env, registry, topic, table string, status task.StatusReporter) {
+// startRegistrySink runs the PostgreSQL sink on topic into table with
+// converters of class and auto.evolve.
+func startRegistrySink(t *testing.T, e *env, class, registry, topic, table string, status task.StatusReporter) {
 	t.Helper()
 	cfg := map[string]string{
 		"name": "copy", "connector.class": "PostgresSink", "topics": topic,
@@ -102,7 +105,7 @@ func startAvroSink(t *testing.T, e *env, registry, topic, table string, status t
 		"pk.mode": "record_key", "delete.enabled": "true", "auto.evolve": "true",
 		"transforms": "unwrap", "transforms.unwrap.type": "unwrap",
 	}
-	for k, v := range avroConverters(registry) {
+	for k, v := range registryConverters(class, registry) {
 		cfg[k] = v
 	}
 	if res := plugin.ValidateConfig(context.Background(), sink.Plugin(), cfg); res.ErrorCount != 0 {
@@ -122,12 +125,18 @@ const avroTypesColumns = `id bigint PRIMARY KEY, i2 smallint, i4 integer NOT NUL
 	t text, v varchar(10), c char(3), nm name, u uuid, js json, j jsonb, by bytea, n numeric(10,2), nu numeric,
 	d date, tm time, ts timestamp, tz timestamptz, iv interval, arr int[]`
 
-// PostgreSQL CDC → Avro topic → PostgreSQL sink: every column of every
-// type arrives equal (times and timestamps at millisecond precision, the
+// PostgreSQL CDC → Avro (and JSON Schema) topic → PostgreSQL sink: every
+// column of every type arrives equal (times and timestamps at millisecond precision, the
 // precision of Connect's Time and Timestamp, as with JSON). A column added
 // mid-stream registers a second version of the value schema, and the
 // sink's table gains the column (auto.evolve).
-func TestAvroCarriesEveryTypeToThePostgresSink(t *testing.T) {
+func TestRegistryConvertersCarryEveryTypeToThePostgresSink(t *testing.T) {
+	for _, class := range registryClasses {
+		t.Run(class[strings.LastIndex(class, ".")+1:], func(t *testing.T) { carryEveryType(t, class) })
+	}
+}
+
+func carryEveryType(t *testing.T, class string) {
 	e := newEnv(t, map[string]string{"table.include.list": "public.types"})
 	reg := servers.For(t).SchemaRegistry(servers.SchemaRegistryOptions{})
 	e.exec("CREATE TABLE types ("+avroTypesColumns+")",
@@ -137,8 +146,8 @@ func TestAvroCarriesEveryTypeToThePostgresSink(t *testing.T) {
 		 '2024-02-29', '13:14:15.123', '2024-01-02 03:04:05.678', '2024-01-02 03:04:05.5+02', '1 day 02:03:04', '{1,2}'),
 		(2, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)`)
 	var fails failures
-	startAvroSource(t, e, reg.URL, fails.reporter(t, "source", false), false)
-	startAvroSink(t, e, reg.URL, "pg.public.types", "types_copy", fails.reporter(t, "sink", false))
+	startRegistrySource(t, e, class, reg.URL, fails.reporter(t, "source", false), false)
+	startRegistrySink(t, e, class, reg.URL, "pg.public.types", "types_copy", fails.reporter(t, "sink", false))
 
 	count := func(table string) string { return pgtest.QueryString(t, e.url, "SELECT count(*)::text FROM "+table) }
 	testkit.EventuallyTrue(t, 30*time.Second, "2 rows in types_copy", func() bool { return count("types_copy") == "2" })
@@ -196,7 +205,7 @@ func TestAvroRegistryRefusalFailsTheTaskStandin(t *testing.T) {
 	reg := servers.For(t).SchemaRegistry(servers.SchemaRegistryOptions{Compatibility: "BACKWARD"})
 	e.exec("CREATE TABLE items (id int PRIMARY KEY, name text)", "INSERT INTO items VALUES (1, 'apple')")
 	var fails failures
-	startAvroSource(t, e, reg.URL, fails.reporter(t, "source", true), true)
+	startRegistrySource(t, e, registryClasses[0], reg.URL, fails.reporter(t, "source", true), true)
 	cl, err := sr.NewClient(sr.URLs(reg.URL))
 	if err != nil {
 		t.Fatal(err)
