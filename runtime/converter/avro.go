@@ -19,6 +19,7 @@ package converter
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/hamba/avro/v2"
 	"github.com/twmb/franz-go/pkg/sr"
@@ -45,6 +46,7 @@ type avroWriter struct {
 	api    avro.API
 	text   string
 	record string // full name of a record schema, for the subject strategies
+	ids    subjectIDs
 }
 
 // avroReader is a registered schema parsed for reading.
@@ -106,7 +108,9 @@ func (c *Avro) FromConnectData(topic string, schema *data.Schema, value any) ([]
 			return nil, err
 		}
 		id, target, api = ss.ID, r.schema, r.api
-	} else if id, err = c.reg.idFor(subject, sr.Schema{Schema: w.text, Type: sr.TypeAvro}); err != nil {
+	} else if id, err = w.ids.get(subject, func() (int, error) {
+		return c.reg.idFor(subject, sr.Schema{Schema: w.text, Type: sr.TypeAvro})
+	}); err != nil {
 		return nil, err
 	}
 	native, err := toAvro("", target, schema, value)
@@ -202,4 +206,32 @@ func atField(path string) string {
 		return "the value"
 	}
 	return "field " + strings.TrimPrefix(path, ".")
+}
+
+// subjectIDs remembers a writer schema's id under each subject it was
+// written to (a few: its topics), so that a cached schema's record finds
+// its id without hashing the schema's text.
+type subjectIDs struct {
+	mu  sync.Mutex
+	ids map[string]int
+}
+
+func (s *subjectIDs) get(subject string, lookup func() (int, error)) (int, error) {
+	s.mu.Lock()
+	id, ok := s.ids[subject]
+	s.mu.Unlock()
+	if ok {
+		return id, nil
+	}
+	id, err := lookup()
+	if err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	if s.ids == nil {
+		s.ids = map[string]int{}
+	}
+	s.ids[subject] = id
+	s.mu.Unlock()
+	return id, nil
 }

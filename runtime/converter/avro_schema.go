@@ -367,7 +367,7 @@ func connectPrimitive(path string, t *avro.PrimitiveSchema) (*data.Schema, error
 
 // ratToDecimal turns hamba's *big.Rat into a Decimal of the given scale.
 func ratToDecimal(path string, r *big.Rat, scale int32) (data.Decimal, error) {
-	n := new(big.Int).Mul(r.Num(), new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(scale)), nil))
+	n := new(big.Int).Mul(r.Num(), pow10(scale))
 	q, m := new(big.Int).QuoRem(n, r.Denom(), new(big.Int))
 	if m.Sign() != 0 {
 		return data.Decimal{}, fmt.Errorf("%s: %s has more than %d decimal places", atField(path), r.RatString(), scale)

@@ -166,7 +166,24 @@ func decimalToRat(path string, v any, d *avro.DecimalLogicalSchema) (any, error)
 	if u == nil {
 		u = new(big.Int)
 	}
-	return new(big.Rat).SetFrac(u, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(dec.Scale)), nil)), nil
+	return new(big.Rat).SetFrac(u, pow10(dec.Scale)), nil
+}
+
+// pow10s holds 10^0 .. 10^38, read only.
+var pow10s = func() []*big.Int {
+	out := make([]*big.Int, 39)
+	for i := range out {
+		out[i] = new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(i)), nil)
+	}
+	return out
+}()
+
+// pow10 returns 10^n; the result must not be modified.
+func pow10(n int32) *big.Int {
+	if n >= 0 && int(n) < len(pow10s) {
+		return pow10s[n]
+	}
+	return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil)
 }
 
 func primitiveToAvro(path string, t *avro.PrimitiveSchema, v any, wrong func() error) (any, error) {

@@ -54,6 +54,7 @@ type JSONSchema struct {
 type jsonSchemaWriter struct {
 	text  string
 	title string
+	ids   subjectIDs
 }
 
 // NewJSONSchema returns a JSON Schema converter configured with the
@@ -103,7 +104,9 @@ func (c *JSONSchema) FromConnectData(topic string, schema *data.Schema, value an
 			return nil, err
 		}
 		id = ss.ID
-	} else if id, err = c.reg.idFor(subject, sr.Schema{Schema: w.text, Type: sr.TypeJSON}); err != nil {
+	} else if id, err = w.ids.get(subject, func() (int, error) {
+		return c.reg.idFor(subject, sr.Schema{Schema: w.text, Type: sr.TypeJSON})
+	}); err != nil {
 		return nil, err
 	}
 	out, err := c.reg.header.AppendEncode(make([]byte, 0, 128), id, nil)
