@@ -96,18 +96,6 @@ func bad(key, format string, a ...any) error {
 	return fmt.Errorf("%s: %s", key, fmt.Sprintf(format, a...))
 }
 
-func parseBool(config map[string]string, key string, def bool) (bool, error) {
-	v, ok := config[key]
-	if !ok || strings.TrimSpace(v) == "" {
-		return def, nil
-	}
-	b, err := strconv.ParseBool(strings.TrimSpace(v))
-	if err != nil {
-		return false, bad(key, "%q is not true or false", v)
-	}
-	return b, nil
-}
-
 // newRegistry reads the registry keys. Errors name the key and never
 // hold a credential.
 func newRegistry(config map[string]string, isKey bool) (*registry, error) {
@@ -158,10 +146,10 @@ func newRegistry(config map[string]string, isKey bool) (*registry, error) {
 		return nil, bad(KeyRegistryURL, "%v", err)
 	}
 
-	if r.autoRegister, err = parseBool(config, KeyAutoRegister, true); err != nil {
+	if r.autoRegister, err = boolKey(config, KeyAutoRegister, true); err != nil {
 		return nil, err
 	}
-	if r.useLatest, err = parseBool(config, KeyUseLatestVersion, false); err != nil {
+	if r.useLatest, err = boolKey(config, KeyUseLatestVersion, false); err != nil {
 		return nil, err
 	}
 	if r.useLatest && r.autoRegister {
