@@ -50,9 +50,10 @@ assets() {
   #   versitygw   the S3 server of the S3 sink's tests (hack/versitygw.sh)
   #   zincsearch  the Elasticsearch-compatible server of the Elasticsearch sink's smoke test
   #   prometheus  the server the e2e tier runs (Kubernetes discovery; Debian's has none)
+  #   schema-registry  the schema registry of the converters' tests (hack/schema-registry.sh)
   local out s; out=$(mktemp -d)
   local -A pids=()
-  for s in versitygw zincsearch prometheus; do
+  for s in versitygw zincsearch prometheus schema-registry; do
     timed "hack/$s.sh" >"$out/$s" &
     pids[$s]=$!
   done
@@ -61,16 +62,16 @@ assets() {
   echo "KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS"
   # KEDA's operator and metrics API server, for test/e2e/autoscale and `make dev`.
   echo "KEDA=$(timed hack/build-keda.sh)"
-  for s in versitygw zincsearch prometheus; do
+  for s in versitygw zincsearch prometheus schema-registry; do
     wait "${pids[$s]}" || { echo "assets: hack/$s.sh failed" >&2; return 1; }
   done
   CONVEYOR_VERSITYGW=$(<"$out/versitygw") CONVEYOR_ZINCSEARCH=$(<"$out/zincsearch")
-  CONVEYOR_PROMETHEUS=$(<"$out/prometheus")
+  CONVEYOR_PROMETHEUS=$(<"$out/prometheus") CONVEYOR_SCHEMA_REGISTRY=$(<"$out/schema-registry")
   rm -rf "$out"
-  export CONVEYOR_VERSITYGW CONVEYOR_ZINCSEARCH CONVEYOR_PROMETHEUS
+  export CONVEYOR_VERSITYGW CONVEYOR_ZINCSEARCH CONVEYOR_PROMETHEUS CONVEYOR_SCHEMA_REGISTRY
   echo "CONVEYOR_REDIS_SERVER=$CONVEYOR_REDIS_SERVER CONVEYOR_VERSITYGW=$CONVEYOR_VERSITYGW"
   echo "CONVEYOR_ZINCSEARCH=$CONVEYOR_ZINCSEARCH"
-  echo "CONVEYOR_PROMETHEUS=$CONVEYOR_PROMETHEUS"
+  echo "CONVEYOR_PROMETHEUS=$CONVEYOR_PROMETHEUS CONVEYOR_SCHEMA_REGISTRY=$CONVEYOR_SCHEMA_REGISTRY"
 }
 # timed CMD...: runs CMD and, when it took more than a few seconds (a build, not a cache hit),
 # says how long on stderr: the cold-machine figures of each step.

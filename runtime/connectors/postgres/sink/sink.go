@@ -46,6 +46,7 @@ const (
 	KeyPKFields        = jdbc.KeyPKFields
 	KeyTableNameFormat = jdbc.KeyTableNameFormat
 	KeyAutoCreate      = jdbc.KeyAutoCreate
+	KeyAutoEvolve      = jdbc.KeyAutoEvolve
 	KeyDeleteEnabled   = jdbc.KeyDeleteEnabled
 	KeyBatchSize       = jdbc.KeyBatchSize
 )
@@ -93,6 +94,8 @@ func Plugin() plugin.Plugin {
 			Doc: "Destination table, with ${topic} replaced by the record's topic; table or schema.table (double quotes keep dots in a name)."},
 		{Name: KeyAutoCreate, Type: plugin.TypeBoolean, Default: "false", Group: group, Importance: plugin.ImportanceMedium, Width: plugin.WidthShort,
 			DisplayName: "Auto-create tables", Doc: "Create a missing table from the first record's key and value schemas (records need schemas)."},
+		{Name: KeyAutoEvolve, Type: plugin.TypeBoolean, Default: "false", Group: group, Importance: plugin.ImportanceMedium, Width: plugin.WidthShort,
+			DisplayName: "Auto-evolve tables", Doc: "Add to the table, as columns that allow NULL, the value fields it lacks (a source's schema gained a field); a required field without a default is refused. Columns are never dropped or changed."},
 		{Name: KeyDeleteEnabled, Type: plugin.TypeBoolean, Default: "false", Group: group, Importance: plugin.ImportanceMedium, Width: plugin.WidthShort,
 			DisplayName: "Delete on tombstones", Doc: "Delete the row of a record with a null value (a tombstone); needs pk.mode=record_key. When false, tombstones are skipped."},
 		{Name: KeyBatchSize, Type: plugin.TypeInt, Default: "3000", Group: group, Importance: plugin.ImportanceMedium, Width: plugin.WidthShort,
@@ -118,6 +121,7 @@ type settings struct {
 	pkFields      []string
 	tableFormat   string
 	autoCreate    bool
+	autoEvolve    bool
 	deleteEnabled bool
 	batchSize     int
 	// exactly.once: offsets in offsetsTable, keyed by connector
@@ -139,6 +143,7 @@ func parse(config map[string]string) (*settings, error) {
 		pkFields:      ss.PKFields,
 		tableFormat:   ss.TableFormat,
 		autoCreate:    ss.AutoCreate,
+		autoEvolve:    ss.AutoEvolve,
 		deleteEnabled: ss.DeleteEnabled,
 		batchSize:     ss.BatchSize,
 		exactlyOnce:   ss.ExactlyOnce,
