@@ -43,18 +43,10 @@ type servedFlag bool
 
 func (s servedFlag) Served() bool { return bool(s) }
 
-// TestConvergerFollowsConnectors drives the Converger (the
-// clusterkit.Autoscaler) against a real API server with KEDA's CRDs:
-// the ScaledObject and TriggerAuthentication appear owned by the cluster,
-// a repeated loop writes nothing, triggers and bounds follow the
-// connectors, and turning autoscaling off removes both objects.
-func TestConvergerFollowsConnectors(t *testing.T) {
-	envkit.InstallKEDA(t, cfg)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-
-	// The converger reads connectors through a cache with the shared index,
-	// as in the manager.
+// cachedClient reads connectors through a cache with the shared index, as
+// the manager's client does; it lives as long as ctx.
+func cachedClient(ctx context.Context, t *testing.T) client.Client {
+	t.Helper()
 	c, err := cache.New(cfg, cache.Options{Scheme: scheme})
 	if err != nil {
 		t.Fatal(err)
@@ -74,6 +66,19 @@ func TestConvergerFollowsConnectors(t *testing.T) {
 	if !c.WaitForCacheSync(ctx) {
 		t.Fatal("cache did not sync")
 	}
+	return cl
+}
+
+// TestConvergerFollowsConnectors drives the Converger (the
+// clusterkit.Autoscaler) against a real API server with KEDA's CRDs:
+// the ScaledObject and TriggerAuthentication appear owned by the cluster,
+// a repeated loop writes nothing, triggers and bounds follow the
+// connectors, and turning autoscaling off removes both objects.
+func TestConvergerFollowsConnectors(t *testing.T) {
+	envkit.InstallKEDA(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl := cachedClient(ctx, t)
 
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "converge-"}}
 	if err := k8sClient.Create(ctx, ns); err != nil {
