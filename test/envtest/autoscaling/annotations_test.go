@@ -157,7 +157,7 @@ func TestPauseAnnotationsFollowTheCluster(t *testing.T) {
 	if got := kedaAnnotations(so); !maps.Equal(got, want) {
 		t.Fatalf("after the resume: ScaledObject's KEDA annotations %v, want only the one written on it %v", got, want)
 	}
-	if strings.Contains(res.Autoscaling.Message, "passed to the ScaledObject") {
+	if strings.Contains(res.Autoscaling.Message, "KEDA annotations passed") {
 		t.Fatalf("after the resume the Autoscaling message still lists annotations: %q", res.Autoscaling.Message)
 	}
 }
