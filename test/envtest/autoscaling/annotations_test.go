@@ -33,7 +33,6 @@ import (
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 	"github.com/conveyor-dev/conveyor/controllers/autoscaling"
 	"github.com/conveyor-dev/conveyor/controllers/clusterkit"
-	"github.com/conveyor-dev/conveyor/test/testkit"
 	"github.com/conveyor-dev/conveyor/test/testkit/envkit"
 )
 
@@ -80,22 +79,7 @@ func TestPauseAnnotationsFollowTheCluster(t *testing.T) {
 	if err := k8sClient.Create(ctx, cc); err != nil {
 		t.Fatal(err)
 	}
-	sink := &v1alpha1.KafkaConnector{
-		ObjectMeta: metav1.ObjectMeta{Name: "archive", Namespace: ns.Name},
-		Spec: v1alpha1.KafkaConnectorSpec{ClusterRef: v1alpha1.ClusterReference{Name: "orders"}, Class: "FileSink", TasksMax: ptr.To[int32](2),
-			Config: map[string]string{"topics": "orders", "file": "/data/o"}},
-	}
-	if err := k8sClient.Create(ctx, sink); err != nil {
-		t.Fatal(err)
-	}
-	sink.Status = v1alpha1.KafkaConnectorStatus{State: v1alpha1.ConnectorStateRunning, TasksMax: 2, EffectiveTasks: 2}
-	if err := k8sClient.Status().Update(ctx, sink); err != nil {
-		t.Fatal(err)
-	}
-	testkit.EventuallyTrue(t, 30*time.Second, "the cache to see the running sink", func() bool {
-		var kc v1alpha1.KafkaConnector
-		return cl.Get(ctx, client.ObjectKeyFromObject(sink), &kc) == nil && kc.Status.State == v1alpha1.ConnectorStateRunning
-	})
+	runningSink(ctx, t, cl, ns.Name, "archive", 2, 2)
 
 	conv := &autoscaling.Converger{Client: cl, APIReader: k8sClient, KEDA: servedFlag(true)}
 	so := &kedav1alpha1.ScaledObject{}
