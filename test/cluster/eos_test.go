@@ -217,7 +217,8 @@ func stormRun(t *testing.T, srv *pgtest.Server, exactlyOnce bool) stormResult {
 }
 
 // waitSinkCaughtUp waits until the sink's group has committed the end of
-// every partition of topic (its commits still move with exactly.once).
+// every partition of topic (its commits still move with exactly.once),
+// past the last transaction marker: lag 0.
 func waitSinkCaughtUp(ctx context.Context, adm *kadm.Client, group, topic string, timeout time.Duration) error {
 	return testkit.Until(ctx, timeout, "the sink to commit the end of the topic", func(ctx context.Context) (bool, error) {
 		lag, err := adm.Lag(ctx, group)
@@ -234,7 +235,7 @@ func waitSinkCaughtUp(ctx context.Context, adm *kadm.Client, group, topic string
 			total += pl.Lag
 			parts++
 		}
-		return parts == eosPartitions && total <= int64(eosPartitions), nil // transaction markers count as lag
+		return parts == eosPartitions && total == 0, nil // the sink commits past transaction markers
 	})
 }
 
