@@ -136,6 +136,9 @@ func stormRun(t *testing.T, srv *pgtest.Server, exactlyOnce bool) stormResult {
 		src["exactly.once.support"] = "required"
 		sink["exactly.once"] = "true"
 		sink["consumer.override.isolation.level"] = "read_committed"
+		// Each row keeps its record's partition and offset (the key),
+		// so a duplicate can be traced to the records it came from.
+		sink["pk.mode"] = "kafka"
 	}
 	if err := ws[0].REST.PutConnector(ctx, "sink", sink); err != nil {
 		t.Fatal(err)
@@ -208,6 +211,9 @@ func stormRun(t *testing.T, srv *pgtest.Server, exactlyOnce bool) stormResult {
 		t.Fatal(err)
 	}
 	sup.Stop()
+	if exactlyOnce && rows != distinct {
+		traceDuplicates(t, ctx, url, e.broker.Addr, "ids")
+	}
 	res := stormResult{kills: kills, rows: rows, distinct: distinct}
 	if exactlyOnce {
 		res.topicRecords, res.topicIDs, res.topicMissing, res.topicDupes = readCommittedIDs(t, ctx, e.broker.Addr, "ids")
@@ -317,4 +323,105 @@ func recordID(v []byte) (int64, error) {
 		return *env.ID, nil
 	}
 	return 0, fmt.Errorf("no id in %.80s", v)
+}
+
+// traceDuplicates says where the rows of each duplicated id came from: it
+// reads the whole topic read_uncommitted, transaction markers included,
+// and names for each such row's record whether its transaction committed
+// or aborted. A row from an aborted transaction means the sink's
+// read_committed consumer was handed that record; two rows from
+// committed records mean the source wrote the id twice.
+func traceDuplicates(t *testing.T, ctx context.Context, url, addr, topic string) {
+	t.Helper()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Errorf("tracing duplicates: %v", err)
+		return
+	}
+	defer conn.Close(context.Background())
+	type at struct {
+		p int32
+		o int64
+	}
+	var dups []at
+	rows, err := conn.Query(ctx, `SELECT __connect_partition, __connect_offset FROM records
+		WHERE id IN (SELECT id FROM records GROUP BY id HAVING count(*) > 1) ORDER BY id, __connect_offset`)
+	if err != nil {
+		t.Errorf("tracing duplicates: %v", err)
+		return
+	}
+	for rows.Next() {
+		var a at
+		if err := rows.Scan(&a.p, &a.o); err != nil {
+			t.Errorf("tracing duplicates: %v", err)
+			return
+		}
+		dups = append(dups, a)
+	}
+	rows.Close()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic), kgo.KeepControlRecords())
+	if err != nil {
+		t.Errorf("tracing duplicates: %v", err)
+		return
+	}
+	defer cl.Close()
+	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
+	if err != nil {
+		t.Errorf("tracing duplicates: %v", err)
+		return
+	}
+	type rec struct {
+		producer int64
+		txn      bool
+		marker   int // 0 data, 1 commit marker, 2 abort marker
+	}
+	log := map[int32][]rec{} // by partition, indexed by offset
+	want := map[int32]int64{}
+	ends.Each(func(o kadm.ListedOffset) { want[o.Partition] = o.Offset; log[o.Partition] = make([]rec, o.Offset) })
+	rctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	pos := map[int32]int64{}
+	for done := false; !done && rctx.Err() == nil; {
+		cl.PollFetches(rctx).EachRecord(func(r *kgo.Record) {
+			pos[r.Partition] = r.Offset + 1
+			x := rec{producer: r.ProducerID, txn: r.Attrs.IsTransactional()}
+			if r.Attrs.IsControl() && len(r.Key) >= 4 {
+				x.marker = 1
+				if r.Key[3] == 0 {
+					x.marker = 2
+				}
+			}
+			if r.Offset < int64(len(log[r.Partition])) {
+				log[r.Partition][r.Offset] = x
+			}
+		})
+		done = true
+		for p, end := range want {
+			done = done && pos[p] >= end
+		}
+	}
+	outcome := func(a at) string {
+		l := log[a.p]
+		if a.o >= int64(len(l)) {
+			return "beyond the log"
+		}
+		if !l[a.o].txn {
+			return "not transactional"
+		}
+		for o := a.o + 1; o < int64(len(l)); o++ {
+			if l[o].marker != 0 && l[o].producer == l[a.o].producer {
+				return map[int]string{1: "committed", 2: "aborted"}[l[o].marker]
+			}
+		}
+		return "open"
+	}
+	counts := map[string]int{}
+	for i, a := range dups {
+		o := outcome(a)
+		counts[o]++
+		if i < 20 {
+			t.Logf("a duplicated id's row from %s-%d@%d: its transaction %s", topic, a.p, a.o, o)
+		}
+	}
+	t.Logf("rows of duplicated ids by their record's transaction: %v", counts)
 }
