@@ -558,7 +558,7 @@ func protoToConnect(path string, s *data.Schema, fd protoreflect.FieldDescriptor
 	case protoreflect.StringKind:
 		return v.String(), nil
 	case protoreflect.BytesKind:
-		return append([]byte(nil), v.Bytes()...), nil
+		return append([]byte{}, v.Bytes()...), nil // never nil: an empty value is not a null
 	case protoreflect.EnumKind:
 		if ev := fd.Enum().Values().ByNumber(v.Enum()); ev != nil {
 			return string(ev.Name()), nil

@@ -67,6 +67,25 @@ func TestProtobufRoundTripEveryType(t *testing.T) {
 	if err != nil || ss.Type != sr.TypeProtobuf || !strings.Contains(ss.Schema.Schema, "message Everything {") {
 		t.Fatalf("registered %v %q: %v", ss.Type, ss.Schema.Schema, err)
 	}
+	// Optional fields keep null apart from an empty value (proto3
+	// optional: explicit presence).
+	opt := data.StructOf("com.example.Opt", data.F("by", data.OptionalBytesSchema), data.F("s", data.OptionalStringSchema),
+		data.F("n", data.OptionalInt64Schema), data.F("arr", data.ArrayOf(data.Int32Schema).AsOptional()))
+	for _, want := range []*data.Struct{data.NewStruct(opt), data.NewStruct(opt).Put("by", []byte{}).Put("s", "").Put("n", int64(0)).Put("arr", []any{int32(0)})} {
+		b, err := c.FromConnectData("opt", opt, want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, got, err := c.ToConnectData("opt", b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range opt.Fields {
+			if w, g := want.Get(f.Name), got.(*data.Struct).Get(f.Name); (w == nil) != (g == nil) || !data.ValuesEqual(normalize(w), normalize(g)) {
+				t.Errorf("optional %s = %#v, want %#v", f.Name, g, w)
+			}
+		}
+	}
 	// What Protobuf cannot hold is an error naming the field.
 	all := everythingSchema()
 	if _, err := c.FromConnectData("t", all, everythingValue(all)); err == nil || !strings.Contains(err.Error(), "field byID") {
