@@ -136,6 +136,12 @@ func (w *protoWriter) message(path string, s *data.Schema, fallback string) (str
 	if n, ok := w.names[s]; ok {
 		return n, nil
 	}
+	for other, n := range w.names { // one message for a struct and its optional copy
+		if other.Name == s.Name && sameStruct(other, s) {
+			w.names[s] = n
+			return n, nil
+		}
+	}
 	name := s.Name[strings.LastIndex(s.Name, ".")+1:]
 	if name == "" || !pbIdent(name) {
 		name = fallback
@@ -171,6 +177,14 @@ func (w *protoWriter) message(path string, s *data.Schema, fallback string) (str
 	b.WriteString("}\n")
 	w.messages[slot] = b.String()
 	return name, nil
+}
+
+// sameStruct reports whether two struct schemas differ at most in being
+// optional and in their default.
+func sameStruct(a, b *data.Schema) bool {
+	a2, b2 := *a, *b
+	a2.Optional, a2.Default, b2.Optional, b2.Default = false, nil, false, nil
+	return a2.Equal(&b2)
 }
 
 // field renders one field: its label, type, name, number and the

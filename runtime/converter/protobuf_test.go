@@ -64,7 +64,7 @@ func TestProtobufRoundTripEveryType(t *testing.T) {
 	}
 	cl, _ := sr.NewClient(sr.URLs(reg.URL))
 	ss, err := cl.SchemaByVersion(context.Background(), "orders-value", -1)
-	if err != nil || ss.Type != sr.TypeProtobuf || !strings.Contains(ss.Schema.Schema, "message Everything {") {
+	if err != nil || ss.Type != sr.TypeProtobuf || !strings.Contains(ss.Schema.Schema, "message Everything {") || strings.Count(ss.Schema.Schema, "message ") != 2 {
 		t.Fatalf("registered %v %q: %v", ss.Type, ss.Schema.Schema, err)
 	}
 	// Optional fields keep null apart from an empty value (proto3
