@@ -137,7 +137,9 @@ func TestProtobufReadsAndWritesFranzGoSerde(t *testing.T) {
 		t.Fatal(err)
 	}
 	orderMD, refundMD := files[0].Messages().Get(0), files[0].Messages().Get(1)
-	encode := sr.EncodeFn(func(v any) ([]byte, error) { return proto.MarshalOptions{Deterministic: true}.Marshal(v.(proto.Message)) })
+	encode := sr.EncodeFn(func(v any) ([]byte, error) {
+		return proto.MarshalOptions{Deterministic: true}.Marshal(v.(proto.Message))
+	})
 	decode := sr.DecodeFn(func(b []byte, v any) error { return proto.Unmarshal(b, v.(proto.Message)) })
 	var orders, refunds sr.Serde
 	orders.Register(ss.ID, &dynamicpb.Message{}, encode, decode, sr.Index(0))
