@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/sr"
@@ -54,7 +55,8 @@ type protoWriterSchema struct {
 // protoReader is a registered schema compiled for reading.
 type protoReader struct {
 	file    protoreflect.FileDescriptor
-	connect map[protoreflect.FullName]*data.Schema
+	mu      sync.Mutex
+	connect map[protoreflect.FullName]*data.Schema // by message, as the indexes pick them
 }
 
 // NewProtobuf returns a Protobuf converter configured with the registry keys.
@@ -222,6 +224,8 @@ func (c *Protobuf) ToConnectData(topic string, b []byte) (*data.Schema, any, err
 
 // schema returns the Connect schema of one of the file's messages.
 func (r *protoReader) schema(md protoreflect.MessageDescriptor) (*data.Schema, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if s, ok := r.connect[md.FullName()]; ok {
 		return s, nil
 	}
@@ -229,7 +233,7 @@ func (r *protoReader) schema(md protoreflect.MessageDescriptor) (*data.Schema, e
 	if err != nil {
 		return nil, err
 	}
-	r.connect[md.FullName()] = s // under the registry cache's lock-free use: readers of one id race only to build equal schemas
+	r.connect[md.FullName()] = s
 	return s, nil
 }
 

@@ -259,8 +259,10 @@ func (w *protoWriter) field(path string, f data.Field, number int) (string, erro
 // elements; params gains connect.type for int8 and int16.
 func (w *protoWriter) elemType(path string, s *data.Schema, params map[string]string) (string, error) {
 	switch {
-	case s.Type == data.TypeArray || s.Type == data.TypeMap:
-		return "", fmt.Errorf("%s: a %s inside an array or map cannot be mapped to Protobuf (no nested repeated fields): wrap it in a struct", atField(path), s.Type)
+	case s.Type == data.TypeArray:
+		return "", fmt.Errorf("%s: an array inside an array or map cannot be mapped to Protobuf (no nested repeated fields): wrap it in a struct", atField(path))
+	case s.Type == data.TypeMap:
+		return "", fmt.Errorf("%s: a map inside an array or map cannot be mapped to Protobuf (no nested repeated fields): wrap it in a struct", atField(path))
 	case s.Type == data.TypeStruct:
 		return w.message(path, s, pbCamel(path))
 	}

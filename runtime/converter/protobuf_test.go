@@ -226,3 +226,66 @@ func TestProtobufReadsAndWritesFranzGoSerde(t *testing.T) {
 		t.Fatalf("refund read as %s %v", rs, rv)
 	}
 }
+
+// A schema that imports another by registry reference reads with it; a
+// oneof, a uint64 beyond int64 and bytes without the wire format are
+// errors naming the field or the format.
+func TestProtobufReferencesAndUnmappable(t *testing.T) {
+	reg := servers.For(t).SchemaRegistry(servers.SchemaRegistryOptions{})
+	ctx := context.Background()
+	cl, _ := sr.NewClient(sr.URLs(reg.URL))
+	const money = "syntax = \"proto3\";\npackage shop;\nmessage Money { string currency = 1; sint64 cents = 2; }\n"
+	const order = "syntax = \"proto3\";\npackage shop;\nimport \"shop/money.proto\";\n" +
+		"message Order { Money total = 1; uint64 big = 2; }\nmessage Choice { oneof pick { string a = 1; int32 b = 2; } }\n"
+	if _, err := cl.CreateSchema(ctx, "shop-money", sr.Schema{Schema: money, Type: sr.TypeProtobuf}); err != nil {
+		t.Fatal(err)
+	}
+	ss, err := cl.CreateSchema(ctx, "orders-value", sr.Schema{Schema: order, Type: sr.TypeProtobuf,
+		References: []sr.SchemaReference{{Name: "shop/money.proto", Subject: "shop-money", Version: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := (&protocompile.Compiler{Resolver: &protocompile.SourceResolver{Accessor: protocompile.SourceAccessorFromMap(
+		map[string]string{"o.proto": order, "shop/money.proto": money})}}).Compile(ctx, "o.proto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := files[0].Messages().Get(0)
+	m := dynamicpb.NewMessage(md)
+	total := m.Mutable(md.Fields().ByName("total")).Message()
+	total.Set(total.Descriptor().Fields().ByName("currency"), protoreflect.ValueOfString("EUR"))
+	total.Set(total.Descriptor().Fields().ByName("cents"), protoreflect.ValueOfInt64(-1999))
+	encode := func(m proto.Message, index ...int) []byte {
+		b, _ := (&sr.ConfluentHeader{}).AppendEncode(nil, ss.ID, index)
+		body, err := proto.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append(b, body...)
+	}
+	c, err := New(ProtobufClass, map[string]string{KeyRegistryURL: reg.URL}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, v, err := c.ToConnectData("orders", encode(m, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tot := v.(*data.Struct).Get("total").(*data.Struct)
+	if s.Field("total").Schema.Name != "shop.Money" || tot.Get("currency") != "EUR" || tot.Get("cents") != int64(-1999) || v.(*data.Struct).Get("big") != int64(0) {
+		t.Fatalf("read %s %v", s, v)
+	}
+	m.Set(md.Fields().ByName("big"), protoreflect.ValueOfUint64(1<<63))
+	if _, _, err := c.ToConnectData("orders", encode(m, 0)); err == nil || !strings.Contains(err.Error(), "field big") {
+		t.Fatalf("uint64 beyond int64: %v", err)
+	}
+	if _, _, err := c.ToConnectData("orders", encode(dynamicpb.NewMessage(files[0].Messages().Get(1)), 1)); err == nil || !strings.Contains(err.Error(), "field a: is in oneof pick") {
+		t.Fatalf("oneof: %v", err)
+	}
+	if _, _, err := c.ToConnectData("orders", encode(m, 5)); err == nil || !strings.Contains(err.Error(), "message index [5]") {
+		t.Fatalf("a bad index: %v", err)
+	}
+	if _, _, err := c.ToConnectData("orders", []byte("{}")); err == nil || !strings.Contains(err.Error(), "wire format") {
+		t.Fatalf("not the wire format: %v", err)
+	}
+}
