@@ -86,6 +86,22 @@ func TestProtobufRoundTripEveryType(t *testing.T) {
 			}
 		}
 	}
+	// A Timestamp before 1970 is written in google.protobuf.Timestamp's
+	// canonical form (nanos in [0, 1e9)), as other readers require.
+	tsS := data.StructOf("com.example.T", data.F("at", data.TimestampSchema()))
+	tb, err := c.FromConnectData("ts", tsS, data.NewStruct(tsS).Put("at", time.Date(1969, 12, 31, 23, 59, 59, 999e6, time.UTC)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := c.(*Protobuf).writer(tsS)
+	tm := dynamicpb.NewMessage(w.message)
+	if err := proto.Unmarshal(tb[6:], tm); err != nil {
+		t.Fatal(err)
+	}
+	at := tm.Get(w.message.Fields().ByName("at")).Message()
+	if sec, ns := at.Get(at.Descriptor().Fields().ByName("seconds")).Int(), at.Get(at.Descriptor().Fields().ByName("nanos")).Int(); sec != -1 || ns != 999e6 {
+		t.Errorf("1969-12-31T23:59:59.999Z written as seconds %d nanos %d, want -1 and 999000000", sec, ns)
+	}
 	// What Protobuf cannot hold is an error naming the field.
 	all := everythingSchema()
 	if _, err := c.FromConnectData("t", all, everythingValue(all)); err == nil || !strings.Contains(err.Error(), "field byID") {
