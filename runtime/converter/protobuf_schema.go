@@ -106,8 +106,8 @@ func protoSchemaText(s *data.Schema) (string, string, error) {
 		return "", "", fmt.Errorf("the Protobuf converter writes messages: the schema is %s, not a struct (wrap the value in a struct, e.g. with the HoistField transform)", s.Type)
 	}
 	w := &protoWriter{imports: map[string]bool{}, names: map[*data.Schema]string{}, taken: map[string]bool{}}
-	if i := strings.LastIndex(s.Name, "."); i > 0 {
-		w.pkg = s.Name[:i]
+	if i := strings.LastIndex(s.Name, "."); i > 0 && !slices.ContainsFunc(strings.Split(s.Name[:i], "."), func(p string) bool { return !pbIdent(p) }) {
+		w.pkg = s.Name[:i] // a name like my-db.public.t.Value has none: connect.name keeps it
 	}
 	root, err := w.message("", s, "ConnectDefault")
 	if err != nil {

@@ -86,6 +86,16 @@ func TestProtobufRoundTripEveryType(t *testing.T) {
 			}
 		}
 	}
+	// A struct name that is no Protobuf package (a topic prefix with a
+	// dash) comes back as it was.
+	dashed := data.StructOf("my-db.public.t.Value", data.F("id", data.Int64Schema))
+	db, err := c.FromConnectData("dashed", dashed, data.NewStruct(dashed).Put("id", int64(1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gotS, _, err := c.ToConnectData("dashed", db); err != nil || !gotS.Equal(dashed) {
+		t.Fatalf("read %s, %v", gotS, err)
+	}
 	// A Timestamp before 1970 is written in google.protobuf.Timestamp's
 	// canonical form (nanos in [0, 1e9)), as other readers require.
 	tsS := data.StructOf("com.example.T", data.F("at", data.TimestampSchema()))
