@@ -18,7 +18,7 @@ limitations under the License.
 // form (a [data.Schema] and a Go value) and the bytes stored in Kafka,
 // compatibly with Kafka Connect's converters: JsonConverter (with and
 // without the schema envelope), StringConverter and ByteArrayConverter;
-// and with Confluent's: AvroConverter and JsonSchemaConverter, in the
+// and with Confluent's: AvroConverter, JsonSchemaConverter and ProtobufConverter, in the
 // schema registry's wire format.
 package converter
 
@@ -93,6 +93,7 @@ var classes = map[string]factory{
 	ByteArrayClass:  func(c map[string]string, k bool) (Converter, error) { return ByteArray{}, nil },
 	AvroClass:       func(c map[string]string, k bool) (Converter, error) { return NewAvro(c, k) },
 	JSONSchemaClass: func(c map[string]string, k bool) (Converter, error) { return NewJSONSchema(c, k) },
+	ProtobufClass:   func(c map[string]string, k bool) (Converter, error) { return NewProtobuf(c, k) },
 }
 
 var aliases = map[string]string{
@@ -107,6 +108,8 @@ var aliases = map[string]string{
 	"avro":                AvroClass,
 	"JsonSchemaConverter": JSONSchemaClass,
 	"jsonschema":          JSONSchemaClass,
+	"ProtobufConverter":   ProtobufClass,
+	"protobuf":            ProtobufClass,
 }
 
 // Resolve maps a class name or alias to the full class name.
@@ -140,6 +143,7 @@ var configKeys = map[string][]ConfigKey{
 	ByteArrayClass:  {},
 	AvroClass:       registryKeys,
 	JSONSchemaClass: registryKeys,
+	ProtobufClass:   registryKeys,
 }
 
 // ConfigKeys returns the configuration keys of a converter class (or

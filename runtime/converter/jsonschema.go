@@ -386,18 +386,28 @@ func connectOfJSONSchema(path string, doc map[string]any, optional bool) (*data.
 	}
 	s.Optional = s.Optional || optional
 	if d, ok := doc["default"]; ok && d != nil {
-		j, _ := NewJSON(map[string]string{KeySchemasEnable: "false", KeyDecimalFormat: "NUMERIC"})
 		b, _ := json.Marshal(d)
-		raw, err := decodeJSON(b)
-		if err == nil {
-			var dv any
-			if dv, err = j.readValue(s, raw, path); err == nil {
-				s.Default = dv
-			}
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: default %s: %w", atField(path), strconv.Quote(string(b)), err)
+		var err error
+		if s.Default, err = defaultFromJSON(path, s, b); err != nil {
+			return nil, err
 		}
 	}
 	return s, nil
+}
+
+// defaultFromJSON reads a default written by jsonDefault.
+func defaultFromJSON(path string, s *data.Schema, b []byte) (any, error) {
+	j, err := NewJSON(map[string]string{KeySchemasEnable: "false", KeyDecimalFormat: "NUMERIC"})
+	if err != nil {
+		return nil, err
+	}
+	raw, err := decodeJSON(b)
+	var dv any
+	if err == nil {
+		dv, err = j.readValue(s, raw, path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: default %s: %w", atField(path), strconv.Quote(string(b)), err)
+	}
+	return dv, nil
 }

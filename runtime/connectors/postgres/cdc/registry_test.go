@@ -47,7 +47,8 @@ func registryConverters(class, url string) map[string]string {
 }
 
 // The schema registry converters, by Confluent's class names.
-var registryClasses = []string{"io.confluent.connect.avro.AvroConverter", "io.confluent.connect.json.JsonSchemaConverter"}
+var registryClasses = []string{"io.confluent.connect.avro.AvroConverter", "io.confluent.connect.json.JsonSchemaConverter",
+	"io.confluent.connect.protobuf.ProtobufConverter"}
 
 // failures records the traces of failed tasks.
 type failures struct {
@@ -125,7 +126,7 @@ const avroTypesColumns = `id bigint PRIMARY KEY, i2 smallint, i4 integer NOT NUL
 	t text, v varchar(10), c char(3), nm name, u uuid, js json, j jsonb, by bytea, n numeric(10,2), nu numeric,
 	d date, tm time, ts timestamp, tz timestamptz, iv interval, arr int[]`
 
-// PostgreSQL CDC → Avro (and JSON Schema) topic → PostgreSQL sink: every
+// PostgreSQL CDC → Avro (and JSON Schema, Protobuf) topic → PostgreSQL sink: every
 // column of every type arrives equal (times and timestamps at millisecond precision, the
 // precision of Connect's Time and Timestamp, as with JSON). A column added
 // mid-stream registers a second version of the value schema, and the
