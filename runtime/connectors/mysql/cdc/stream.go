@@ -218,28 +218,47 @@ func (st *streamer) end() error {
 	return nil
 }
 
-// table returns a captured table (nil when not captured), read from the
-// catalog when the cache has none or its columns no longer match the
-// binlog's.
+// table returns a captured table (nil when not captured) with the
+// columns of the binlog's row images. The catalog describes the table as
+// it is now, which is later than the event when the task lags behind a
+// DDL statement: a table map with column names (binlog_row_metadata=FULL)
+// picks its columns from the catalog by name; without names, a table map
+// with fewer columns than the catalog takes the first ones (ADD COLUMN
+// appends at the end). Anything else is an error that names the way out.
 func (st *streamer) table(ctx context.Context, e *replication.RowsEvent) (*table, error) {
 	id := mycommon.Table{Schema: string(e.Table.Schema), Name: string(e.Table.Table)}
 	if !st.captured[id.String()] {
 		return nil, nil
 	}
-	t := st.tables[id.String()]
-	if t != nil && len(t.columns) == int(e.Table.ColumnCount) {
+	names := e.Table.ColumnNameString()
+	view := fmt.Sprintf("%s#%d#%s", id, e.Table.ColumnCount, strings.Join(names, ","))
+	if t := st.tables[view]; t != nil {
 		return t, nil
 	}
 	t, err := loadTable(ctx, st.s, st.db, id)
 	if err != nil {
 		return nil, err
 	}
-	if len(t.columns) != int(e.Table.ColumnCount) {
+	n := int(e.Table.ColumnCount)
+	switch {
+	case len(names) == n:
+		if t, err = t.pick(names); err != nil {
+			return nil, fmt.Errorf("%w at GTID %s (binlog %s:%d): the table changed since; reset the connector's offsets to take a new snapshot", err, st.tx.gtid, st.tx.file, st.tx.pos)
+		}
+	case n < len(t.columns):
+		names = make([]string, n)
+		for i := range names {
+			names[i] = t.columns[i].Name
+		}
+		if t, err = t.pick(names); err != nil {
+			return nil, err
+		}
+	case n > len(t.columns):
 		return nil, fmt.Errorf("table %s: the binlog has %d columns at GTID %s (binlog %s:%d), the table now %d: "+
-			"its definition changed again since; reset the connector's offsets to take a new snapshot",
-			id, e.Table.ColumnCount, st.tx.gtid, st.tx.file, st.tx.pos, len(t.columns))
+			"columns were dropped since and the binlog does not name its columns (binlog_row_metadata=FULL would); reset the connector's offsets to take a new snapshot",
+			id, n, st.tx.gtid, st.tx.file, st.tx.pos, len(t.columns))
 	}
-	st.tables[id.String()] = t
+	st.tables[view] = t
 	return t, nil
 }
 

@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -85,6 +86,41 @@ func loadTable(ctx context.Context, s settings, q mycommon.Querier, id mycommon.
 		return nil, fmt.Errorf("table %s: %w", id, err)
 	}
 	return t, nil
+}
+
+// pick returns the table with only the named columns, in that order.
+func (t *table) pick(names []string) (*table, error) {
+	if len(names) == len(t.columns) {
+		same := true
+		for i, n := range names {
+			same = same && t.columns[i].Name == n
+		}
+		if same {
+			return t, nil
+		}
+	}
+	out := &table{id: t.id, topic: t.topic}
+	fields := make([]data.Field, 0, len(names))
+	for _, n := range names {
+		i := slices.IndexFunc(t.columns, func(m mycommon.Mapped) bool { return m.Name == n })
+		if i < 0 {
+			return nil, fmt.Errorf("table %s: the binlog's column %s is no longer in the table", t.id, mycommon.QuoteIdent(n))
+		}
+		out.columns = append(out.columns, t.columns[i])
+		out.labels = append(out.labels, t.labels[i])
+		fields = append(fields, data.F(n, t.columns[i].Schema.AsOptional()))
+	}
+	var keys []string
+	for _, k := range t.schemas.KeyNames() {
+		if slices.Contains(names, k) {
+			keys = append(keys, k)
+		}
+	}
+	var err error
+	if out.schemas, err = cdcevent.NewSchemas(t.topic, fields, keys, SourceSchema); err != nil {
+		return nil, fmt.Errorf("table %s: %w", t.id, err)
+	}
+	return out, nil
 }
 
 // enumLabels reads the labels of an enum or set column in their own case
