@@ -131,8 +131,8 @@ func (st *streamer) explain(err error) error {
 	var me *gomysql.MyError
 	if errors.As(err, &me) && me.Code == gomysql.ER_MASTER_FATAL_ERROR_READING_BINLOG || strings.Contains(err.Error(), "1236") {
 		return fmt.Errorf("%w: the server no longer has the binlog at the stored position, %s (purged by expire_logs_days/binlog_expire_logs_seconds or PURGE BINARY LOGS): "+
-			"changes made since are lost to this connector; reset its offsets to take a new snapshot (stop it, DELETE /connectors/NAME/offsets, resume; "+
-			"or delete and recreate it under a new name) and keep binlogs longer than the connector may be down: %v", ErrBinlogPurged, st.where(), err)
+			"changes made since are lost to this connector; reset its offsets to take a new snapshot (the KafkaConnector's spec.offsets with reset: true, "+
+			"or PUT /connectors/NAME/stop, DELETE /connectors/NAME/offsets, PUT /connectors/NAME/resume) and keep binlogs longer than the connector may be down: %v", ErrBinlogPurged, st.where(), err)
 	}
 	return err
 }
