@@ -33,8 +33,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/conveyor-dev/conveyor/runtime/converter"
+	"github.com/conveyor-dev/conveyor/runtime/data"
 	"github.com/conveyor-dev/conveyor/runtime/kafkalog"
 	"github.com/conveyor-dev/conveyor/runtime/kafkatest"
+	"github.com/conveyor-dev/conveyor/runtime/plugin"
+	"github.com/conveyor-dev/conveyor/runtime/plugin/plugintest"
 	"github.com/conveyor-dev/conveyor/runtime/store"
 	"github.com/conveyor-dev/conveyor/runtime/task"
 	"github.com/conveyor-dev/conveyor/runtime/task/tasktest"
@@ -414,4 +417,86 @@ func TestPurgedBinlog(t *testing.T) {
 		t.Errorf("error shows the password")
 	}
 	t.Logf("task error: %s", msg)
+}
+
+// pollUntil polls a task until it handed out n records (10 s at most).
+func pollUntil(t *testing.T, tk *Task, n int) []*plugin.SourceRecord {
+	t.Helper()
+	var out []*plugin.SourceRecord
+	deadline := time.Now().Add(10 * time.Second)
+	for len(out) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("polled %d of %d records within 10s", len(out), n)
+		}
+		recs, err := tk.Poll(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, recs...)
+	}
+	return out
+}
+
+// A task restarted from the offset of a record in the middle of a
+// transaction resumes right after that record: the rest of the
+// transaction once, nothing of it twice.
+func TestRestartMidTransaction(t *testing.T) {
+	e := newEnv(t)
+	srv.ExecT(t, e.database, "CREATE TABLE m (id INT PRIMARY KEY, v INT)")
+	e.config[KeyTableIncludeList] = "m"
+	e.config[KeySnapshotMode] = SnapshotNever
+	e.config[KeyPollIntervalMs] = "50"
+	ctx := context.Background()
+	store := plugintest.NewOffsetStore()
+	start := func() *Task {
+		tk := &Task{}
+		if err := tk.Start(ctx, &plugintest.SourceTaskContext{Store: store}, e.config); err != nil {
+			t.Fatal(err)
+		}
+		return tk
+	}
+	t1 := start()
+	if recs, err := t1.Poll(ctx); err != nil || len(recs) != 0 { // connects and reads the current position
+		t.Fatal(recs, err)
+	}
+	srv.ExecT(t, e.database, "INSERT INTO m SELECT seq, seq FROM seq_1_to_100")
+	recs := pollUntil(t, t1, 100)
+	_ = t1.Stop()
+	mid := recs[39]
+	if err := store.Put(mid.SourcePartition, mid.SourceOffset); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("restarting from %v", mid.SourceOffset)
+
+	srv.ExecT(t, e.database, "INSERT INTO m VALUES (101, 101)")
+	t2 := start()
+	defer t2.Stop()
+	recs = pollUntil(t, t2, 61)
+	recs = append(recs, pollExtra(t, t2)...)
+	var ids []string
+	for _, r := range recs {
+		after := r.Value.(*data.Struct).Get("after").(*data.Struct)
+		ids = append(ids, fmt.Sprint(after.Get("id")))
+	}
+	var want []string
+	for i := 41; i <= 101; i++ {
+		want = append(want, fmt.Sprint(i))
+	}
+	if got := strings.Join(ids, ","); got != strings.Join(want, ",") {
+		t.Fatalf("after the restart: ids %s\nwant %s", got, strings.Join(want, ","))
+	}
+}
+
+// pollExtra polls a few more times to catch records beyond those expected.
+func pollExtra(t *testing.T, tk *Task) []*plugin.SourceRecord {
+	t.Helper()
+	var out []*plugin.SourceRecord
+	for range 3 {
+		recs, err := tk.Poll(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, recs...)
+	}
+	return out
 }
