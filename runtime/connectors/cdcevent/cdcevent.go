@@ -101,6 +101,27 @@ func (s Schemas) KeyOf(row *data.Struct) (*data.Schema, any) {
 	return s.Key, k
 }
 
+// KeyChanged reports whether an update moved its row to another primary
+// key. Primary key columns are never NULL, so a key column missing from
+// the before image (the server did not send it) means "cannot tell" and
+// the update stays one.
+func (s Schemas) KeyChanged(before, after *data.Struct) bool {
+	if s.Key == nil || before == nil || after == nil {
+		return false
+	}
+	changed := false
+	for _, name := range s.keyNames {
+		b := before.Get(name)
+		if b == nil {
+			return false
+		}
+		if !data.ValuesEqual(b, after.Get(name)) {
+			changed = true
+		}
+	}
+	return changed
+}
+
 // KeyNames returns the primary key columns in key order.
 func (s Schemas) KeyNames() []string { return s.keyNames }
 

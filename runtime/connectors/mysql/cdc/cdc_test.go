@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -257,8 +258,10 @@ func TestSnapshotStreamRestartAlter(t *testing.T) {
 		return false
 	})
 	// Live, after the restart.
-	srv.ExecT(t, e.database, "DELETE FROM items WHERE id = 6001")
-	c.until("a live delete after the restart", func(evs []event) bool { return count(evs, "d") >= 51 })
+	srv.ExecT(t, e.database, "DELETE FROM items WHERE id = 6001", "UPDATE items SET id = 7001 WHERE id = 3")
+	c.until("a live delete and key change after the restart", func(evs []event) bool {
+		return count(evs, "d") >= 52 && slices.ContainsFunc(evs, func(ev event) bool { return ev.After != nil && ev.After["id"] == float64(7001) })
+	})
 	time.Sleep(300 * time.Millisecond) // catch duplicates that would follow
 
 	// Every change once, in order per key.
@@ -283,6 +286,10 @@ func TestSnapshotStreamRestartAlter(t *testing.T) {
 			return "r,u,u,u"
 		case id == 2:
 			return "r,u,u,u"
+		case id == 3: // its key changed to 7001: a delete and a create
+			return "r,u,u,d,tombstone"
+		case id == 7001:
+			return "c"
 		case id <= 10:
 			return "r,u,u"
 		case id <= 100:
@@ -315,8 +322,8 @@ func TestSnapshotStreamRestartAlter(t *testing.T) {
 			bad = append(bad, fmt.Sprintf("id %d: %s, want %s", id, got, w))
 		}
 	}
-	if n := len(ids); n != snapRows+concurrent+100+1 {
-		bad = append(bad, fmt.Sprintf("%d ids, want %d", n, snapRows+concurrent+101))
+	if n := len(ids); n != snapRows+concurrent+100+2 {
+		bad = append(bad, fmt.Sprintf("%d ids, want %d", n, snapRows+concurrent+102))
 	}
 	if len(bad) > 0 {
 		t.Fatalf("%d problems (%d records):\n%s", len(bad), len(c.evs), strings.Join(bad[:min(len(bad), 20)], "\n"))

@@ -280,26 +280,34 @@ func (st *streamer) rows(ctx context.Context, h *replication.EventHeader, e *rep
 		rec.SourceOffset = position{gtids: st.tx.gtidsPre, gtid: st.tx.gtid, file: st.tx.file, pos: st.tx.pos, row: st.tx.n}.offset()
 		out = append(out, rec)
 	}
-	change := func(op string, before, after []any) error {
-		var ch cdcevent.Change
-		ch.Op, ch.Commit = op, st.tx.commit
-		var err error
-		if before != nil {
-			if ch.Before, err = t.rowFromBinlog(before, nil); err != nil {
-				return err
-			}
-		}
-		if after != nil {
-			if ch.After, err = t.rowFromBinlog(after, nil); err != nil {
-				return err
-			}
-		}
-		ch.Source = st.source(t)
-		rec := t.schemas.Record(t.topic, ch)
+	record := func(op string, before, after *data.Struct) {
+		rec := t.schemas.Record(t.topic, cdcevent.Change{Op: op, Before: before, After: after, Source: st.source(t), Commit: st.tx.commit})
 		emit(rec)
 		if op == cdcevent.OpDelete && st.s.tombstones && rec.Key != nil {
 			emit(cdcevent.Tombstone(rec))
 		}
+	}
+	change := func(op string, beforeVals, afterVals []any) error {
+		var before, after *data.Struct
+		var err error
+		if beforeVals != nil {
+			if before, err = t.rowFromBinlog(beforeVals, nil); err != nil {
+				return err
+			}
+		}
+		if afterVals != nil {
+			if after, err = t.rowFromBinlog(afterVals, nil); err != nil {
+				return err
+			}
+		}
+		if op == cdcevent.OpUpdate && t.schemas.KeyChanged(before, after) {
+			// As Debezium: a delete of the old key (and its tombstone),
+			// then a create of the new one.
+			record(cdcevent.OpDelete, before, nil)
+			record(cdcevent.OpCreate, nil, after)
+			return nil
+		}
+		record(op, before, after)
 		return nil
 	}
 	switch e.Type() {

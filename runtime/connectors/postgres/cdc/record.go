@@ -209,21 +209,7 @@ func truncate(b []byte) string {
 // missing one (another replica identity index) means "cannot tell" and
 // the update stays one.
 func (r *relation) keyChanged(before, after *data.Struct) bool {
-	if r.schemas.Key == nil || before == nil || after == nil {
-		return false
-	}
-	changed := false
-	for _, i := range r.keyIdx {
-		name := r.columns[i].name
-		b := before.Get(name)
-		if b == nil {
-			return false
-		}
-		if !data.ValuesEqual(b, after.Get(name)) {
-			changed = true
-		}
-	}
-	return changed
+	return r.schemas.KeyChanged(before, after)
 }
 
 // change is one event to turn into a record.
