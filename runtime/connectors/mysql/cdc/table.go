@@ -131,9 +131,17 @@ func enumLabels(ctx context.Context, q mycommon.Querier, id mycommon.Table, colu
 		id.Schema, id.Name, column).Scan(&ct); err != nil {
 		return nil, fmt.Errorf("reading the labels of column %s of %s: %w", mycommon.QuoteIdent(column), id, err)
 	}
+	if !strings.Contains(ct, "(") {
+		return nil, fmt.Errorf("column %s of %s: cannot read the labels of %s", mycommon.QuoteIdent(column), id, ct)
+	}
+	return parseLabels(ct), nil
+}
+
+// parseLabels reads the quoted labels of enum('a','b”c') or set(...).
+func parseLabels(ct string) []string {
 	open, close := strings.IndexByte(ct, '('), strings.LastIndexByte(ct, ')')
 	if open < 0 || close < open {
-		return nil, fmt.Errorf("column %s of %s: cannot read the labels of %s", mycommon.QuoteIdent(column), id, ct)
+		return nil
 	}
 	var out []string
 	body := ct[open+1 : close]
@@ -159,7 +167,7 @@ func enumLabels(ctx context.Context, q mycommon.Querier, id mycommon.Table, colu
 		out = append(out, b.String())
 		i = j + 1
 	}
-	return out, nil
+	return out
 }
 
 // rowFromText builds a row from the text protocol's values (nil = NULL),
