@@ -20,6 +20,7 @@ package bundled
 import (
 	"github.com/conveyor-dev/conveyor/runtime/connectors/elasticsearch"
 	"github.com/conveyor-dev/conveyor/runtime/connectors/file"
+	mysqlcdc "github.com/conveyor-dev/conveyor/runtime/connectors/mysql/cdc"
 	mysqlsink "github.com/conveyor-dev/conveyor/runtime/connectors/mysql/sink"
 	mysqlsource "github.com/conveyor-dev/conveyor/runtime/connectors/mysql/tablesource"
 	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/cdc"
@@ -46,6 +47,7 @@ func Plugins() []plugin.Plugin {
 		pgsink.Plugin(),
 		mysqlsource.Plugin(),
 		mysqlsink.Plugin(),
+		mysqlcdc.Plugin(),
 		redissink.Plugin(),
 		s3sink.Plugin(),
 		elasticsearch.Plugin(),

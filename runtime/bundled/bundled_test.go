@@ -26,7 +26,7 @@ import (
 func TestRegistry(t *testing.T) {
 	r := Registry()
 	list := r.List()
-	if len(list) != 11 {
+	if len(list) != 12 {
 		t.Fatalf("%d plugins", len(list))
 	}
 	for name, kind := range map[string]plugin.Kind{
@@ -34,7 +34,7 @@ func TestRegistry(t *testing.T) {
 		"org.apache.kafka.connect.file.FileStreamSourceConnector": plugin.KindSource,
 		"FileStreamSink": plugin.KindSink,
 		"dev.conveyor.connect.range.RangeSourceConnector": plugin.KindSource,
-		"PostgresCDCSource":   plugin.KindSource,
+		"PostgresCDCSource": plugin.KindSource, "MySqlCDCSource": plugin.KindSource,
 		"PostgresTableSource": plugin.KindSource, "PostgresSinkConnector": plugin.KindSink,
 		"RedisSink": plugin.KindSink, "S3Sink": plugin.KindSink,
 		"dev.conveyor.connect.postgres.PostgresTableSourceConnector": plugin.KindSource,

@@ -24,27 +24,26 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/conveyor-dev/conveyor/runtime/connectors/cdcevent"
 	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgcommon"
 	"github.com/conveyor-dev/conveyor/runtime/data"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
 
-// Operation codes of the envelope's op field (Debezium's).
+// Operation codes of the envelope's op field and the envelope's field
+// names: the shared ones (package cdcevent).
 const (
-	OpCreate   = "c"
-	OpUpdate   = "u"
-	OpDelete   = "d"
-	OpRead     = "r" // a row of the initial snapshot
-	OpTruncate = "t"
-)
+	OpCreate   = cdcevent.OpCreate
+	OpUpdate   = cdcevent.OpUpdate
+	OpDelete   = cdcevent.OpDelete
+	OpRead     = cdcevent.OpRead
+	OpTruncate = cdcevent.OpTruncate
 
-// Names of the envelope fields.
-const (
-	FieldBefore = "before"
-	FieldAfter  = "after"
-	FieldSource = "source"
-	FieldOp     = "op"
-	FieldTsMs   = "ts_ms"
+	FieldBefore = cdcevent.FieldBefore
+	FieldAfter  = cdcevent.FieldAfter
+	FieldSource = cdcevent.FieldSource
+	FieldOp     = cdcevent.FieldOp
+	FieldTsMs   = cdcevent.FieldTsMs
 )
 
 // SourceSchema describes where a change came from.
@@ -87,9 +86,7 @@ type relation struct {
 	schema, table string
 	columns       []column
 	keyIdx        []int // indices into columns of the primary key
-	rowSchema     *data.Schema
-	keySchema     *data.Schema // nil when the table has no primary key
-	envSchema     *data.Schema
+	schemas       cdcevent.Schemas
 	topic         string
 	unavailable   string // unavailable.value.placeholder
 }
@@ -108,27 +105,18 @@ func newRelation(s settings, oid uint32, schema, table string, cols []column, ke
 		fields[i] = data.F(c.name, c.mapped.Schema.AsOptional())
 		index[c.name] = i
 	}
-	// Optional itself: it is the schema of the envelope's before and after.
-	r.rowSchema = data.StructOf(base+".Value", fields...).AsOptional()
-	if len(keyNames) > 0 {
-		kf := make([]data.Field, 0, len(keyNames))
-		for _, k := range keyNames {
-			i, ok := index[k]
-			if !ok {
-				return nil, fmt.Errorf("table %s.%s: primary key column %q is not among the replicated columns", schema, table, k)
-			}
-			r.keyIdx = append(r.keyIdx, i)
-			kf = append(kf, data.F(k, fields[i].Schema))
+	for _, k := range keyNames {
+		i, ok := index[k]
+		if !ok {
+			return nil, fmt.Errorf("table %s.%s: primary key column %q is not among the replicated columns", schema, table, k)
 		}
-		r.keySchema = data.StructOf(base+".Key", kf...)
+		r.keyIdx = append(r.keyIdx, i)
 	}
-	r.envSchema = data.StructOf(base+".Envelope",
-		data.F(FieldBefore, r.rowSchema),
-		data.F(FieldAfter, r.rowSchema),
-		data.F(FieldSource, SourceSchema),
-		data.F(FieldOp, data.StringSchema),
-		data.F(FieldTsMs, data.OptionalInt64Schema),
-	)
+	sc, err := cdcevent.NewSchemas(base, fields, keyNames, SourceSchema)
+	if err != nil {
+		return nil, fmt.Errorf("table %s.%s: %w", schema, table, err)
+	}
+	r.schemas = sc
 	return r, nil
 }
 
@@ -138,7 +126,7 @@ func (r *relation) rowFromText(vals [][]byte) (*data.Struct, error) {
 	if len(vals) != len(r.columns) {
 		return nil, fmt.Errorf("table %s.%s: %d values for %d columns", r.schema, r.table, len(vals), len(r.columns))
 	}
-	st := data.NewStruct(r.rowSchema)
+	st := data.NewStruct(r.schemas.Row)
 	for i, v := range vals {
 		if v == nil {
 			continue
@@ -162,7 +150,7 @@ func (r *relation) rowFromTuple(t, old *pglogrepl.TupleData) (*data.Struct, erro
 		return nil, fmt.Errorf("table %s.%s: tuple has %d columns, the relation %d (schema change without a Relation message)",
 			r.schema, r.table, len(t.Columns), len(r.columns))
 	}
-	st := data.NewStruct(r.rowSchema)
+	st := data.NewStruct(r.schemas.Row)
 	for i, c := range t.Columns {
 		switch c.DataType {
 		case pglogrepl.TupleDataTypeText:
@@ -214,27 +202,6 @@ func truncate(b []byte) string {
 	return string(b)
 }
 
-// key returns the record key from a row: a struct of the primary key
-// columns, or nil for a table without a primary key (or no row).
-func (r *relation) key(row *data.Struct) (*data.Schema, any) {
-	if r.keySchema == nil {
-		return nil, nil
-	}
-	if row == nil {
-		return r.keySchema.AsOptional(), nil
-	}
-	k := data.NewStruct(r.keySchema)
-	for _, i := range r.keyIdx {
-		name := r.columns[i].name
-		if v := row.Get(name); v != nil {
-			if err := k.Set(name, v); err != nil {
-				return r.keySchema, nil
-			}
-		}
-	}
-	return r.keySchema, k
-}
-
 // keyChanged reports whether an update moved its row to another primary
 // key. The before image has the key columns when the server sent the old
 // key ('K', only sent when the replica identity changed) or the old row
@@ -242,21 +209,7 @@ func (r *relation) key(row *data.Struct) (*data.Schema, any) {
 // missing one (another replica identity index) means "cannot tell" and
 // the update stays one.
 func (r *relation) keyChanged(before, after *data.Struct) bool {
-	if r.keySchema == nil || before == nil || after == nil {
-		return false
-	}
-	changed := false
-	for _, i := range r.keyIdx {
-		name := r.columns[i].name
-		b := before.Get(name)
-		if b == nil {
-			return false
-		}
-		if !data.ValuesEqual(b, after.Get(name)) {
-			changed = true
-		}
-	}
-	return changed
+	return r.schemas.KeyChanged(before, after)
 }
 
 // change is one event to turn into a record.
@@ -293,49 +246,10 @@ func (r *relation) record(s settings, db string, partition map[string]any, ch ch
 	if !ch.commitTime.IsZero() {
 		src.Put("ts_ms", ch.commitTime.UnixMilli())
 	}
-	env := data.NewStruct(r.envSchema).
-		Put(FieldSource, src).
-		Put(FieldOp, ch.op).
-		Put(FieldTsMs, time.Now().UnixMilli())
-	if ch.before != nil {
-		env.Put(FieldBefore, ch.before)
-	}
-	if ch.after != nil {
-		env.Put(FieldAfter, ch.after)
-	}
-	keyRow := ch.after
-	if keyRow == nil {
-		keyRow = ch.before
-	}
-	var ks *data.Schema
-	var k any
-	if ch.op != OpTruncate {
-		ks, k = r.key(keyRow)
-	}
-	rec := &plugin.SourceRecord{
-		SourcePartition: partition,
-		Topic:           r.topic,
-		KeySchema:       ks,
-		Key:             k,
-		ValueSchema:     r.envSchema,
-		Value:           env,
-		Timestamp:       ch.commitTime,
-	}
+	rec := r.schemas.Record(r.topic, cdcevent.Change{Op: ch.op, Before: ch.before, After: ch.after, Source: src, Commit: ch.commitTime})
+	rec.SourcePartition = partition
 	return rec
 }
 
-// tombstone returns the tombstone that follows a delete event: the same
-// topic, source partition, key and timestamp, and a null value without a
-// schema (converters write a null Kafka value only when both are nil). The
-// caller sets its source offset.
-func tombstone(del *plugin.SourceRecord) *plugin.SourceRecord {
-	return &plugin.SourceRecord{
-		SourcePartition: del.SourcePartition,
-		Topic:           del.Topic,
-		Partition:       del.Partition,
-		KeySchema:       del.KeySchema,
-		Key:             del.Key,
-		Timestamp:       del.Timestamp,
-		Headers:         del.Headers,
-	}
-}
+// tombstone returns the tombstone that follows a delete event.
+func tombstone(del *plugin.SourceRecord) *plugin.SourceRecord { return cdcevent.Tombstone(del) }
