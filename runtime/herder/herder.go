@@ -111,7 +111,7 @@ type Options struct {
 	// sink group's offsets go through it, as its tasks' admin clients do.
 	// close releases the client. Nil: Admin for every connector.
 	ConnectorAdmin func(config map[string]string) (adm *kadm.Client, close func(), err error)
-	Tasks TaskRuntime
+	Tasks          TaskRuntime
 	// Resolver resolves placeholders; nil leaves configs as they are.
 	Resolver Resolver
 
