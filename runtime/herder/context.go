@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
@@ -36,6 +37,34 @@ type connContext struct {
 	w      *connWorker
 	ctx    context.Context
 	config map[string]string
+
+	// The running instance's admin client, made at its first look-up
+	// (a sink re-reads its partition counts every few seconds) and
+	// released when ctx ends.
+	mu  sync.Mutex
+	adm *kadm.Client
+}
+
+// admin returns the connector's admin client and the func to call when
+// done with it: the instance's own while it runs, else one for this call.
+func (c *connContext) admin() (*kadm.Client, func(), error) {
+	if c.ctx == nil {
+		return c.w.h.adminFor(c.config)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	if c.adm == nil {
+		adm, release, err := c.w.h.adminFor(c.config)
+		if err != nil {
+			return nil, nil, err
+		}
+		c.adm = adm
+		context.AfterFunc(c.ctx, release)
+	}
+	return c.adm, func() {}, nil
 }
 
 func (c *connContext) Logger() *slog.Logger {
@@ -48,7 +77,7 @@ func (c *connContext) RequestTaskReconfiguration() { c.w.kick(kickReconfigure) }
 // none. A topic the connector's principal may not describe is an error
 // naming it (the broker's TOPIC_AUTHORIZATION_FAILED), never a count of 0.
 func (c *connContext) TopicPartitions(ctx context.Context, topics []string) (map[string]int32, error) {
-	adm, done, err := c.w.h.adminFor(c.config)
+	adm, done, err := c.admin()
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +104,7 @@ func (c *connContext) TopicPartitions(ctx context.Context, topics []string) (map
 // ListTopics lists the topics the connector's principal may describe,
 // without the cluster's internal topics.
 func (c *connContext) ListTopics(ctx context.Context) ([]string, error) {
-	adm, done, err := c.w.h.adminFor(c.config)
+	adm, done, err := c.admin()
 	if err != nil {
 		return nil, err
 	}

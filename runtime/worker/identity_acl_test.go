@@ -127,9 +127,10 @@ func failedWith(t *testing.T, w *testWorker, name, want string) string {
 //     Kafka from super.users and kafka-acls; ACLs behave the same for the
 //     requests used here (Describe implied by Read and Write, prefixed
 //     patterns, FindCoordinator needing Describe on the group).
-//   - kfake's Metadata does not check Create for auto topic creation with
-//     ACLs on; Kafka needs Create on the topic or the cluster. The layout
-//     grants no Create to the connectors, and the topics exist.
+//   - kfake's Metadata auto-creates a topic for a principal that may
+//     describe it; Kafka also needs Create on the topic or the cluster. The
+//     source's principal gets Create on orders, as Kafka needs, but kfake
+//     would create it without.
 func TestPerConnectorKafkaIdentitiesUnderACLs(t *testing.T) {
 	const (
 		lit    = kmsg.ACLResourcePatternTypeLiteral
