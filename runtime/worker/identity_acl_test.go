@@ -101,16 +101,20 @@ func failedWith(t *testing.T, w *testWorker, name, want string) string {
 
 // The ACL layout of docs/connectors/client-overrides.md, on a kfake broker
 // with ACLs on: the workers log in as "workers", which alone has ACLs on
-// the internal topics (conn-*) and the workers' group; a source connector
-// logs in as "orders" (WRITE on orders), a sink as "billing" (READ on
-// orders, READ on its group connect-billing). Nothing in the layout lets the
-// workers' principal touch the connectors' topics, so the records that flow
-// show that every client of each connector (producer, consumer, group
-// calls, admin lookups) used the connector's own login.
+// the internal topics (conn-*) and the workers' group, and fences
+// exactly-once producers (transactional ids cluster-a-*); an exactly-once
+// source connector logs in as "orders" (WRITE and CREATE on orders, WRITE on
+// its transactional ids cluster-a-orders-* and its own offsets topic), a sink
+// as "billing" (READ on orders, READ on its group connect-billing). Nothing
+// in the layout lets the workers' principal touch the connectors' topics, so
+// the records that flow show that every client of each connector (the
+// transactional producer, the consumer and its group calls, the admin
+// look-ups) used the connector's own login.
 //
 // Then each principal is refused what its ACLs do not give, and the
 // broker's authorization error reaches the connector's REST status:
 //   - a source writing to a topic outside its ACLs: TOPIC_AUTHORIZATION_FAILED;
+//   - a source whose transactional id has no ACL: TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
 //   - a sink reading a topic it may only describe: TOPIC_AUTHORIZATION_FAILED;
 //   - a sink reading a topic it may not even describe: TOPIC_AUTHORIZATION_FAILED
 //     (from the connector's own partition lookup, before any task);
@@ -137,6 +141,7 @@ func TestPerConnectorKafkaIdentitiesUnderACLs(t *testing.T) {
 		prefix = kmsg.ACLResourcePatternTypePrefixed
 		topic  = kmsg.ACLResourceTypeTopic
 		grp    = kmsg.ACLResourceTypeGroup
+		txn    = kmsg.ACLResourceTypeTransactionalId
 	)
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.DefaultNumPartitions(3),
 		kfake.GroupMinSessionTimeout(100*time.Millisecond), kfake.SeedTopics(2, "payroll", "ledger"), kfake.AllowAutoTopicCreation(),
@@ -145,9 +150,15 @@ func TestPerConnectorKafkaIdentitiesUnderACLs(t *testing.T) {
 		kfake.Superuser("PLAIN", "admin", "admin-pw"),
 		kfake.User("PLAIN", "workers", "workers-pw",
 			allow(topic, "conn-", prefix, kmsg.ACLOperationAll),
-			allow(grp, "cluster-a", lit, kmsg.ACLOperationAll)),
+			allow(grp, "cluster-a", lit, kmsg.ACLOperationRead),
+			allow(txn, "cluster-a-", prefix, kmsg.ACLOperationWrite), // fencing
+			allow(topic, "orders-src-offsets", lit, kmsg.ACLOperationRead),
+			allow(topic, "orders-src-offsets", lit, kmsg.ACLOperationCreate),
+			allow(topic, "orders-src-offsets", lit, kmsg.ACLOperationDescribeConfigs)),
 		kfake.User("PLAIN", "orders", "orders-pw",
-			allow(topic, "orders", lit, kmsg.ACLOperationWrite), allow(topic, "orders", lit, kmsg.ACLOperationCreate)),
+			allow(topic, "orders", lit, kmsg.ACLOperationWrite), allow(topic, "orders", lit, kmsg.ACLOperationCreate),
+			allow(txn, "cluster-a-orders-", prefix, kmsg.ACLOperationWrite),
+			allow(topic, "orders-src-offsets", lit, kmsg.ACLOperationWrite)),
 		kfake.User("PLAIN", "billing", "billing-pw",
 			allow(topic, "orders", lit, kmsg.ACLOperationRead),
 			allow(topic, "payroll", lit, kmsg.ACLOperationDescribe),
@@ -166,7 +177,7 @@ func TestPerConnectorKafkaIdentitiesUnderACLs(t *testing.T) {
 		workerconfig.KeySecurityProtocol: "SASL_PLAINTEXT", workerconfig.KeySASLMechanism: "PLAIN",
 		workerconfig.KeySASLUsername: "workers", workerconfig.KeySASLPasswordFile: pwFile,
 		workerconfig.KeyConfigStorageTopic: "conn-configs", workerconfig.KeyOffsetStorageTopic: "conn-offsets",
-		workerconfig.KeyStatusStorageTopic: "conn-status",
+		workerconfig.KeyStatusStorageTopic: "conn-status", workerconfig.KeyExactlyOnceSourceSupport: "enabled",
 	})
 	as := func(user, pass string, opts ...kgo.Opt) *kgo.Client {
 		cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(kafka), kgo.SASL(plain.Auth{User: user, Pass: pass}.AsMechanism()),
@@ -183,6 +194,7 @@ func TestPerConnectorKafkaIdentitiesUnderACLs(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "billing.txt")
 	src := identity(rangeConnector("orders-src", 1), "orders", "orders-pw")
 	src["topic"], src["count"], src["rate"] = "orders", "20", "200"
+	src["exactly.once.support"], src["offsets.storage.topic"] = "required", "orders-src-offsets"
 	sink := identity(map[string]string{"name": "billing", "connector.class": "FileSink", "tasks.max": "1", "topics": "orders", "file": out}, "billing", "billing-pw")
 	createConnector(t, w, src)
 	// The source's producer asks the broker to create orders, with its
@@ -198,6 +210,13 @@ func TestPerConnectorKafkaIdentitiesUnderACLs(t *testing.T) {
 		return strings.Count(string(b), "\n") == 20, string(b)
 	})
 	t.Logf("records through both connectors' own logins in %v", took.Round(time.Millisecond))
+	// The source's transactions wrote its offsets to its own offsets topic.
+	testkit.Eventually(t, 10*time.Second, "the source's offsets in orders-src-offsets", func() (bool, string) {
+		ends, err := obs.ListEndOffsets(context.Background(), "orders-src-offsets")
+		var n int64
+		ends.Each(func(o kadm.ListedOffset) { n += o.Offset })
+		return err == nil && n > 0, fmt.Sprint(n, err)
+	})
 
 	// Each connector is refused what its ACLs do not give.
 	wrongTopic := maps.Clone(src)
@@ -208,11 +227,14 @@ func TestPerConnectorKafkaIdentitiesUnderACLs(t *testing.T) {
 	hidden["name"], hidden["topics"], hidden["file"] = "billing-ledger", "ledger", out+".ledger"
 	noGroup := maps.Clone(sink)
 	noGroup["name"], noGroup["file"] = "ledger-orders", out+".nogroup" // its group connect-ledger-orders has no ACL
-	for _, cfg := range []map[string]string{wrongTopic, describeOnly, hidden, noGroup} {
+	wrongTxn := maps.Clone(src)
+	wrongTxn["name"] = "ledger-src" // its transactional id cluster-a-ledger-src-0 has no ACL
+	for _, cfg := range []map[string]string{wrongTopic, wrongTxn, describeOnly, hidden, noGroup} {
 		createConnector(t, w, cfg)
 	}
 	for name, want := range map[string]string{
 		"orders-to-payroll": kerr.TopicAuthorizationFailed.Message,
+		"ledger-src":        kerr.TransactionalIDAuthorizationFailed.Message,
 		"billing-payroll":   kerr.TopicAuthorizationFailed.Message,
 		"billing-ledger":    kerr.TopicAuthorizationFailed.Message,
 		"ledger-orders":     kerr.GroupAuthorizationFailed.Message,
