@@ -232,14 +232,19 @@ func TestPerConnectorKafkaIdentitiesUnderACLs(t *testing.T) {
 	for _, cfg := range []map[string]string{wrongTopic, wrongTxn, describeOnly, hidden, noGroup} {
 		createConnector(t, w, cfg)
 	}
-	for name, want := range map[string]string{
-		"orders-to-payroll": kerr.TopicAuthorizationFailed.Message,
-		"ledger-src":        kerr.TransactionalIDAuthorizationFailed.Message,
-		"billing-payroll":   kerr.TopicAuthorizationFailed.Message,
-		"billing-ledger":    kerr.TopicAuthorizationFailed.Message,
-		"ledger-orders":     kerr.GroupAuthorizationFailed.Message,
+	for name, want := range map[string][]string{
+		"orders-to-payroll": {kerr.TopicAuthorizationFailed.Message, "payroll"},
+		"ledger-src":        {kerr.TransactionalIDAuthorizationFailed.Message, `"cluster-a-ledger-src-0"`, "producer.override.sasl.jaas.config"},
+		"billing-payroll":   {kerr.TopicAuthorizationFailed.Message},
+		"billing-ledger":    {kerr.TopicAuthorizationFailed.Message, "ledger"},
+		"ledger-orders":     {kerr.GroupAuthorizationFailed.Message},
 	} {
-		trace := failedWith(t, w, name, want)
+		trace := failedWith(t, w, name, want[0])
+		for _, m := range want[1:] {
+			if !strings.Contains(trace, m) {
+				t.Errorf("%s: the trace %q does not name %s", name, trace, m)
+			}
+		}
 		if strings.Contains(trace, "-pw") {
 			t.Errorf("%s: the trace shows a password: %s", name, trace)
 		}
