@@ -169,10 +169,10 @@ func TestComputeStatus(t *testing.T) {
 			kc:   base(),
 			loop: &connectorLoop{runtime: func() *connectapi.ConnectorStateInfo {
 				st := runtimeState("FAILED")
-				st.Connector.Trace = "reading partition counts of [ledger]: describing topic ledger: TOPIC_AUTHORIZATION_FAILED: Not authorized to access topics: [Topic authorization failed.]"
+				st.Connector.Trace = `connector "billing-ledger": computing its natural task limit: natural limit: reading partition counts of [ledger]: TOPIC_AUTHORIZATION_FAILED: Not authorized to access topics: [Topic authorization failed.]`
 				return st
 			}(), limits: limitsOf(2, nil, "", false), done: true},
-			want: want{ready: metav1.ConditionFalse, readyReason: v1alpha1.ReasonConnectorFailed, readyHas: "describing topic ledger: TOPIC_AUTHORIZATION_FAILED",
+			want: want{ready: metav1.ConditionFalse, readyReason: v1alpha1.ReasonConnectorFailed, readyHas: "reading partition counts of [ledger]: TOPIC_AUTHORIZATION_FAILED",
 				limited: metav1.ConditionFalse, limitedReason: v1alpha1.ReasonNotLimited, state: "FAILED", effective: 2, readySince: now},
 		},
 		{

@@ -26,7 +26,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
-	"github.com/conveyor-dev/conveyor/runtime/clientconfig"
 	"github.com/conveyor-dev/conveyor/runtime/guard"
 )
 
@@ -74,8 +73,8 @@ func (c *connContext) Logger() *slog.Logger {
 func (c *connContext) RequestTaskReconfiguration() { c.w.kick(kickReconfigure) }
 
 // TopicPartitions counts the partitions of topics; a missing topic has
-// none. A topic the connector's principal may not describe is an error
-// naming it (the broker's TOPIC_AUTHORIZATION_FAILED), never a count of 0.
+// none. A topic the connector's principal may not describe fails the call
+// (kadm returns the broker's TOPIC_AUTHORIZATION_FAILED as the error).
 func (c *connContext) TopicPartitions(ctx context.Context, topics []string) (map[string]int32, error) {
 	adm, done, err := c.admin()
 	if err != nil {
@@ -89,9 +88,6 @@ func (c *connContext) TopicPartitions(ctx context.Context, topics []string) (map
 	out := make(map[string]int32, len(topics))
 	for _, t := range topics {
 		d, ok := details[t]
-		if ok && clientconfig.IsRefused(d.Err) {
-			return nil, fmt.Errorf("describing topic %s: %w", t, d.Err)
-		}
 		if !ok || d.Err != nil {
 			out[t] = 0 // a missing topic has no partitions yet
 			continue
