@@ -55,6 +55,7 @@ test:
 bench:
 	go run ./test/bench
 	CONVEYOR_PG_BIN=$$(hack/postgres.sh) go run ./test/bench/postgres
+	CONVEYOR_MARIADB_BIN=$$(hack/mariadb.sh) go run ./test/bench/mysql
 	go run ./test/bench/cluster
 	CONVEYOR_REDIS_SERVER=$$(hack/redis.sh) CONVEYOR_VERSITYGW=$$(hack/versitygw.sh) go run ./test/bench/sinks
 	go run ./test/bench/elasticsearch

@@ -38,6 +38,10 @@ assets() {
   CONVEYOR_PG_BIN=$(hack/postgres.sh)
   export CONVEYOR_PG_BIN
   echo "CONVEYOR_PG_BIN=$CONVEYOR_PG_BIN"
+  # MariaDB for the MySQL connector tests (same pattern, see hack/mariadb.sh).
+  CONVEYOR_MARIADB_BIN=$(hack/mariadb.sh)
+  export CONVEYOR_MARIADB_BIN
+  echo "CONVEYOR_MARIADB_BIN=$CONVEYOR_MARIADB_BIN"
   CONVEYOR_REDIS_SERVER=$(hack/redis.sh)
   export CONVEYOR_REDIS_SERVER
   # The other servers are Go builds of modules of their own (first time: minutes each). They
@@ -46,9 +50,10 @@ assets() {
   #   versitygw   the S3 server of the S3 sink's tests (hack/versitygw.sh)
   #   zincsearch  the Elasticsearch-compatible server of the Elasticsearch sink's smoke test
   #   prometheus  the server the e2e tier runs (Kubernetes discovery; Debian's has none)
+  #   schema-registry  the schema registry of the converters' tests (hack/schema-registry.sh)
   local out s; out=$(mktemp -d)
   local -A pids=()
-  for s in versitygw zincsearch prometheus; do
+  for s in versitygw zincsearch prometheus schema-registry; do
     timed "hack/$s.sh" >"$out/$s" &
     pids[$s]=$!
   done
@@ -57,16 +62,16 @@ assets() {
   echo "KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS"
   # KEDA's operator and metrics API server, for test/e2e/autoscale and `make dev`.
   echo "KEDA=$(timed hack/build-keda.sh)"
-  for s in versitygw zincsearch prometheus; do
+  for s in versitygw zincsearch prometheus schema-registry; do
     wait "${pids[$s]}" || { echo "assets: hack/$s.sh failed" >&2; return 1; }
   done
   CONVEYOR_VERSITYGW=$(<"$out/versitygw") CONVEYOR_ZINCSEARCH=$(<"$out/zincsearch")
-  CONVEYOR_PROMETHEUS=$(<"$out/prometheus")
+  CONVEYOR_PROMETHEUS=$(<"$out/prometheus") CONVEYOR_SCHEMA_REGISTRY=$(<"$out/schema-registry")
   rm -rf "$out"
-  export CONVEYOR_VERSITYGW CONVEYOR_ZINCSEARCH CONVEYOR_PROMETHEUS
+  export CONVEYOR_VERSITYGW CONVEYOR_ZINCSEARCH CONVEYOR_PROMETHEUS CONVEYOR_SCHEMA_REGISTRY
   echo "CONVEYOR_REDIS_SERVER=$CONVEYOR_REDIS_SERVER CONVEYOR_VERSITYGW=$CONVEYOR_VERSITYGW"
   echo "CONVEYOR_ZINCSEARCH=$CONVEYOR_ZINCSEARCH"
-  echo "CONVEYOR_PROMETHEUS=$CONVEYOR_PROMETHEUS"
+  echo "CONVEYOR_PROMETHEUS=$CONVEYOR_PROMETHEUS CONVEYOR_SCHEMA_REGISTRY=$CONVEYOR_SCHEMA_REGISTRY"
 }
 # timed CMD...: runs CMD and, when it took more than a few seconds (a build, not a cache hit),
 # says how long on stderr: the cold-machine figures of each step.

@@ -129,7 +129,7 @@ func (c *Converger) ReconcileAutoscaling(ctx context.Context, cc *v1alpha1.Conne
 				return clusterkit.AutoscalingResult{}, err
 			}
 		}
-		return result(AutoscalingCondition(ConditionInput{Enabled: cc.AutoscalingEnabled(), KEDAServed: served}, cc.Generation), false, nil), nil
+		return result(AutoscalingCondition(ConditionInput{Enabled: cc.AutoscalingEnabled(), KEDAServed: served, Annotations: cc.Annotations}, cc.Generation), false, nil), nil
 	}
 
 	var list v1alpha1.KafkaConnectorList
@@ -153,7 +153,7 @@ func (c *Converger) ReconcileAutoscaling(ctx context.Context, cc *v1alpha1.Conne
 		if err := c.deleteDerived(ctx, cc, t, true, false); err != nil {
 			return clusterkit.AutoscalingResult{}, err
 		}
-		return result(AutoscalingCondition(ConditionInput{Enabled: true, KEDAServed: true}, cc.Generation), false, &d), nil
+		return result(AutoscalingCondition(ConditionInput{Enabled: true, KEDAServed: true, Annotations: cc.Annotations}, cc.Generation), false, &d), nil
 	}
 	stored, err := c.storedScaledObject(ctx, so)
 	if err != nil {
@@ -173,6 +173,7 @@ func (c *Converger) ReconcileAutoscaling(ctx context.Context, cc *v1alpha1.Conne
 		WithoutScalingModifiers: !f.ScalingModifiers,
 		ScaledObjectReady:       ScaledObjectReadyCondition(&applied),
 		Unreadable:              UnreadableTriggers(&applied),
+		Annotations:             cc.Annotations,
 	}, cc.Generation)
 	r := result(cond, true, &d)
 	r.RequeueAfter = c.settleRecheck(client.ObjectKeyFromObject(cc), settling)

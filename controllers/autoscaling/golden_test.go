@@ -127,6 +127,21 @@ func TestGoldenScaledObjects(t *testing.T) {
 		}, connectors: []v1alpha1.KafkaConnector{
 			connector("orders-sink", "PostgresSink", 10, 10, RUNNING, running, map[string]string{"topics": "orders"}),
 		}},
+		// KEDA's pause annotations on the ConnectCluster go to the
+		// ScaledObject; its other annotations, and a key KEDA does not
+		// read, do not.
+		{name: "paused-by-annotations", cluster: func() *v1alpha1.ConnectCluster {
+			cc := cluster()
+			cc.Annotations = map[string]string{
+				"autoscaling.keda.sh/paused-replicas":  "2",
+				"autoscaling.keda.sh/paused-scale-out": "true",
+				"autoscaling.keda.sh/pause":            "true",
+				"argocd.argoproj.io/tracking-id":       "orders:connect.conveyor.dev/ConnectCluster:data/orders",
+			}
+			return cc
+		}, connectors: []v1alpha1.KafkaConnector{
+			connector("orders-sink", "PostgresSink", 10, 4, RUNNING, running, map[string]string{"topics": "orders"}),
+		}},
 		{name: "tls-sasl", cluster: func() *v1alpha1.ConnectCluster {
 			cc := cluster()
 			cc.Spec.Kafka = v1alpha1.KafkaConnection{

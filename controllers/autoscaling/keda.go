@@ -302,6 +302,9 @@ type ConditionInput struct {
 	// Unreadable are the triggers KEDA failed to read on its last tries
 	// (UnreadableTriggers).
 	Unreadable []UnreadableTrigger
+	// Annotations are the ConnectCluster's annotations: the message says
+	// which KEDA annotations went to the ScaledObject (annotations.go).
+	Annotations map[string]string
 }
 
 // AutoscalingCondition is the ConnectCluster's Autoscaling condition:
@@ -348,6 +351,9 @@ func AutoscalingCondition(in ConditionInput, generation int64) metav1.Condition 
 		if m := in.ScaledObjectReady.Message; m != "" {
 			c.Message += ": " + m
 		}
+	}
+	if note := annotationNotes(in.Annotations, in.Enabled && in.KEDAServed && in.Triggers > 0); note != "" {
+		c.Message += ". " + note
 	}
 	return c
 }

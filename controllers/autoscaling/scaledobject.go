@@ -161,6 +161,13 @@ const (
 	// OffsetResetPolicy matches Kafka Connect sinks (auto.offset.reset=earliest),
 	// so a new sink's backlog counts as lag.
 	OffsetResetPolicy = "earliest"
+	// FullMetadata is the kafka trigger's fullMetadata (KEDA 2.21, default
+	// "true"): "false" makes KEDA's Kafka client fetch the metadata of the
+	// trigger's own topic only, never of every topic on the brokers (KEDA
+	// measured about 97% less operator memory at 3,000 kafka ScaledObjects,
+	// keda#7453). KEDA refuses it on a trigger without a topic, and every
+	// derived trigger names its topic. KEDA before 2.21 does not read the key.
+	FullMetadata = "false"
 )
 
 // triggerMetadata is the metadata every kafka trigger of the cluster shares.
@@ -171,6 +178,7 @@ func triggerMetadata(cc *v1alpha1.ConnectCluster) map[string]string {
 		"lagThreshold":           strconv.FormatInt(lag, 10),
 		"activationLagThreshold": strconv.FormatInt(act, 10),
 		"offsetResetPolicy":      OffsetResetPolicy,
+		"fullMetadata":           FullMetadata,
 	}
 	if tls := cc.Spec.Kafka.TLS; tls != nil {
 		md["tls"] = "enable"
@@ -303,9 +311,10 @@ func BuildScaledObjectFor(cc *v1alpha1.ConnectCluster, connectors []Connector, t
 	so := &kedav1alpha1.ScaledObject{
 		TypeMeta: metav1.TypeMeta{APIVersion: kedav1alpha1.SchemeGroupVersion.String(), Kind: "ScaledObject"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      t.DeploymentName,
-			Namespace: cc.Namespace,
-			Labels:    copyLabels(t.Labels),
+			Name:        t.DeploymentName,
+			Namespace:   cc.Namespace,
+			Labels:      copyLabels(t.Labels),
+			Annotations: ScaledObjectAnnotations(cc),
 		},
 		Spec: kedav1alpha1.ScaledObjectSpec{
 			ScaleTargetRef: &kedav1alpha1.ScaleTarget{

@@ -210,7 +210,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&v1alpha1.ConnectCluster{}, handler.EnqueueRequestsFromMapFunc(r.sameGroupClusters)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.MaxConcurrentReconciles}).
 		Named("connectcluster").
-		Complete(r)
+		Complete(statusmetrics.TrackReconciles("ConnectCluster", r))
 }
 
 // connectorToCluster maps a KafkaConnector to a request for its

@@ -149,7 +149,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(ConnectorsUsingSecret(r.Client)), builder.OnlyMetadata).
 		Named("kafkaconnector").
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.concurrency()}).
-		Complete(r)
+		Complete(statusmetrics.TrackReconciles("KafkaConnector", r))
 }
 
 // forgetOnDelete passes every event on to its handler and, for a deleted

@@ -20,6 +20,8 @@ package bundled
 import (
 	"github.com/conveyor-dev/conveyor/runtime/connectors/elasticsearch"
 	"github.com/conveyor-dev/conveyor/runtime/connectors/file"
+	mysqlsink "github.com/conveyor-dev/conveyor/runtime/connectors/mysql/sink"
+	mysqlsource "github.com/conveyor-dev/conveyor/runtime/connectors/mysql/tablesource"
 	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/cdc"
 	pgsink "github.com/conveyor-dev/conveyor/runtime/connectors/postgres/sink"
 	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/tablesource"
@@ -42,6 +44,8 @@ func Plugins() []plugin.Plugin {
 		cdc.Plugin(),
 		tablesource.Plugin(),
 		pgsink.Plugin(),
+		mysqlsource.Plugin(),
+		mysqlsink.Plugin(),
 		redissink.Plugin(),
 		s3sink.Plugin(),
 		elasticsearch.Plugin(),

@@ -26,7 +26,7 @@ import (
 func TestRegistry(t *testing.T) {
 	r := Registry()
 	list := r.List()
-	if len(list) != 9 {
+	if len(list) != 11 {
 		t.Fatalf("%d plugins", len(list))
 	}
 	for name, kind := range map[string]plugin.Kind{
@@ -39,6 +39,8 @@ func TestRegistry(t *testing.T) {
 		"RedisSink": plugin.KindSink, "S3Sink": plugin.KindSink,
 		"dev.conveyor.connect.postgres.PostgresTableSourceConnector": plugin.KindSource,
 		"ElasticsearchSink": plugin.KindSink,
+		"MySqlSource":       plugin.KindSource, "MySqlTableSource": plugin.KindSource, "MySqlSink": plugin.KindSink,
+		"dev.conveyor.connect.mysql.MySqlSinkConnector": plugin.KindSink,
 	} {
 		p, ok := r.Lookup(name)
 		if !ok || p.Kind != kind || p.Version == "" {

@@ -17,7 +17,9 @@ limitations under the License.
 // Package converter turns record keys and values between their Connect
 // form (a [data.Schema] and a Go value) and the bytes stored in Kafka,
 // compatibly with Kafka Connect's converters: JsonConverter (with and
-// without the schema envelope), StringConverter and ByteArrayConverter.
+// without the schema envelope), StringConverter and ByteArrayConverter;
+// and with Confluent's: AvroConverter, JsonSchemaConverter and ProtobufConverter, in the
+// schema registry's wire format.
 package converter
 
 import (
@@ -86,19 +88,28 @@ const DefaultClass = JSONClass
 type factory func(config map[string]string, isKey bool) (Converter, error)
 
 var classes = map[string]factory{
-	JSONClass:      func(c map[string]string, k bool) (Converter, error) { return NewJSON(c) },
-	StringClass:    func(c map[string]string, k bool) (Converter, error) { return NewString(c) },
-	ByteArrayClass: func(c map[string]string, k bool) (Converter, error) { return ByteArray{}, nil },
+	JSONClass:       func(c map[string]string, k bool) (Converter, error) { return NewJSON(c) },
+	StringClass:     func(c map[string]string, k bool) (Converter, error) { return NewString(c) },
+	ByteArrayClass:  func(c map[string]string, k bool) (Converter, error) { return ByteArray{}, nil },
+	AvroClass:       func(c map[string]string, k bool) (Converter, error) { return NewAvro(c, k) },
+	JSONSchemaClass: func(c map[string]string, k bool) (Converter, error) { return NewJSONSchema(c, k) },
+	ProtobufClass:   func(c map[string]string, k bool) (Converter, error) { return NewProtobuf(c, k) },
 }
 
 var aliases = map[string]string{
-	"JsonConverter":      JSONClass,
-	"json":               JSONClass,
-	"StringConverter":    StringClass,
-	"string":             StringClass,
-	"ByteArrayConverter": ByteArrayClass,
-	"bytes":              ByteArrayClass,
-	"bytearray":          ByteArrayClass,
+	"JsonConverter":       JSONClass,
+	"json":                JSONClass,
+	"StringConverter":     StringClass,
+	"string":              StringClass,
+	"ByteArrayConverter":  ByteArrayClass,
+	"bytes":               ByteArrayClass,
+	"bytearray":           ByteArrayClass,
+	"AvroConverter":       AvroClass,
+	"avro":                AvroClass,
+	"JsonSchemaConverter": JSONSchemaClass,
+	"jsonschema":          JSONSchemaClass,
+	"ProtobufConverter":   ProtobufClass,
+	"protobuf":            ProtobufClass,
 }
 
 // Resolve maps a class name or alias to the full class name.
@@ -128,8 +139,11 @@ var configKeys = map[string][]ConfigKey{
 		{KeyDecimalFormat, "STRING", "BASE64", "How decimals are written: BASE64 (the unscaled value's bytes, Kafka's default) or NUMERIC (a JSON number)."},
 		{KeyReplaceNullWithDefault, "BOOLEAN", "true", "Whether a null payload of a field with a default reads as the default."},
 	},
-	StringClass:    {{KeyEncoding, "STRING", "UTF-8", "Character encoding of the strings; only UTF-8 is supported."}},
-	ByteArrayClass: {},
+	StringClass:     {{KeyEncoding, "STRING", "UTF-8", "Character encoding of the strings; only UTF-8 is supported."}},
+	ByteArrayClass:  {},
+	AvroClass:       registryKeys,
+	JSONSchemaClass: registryKeys,
+	ProtobufClass:   registryKeys,
 }
 
 // ConfigKeys returns the configuration keys of a converter class (or

@@ -38,6 +38,8 @@ type Record struct {
 	Value     []byte
 	Partition int32
 	Offset    int64
+	// Timestamp is the record's timestamp (the producer's create time).
+	Timestamp time.Time
 }
 
 // Tombstone reports whether the record deletes its key.
@@ -269,7 +271,7 @@ func (l *Log) follow(ctx context.Context) {
 				if r.Attrs.IsControl() {
 					continue
 				}
-				l.cfg.Apply(Record{Key: r.Key, Value: r.Value, Partition: r.Partition, Offset: r.Offset})
+				l.cfg.Apply(Record{Key: r.Key, Value: r.Value, Partition: r.Partition, Offset: r.Offset, Timestamp: r.Timestamp})
 			}
 			last := p.Records[len(p.Records)-1].Offset + 1
 			l.advance(p.Partition, last)

@@ -100,21 +100,30 @@ func New(root slog.Level) *Levels {
 	return &Levels{set: map[string]Logger{Root: {Level: root}}, now: time.Now}
 }
 
-// Set sets name's level, and the level of every logger under it that was
-// set before (as log4j sets a namespace's descendants), and returns the
-// names it changed, sorted. Setting root sets every logger.
+// Set sets name's level now: see SetAt.
 func (l *Levels) Set(name string, level slog.Level) []string {
+	return l.SetAt(name, level, l.now())
+}
+
+// SetAt sets name's level, and the level of every logger under it that has
+// a level of its own (as log4j's Configurator.setAllLevels does), with at
+// as their last change. It returns the names whose level it changed,
+// sorted, as Kafka Connect 4 does: a logger already at the level keeps its
+// last change. Setting root sets every logger.
+func (l *Levels) SetAt(name string, level slog.Level, at time.Time) []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	now := l.now()
-	changed := []string{name}
-	for n := range l.set {
-		if n != name && under(n, name) {
+	changed := []string{}
+	for n, lg := range l.set {
+		if (n == name || under(n, name)) && lg.Level != level {
 			changed = append(changed, n)
 		}
 	}
+	if _, ok := l.set[name]; !ok {
+		changed = append(changed, name)
+	}
 	for _, n := range changed {
-		l.set[n] = Logger{Level: level, LastModified: now}
+		l.set[n] = Logger{Level: level, LastModified: at}
 	}
 	l.epoch.Add(1)
 	sort.Strings(changed)
@@ -209,7 +218,7 @@ func (h *handler) WithAttrs(attrs []slog.Attr) slog.Handler {
 			name = a.Value.String()
 		case "connector":
 			if name == Root {
-				name = "connector." + a.Value.String()
+				name = Connector + "." + a.Value.String()
 			}
 		}
 	}

@@ -34,6 +34,10 @@ func OffsetInt64(v any) (int64, error) {
 		return int64(n), nil
 	case int32:
 		return int64(n), nil
+	case int16:
+		return int64(n), nil
+	case int8:
+		return int64(n), nil
 	case float64:
 		if n != math.Trunc(n) {
 			return 0, fmt.Errorf("%v is not an integer", n)

@@ -17,9 +17,11 @@ limitations under the License.
 package rest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/conveyor-dev/conveyor/runtime/loglevel"
 )
@@ -40,9 +42,18 @@ func levelOf(lg loglevel.Logger) loggerLevel {
 	return out
 }
 
+// Scopes of PUT /admin/loggers/{logger} (KIP-976).
+const (
+	scopeWorker  = "worker"
+	scopeCluster = "cluster"
+)
+
 // adminRoutes serves /admin/loggers when the worker has run-time levels.
-// They change this worker only (Kafka's scope=worker): they are not
-// forwarded to the leader.
+// scope=worker (the default) changes this worker's levels and answers the
+// loggers it changed; scope=cluster writes the level to the config topic,
+// from which every worker applies it, and answers 204. Neither is
+// forwarded to the leader: Kafka Connect's worker writes the record
+// itself.
 func (s *Server) adminRoutes() {
 	lv := s.cfg.Loggers
 	if lv == nil {
@@ -59,6 +70,9 @@ func (s *Server) adminRoutes() {
 	}
 	s.mux.HandleFunc("GET /admin/loggers/{logger}", func(w http.ResponseWriter, r *http.Request) {
 		name := r.PathValue("logger")
+		if own, err := loglevel.Name(name); err == nil {
+			name = own
+		}
 		lg, ok := lv.Get(name)
 		if !ok {
 			lg = loglevel.Logger{Level: lv.Effective(name)}
@@ -66,9 +80,15 @@ func (s *Server) adminRoutes() {
 		writeJSON(w, http.StatusOK, levelOf(lg))
 	})
 	s.mux.HandleFunc("PUT /admin/loggers/{logger}", func(w http.ResponseWriter, r *http.Request) {
-		name := r.PathValue("logger")
-		if scope := r.URL.Query().Get("scope"); scope != "" && scope != "worker" {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("scope=%s is not supported: levels are set per worker (scope=worker); PUT the level on each worker", scope))
+		scope := scopeWorker
+		if q := r.URL.Query(); q.Has("scope") {
+			scope = strings.ToLower(q.Get("scope"))
+		}
+		if scope != scopeWorker && scope != scopeCluster {
+			// Kafka Connect logs a warning and sets the worker's level: a
+			// typo would quietly change one worker instead of all.
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("invalid scope %q: the query parameter 'scope' must be %q (this worker, the default) or %q (every worker)",
+				r.URL.Query().Get("scope"), scopeWorker, scopeCluster))
 			return
 		}
 		body, err := readBody(r, s.cfg.MaxBodyBytes)
@@ -88,8 +108,30 @@ func (s *Server) adminRoutes() {
 		}
 		level, err := loglevel.ParseLevel(raw)
 		if err != nil {
-			// Kafka answers an unknown level with 404.
-			writeError(w, http.StatusNotFound, err.Error())
+			// Kafka answers 404 (the level is not a resource): a client
+			// mistake is a 400 here, naming the parameter.
+			writeError(w, http.StatusBadRequest, "parameter 'level': "+err.Error())
+			return
+		}
+		name, err := loglevel.Name(r.PathValue("logger"))
+		if err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		if scope == scopeCluster {
+			if s.cfg.ClusterLoggers == nil {
+				writeError(w, http.StatusBadRequest, "scope=cluster needs the worker's config topic, which this server has not: use scope=worker")
+				return
+			}
+			ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
+			defer cancel()
+			if err := s.cfg.ClusterLoggers(ctx, name, level); err != nil {
+				s.log.Error("writing a cluster log level failed", "name", name, "err", err)
+				writeError(w, http.StatusInternalServerError, fmt.Sprintf("writing the level of logger %q to the config topic failed: %v", name, err))
+				return
+			}
+			s.log.Info("cluster log level written", "name", name, "level", loglevel.LevelName(level))
+			w.WriteHeader(http.StatusNoContent)
 			return
 		}
 		changed := lv.Set(name, level)

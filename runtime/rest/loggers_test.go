@@ -79,23 +79,43 @@ func TestLoggersChangeWhatTheLogShows(t *testing.T) {
 		t.Fatalf("GET /admin/loggers: %s, want rest DEBUG with last_modified and root INFO without", body)
 	}
 
-	// Kafka's refusals: no level 400, an unknown level 404; nothing changes.
+	// Refusals name the parameter and what it takes: no level 400 (as
+	// Kafka), an unknown level 400 (Kafka: 404), an unknown scope 400
+	// (Kafka sets the worker's level), a logger that no record carries
+	// 400; nothing changes.
 	for _, c := range []struct {
-		body string
-		want int
-		has  string
+		path, body string
+		has        []string
 	}{
-		{`{}`, 400, "'level' parameter was not specified"},
-		{`{"level":"LOUD"}`, 404, "invalid log level"},
-		{`[1]`, 400, "must be a JSON object"},
+		{"/admin/loggers/rest", `{}`, []string{"'level' parameter was not specified"}},
+		{"/admin/loggers/rest", `{"level":"LOUD"}`, []string{"parameter 'level'", "LOUD", "ALL, TRACE, DEBUG, INFO, WARN, ERROR, FATAL, OFF"}},
+		{"/admin/loggers/rest", `[1]`, []string{"must be a JSON object"}},
+		{"/admin/loggers/rest?scope=everywhere", `{"level":"INFO"}`, []string{"'scope'", "everywhere", "worker", "cluster"}},
+		{"/admin/loggers/rest?scope=", `{"level":"INFO"}`, []string{"'scope'", "worker", "cluster"}},
+		{"/admin/loggers/io.debezium", `{"level":"INFO"}`, []string{"io.debezium", "use root"}},
+		// This server has no config topic (the worker's has: see
+		// runtime/worker's TestClusterLogLevel...).
+		{"/admin/loggers/rest?scope=cluster", `{"level":"INFO"}`, []string{"scope=worker"}},
 	} {
-		resp, body := do(t, ts, req("PUT", "/admin/loggers/rest", c.body, c.want))
-		if resp.StatusCode != c.want || !strings.Contains(string(body), c.has) {
-			t.Errorf("PUT %s: %d %s, want %d with %q", c.body, resp.StatusCode, body, c.want, c.has)
+		resp, body := do(t, ts, req("PUT", c.path, c.body, 400))
+		for _, h := range c.has {
+			if resp.StatusCode != 400 || !strings.Contains(string(body), h) {
+				t.Errorf("PUT %s %s: %d %s, want 400 with %q", c.path, c.body, resp.StatusCode, body, h)
+			}
 		}
 	}
-	if resp, body := do(t, ts, req("PUT", "/admin/loggers/rest?scope=cluster", `{"level":"INFO"}`, 400)); resp.StatusCode != 400 {
-		t.Errorf("scope=cluster: %d %s, want 400", resp.StatusCode, body)
+	if lg, _ := levels.Get("rest"); loglevel.LevelName(lg.Level) != "DEBUG" {
+		t.Errorf("rest is %s after refused PUTs, want DEBUG", loglevel.LevelName(lg.Level))
+	}
+	// Kafka's name of the REST server is the worker's "rest"; a level it
+	// already has changes nothing (Kafka 4 answers only changed loggers).
+	resp, body = do(t, ts, req("PUT", "/admin/loggers/org.apache.kafka.connect.runtime.rest?scope=WORKER", `{"level":"DEBUG"}`, 200))
+	if strings.TrimSpace(string(body)) != `[]` {
+		t.Errorf("PUT /admin/loggers/org.apache.kafka.connect.runtime.rest DEBUG: %d %s, want [] (rest is DEBUG already)", resp.StatusCode, body)
+	}
+	resp, body = do(t, ts, get("/admin/loggers/org.apache.kafka.connect.runtime.rest", 200))
+	if !strings.Contains(string(body), `"level":"DEBUG"`) {
+		t.Errorf("GET /admin/loggers/org.apache.kafka.connect.runtime.rest: %d %s, want rest's DEBUG", resp.StatusCode, body)
 	}
 
 	// root sets every logger (as Kafka's): the probe line goes again.

@@ -98,6 +98,10 @@ type Config struct {
 	// Loggers, when not nil, are the worker's run-time log levels, served
 	// on /admin/loggers (Kafka's KIP-495 shapes).
 	Loggers *loglevel.Levels
+	// ClusterLoggers, when not nil, sets a level on every worker of the
+	// cluster (PUT /admin/loggers/{logger}?scope=cluster): the worker
+	// writes it to its config topic.
+	ClusterLoggers func(ctx context.Context, logger string, level slog.Level) error
 	// Server timeouts; defaults above when zero. The write timeout is
 	// RequestTimeout plus 30 s.
 	ReadHeaderTimeout, ReadTimeout, IdleTimeout time.Duration
@@ -159,7 +163,7 @@ func New(h connectapi.Herder, cfg Config) (*Server, error) {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
-	s.log = s.log.With("logger", "rest") // its name on /admin/loggers
+	s.log = s.log.With("logger", loglevel.REST) // its name on /admin/loggers
 	s.auth = cfg.Auth
 	if s.auth == nil {
 		s.auth = StaticToken(cfg.Token)

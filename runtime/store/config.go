@@ -29,6 +29,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/conveyor-dev/conveyor/runtime/kafkalog"
 )
@@ -56,6 +57,8 @@ const (
 	// written after the leader fenced the producers of a connector's
 	// earlier tasks, with the number of tasks of the new generation.
 	taskCountPrefix = "tasks-fencing-"
+	// loggerClusterPrefix keys a cluster-wide log level (KIP-976).
+	loggerClusterPrefix = "logger-cluster-"
 )
 
 // ConfigEvent tells a listener what changed in the config store.
@@ -67,6 +70,10 @@ type ConfigEvent struct {
 	OnlyFailed   bool
 	// Task is the task to restart for TaskRestartRequested.
 	Task int
+	// Logger, Level and At (the record's timestamp) for LoggerLevelSet;
+	// Level as written, checked by the listener.
+	Logger, Level string
+	At            time.Time
 }
 
 // ConfigEventKind says which part of a connector changed.
@@ -85,6 +92,12 @@ const (
 	RestartRequested
 	// TaskRestartRequested: one task should be restarted.
 	TaskRestartRequested
+	// LoggerLevelSet: a cluster-wide log level (Logger, Level, At). Unlike
+	// the other kinds it is emitted for every record, those read while the
+	// store opens included, in the topic's order, so that a worker that
+	// starts applies the levels the cluster was given before it (Kafka
+	// Connect ignores those: see docs/operations.md).
+	LoggerLevelSet
 )
 
 // ConfigSnapshot is a consistent copy of the config store.
@@ -116,6 +129,9 @@ type ConfigStore struct {
 	// (sessionkey.go).
 	sessionKey, prevSessionKey *SessionKey
 	listener                   func(ConfigEvent)
+	// opened is set once the initial read is done: only LoggerLevelSet
+	// events are emitted before.
+	opened bool
 }
 
 // LogOpener opens a kafkalog with the given apply function; it lets the
@@ -124,7 +140,8 @@ type LogOpener func(ctx context.Context, topic kafkalog.Topic, apply func(kafkal
 
 // OpenConfigStore reads the config topic to its end. listener (may be nil)
 // is called, outside the store's lock and from the log's goroutine, for
-// every change after the initial read.
+// every change after the initial read, and for every LoggerLevelSet record
+// (those of the initial read included).
 func OpenConfigStore(ctx context.Context, open LogOpener, topic kafkalog.Topic, listener func(ConfigEvent)) (*ConfigStore, error) {
 	s := &ConfigStore{
 		connectors:   map[string]map[string]string{},
@@ -132,6 +149,7 @@ func OpenConfigStore(ctx context.Context, open LogOpener, topic kafkalog.Topic, 
 		pending:      map[string]map[int]map[string]string{},
 		targetStates: map[string]TargetState{},
 		taskCounts:   map[string]int{},
+		listener:     listener,
 	}
 	topic.Partitions = 1
 	l, err := open(ctx, topic, s.apply)
@@ -140,7 +158,7 @@ func OpenConfigStore(ctx context.Context, open LogOpener, topic kafkalog.Topic, 
 	}
 	s.log = l
 	s.mu.Lock()
-	s.listener = listener
+	s.opened = true
 	s.mu.Unlock()
 	return s, nil
 }
@@ -165,6 +183,11 @@ type targetValue struct {
 type restartValue struct {
 	IncludeTasks bool `json:"include-tasks"`
 	OnlyFailed   bool `json:"only-failed"`
+}
+
+// loggerLevelValue is Kafka Connect's LOGGER_LEVEL_V0.
+type loggerLevelValue struct {
+	Level string `json:"level"`
 }
 
 type clusterIDValue struct {
@@ -270,6 +293,12 @@ func (s *ConfigStore) apply(r kafkalog.Record) {
 			break
 		}
 		ev = &ConfigEvent{Kind: TaskRestartRequested, Connector: name, Task: idx}
+	case strings.HasPrefix(key, loggerClusterPrefix):
+		var v loggerLevelValue
+		if r.Tombstone() || json.Unmarshal(r.Value, &v) != nil || v.Level == "" {
+			break // as Kafka Connect: a record it cannot read is skipped
+		}
+		ev = &ConfigEvent{Kind: LoggerLevelSet, Logger: strings.TrimPrefix(key, loggerClusterPrefix), Level: v.Level, At: r.Timestamp}
 	case key == sessionKeyKey:
 		s.applySessionKey(r.Value, r.Tombstone())
 	case key == clusterIDKey:
@@ -283,6 +312,9 @@ func (s *ConfigStore) apply(r kafkalog.Record) {
 		}
 	}
 	listener := s.listener
+	if !s.opened && ev != nil && ev.Kind != LoggerLevelSet {
+		listener = nil
+	}
 	s.mu.Unlock()
 	if ev != nil && listener != nil {
 		listener(*ev)
@@ -457,6 +489,15 @@ func (s *ConfigStore) RequestRestart(ctx context.Context, name string, includeTa
 // RequestTaskRestart asks the worker running a task to restart it.
 func (s *ConfigStore) RequestTaskRestart(ctx context.Context, id TaskID) error {
 	return s.log.SendAndApply(ctx, []byte(fmt.Sprintf("%s%s-%d", restartTaskPrefix, id.Connector, id.Task)), []byte("{}"))
+}
+
+// PutLoggerLevel sets a log level on every worker of the cluster (Kafka
+// Connect's logger-cluster record, KIP-976): each applies it when it reads
+// the record, and a worker that starts later applies it too. It returns
+// once this worker has read it back.
+func (s *ConfigStore) PutLoggerLevel(ctx context.Context, logger, level string) error {
+	b, _ := json.Marshal(loggerLevelValue{Level: level})
+	return s.log.SendAndApply(ctx, []byte(loggerClusterPrefix+logger), b)
 }
 
 // PutClusterID records the cluster id if none is recorded yet and returns

@@ -19,6 +19,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -178,5 +179,74 @@ func TestStatusStore(t *testing.T) {
 	}
 	if ids := s2.TaskIDs("c-1"); len(ids) != 0 {
 		t.Fatalf("task statuses left: %v", ids)
+	}
+}
+
+// TestConfigStoreCarriesClusterLogLevels: a cluster-wide log level is
+// Kafka Connect's logger-cluster record (KIP-976); a store that opens
+// emits every such record it reads, in the topic's order with the record's
+// timestamp, but no other kind of record from before it opened.
+func TestConfigStoreCarriesClusterLogLevels(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	open, opts := opener(t)
+	var live []ConfigEvent
+	s, err := OpenConfigStore(ctx, open, kafkalog.Topic{Name: "configs"}, func(e ConfigEvent) { live = append(live, e) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.PutConnectorConfig(ctx, "my-conn", map[string]string{"connector.class": "FileSink"}); err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now().Add(-time.Second)
+	for _, l := range [][2]string{{"rest", "DEBUG"}, {"root", "WARN"}, {"connector.my-conn", "TRACE"}} {
+		if err := s.PutLoggerLevel(ctx, l[0], l[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	levels := func(evs []ConfigEvent) string {
+		var b []string
+		for _, e := range evs {
+			if e.Kind == LoggerLevelSet {
+				if e.At.Before(before) {
+					t.Errorf("event %+v: At is not the record's timestamp", e)
+				}
+				b = append(b, e.Logger+"="+e.Level)
+			}
+		}
+		return fmt.Sprint(b)
+	}
+	const want = "[rest=DEBUG root=WARN connector.my-conn=TRACE]"
+	if got := levels(live); got != want {
+		t.Errorf("live events: %s, want %s", got, want)
+	}
+
+	// On the wire: Kafka Connect's key and LOGGER_LEVEL_V0 value.
+	var raw []kafkalog.Record
+	rl, err := kafkalog.Open(ctx, kafkalog.Config{Topic: kafkalog.Topic{Name: "configs"}, ClientOpts: opts, Apply: func(r kafkalog.Record) { raw = append(raw, r) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rl.Close()
+	found := false
+	for _, r := range raw {
+		if string(r.Key) == "logger-cluster-rest" {
+			found = string(r.Value) == `{"level":"DEBUG"}`
+		}
+	}
+	if !found {
+		t.Errorf("no record logger-cluster-rest = {\"level\":\"DEBUG\"} in the config topic")
+	}
+
+	// A store that opens (a worker that starts) replays them.
+	var replayed []ConfigEvent
+	s2, err := OpenConfigStore(ctx, open, kafkalog.Topic{Name: "configs"}, func(e ConfigEvent) { replayed = append(replayed, e) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if got := levels(replayed); got != want || len(replayed) != 3 {
+		t.Errorf("events while opening: %s (%d events), want only %s", got, len(replayed), want)
 	}
 }

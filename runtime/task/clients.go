@@ -22,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/conveyor-dev/conveyor/runtime/clientconfig"
+	"github.com/conveyor-dev/conveyor/runtime/loglevel"
 )
 
 // Client is one Kafka client of a task: its connection and its settings
@@ -79,7 +80,7 @@ func (c *Common) clientOpts(kind clientconfig.Kind, own []kgo.Opt) []kgo.Opt {
 		conn = cl.Kafka
 	}
 	opts := make([]kgo.Opt, 0, 1+len(conn)+len(own)+len(cl.Opts))
-	opts = append(opts, kgo.WithLogger(kgoLogger{c.Logger.With("component", "kgo")}))
+	opts = append(opts, kgo.WithLogger(kgoLogger{c.Logger.With("component", loglevel.Kafka)}))
 	opts = append(opts, conn...)
 	opts = append(opts, own...)
 	return append(opts, cl.Opts...)

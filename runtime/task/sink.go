@@ -211,6 +211,15 @@ func (r *SinkRunner) ConsumerOpts() []kgo.Opt {
 		kgo.BlockRebalanceOnPoll(),
 		kgo.DisableAutoCommit(),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), // auto.offset.reset=earliest, as Kafka Connect
+		// Transaction markers reach the runner, which never puts them but
+		// counts them as consumed: the commit then moves past a
+		// partition's last marker and past an aborted transaction at its
+		// end (read_committed never returns its records, but returns its
+		// marker), so a caught-up sink on an exactly-once source's topic
+		// commits the log's end and its lag reads 0. Committing only
+		// after the last record put, as Kafka Connect's sink task does,
+		// leaves the lag above 0 there for good.
+		kgo.KeepControlRecords(),
 		kgo.FetchMaxBytes(r.cfg.FetchMaxBytes),
 		kgo.FetchMaxPartitionBytes(r.cfg.FetchMaxPartitionBytes),
 		kgo.OnPartitionsAssigned(r.onAssigned),
@@ -533,6 +542,11 @@ func (r *SinkRunner) deliverLocked(ctx context.Context, fetches kgo.Fetches, bat
 		pending := false
 		for _, kr := range p.Records {
 			n++
+			if kr.Attrs.IsControl() {
+				// A transaction marker: consumed, never put.
+				consumed, pending = kgo.EpochOffset{Epoch: kr.LeaderEpoch, Offset: kr.Offset + 1}, true
+				continue
+			}
 			read++
 			if len(slab) == 0 {
 				slab = make([]plugin.SinkRecord, max(min(left-n+1, limit-len(b)), 1))

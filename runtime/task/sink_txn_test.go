@@ -55,13 +55,14 @@ func produceTxn(t *testing.T, opts []kgo.Opt, topic, prefix string, n int, commi
 }
 
 // A sink caught up on a topic written in transactions (an exactly-once
-// source's) is idle, not stalled. Its committed offset stays before each
-// partition's last transaction marker (the runner commits the offset after
-// the last record it put; the Java consumer commits its position, past the
-// marker), so its lag stays at one record per partition, and the stall
-// detector used to call the caught-up task stalled after
-// task.stall.timeout.ms. With read_committed the aborted transaction's
-// records are never put.
+// source's) is idle, not stalled, and its lag reads 0: the runner counts
+// transaction markers as consumed, so it commits past each partition's
+// last marker, and past the aborted transaction that ends the topic here
+// (read_committed never returns that transaction's records, only its
+// marker). Committing only after the last record put left the lag above
+// 0 for good, and the stall detector called the caught-up task stalled
+// after task.stall.timeout.ms. The aborted transactions' records are
+// never put.
 func TestSinkCaughtUpOnATransactionalTopicIsNotStalled(t *testing.T) {
 	c := cluster(t, map[string]int32{"tx": 2})
 	adm := admin(t, c)
@@ -69,6 +70,7 @@ func TestSinkCaughtUpOnATransactionalTopicIsNotStalled(t *testing.T) {
 	produceTxn(t, opts, "tx", "a", 20, true)
 	produceTxn(t, opts, "tx", "b", 6, false)
 	produceTxn(t, opts, "tx", "c", 20, true)
+	produceTxn(t, opts, "tx", "d", 6, false)
 
 	m := metrics.New()
 	sink := newRecordingSink()
@@ -86,22 +88,22 @@ func TestSinkCaughtUpOnATransactionalTopicIsNotStalled(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	testkit.Eventually(t, 10*time.Second, "the caught-up task read idle, not stalled", func() (bool, string) {
+	testkit.Eventually(t, 10*time.Second, "the caught-up task at lag 0, idle, not stalled", func() (bool, string) {
 		got := committed(t, adm, connectnames.SinkGroup("s"), "tx")
 		done := true
-		ends.Each(func(o kadm.ListedOffset) { done = done && got[o.Partition] >= o.Offset-1 })
+		ends.Each(func(o kadm.ListedOffset) { done = done && got[o.Partition] == o.Offset })
 		// Two evaluations an hour apart: a task with work and no progress
 		// in between is stalled.
 		now = now.Add(time.Hour)
 		m.Stalled(time.Minute, now)
 		stalled := m.Stalled(time.Minute, now.Add(time.Hour))
 		now = now.Add(time.Hour)
-		return done && len(stalled) == 0, fmt.Sprintf("committed %v, ends %v, lag %d, stalled %+v", got, ends, r.Lag(), stalled)
+		return done && r.Lag() == 0 && len(stalled) == 0, fmt.Sprintf("committed %v, ends %v, lag %d, stalled %+v", got, ends, r.Lag(), stalled)
 	})
 	sink.mu.Lock()
 	defer sink.mu.Unlock()
 	for v := range sink.seen {
-		if v[0] == 'b' {
+		if v[0] == 'b' || v[0] == 'd' {
 			t.Fatalf("a record of the aborted transaction was put: %s", v)
 		}
 	}

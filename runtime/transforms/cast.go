@@ -170,19 +170,28 @@ func castPrimitive(v any, to data.Type) (any, error) {
 }
 
 type cast struct {
-	side   side
-	whole  data.Type            // cast the whole value; "" when per field
-	fields map[string]data.Type // per field
-	cache  schemaCache
+	side        side
+	whole       data.Type            // cast the whole value; "" when per field
+	fields      map[string]data.Type // per field, by path key
+	withDefault bool
+	structs     structEdit
+	maps        mapEdit
+	cache       schemaCache // of whole-value casts
 }
 
 func newCast(o *Options, s side) Transformation {
-	t := &cast{side: s, fields: map[string]data.Type{}, cache: schemaCache{}}
+	t := &cast{side: s, fields: map[string]data.Type{}, cache: schemaCache{}, withDefault: o.nullDefault()}
+	v2 := o.syntaxV2()
 	spec := o.RequiredList("spec")
 	names := strings.Join(slices.Sorted(maps.Keys(castTypes)), ", ")
+	var paths []fieldPath
 	for _, item := range spec {
-		field, typ, ok := strings.Cut(item, ":")
-		if !ok {
+		// The type follows the last colon: a V2 path may hold colons.
+		cut := strings.Index(item, ":")
+		if v2 {
+			cut = strings.LastIndex(item, ":")
+		}
+		if cut < 0 {
 			to, known := castTypes[strings.TrimSpace(item)]
 			if !known || len(spec) > 1 {
 				o.Fail("spec", "%q is neither field:type nor, alone, a type to cast the whole %s to (types: %s)", item, s, names)
@@ -191,14 +200,45 @@ func newCast(o *Options, s side) Transformation {
 			t.whole = to
 			continue
 		}
-		to, known := castTypes[strings.TrimSpace(typ)]
-		if !known || strings.TrimSpace(field) == "" {
+		field, typ := strings.TrimSpace(item[:cut]), strings.TrimSpace(item[cut+1:])
+		to, known := castTypes[typ]
+		if !known || field == "" {
 			o.Fail("spec", "%q: want field:type with type one of %s", item, names)
 			continue
 		}
-		t.fields[strings.TrimSpace(field)] = to
+		p, err := parseFieldPath(field, v2)
+		if err != nil {
+			o.Fail("spec", "%q: %v", item, err)
+			continue
+		}
+		paths = append(paths, p)
+		t.fields[p.key()] = to
 	}
+	trie := o.trieOption("spec", paths)
+	t.structs = structEdit{trie: trie, field: func(p fieldPath, f data.Field) (data.Field, bool, error) {
+		if !f.Schema.Type.IsPrimitive() {
+			return f, false, fmt.Errorf("field %q has type %s; Cast converts primitive fields only", p, f.Schema.Type)
+		}
+		return data.F(f.Name, &data.Schema{Type: t.fields[p.key()], Optional: f.Schema.Optional}), true, nil
+	}}
+	t.maps = mapEdit{trie: trie, entry: func(p fieldPath, name string, v any) (string, any, bool, error) {
+		c, err := t.castField(p, v)
+		return name, c, true, err
+	}}
 	return t
+}
+
+// castField casts the value of the field p reaches (nil stays nil).
+func (t *cast) castField(p fieldPath, v any) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	to := t.fields[p.key()]
+	c, err := castPrimitive(v, to)
+	if err != nil {
+		return nil, fmt.Errorf("casting field %q to %s: %w", p, to, err)
+	}
+	return c, nil
 }
 
 func (t *cast) Apply(r *Record) (*Record, error) {
@@ -221,66 +261,14 @@ func (t *cast) Apply(r *Record) (*Record, error) {
 		t.side.set(r, ns, out)
 		return r, nil
 	}
-	if v == nil {
-		return r, nil
-	}
-	if schema == nil {
-		m, err := requireMap(v, "Cast")
-		if err != nil {
-			return nil, err
-		}
-		out := maps.Clone(m)
-		for f, to := range t.fields {
-			x, ok := m[f]
-			if !ok || x == nil {
-				continue
-			}
-			c, err := castPrimitive(x, to)
-			if err != nil {
-				return nil, fmt.Errorf("casting field %q to %s: %w", f, to, err)
-			}
-			out[f] = c
-		}
-		t.side.set(r, nil, out)
-		return r, nil
-	}
-	st, err := requireStruct(schema, v, "Cast")
-	if err != nil {
-		return nil, err
-	}
-	ns, err := t.cache.get(schema, func(in *data.Schema) (*data.Schema, error) {
-		fields := make([]data.Field, len(in.Fields))
-		for i, f := range in.Fields {
-			fields[i] = data.F(f.Name, f.Schema)
-			if to, ok := t.fields[f.Name]; ok {
-				if !f.Schema.Type.IsPrimitive() {
-					return nil, fmt.Errorf("field %q has type %s; Cast converts primitive fields only", f.Name, f.Schema.Type)
-				}
-				fields[i].Schema = &data.Schema{Type: to, Optional: f.Schema.Optional}
-			}
-		}
-		return structCopy(in, fields), nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	vals := structValues(st)
-	for i, f := range schema.Fields {
-		to, ok := t.fields[f.Name]
-		if !ok || vals[i] == nil {
-			continue
-		}
-		if vals[i], err = castPrimitive(vals[i], to); err != nil {
-			return nil, fmt.Errorf("casting field %q to %s: %w", f.Name, to, err)
-		}
-	}
-	t.side.set(r, ns, data.NewStructTrusted(ns, vals))
-	return r, nil
+	return rewrite(r, t.side, "Cast", &t.structs, &t.maps, t.withDefault,
+		func(path fieldPath, _ *data.Schema, v any) (any, error) { return t.castField(path, v) })
 }
 
 func init() {
 	registerBoth("Cast", "Casts fields, or the whole key or value, to another primitive type",
 		[]Option{{Name: "spec", Type: "LIST", Required: true,
-			Doc: "field:type pairs, comma-separated, or a single type to cast the whole data; types int8, int16, int32, int64, float32, float64, boolean, string."}},
+			Doc: "field:type pairs, comma-separated, or a single type to cast the whole data; types int8, int16, int32, int64, float32, float64, boolean, string."},
+			syntaxOption, nullDefaultOption},
 		newCast)
 }

@@ -68,18 +68,22 @@ func registerBoth(name, doc string, opts []Option, mk func(o *Options, s side) T
 	}
 }
 
-// schemaCache remembers the derived schema of each input schema, so a
-// stream of records of one schema shares one output schema (converters
-// cache per schema). It is bounded; a chain runs on one goroutine.
-type schemaCache map[*data.Schema]*data.Schema
+// derivedCache remembers what a transformation derived from each input
+// schema (an output schema, a rewrite plan), so a stream of records of one
+// schema shares one output schema (converters cache per schema). It is
+// bounded; a chain runs on one goroutine.
+type derivedCache[V any] map[*data.Schema]V
 
-func (c schemaCache) get(in *data.Schema, derive func(*data.Schema) (*data.Schema, error)) (*data.Schema, error) {
+// schemaCache remembers the output schema of each input schema.
+type schemaCache = derivedCache[*data.Schema]
+
+func (c derivedCache[V]) get(in *data.Schema, derive func(*data.Schema) (V, error)) (V, error) {
 	if out, ok := c[in]; ok {
 		return out, nil
 	}
 	out, err := derive(in)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	if len(c) >= 1024 {
 		clear(c)
@@ -133,7 +137,11 @@ func schemaType(s *data.Schema) string {
 
 // structValues returns the field values of st (defaults applied).
 func structValues(st *data.Struct) []any {
-	return appendStructValues(make([]any, 0, len(st.Schema().Fields)), st)
+	vals := make([]any, len(st.Schema().Fields))
+	for i := range vals {
+		vals[i] = fieldAt(st, i)
+	}
+	return vals
 }
 
 // fieldAt returns the value of field i of st (its default when unset).
@@ -142,14 +150,6 @@ func fieldAt(st *data.Struct, i int) any {
 		return v
 	}
 	return st.Schema().Fields[i].Schema.Default
-}
-
-// appendStructValues appends the field values of st (defaults applied).
-func appendStructValues(dst []any, st *data.Struct) []any {
-	for i := range st.Schema().Fields {
-		dst = append(dst, fieldAt(st, i))
-	}
-	return dst
 }
 
 // ---- InsertField ----

@@ -18,8 +18,6 @@ package transforms
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/conveyor-dev/conveyor/runtime/data"
@@ -43,20 +41,25 @@ func parseInsertSpec(s string) *insertSpec {
 	return &insertSpec{name: s, optional: true}
 }
 
-// insertion is one field InsertField adds: what it holds, its name and
+// insertion is one field InsertField adds: what it holds, its path and
 // schema.
 type insertion struct {
 	what   string // "topic", "partition", "offset", "timestamp" or "static"
+	path   fieldPath
 	spec   insertSpec
 	schema *data.Schema
 }
 
+// insertField adds fields from the record's metadata. With V2 paths, a
+// field goes into the nested struct (or map) its path names, which must
+// exist.
 type insertField struct {
 	side        side
-	inserts     []insertion
-	offset      bool // inserts the Kafka offset (sink records only)
+	inserts     map[string]*insertion // by path key
+	offset      bool                  // inserts the Kafka offset (sink records only)
 	staticValue string
-	cache       schemaCache
+	withDefault bool
+	structs     structEdit
 }
 
 // value returns what an insertion holds for r; nil when r has none.
@@ -81,65 +84,49 @@ func (t *insertField) value(in *insertion, r *Record) any {
 }
 
 func (t *insertField) Apply(r *Record) (*Record, error) {
-	schema, v := t.side.get(r)
-	if v == nil {
+	if _, v := t.side.get(r); v == nil {
 		return r, nil // a tombstone or null key stays as it is
 	}
 	if t.offset && !r.Sink {
 		return nil, fmt.Errorf("offset.field applies to sink records only (a source record has no Kafka offset yet)")
 	}
-	if schema == nil {
-		m, err := requireMap(v, "InsertField")
-		if err != nil {
-			return nil, err
+	// Without a schema, like Kafka: no partition or timestamp, no field;
+	// an entry of the name is replaced. A nested map that is missing gets
+	// nothing.
+	mapValue := func(p fieldPath) (any, bool) {
+		in := t.inserts[p.key()]
+		val := t.value(in, r)
+		if in.what == "timestamp" && val != nil {
+			val = r.Timestamp.UnixMilli() // schemaless timestamps are epoch milliseconds
 		}
-		out := maps.Clone(m)
-		for i := range t.inserts {
-			in := &t.inserts[i]
-			val := t.value(in, r)
-			if val == nil {
-				continue // like Kafka: no partition or timestamp, no field
-			}
-			if in.what == "timestamp" {
-				val = r.Timestamp.UnixMilli() // schemaless timestamps are epoch milliseconds
-			}
-			out[in.spec.name] = val
-		}
-		t.side.set(r, nil, out)
-		return r, nil
+		return val, val != nil
 	}
-	st, err := requireStruct(schema, v, "InsertField")
-	if err != nil {
-		return nil, err
-	}
-	ns, err := t.cache.get(schema, func(in *data.Schema) (*data.Schema, error) {
-		fields := slices.Clone(in.Fields)
-		for _, x := range t.inserts {
-			if in.Field(x.spec.name) != nil {
-				return nil, fmt.Errorf("field %q to insert already exists in the schema", x.spec.name)
+	maps := mapEdit{trie: t.structs.trie,
+		entry: func(p fieldPath, name string, old any) (string, any, bool, error) {
+			if val, ok := mapValue(p); ok {
+				return name, val, true, nil
 			}
-			fields = append(fields, data.F(x.spec.name, x.schema))
-		}
-		return structCopy(in, fields), nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	vals := appendStructValues(make([]any, 0, len(ns.Fields)), st)
-	for i := range t.inserts {
-		in := &t.inserts[i]
+			return name, old, true, nil
+		},
+		missing: func(p fieldPath, parentFound bool) (any, bool, error) {
+			val, ok := mapValue(p)
+			return val, ok && parentFound, nil
+		}}
+	return rewrite(r, t.side, "InsertField", &t.structs, &maps, t.withDefault, func(path fieldPath, _ *data.Schema, _ any) (any, error) {
+		in := t.inserts[path.key()]
 		val := t.value(in, r)
 		if val == nil && !in.spec.optional {
-			return nil, fmt.Errorf("field %q is required (no ? suffix) but the record has no %s", in.spec.name, in.what)
+			return nil, fmt.Errorf("field %q is required (no ? suffix) but the record has no %s", path, in.what)
 		}
-		vals = append(vals, val)
-	}
-	t.side.set(r, ns, data.NewStructTrusted(ns, vals))
-	return r, nil
+		return val, nil
+	})
 }
 
 func newInsertField(o *Options, s side) Transformation {
-	t := &insertField{side: s, cache: schemaCache{}, staticValue: o.String("static.value", "")}
+	t := &insertField{side: s, inserts: map[string]*insertion{}, staticValue: o.String("static.value", ""),
+		withDefault: o.nullDefault()}
+	v2 := o.syntaxV2()
+	var paths []fieldPath
 	for _, x := range []struct {
 		what, option string
 		schema       *data.Schema
@@ -154,16 +141,37 @@ func newInsertField(o *Options, s side) Transformation {
 		if spec == nil {
 			continue
 		}
+		path, err := parseFieldPath(spec.name, v2)
+		if err != nil {
+			o.Fail(x.option, "%v", err)
+			continue
+		}
+		if t.inserts[path.key()] != nil {
+			o.Fail(x.option, "inserts field %q, which another option inserts too: give each its own field", path)
+			continue
+		}
 		schema := x.schema
 		if spec.optional {
 			schema = schema.AsOptional()
 		}
-		t.inserts = append(t.inserts, insertion{what: x.what, spec: *spec, schema: schema})
+		t.inserts[path.key()] = &insertion{what: x.what, path: path, spec: *spec, schema: schema}
+		paths = append(paths, path)
 		t.offset = t.offset || x.what == "offset"
 		if x.what == "static" && t.staticValue == "" {
 			o.Fail("static.value", "static.field is set, so set static.value too")
 		}
 	}
+	t.structs = structEdit{trie: o.trieOption("topic.field", paths),
+		field: func(p fieldPath, _ data.Field) (data.Field, bool, error) {
+			return data.Field{}, false, fmt.Errorf("field %q to insert already exists in the schema", p)
+		},
+		missing: func(p fieldPath, parentFound bool) (*data.Field, error) {
+			if !parentFound {
+				return nil, fmt.Errorf("field %q to insert needs the struct %q, which is not in the %s schema", p, p.parent(), s)
+			}
+			f := data.F(p.last(), t.inserts[p.key()].schema)
+			return &f, nil
+		}}
 	return t
 }
 
@@ -178,6 +186,7 @@ func init() {
 			{Name: "timestamp.field", Doc: "Field for the record timestamp."},
 			{Name: "static.field", Doc: "Field for a static value."},
 			{Name: "static.value", Doc: "The static value."},
+			syntaxOption, nullDefaultOption,
 		},
 		newInsertField)
 }

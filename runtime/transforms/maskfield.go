@@ -18,60 +18,46 @@ package transforms
 
 import (
 	"fmt"
-	"maps"
 
 	"github.com/conveyor-dev/conveyor/runtime/data"
 )
 
 type maskField struct {
 	side        side
-	fields      map[string]bool
 	replacement string
 	hasRepl     bool
+	withDefault bool
+	structs     structEdit
+	maps        mapEdit
+}
+
+func newMaskField(o *Options, s side) Transformation {
+	t := &maskField{side: s, withDefault: o.nullDefault()}
+	v2 := o.syntaxV2()
+	trie := o.trieOption("fields", o.paths("fields", o.RequiredList("fields"), v2))
+	t.replacement, t.hasRepl = o.raw("replacement")
+	t.structs = structEdit{trie: trie}
+	t.maps = mapEdit{trie: trie, entry: func(p fieldPath, name string, v any) (string, any, bool, error) {
+		mv, err := t.maskField(p, nil, v)
+		return name, mv, true, err
+	}}
+	return t
+}
+
+// maskField masks the value of the field p reaches (nil stays nil).
+func (t *maskField) maskField(p fieldPath, schema *data.Schema, v any) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	mv, err := t.mask(schema, v)
+	if err != nil {
+		return nil, fmt.Errorf("field %q: %w", p, err)
+	}
+	return mv, nil
 }
 
 func (t *maskField) Apply(r *Record) (*Record, error) {
-	schema, v := t.side.get(r)
-	if v == nil {
-		return r, nil
-	}
-	if schema == nil {
-		m, err := requireMap(v, "MaskField")
-		if err != nil {
-			return nil, err
-		}
-		out := maps.Clone(m)
-		for f := range t.fields {
-			x, ok := m[f]
-			if !ok || x == nil {
-				continue
-			}
-			mv, err := t.mask(nil, x)
-			if err != nil {
-				return nil, fmt.Errorf("field %q: %w", f, err)
-			}
-			out[f] = mv
-		}
-		t.side.set(r, nil, out)
-		return r, nil
-	}
-	st, err := requireStruct(schema, v, "MaskField")
-	if err != nil {
-		return nil, err
-	}
-	vals := structValues(st)
-	for i, f := range schema.Fields {
-		if !t.fields[f.Name] || vals[i] == nil {
-			continue
-		}
-		mv, err := t.mask(f.Schema, vals[i])
-		if err != nil {
-			return nil, fmt.Errorf("field %q: %w", f.Name, err)
-		}
-		vals[i] = mv
-	}
-	t.side.set(r, schema, data.NewStructTrusted(schema, vals))
-	return r, nil
+	return rewrite(r, t.side, "MaskField", &t.structs, &t.maps, t.withDefault, t.maskField)
 }
 
 // mask returns the masked form of v: the replacement converted to v's
@@ -140,13 +126,6 @@ func init() {
 		[]Option{
 			{Name: "fields", Type: "LIST", Required: true, Doc: "Fields to mask."},
 			{Name: "replacement", Doc: "Replacement for numeric and string fields; empty masks with the type's zero value."},
-		},
-		func(o *Options, s side) Transformation {
-			t := &maskField{side: s, fields: map[string]bool{}}
-			for _, f := range o.RequiredList("fields") {
-				t.fields[f] = true
-			}
-			t.replacement, t.hasRepl = o.raw("replacement")
-			return t
-		})
+			syntaxOption, nullDefaultOption,
+		}, newMaskField)
 }

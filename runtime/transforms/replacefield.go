@@ -22,83 +22,90 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/data"
 )
 
+// replaceField keeps, drops and renames fields. With V2 paths, exclude and
+// include reach into nested structs (include=a.b keeps only b in a, and
+// only a at the root), and a rename names the field at its own level
+// (renames=a.b:c makes a.c).
 type replaceField struct {
 	side             side
-	exclude, include map[string]bool
-	renames          map[string]string
-	cache            schemaCache
+	exclude, include map[string]bool   // by path key
+	renames          map[string]string // path key to the new name
+	withDefault      bool
+	structs          structEdit
+	maps             mapEdit
 }
 
-func (t *replaceField) keep(name string) bool {
-	return !t.exclude[name] && (len(t.include) == 0 || t.include[name])
+func (t *replaceField) keep(p fieldPath) bool {
+	return !t.exclude[p.key()] && (len(t.include) == 0 || t.include[p.key()])
 }
 
-func (t *replaceField) rename(name string) string {
-	if n, ok := t.renames[name]; ok {
+func (t *replaceField) rename(p fieldPath) string {
+	if n, ok := t.renames[p.key()]; ok {
 		return n
 	}
-	return name
+	return p.last()
 }
 
 func (t *replaceField) Apply(r *Record) (*Record, error) {
-	schema, v := t.side.get(r)
-	if v == nil {
-		return r, nil
-	}
-	if schema == nil {
-		m, err := requireMap(v, "ReplaceField")
-		if err != nil {
-			return nil, err
-		}
-		out := make(map[string]any, len(m))
-		for k, x := range m {
-			if t.keep(k) {
-				out[t.rename(k)] = x
-			}
-		}
-		t.side.set(r, nil, out)
-		return r, nil
-	}
-	st, err := requireStruct(schema, v, "ReplaceField")
-	if err != nil {
-		return nil, err
-	}
-	ns, _ := t.cache.get(schema, func(in *data.Schema) (*data.Schema, error) {
-		var fields []data.Field
-		for _, f := range in.Fields {
-			if t.keep(f.Name) {
-				fields = append(fields, data.F(t.rename(f.Name), f.Schema))
-			}
-		}
-		return structCopy(in, fields), nil
-	})
-	vals := make([]any, 0, len(ns.Fields))
-	for i, f := range schema.Fields {
-		if t.keep(f.Name) {
-			vals = append(vals, fieldAt(st, i))
-		}
-	}
-	t.side.set(r, ns, data.NewStructTrusted(ns, vals))
-	return r, nil
+	return rewrite(r, t.side, "ReplaceField", &t.structs, &t.maps, t.withDefault, nil)
 }
 
 func newReplaceField(o *Options, s side) Transformation {
-	t := &replaceField{side: s, exclude: map[string]bool{}, include: map[string]bool{}, renames: map[string]string{}, cache: schemaCache{}}
-	for _, f := range o.List("exclude", "blacklist") {
-		t.exclude[f] = true
+	t := &replaceField{side: s, exclude: map[string]bool{}, include: map[string]bool{}, renames: map[string]string{},
+		withDefault: o.nullDefault()}
+	v2 := o.syntaxV2()
+	// The paths of the three options form one tree; an overlap is a
+	// problem of the option whose path makes it.
+	var all []fieldPath
+	overlap := false
+	add := func(option string, p fieldPath) {
+		all = append(all, p)
+		if _, err := newPathTrie(all); err != nil && !overlap {
+			overlap = true
+			o.Fail(option, "%v", err)
+		}
 	}
-	for _, f := range o.List("include", "whitelist") {
-		t.include[f] = true
+	for _, p := range o.paths("exclude", o.List("exclude", "blacklist"), v2) {
+		t.exclude[p.key()] = true
+		add("exclude", p)
 	}
-	for _, p := range o.List("renames") {
-		from, to, ok := strings.Cut(p, ":")
-		from, to = strings.TrimSpace(from), strings.TrimSpace(to)
-		if !ok || from == "" || to == "" {
-			o.Fail("renames", "%q is not of the form old:new", p)
+	for _, p := range o.paths("include", o.List("include", "whitelist"), v2) {
+		t.include[p.key()] = true
+		add("include", p)
+	}
+	for _, pair := range o.List("renames") {
+		// The new name follows the last colon: a V2 path may hold colons.
+		cut := strings.Index(pair, ":")
+		if v2 {
+			cut = strings.LastIndex(pair, ":")
+		}
+		var from, to string
+		if cut >= 0 {
+			from, to = strings.TrimSpace(pair[:cut]), strings.TrimSpace(pair[cut+1:])
+		}
+		if from == "" || to == "" {
+			o.Fail("renames", "%q is not of the form old:new", pair)
 			continue
 		}
-		t.renames[from] = to
+		p, err := parseFieldPath(from, v2)
+		if err != nil {
+			o.Fail("renames", "%q: %v", pair, err)
+			continue
+		}
+		t.renames[p.key()] = to
+		add("renames", p)
 	}
+	trie, err := newPathTrie(all)
+	if err != nil {
+		trie = &pathTrie{} // reported above
+	}
+	dropOthers := len(t.include) > 0
+	t.structs = structEdit{trie: trie, dropOthers: dropOthers, field: func(p fieldPath, f data.Field) (data.Field, bool, error) {
+		return data.F(t.rename(p), f.Schema), t.keep(p), nil
+	}}
+	t.maps = mapEdit{trie: trie, dropOthers: dropOthers, entry: func(p fieldPath, _ string, v any) (string, any, bool, error) {
+		return t.rename(p), v, t.keep(p), nil
+	}}
 	return t
 }
 
@@ -109,8 +116,9 @@ func init() {
 		[]Option{
 			{Name: "exclude", Type: "LIST", Doc: "Fields to drop (old name: blacklist)."},
 			{Name: "include", Type: "LIST", Doc: "Fields to keep; empty keeps all (old name: whitelist)."},
-			{Name: "renames", Type: "LIST", Doc: "Renames as old:new pairs, comma-separated."},
+			{Name: "renames", Type: "LIST", Doc: "Renames as old:new pairs, comma-separated; with V2, old is a path and new a name at its level."},
 			{Name: "blacklist", Type: "LIST", Doc: "Old name of exclude."},
 			{Name: "whitelist", Type: "LIST", Doc: "Old name of include."},
+			syntaxOption, nullDefaultOption,
 		}, newReplaceField)
 }

@@ -22,9 +22,26 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/data"
 )
 
+// valueToKey builds the key from fields of the value. A nested path keeps
+// its structs in the key: fields=a.b gives the key {a: {b: ...}}.
 type valueToKey struct {
-	fields []string
-	cache  schemaCache
+	structs     structEdit
+	maps        mapEdit
+	withDefault bool
+}
+
+func newValueToKey(o *Options) Transformation {
+	v2 := o.syntaxV2()
+	trie := o.trieOption("fields", o.paths("fields", o.RequiredList("fields"), v2))
+	t := &valueToKey{withDefault: o.nullDefault()}
+	t.structs = structEdit{trie: trie, dropOthers: true, anonymous: true, pathOrder: true,
+		missing: func(p fieldPath, _ bool) (*data.Field, error) {
+			return nil, fmt.Errorf("field %q is not in the value schema", p)
+		}}
+	// Schemaless, a missing field is a null in the key, as in Kafka.
+	t.maps = mapEdit{trie: trie, dropOthers: true,
+		missing: func(_ fieldPath, parentFound bool) (any, bool, error) { return nil, parentFound, nil }}
+	return t
 }
 
 func (t *valueToKey) Apply(r *Record) (*Record, error) {
@@ -33,9 +50,9 @@ func (t *valueToKey) Apply(r *Record) (*Record, error) {
 		if err != nil {
 			return nil, err
 		}
-		key := make(map[string]any, len(t.fields))
-		for _, f := range t.fields {
-			key[f] = m[f]
+		key, err := t.maps.apply(m)
+		if err != nil {
+			return nil, err
 		}
 		r.KeySchema, r.Key = nil, key
 		return r, nil
@@ -44,33 +61,24 @@ func (t *valueToKey) Apply(r *Record) (*Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	ks, err := t.cache.get(r.ValueSchema, func(in *data.Schema) (*data.Schema, error) {
-		fields := make([]data.Field, 0, len(t.fields))
-		for _, name := range t.fields {
-			f := in.Field(name)
-			if f == nil {
-				return nil, fmt.Errorf("field %q is not in the value schema", name)
-			}
-			fields = append(fields, data.F(name, f.Schema))
-		}
-		return data.StructOf("", fields...), nil
-	})
+	p, err := t.structs.plan(r.ValueSchema)
 	if err != nil {
 		return nil, err
 	}
-	vals := make([]any, len(t.fields))
-	for i, f := range t.fields {
-		vals[i] = st.Get(f)
+	key, err := p.apply(st, t.withDefault, nil)
+	if err != nil {
+		return nil, err
 	}
-	r.KeySchema, r.Key = ks, data.NewStructTrusted(ks, vals)
+	r.KeySchema, r.Key = p.schema, key
 	return r, nil
 }
 
 // ---- ExtractField ----
 
 type extractField struct {
-	side  side
-	field string
+	side        side
+	path        fieldPath
+	withDefault bool
 }
 
 func (t *extractField) Apply(r *Record) (*Record, error) {
@@ -83,15 +91,19 @@ func (t *extractField) Apply(r *Record) (*Record, error) {
 		if err != nil {
 			return nil, err
 		}
-		t.side.set(r, nil, m[t.field])
+		x, err := mapValueAt(m, t.path)
+		if err != nil {
+			return nil, fmt.Errorf("ExtractField: %w", err)
+		}
+		t.side.set(r, nil, x)
 		return r, nil
 	}
 	if schema.Type != data.TypeStruct {
 		return nil, fmt.Errorf("ExtractField needs a struct schema, found %s", schema.Type)
 	}
-	f := schema.Field(t.field)
+	f := schemaFieldAt(schema, t.path)
 	if f == nil {
-		return nil, fmt.Errorf("field %q is not in the %s schema", t.field, t.side)
+		return nil, fmt.Errorf("field %q is not in the %s schema", t.path, t.side)
 	}
 	if v == nil {
 		t.side.set(r, f.Schema, nil)
@@ -101,28 +113,43 @@ func (t *extractField) Apply(r *Record) (*Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.side.set(r, f.Schema, st.Get(t.field))
+	t.side.set(r, f.Schema, structValueAt(st, t.path, t.withDefault))
 	return r, nil
 }
 
 // ---- HoistField ----
 
+// hoistField wraps the data in a struct (or map) with one field; a nested
+// path wraps it in one struct per step: field=a.b gives {a: {b: data}}.
 type hoistField struct {
 	side  side
-	field string
+	path  fieldPath
 	cache schemaCache
 }
 
 func (t *hoistField) Apply(r *Record) (*Record, error) {
 	schema, v := t.side.get(r)
 	if schema == nil {
-		t.side.set(r, nil, map[string]any{t.field: v})
+		for i := len(t.path) - 1; i >= 0; i-- {
+			v = map[string]any{t.path[i]: v}
+		}
+		t.side.set(r, nil, v)
 		return r, nil
 	}
 	ns, _ := t.cache.get(schema, func(in *data.Schema) (*data.Schema, error) {
-		return data.StructOf("", data.F(t.field, in)), nil
+		for i := len(t.path) - 1; i >= 0; i-- {
+			in = data.StructOf("", data.F(t.path[i], in))
+		}
+		return in, nil
 	})
-	t.side.set(r, ns, data.NewStructTrusted(ns, []any{v}))
+	levels := make([]*data.Schema, len(t.path)) // from the outer struct in
+	for i, s := 0, ns; i < len(t.path); i, s = i+1, s.Fields[0].Schema {
+		levels[i] = s
+	}
+	for i := len(levels) - 1; i >= 0; i-- {
+		v = data.NewStructTrusted(levels[i], []any{v})
+	}
+	t.side.set(r, ns, v)
 	return r, nil
 }
 
@@ -130,17 +157,22 @@ func (t *hoistField) Apply(r *Record) (*Record, error) {
 
 func init() {
 	registerTransform(&TransformType{Class: kafkaPrefix + "ValueToKey", Aliases: []string{"ValueToKey"},
-		Doc:     "Replaces the record key with a struct (or map) of fields of the value.",
-		Options: []Option{{Name: "fields", Type: "LIST", Required: true, Doc: "Fields of the value to put in the key."}},
-		New: func(o *Options) Transformation {
-			return &valueToKey{fields: o.RequiredList("fields"), cache: schemaCache{}}
-		}})
+		Doc: "Replaces the record key with a struct (or map) of fields of the value.",
+		Options: []Option{{Name: "fields", Type: "LIST", Required: true, Doc: "Fields of the value to put in the key."},
+			syntaxOption, nullDefaultOption},
+		New: newValueToKey})
 	registerBoth("ExtractField", "Replaces a struct or map with one of its fields",
-		[]Option{{Name: "field", Required: true, Doc: "The field to extract."}},
-		func(o *Options, s side) Transformation { return &extractField{side: s, field: o.Required("field")} })
-	registerBoth("HoistField", "Wraps the data in a struct or map with one field",
-		[]Option{{Name: "field", Required: true, Doc: "Name of the single field."}},
+		[]Option{{Name: "field", Required: true, Doc: "The field to extract."}, syntaxOption, nullDefaultOption},
 		func(o *Options, s side) Transformation {
-			return &hoistField{side: s, field: o.Required("field"), cache: schemaCache{}}
+			v2 := o.syntaxV2()
+			o.Required("field")
+			return &extractField{side: s, path: o.path("field", v2), withDefault: o.nullDefault()}
+		})
+	registerBoth("HoistField", "Wraps the data in a struct or map with one field",
+		[]Option{{Name: "field", Required: true, Doc: "Name of the single field; with V2, a path gives one struct per step."}, syntaxOption},
+		func(o *Options, s side) Transformation {
+			v2 := o.syntaxV2()
+			o.Required("field")
+			return &hoistField{side: s, path: o.path("field", v2), cache: schemaCache{}}
 		})
 }

@@ -278,12 +278,13 @@ func (t *dropHeaders) Apply(r *Record) (*Record, error) {
 }
 
 type headerFrom struct {
-	side    side
-	fields  []string
-	headers []string
-	move    bool
-	drop    map[string]bool
-	cache   schemaCache
+	side        side
+	fields      []fieldPath
+	headers     []string
+	move        bool
+	withDefault bool
+	structs     structEdit // drops the moved fields
+	maps        mapEdit
 }
 
 func (t *headerFrom) Apply(r *Record) (*Record, error) {
@@ -298,52 +299,50 @@ func (t *headerFrom) Apply(r *Record) (*Record, error) {
 		if err != nil {
 			return nil, err
 		}
-		for i, f := range t.fields {
-			h.Add(t.headers[i], nil, m[f])
-		}
-		r.Headers = h
-		if t.move {
-			out := make(map[string]any, len(m))
-			for k, x := range m {
-				if !t.drop[k] {
-					out[k] = x
-				}
+		for i, p := range t.fields {
+			x, err := mapValueAt(m, p)
+			if err != nil {
+				return nil, fmt.Errorf("HeaderFrom: %w", err)
 			}
-			t.side.set(r, nil, out)
+			h.Add(t.headers[i], nil, x)
 		}
-		return r, nil
-	}
-	st, err := requireStruct(schema, v, "HeaderFrom")
-	if err != nil {
-		return nil, err
-	}
-	for i, name := range t.fields {
-		f := schema.Field(name)
-		if f == nil {
-			return nil, fmt.Errorf("field %q is not in the %s schema", name, t.side)
+	} else {
+		st, err := requireStruct(schema, v, "HeaderFrom")
+		if err != nil {
+			return nil, err
 		}
-		h.Add(t.headers[i], f.Schema, st.Get(name))
+		for i, p := range t.fields {
+			f := schemaFieldAt(schema, p)
+			if f == nil {
+				return nil, fmt.Errorf("field %q is not in the %s schema", p, t.side)
+			}
+			h.Add(t.headers[i], f.Schema, structValueAt(st, p, t.withDefault))
+		}
 	}
 	r.Headers = h
-	if t.move {
-		ns, _ := t.cache.get(schema, func(in *data.Schema) (*data.Schema, error) {
-			var fields []data.Field
-			for _, f := range in.Fields {
-				if !t.drop[f.Name] {
-					fields = append(fields, data.F(f.Name, f.Schema))
-				}
-			}
-			return structCopy(in, fields), nil
-		})
-		vals := make([]any, 0, len(ns.Fields))
-		for i, f := range schema.Fields {
-			if !t.drop[f.Name] {
-				vals = append(vals, fieldAt(st, i))
-			}
-		}
-		t.side.set(r, ns, data.NewStructTrusted(ns, vals))
+	if !t.move {
+		return r, nil
 	}
-	return r, nil
+	return rewrite(r, t.side, "HeaderFrom", &t.structs, &t.maps, t.withDefault, nil)
+}
+
+func newHeaderFrom(o *Options, s side) Transformation {
+	v2 := o.syntaxV2()
+	t := &headerFrom{side: s, fields: o.paths("fields", o.RequiredList("fields"), v2), headers: o.RequiredList("headers"),
+		withDefault: o.nullDefault()}
+	if len(t.fields) != len(t.headers) && len(t.fields) > 0 && len(t.headers) > 0 {
+		o.Fail("headers", "lists %d headers for %d fields: give one header per field", len(t.headers), len(t.fields))
+	}
+	if _, ok := o.raw("operation"); !ok {
+		o.Required("operation")
+	} else {
+		t.move = o.OneOf("operation", "copy", "move", "copy") == "move"
+	}
+	trie := o.trieOption("fields", t.fields)
+	drop := func(fieldPath, data.Field) (data.Field, bool, error) { return data.Field{}, false, nil }
+	t.structs = structEdit{trie: trie, field: drop}
+	t.maps = mapEdit{trie: trie, entry: func(fieldPath, string, any) (string, any, bool, error) { return "", nil, false, nil }}
+	return t
 }
 
 func init() {
@@ -409,20 +408,6 @@ func init() {
 			{Name: "fields", Type: "LIST", Required: true, Doc: "Fields to copy or move."},
 			{Name: "headers", Type: "LIST", Required: true, Doc: "Header keys, one per field, in the same order."},
 			{Name: "operation", Required: true, Doc: "move (remove the fields) or copy."},
-		},
-		func(o *Options, s side) Transformation {
-			t := &headerFrom{side: s, fields: o.RequiredList("fields"), headers: o.RequiredList("headers"), drop: map[string]bool{}, cache: schemaCache{}}
-			if len(t.fields) != len(t.headers) && len(t.fields) > 0 && len(t.headers) > 0 {
-				o.Fail("headers", "lists %d headers for %d fields: give one header per field", len(t.headers), len(t.fields))
-			}
-			if _, ok := o.raw("operation"); !ok {
-				o.Required("operation")
-			} else {
-				t.move = o.OneOf("operation", "copy", "move", "copy") == "move"
-			}
-			for _, f := range t.fields {
-				t.drop[f] = true
-			}
-			return t
-		})
+			syntaxOption, nullDefaultOption,
+		}, newHeaderFrom)
 }

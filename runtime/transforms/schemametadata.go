@@ -24,10 +24,11 @@ import (
 )
 
 type setSchemaMetadata struct {
-	side    side
-	name    string
-	version int
-	cache   schemaCache
+	side        side
+	name        string
+	version     int
+	withDefault bool
+	cache       schemaCache
 }
 
 func (t *setSchemaMetadata) Apply(r *Record) (*Record, error) {
@@ -46,7 +47,11 @@ func (t *setSchemaMetadata) Apply(r *Record) (*Record, error) {
 		return &c, nil
 	})
 	if st, ok := v.(*data.Struct); ok && ns.Type == data.TypeStruct {
-		v = data.NewStructTrusted(ns, structValues(st))
+		vals := make([]any, len(ns.Fields))
+		for i := range vals {
+			vals[i] = valueOf(st, i, t.withDefault)
+		}
+		v = data.NewStructTrusted(ns, vals)
 	}
 	t.side.set(r, ns, v)
 	return r, nil
@@ -54,9 +59,11 @@ func (t *setSchemaMetadata) Apply(r *Record) (*Record, error) {
 
 func init() {
 	registerBoth("SetSchemaMetadata", "Sets the name and/or version of the schema",
-		[]Option{{Name: "schema.name", Doc: "Schema name to set."}, {Name: "schema.version", Type: "INT", Doc: "Schema version to set."}},
+		[]Option{{Name: "schema.name", Doc: "Schema name to set."}, {Name: "schema.version", Type: "INT", Doc: "Schema version to set."},
+			nullDefaultOption},
 		func(o *Options, s side) Transformation {
-			t := &setSchemaMetadata{side: s, name: o.String("schema.name", ""), version: o.Int("schema.version", 0, math.MaxInt32), cache: schemaCache{}}
+			t := &setSchemaMetadata{side: s, name: o.String("schema.name", ""), version: o.Int("schema.version", 0, math.MaxInt32),
+				withDefault: o.nullDefault(), cache: schemaCache{}}
 			if t.name == "" && t.version == 0 && len(o.Errors()) == 0 {
 				o.Fail("schema.name", "set schema.name, schema.version or both")
 			}

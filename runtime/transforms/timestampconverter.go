@@ -19,7 +19,6 @@ package transforms
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"strings"
 	"time"
 
@@ -87,18 +86,37 @@ func goLayout(tokens []dateToken) (string, error) {
 }
 
 type timestampConverter struct {
-	side      side
-	field     string
-	target    string
-	format    []dateToken
-	layout    string // for parsing string inputs; "" when format is unset
-	precision time.Duration
-	cache     schemaCache
+	side        side
+	field       fieldPath // nil converts the whole key or value
+	target      string
+	format      []dateToken
+	layout      string // for parsing string inputs; "" when format is unset
+	precision   time.Duration
+	withDefault bool
+	structs     structEdit
+	maps        mapEdit
 }
 
 func newTimestampConverter(o *Options, s side) Transformation {
-	t := &timestampConverter{side: s, field: o.String("field", ""), cache: schemaCache{},
+	t := &timestampConverter{side: s, field: o.path("field", o.syntaxV2()), withDefault: o.nullDefault(),
 		target: o.OneOf("target.type", "", tsString, tsUnix, tsDate, tsTime, tsTimestamp)}
+	if t.field != nil {
+		trie := o.trieOption("field", []fieldPath{t.field})
+		t.structs = structEdit{trie: trie,
+			field: func(_ fieldPath, f data.Field) (data.Field, bool, error) {
+				return data.F(f.Name, t.targetSchema(f.Schema.Optional)), true, nil
+			},
+			missing: func(p fieldPath, _ bool) (*data.Field, error) {
+				return nil, fmt.Errorf("field %q is not in the %s schema", p, s)
+			}}
+		// Schemaless, a missing field becomes a null, as in Kafka.
+		t.maps = mapEdit{trie: trie,
+			entry: func(p fieldPath, name string, v any) (string, any, bool, error) {
+				c, err := t.convertField(p, v)
+				return name, c, true, err
+			},
+			missing: func(_ fieldPath, parentFound bool) (any, bool, error) { return nil, parentFound, nil }}
+	}
 	if _, ok := o.raw("target.type"); !ok {
 		o.Required("target.type")
 	}
@@ -192,9 +210,18 @@ func (t *timestampConverter) convert(v any) (any, error) {
 	return ts, nil
 }
 
+// convertField converts the field p reaches.
+func (t *timestampConverter) convertField(p fieldPath, v any) (any, error) {
+	c, err := t.convert(v)
+	if err != nil {
+		return nil, fmt.Errorf("TimestampConverter on field %q: %w", p, err)
+	}
+	return c, nil
+}
+
 func (t *timestampConverter) Apply(r *Record) (*Record, error) {
 	schema, v := t.side.get(r)
-	if t.field == "" {
+	if t.field == nil {
 		out, err := t.convert(v)
 		if err != nil {
 			return nil, fmt.Errorf("TimestampConverter on the %s: %w", t.side, err)
@@ -206,47 +233,8 @@ func (t *timestampConverter) Apply(r *Record) (*Record, error) {
 		t.side.set(r, ns, out)
 		return r, nil
 	}
-	if v == nil {
-		return r, nil
-	}
-	if schema == nil {
-		m, err := requireMap(v, "TimestampConverter")
-		if err != nil {
-			return nil, err
-		}
-		out := maps.Clone(m)
-		if out[t.field], err = t.convert(m[t.field]); err != nil {
-			return nil, fmt.Errorf("TimestampConverter on field %q: %w", t.field, err)
-		}
-		t.side.set(r, nil, out)
-		return r, nil
-	}
-	st, err := requireStruct(schema, v, "TimestampConverter")
-	if err != nil {
-		return nil, err
-	}
-	ns, err := t.cache.get(schema, func(in *data.Schema) (*data.Schema, error) {
-		f := in.Field(t.field)
-		if f == nil {
-			return nil, fmt.Errorf("field %q is not in the %s schema", t.field, t.side)
-		}
-		fields := make([]data.Field, len(in.Fields))
-		for i, g := range in.Fields {
-			fields[i] = data.F(g.Name, g.Schema)
-		}
-		fields[f.Index].Schema = t.targetSchema(f.Schema.Optional)
-		return structCopy(in, fields), nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	vals := structValues(st)
-	i := schema.Field(t.field).Index
-	if vals[i], err = t.convert(vals[i]); err != nil {
-		return nil, fmt.Errorf("TimestampConverter on field %q: %w", t.field, err)
-	}
-	t.side.set(r, ns, data.NewStructTrusted(ns, vals))
-	return r, nil
+	return rewrite(r, t.side, "TimestampConverter", &t.structs, &t.maps, t.withDefault,
+		func(path fieldPath, _ *data.Schema, v any) (any, error) { return t.convertField(path, v) })
 }
 
 func init() {
@@ -256,5 +244,6 @@ func init() {
 			{Name: "target.type", Required: true, Doc: "string, unix, Date, Time or Timestamp."},
 			{Name: "format", Doc: "Java SimpleDateFormat pattern to write strings with (target.type=string) and to parse string inputs."},
 			{Name: "unix.precision", Default: "milliseconds", Doc: "Unit of unix times, read and written: seconds, milliseconds, microseconds or nanoseconds."},
+			syntaxOption, nullDefaultOption,
 		}, newTimestampConverter)
 }

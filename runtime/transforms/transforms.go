@@ -353,9 +353,9 @@ func (o *Options) OneOf(name, def string, values ...string) string {
 }
 
 // checkKnown reports every option that is not in opts. Two options of
-// Kafka's newer transforms are accepted where they change nothing here:
-// replace.null.with.default=true (field defaults are always applied) and
-// field.syntax.version=V1 (field names are plain names).
+// Kafka's newer transforms are accepted on the others only where they change
+// nothing, as Kafka ignores them there: replace.null.with.default=true and
+// field.syntax.version=V1.
 func (o *Options) checkKnown(opts []Option) {
 	var names []string
 	for _, x := range opts {
@@ -365,13 +365,15 @@ func (o *Options) checkKnown(opts []Option) {
 		v := strings.TrimSpace(o.values[k])
 		switch {
 		case slices.Contains(names, k):
-		case k == "replace.null.with.default":
+		case k == optReplaceNullWithDefault:
 			if !strings.EqualFold(v, "true") {
-				o.Fail(k, "only true is supported: null fields take their schema default")
+				o.Fail(k, "this transformation copies no fields with defaults, so only true is accepted; "+
+					"Cast, ExtractField, HeaderFrom, InsertField, MaskField, ReplaceField, SetSchemaMetadata, TimestampConverter and ValueToKey take false")
 			}
-		case k == "field.syntax.version":
+		case k == optFieldSyntaxVersion:
 			if !strings.EqualFold(v, "V1") {
-				o.Fail(k, "only V1 (plain field names) is supported; nested field paths (V2) are not")
+				o.Fail(k, "this transformation names no fields, so only V1 is accepted; "+
+					"Cast, ExtractField, HeaderFrom, HoistField, InsertField, MaskField, ReplaceField, TimestampConverter and ValueToKey take V2")
 			}
 		default:
 			known := "none"

@@ -518,8 +518,10 @@ func TestValidate(t *testing.T) {
 			"transforms.i.static.feild", "unknown option"},
 		{"unknown predicate option", map[string]string{"predicates": "p", "predicates.p.type": "RecordIsTombstone", "predicates.p.name": "x"},
 			"predicates.p.name", "options: none"},
-		{"null defaults off", map[string]string{"transforms": "m", "transforms.m.type": "MaskField$Value", "transforms.m.fields": "a",
-			"transforms.m.replace.null.with.default": "false"}, "transforms.m.replace.null.with.default", "only true"},
+		{"null defaults off where Kafka has no such option", map[string]string{"transforms": "f", "transforms.f.type": "Flatten$Value",
+			"transforms.f.replace.null.with.default": "false"}, "transforms.f.replace.null.with.default", "only true is accepted"},
+		{"paths where Kafka has no such option", map[string]string{"transforms": "f", "transforms.f.type": "Flatten$Value",
+			"transforms.f.field.syntax.version": "V2"}, "transforms.f.field.syntax.version", "only V1 is accepted"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -538,8 +540,8 @@ func TestValidate(t *testing.T) {
 			}
 		})
 	}
-	if errs := Validate(map[string]string{"transforms": "m", "transforms.m.type": "MaskField$Value", "transforms.m.fields": "a",
-		"transforms.m.replace.null.with.default": "true", "transforms.m.field.syntax.version": "V1"}); len(errs) != 0 {
+	if errs := Validate(map[string]string{"transforms": "f", "transforms.f.type": "Flatten$Value",
+		"transforms.f.replace.null.with.default": "true", "transforms.f.field.syntax.version": "V1"}); len(errs) != 0 {
 		t.Fatalf("options of newer Kafka that change nothing here: %v", errs)
 	}
 	if errs := Validate(map[string]string{"name": "c"}); len(errs) != 0 {

@@ -130,8 +130,12 @@ func (w *Worker) openStores(ctx context.Context, undo *undoStack) error {
 }
 
 // onConfigEvent passes config records to the herder and the membership,
-// once they exist.
+// once they exist, and applies cluster-wide log levels (loglevels.go).
 func (w *Worker) onConfigEvent(ev store.ConfigEvent) {
+	if ev.Kind == store.LoggerLevelSet {
+		w.applyClusterLevel(ev)
+		return
+	}
 	w.hmu.Lock()
 	h, c := w.herder, w.cluster
 	w.hmu.Unlock()
@@ -261,7 +265,7 @@ func (w *Worker) buildMember(ctx context.Context, undo *undoStack) error {
 func (w *Worker) serve(ctx context.Context, undo *undoStack) error {
 	var err error
 	restCfg := rest.Config{Addr: w.listener.Addr().String(), Auth: w.auth, Scrub: scrubOf(w.resolver), ScrubFor: scrubForOf(w.resolver), Logger: w.log, ForwardClient: w.forwardClient,
-		MaxConcurrent: w.cfg.RestThreadsMax, Loggers: w.logLevels}
+		MaxConcurrent: w.cfg.RestThreadsMax, Loggers: w.logLevels, ClusterLoggers: w.putClusterLevel}
 	if w.cfg.MetricsPort == 0 {
 		restCfg.Gatherer = w.metrics.Registry()
 	}

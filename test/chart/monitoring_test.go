@@ -34,7 +34,9 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/twmb/franz-go/pkg/kfake"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/yaml"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
@@ -252,7 +254,21 @@ func TestDashboardAndAlertsUseExportedMetrics(t *testing.T) {
 	statusmetrics.Connector("ns", "kc", "cc", &metav1.Condition{Status: metav1.ConditionFalse, Reason: "TasksPending"})
 	statusmetrics.Cluster("ns", "cc", &metav1.Condition{Status: metav1.ConditionTrue, Reason: "WorkersReady"}, 2, 2)
 	t.Cleanup(func() { statusmetrics.DeleteConnector("ns", "kc"); statusmetrics.DeleteCluster("ns", "cc") })
+	// A reconcile in progress: its start-time series exists only meanwhile.
+	entered, release, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	held := statusmetrics.TrackReconciles("MonitoringTest", reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) {
+		close(entered)
+		<-release
+		return reconcile.Result{}, nil
+	}))
+	go func() {
+		defer close(done)
+		_, _ = held.Reconcile(ctx, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "held"}})
+	}()
+	<-entered
 	mfs, err := crmetrics.Registry.Gather()
+	close(release)
+	<-done
 	if err != nil {
 		t.Fatal(err)
 	}

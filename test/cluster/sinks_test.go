@@ -17,8 +17,10 @@ limitations under the License.
 package cluster
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"maps"
 	"strconv"
 	"strings"
 	"testing"
@@ -47,17 +49,8 @@ func TestSinksRedeliverAfterWorkerSIGKILL(t *testing.T) {
 	e := newEnv(t, harness.Options{})
 	ctx := t.Context()
 	rs := servers.For(t).Redis(servers.RedisOptions{})
-	s3 := servers.For(t).S3()
-	mc, err := s3.Client()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := mc.MakeBucket(ctx, "lake", minio.MakeBucketOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.broker.Admin.CreateTopic(ctx, parts, 1, nil, "orders"); err != nil {
-		t.Fatal(err)
-	}
+	lake := startLake(t)
+	e.createTopic(ctx, "orders", parts)
 
 	// The records, and what they must give.
 	var recs []*kgo.Record
@@ -96,56 +89,19 @@ func TestSinksRedeliverAfterWorkerSIGKILL(t *testing.T) {
 		"key.converter": str, "value.converter": str, "redis.url": rs.URL(), "redis.key.prefix": "c:"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := ws[0].REST.PutConnector(ctx, "lake", map[string]string{"connector.class": "S3Sink", "topics": "orders", "tasks.max": "4",
-		"key.converter": str, "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false",
-		"s3.bucket.name": "lake", "store.url": s3.URL(), "aws.access.key.id": s3.Access, "aws.secret.access.key": s3.Secret,
-		"topics.dir": "", "flush.size": strconv.Itoa(flush), "behavior.on.null.values": "write"}); err != nil {
+	if err := ws[0].REST.PutConnector(ctx, "lake", lake.sinkConfig("orders", "value.converter.schemas.enable", "false",
+		"flush.size", strconv.Itoa(flush), "behavior.on.null.values", "write")); err != nil {
 		t.Fatal(err)
 	}
 	e.waitPlacement(ctx, ws[0], 60*time.Second, "the 8 sink tasks RUNNING", harness.AllRunning(8), "cache", "lake")
 
-	prod := sinkkit.NewProducer(t, e.broker.Addr)
-	first := len(recs) * 3 / 10
-	sinkkit.Produce(t, prod, recs[:first]...)
 	rc := rs.Client()
 	defer rc.Close()
-	count := func() (int64, int) {
+	e.killMidway(ctx, recs, func() (bool, string) {
 		n, _ := rc.DBSize(ctx).Result()
-		objs := 0
-		for o := range mc.ListObjects(ctx, "lake", minio.ListObjectsOptions{Recursive: true}) {
-			if o.Err == nil {
-				objs++
-			}
-		}
-		return n, objs
-	}
-	testkit.Eventually(t, 60*time.Second, "both sinks writing", func() (bool, string) {
-		n, objs := count()
+		objs := lake.count(ctx)
 		return n >= 5000 && objs >= 5, fmt.Sprintf("%d keys, %d objects", n, objs)
-	})
-	if err := e.c.Worker("w1").Kill(); err != nil {
-		t.Fatal(err)
-	}
-	n, objs := count()
-	committed := func(group string) int64 {
-		resp, err := e.broker.Admin.FetchOffsets(ctx, group)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var sum int64
-		resp.Each(func(o kadm.OffsetResponse) { sum += o.At })
-		return sum
-	}
-	t.Logf("w1 SIGKILLed with %d keys and %d objects written, %d and %d records committed (the rest is delivered again)",
-		n, objs, committed("connect-cache"), committed("connect-lake"))
-	sinkkit.Produce(t, prod, recs[first:]...)
-	if _, err := e.c.Start(ctx, "w1"); err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	sinkkit.WaitCommitted(t, e.broker.Admin, "cache", "orders", 120*time.Second)
-	sinkkit.WaitCommitted(t, e.broker.Admin, "lake", "orders", 120*time.Second)
-	t.Logf("every record committed by both sinks %v after the restart", time.Since(start).Round(time.Millisecond))
+	}, "orders", "cache", "lake")
 
 	// Redis: exactly the live keys, each at its last value.
 	if got, err := rc.DBSize(ctx).Result(); err != nil || int(got) != len(live) {
@@ -173,28 +129,134 @@ func TestSinksRedeliverAfterWorkerSIGKILL(t *testing.T) {
 	}
 
 	// S3: exactly the expected objects, byte for byte.
-	got := 0
-	for info := range mc.ListObjects(ctx, "lake", minio.ListObjectsOptions{Recursive: true}) {
+	got := lake.objects(ctx, func(name string, b []byte) {
+		if want := objects[name]; string(b) != want {
+			t.Fatalf("object %s: %d bytes, want its %d bytes", name, len(b), len(want))
+		}
+	})
+	if !maps.Equal(got, objectNames(objects)) {
+		t.Fatalf("%d objects in the bucket, want exactly the %d that flush.size=%d cuts", len(got), len(objects), flush)
+	}
+	t.Logf("Redis: %d keys, each at its last value; S3: %d objects, byte for byte", len(live), len(got))
+}
+
+func objectNames[V any](m map[string]V) map[string]bool {
+	out := make(map[string]bool, len(m))
+	for k := range m {
+		out[k] = true
+	}
+	return out
+}
+
+// lake is an S3 server with the bucket "lake", for the S3 sink.
+type lake struct {
+	t  *testing.T
+	s3 *servers.S3
+	mc *minio.Client
+}
+
+func startLake(t *testing.T) *lake {
+	t.Helper()
+	s3 := servers.For(t).S3()
+	mc, err := s3.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mc.MakeBucket(t.Context(), "lake", minio.MakeBucketOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return &lake{t: t, s3: s3, mc: mc}
+}
+
+// sinkConfig is an S3Sink's config writing topic into the bucket's root
+// with four tasks and JsonConverter values, with kv on top.
+func (l *lake) sinkConfig(topic string, kv ...string) map[string]string {
+	cfg := map[string]string{"connector.class": "S3Sink", "topics": topic, "tasks.max": "4",
+		"key.converter": harness.StringConverter, "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+		"s3.bucket.name": "lake", "store.url": l.s3.URL(), "aws.access.key.id": l.s3.Access, "aws.secret.access.key": l.s3.Secret,
+		"topics.dir": ""}
+	for i := 0; i+1 < len(kv); i += 2 {
+		cfg[kv[i]] = kv[i+1]
+	}
+	return cfg
+}
+
+// count is the number of objects in the bucket.
+func (l *lake) count(ctx context.Context) int {
+	n := 0
+	for o := range l.mc.ListObjects(ctx, "lake", minio.ListObjectsOptions{Recursive: true}) {
+		if o.Err == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// objects reads every object of the bucket, hands each to check and
+// returns their names.
+func (l *lake) objects(ctx context.Context, check func(name string, b []byte)) map[string]bool {
+	l.t.Helper()
+	names := map[string]bool{}
+	for info := range l.mc.ListObjects(ctx, "lake", minio.ListObjectsOptions{Recursive: true}) {
 		if info.Err != nil {
-			t.Fatal(info.Err)
+			l.t.Fatal(info.Err)
 		}
-		got++
-		want, ok := objects[info.Key]
-		if !ok {
-			t.Fatalf("unexpected object %s", info.Key)
-		}
-		o, err := mc.GetObject(ctx, "lake", info.Key, minio.GetObjectOptions{})
+		o, err := l.mc.GetObject(ctx, "lake", info.Key, minio.GetObjectOptions{})
 		if err != nil {
-			t.Fatal(err)
+			l.t.Fatal(err)
 		}
 		b, err := io.ReadAll(o)
 		o.Close()
-		if err != nil || string(b) != want {
-			t.Fatalf("object %s: %d bytes (%v), want its %d bytes", info.Key, len(b), err, len(want))
+		if err != nil {
+			l.t.Fatalf("reading %s: %v", info.Key, err)
 		}
+		names[info.Key] = true
+		check(info.Key, b)
 	}
-	if got != len(objects) {
-		t.Fatalf("%d objects in the bucket, want exactly %d", got, len(objects))
+	return names
+}
+
+func (e *env) createTopic(ctx context.Context, topic string, parts int32) {
+	e.t.Helper()
+	if _, err := e.broker.Admin.CreateTopic(ctx, parts, 1, nil, topic); err != nil {
+		e.t.Fatal(err)
 	}
-	t.Logf("Redis: %d keys, each at its last value; S3: %d objects, byte for byte", len(live), got)
+}
+
+// killMidway is the sinks' SIGKILL scenario on a cluster of w1 and w2
+// whose sink connectors are running: it produces the first 30% of recs,
+// waits until writing says the sinks write, SIGKILLs w1, produces the
+// rest, starts w1 again (the same static member, taking its tasks back)
+// and waits until the connectors committed every record of topic.
+func (e *env) killMidway(ctx context.Context, recs []*kgo.Record, writing func() (bool, string), topic string, connectors ...string) {
+	t := e.t
+	t.Helper()
+	prod := sinkkit.NewProducer(t, e.broker.Addr)
+	first := len(recs) * 3 / 10
+	sinkkit.Produce(t, prod, recs[:first]...)
+	testkit.Eventually(t, 60*time.Second, "the sinks writing", writing)
+	if err := e.c.Worker("w1").Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_, at := writing()
+	var committed []string
+	for _, c := range connectors {
+		resp, err := e.broker.Admin.FetchOffsets(ctx, sinkkit.Group(c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum int64
+		resp.Each(func(o kadm.OffsetResponse) { sum += o.At })
+		committed = append(committed, fmt.Sprintf("%s %d", c, sum))
+	}
+	t.Logf("w1 SIGKILLed with %s written, records committed: %s (the rest is delivered again)", at, strings.Join(committed, ", "))
+	sinkkit.Produce(t, prod, recs[first:]...)
+	if _, err := e.c.Start(ctx, "w1"); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	for _, c := range connectors {
+		sinkkit.WaitCommitted(t, e.broker.Admin, c, topic, 120*time.Second)
+	}
+	t.Logf("every record committed by %s %v after the restart", strings.Join(connectors, " and "), time.Since(start).Round(time.Millisecond))
 }

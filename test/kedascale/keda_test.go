@@ -140,6 +140,8 @@ func moduleDir(path string) (string, error) {
 // broker is one kfake cluster with a client that writes records and commits
 // offsets as a sink would.
 type broker struct {
+	// fake is the broker itself (its controls see every request).
+	fake  *kfake.Cluster
 	addrs []string
 	// opts are the connection options (TLS, SASL) of every client.
 	opts []kgo.Opt
@@ -193,7 +195,7 @@ func newBrokerACLs(t *testing.T, secure bool, kedaACLs []kfake.ACL) *broker {
 		t.Fatal(err)
 	}
 	t.Cleanup(cl.Close)
-	return &broker{addrs: c.ListenAddrs(), opts: clientOpts, cl: cl, adm: kadm.NewClient(cl), auth: auth}
+	return &broker{fake: c, addrs: c.ListenAddrs(), opts: clientOpts, cl: cl, adm: kadm.NewClient(cl), auth: auth}
 }
 
 // join starts a member of group that subscribes as a running sink does

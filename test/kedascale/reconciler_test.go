@@ -75,50 +75,19 @@ func TestKEDAsReconcilerAfterATriggerChangeMidReconcile(t *testing.T) {
 	defer cancel()
 	workerDeployment(t, ctx, key)
 
-	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
-		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	scaleClient, _, err := kedak8s.InitScaleClient(mgr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	recorder := mgr.GetEventRecorder("keda-operator")
-	auth := &authentication.AuthClientSet{}
-	h := scaling.NewScaleHandler(mgr.GetClient(), scaleClient, mgr.GetScheme(), 10*time.Second, 10*time.Second, recorder, auth)
 	var changed atomic.Bool
 	changeErr := make(chan error, 1)
-	kedaClient := interceptor.NewClient(withoutWatch{mgr.GetClient()}, interceptor.Funcs{
-		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-			// KEDA records the first generation's metric names: the operator's change
-			// lands just before.
-			if so, ok := obj.(*kedav1alpha1.ScaledObject); ok && sub == "status" && len(so.Status.ExternalMetricNames) > 0 && changed.CompareAndSwap(false, true) {
-				changeErr <- applyScaledObject(ctx, cc, key, sinkA, sinkB)
-			}
-			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
-		},
-	})
-	r := &kedacontrollers.ScaledObjectReconciler{
-		Client: kedaClient, Scheme: mgr.GetScheme(), ScaleClient: scaleClient, ScaleHandler: h,
-		EventEmitter: eventemitter.NewEventEmitter(mgr.GetClient(), recorder, "kedascale", auth),
-	}
-	if err := r.SetupWithManager(mgr, controller.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	mctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(mctx) }()
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("KEDA's manager: %v", err)
-		}
+	h := startKEDA(t, ns, func(c client.Client) client.Client {
+		return interceptor.NewClient(withoutWatch{c}, interceptor.Funcs{
+			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+				// KEDA records the first generation's metric names: the operator's change
+				// lands just before.
+				if so, ok := obj.(*kedav1alpha1.ScaledObject); ok && sub == "status" && len(so.Status.ExternalMetricNames) > 0 && changed.CompareAndSwap(false, true) {
+					changeErr <- applyScaledObject(ctx, cc, key, sinkA, sinkB)
+				}
+				return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+			},
+		})
 	})
 
 	operatorApply(t, ctx, cc, key, sinkB)
@@ -150,6 +119,53 @@ func TestKEDAsReconcilerAfterATriggerChangeMidReconcile(t *testing.T) {
 		return nil
 	})
 	t.Logf("KEDA answers 3600 (4 workers) at generation %d; before, it answered %v", generation(ctx, key), failed)
+}
+
+// startKEDA runs KEDA's own ScaledObject reconciler and scale handler on
+// namespace ns, wired as KEDA's operator wires them (a manager whose client
+// reads through its informers), until the test ends; kedaClient, when set,
+// wraps the client KEDA's reconciler writes with. It returns the scale
+// handler, which answers the metrics as KEDA's metrics server does.
+func startKEDA(t *testing.T, ns string, kedaClient func(client.Client) client.Client) scaling.ScaleHandler {
+	t.Helper()
+	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scaleClient, _, err := kedak8s.InitScaleClient(mgr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recorder := mgr.GetEventRecorder("keda-operator")
+	auth := &authentication.AuthClientSet{}
+	h := scaling.NewScaleHandler(mgr.GetClient(), scaleClient, mgr.GetScheme(), 10*time.Second, 10*time.Second, recorder, auth)
+	cl := mgr.GetClient()
+	if kedaClient != nil {
+		cl = kedaClient(cl)
+	}
+	r := &kedacontrollers.ScaledObjectReconciler{
+		Client: cl, Scheme: mgr.GetScheme(), ScaleClient: scaleClient, ScaleHandler: h,
+		EventEmitter: eventemitter.NewEventEmitter(mgr.GetClient(), recorder, "kedascale", auth),
+	}
+	if err := r.SetupWithManager(mgr, controller.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	mctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(mctx) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("KEDA's manager: %v", err)
+		}
+	})
+	return h
 }
 
 func generation(ctx context.Context, key client.ObjectKey) int64 {

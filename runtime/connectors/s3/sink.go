@@ -16,7 +16,8 @@ limitations under the License.
 
 // Package s3 holds S3Sink, a connector that writes records into objects
 // of an S3 bucket, one series of objects per topic partition:
-// topics.dir/topic/partition=N/topic+N+startOffset.json(.gz). An object
+// topics.dir/topic/partition=N/topic+N+startOffset.json(.gz), .bin or
+// .snappy.parquet (format.class=parquet, see parquet.go). An object
 // ends after flush.size records, when a record's timestamp is
 // rotate.interval.ms past the object's first, or when the value schema
 // changes; it is uploaded whole (multipart when large) and only then are
@@ -64,6 +65,7 @@ const (
 	KeyPartitioner    = "s3.partitioner"
 	KeyPathFormat     = "path.format"
 	KeyTimestampField = "timestamp.field"
+	KeyParquetCodec   = "parquet.codec"
 )
 
 // Compression types, null-value behaviours and partitioners.
@@ -75,6 +77,7 @@ const (
 	NullFail         = "fail"
 	FormatJSON       = "json"
 	FormatBytes      = "bytes"
+	FormatParquet    = "parquet"
 	PartitionerKafka = "default"
 	PartitionerTime  = "time"
 )
@@ -108,11 +111,15 @@ func Plugin() plugin.Plugin {
 			DisplayName: "Scheduled rotate interval (ms)", Validator: plugin.AtLeast(-1), Max: 365 * 24 * 3600 * 1000,
 			Doc: "Upload an object that has been open this many ms of wall-clock time at the next offset commit, so a trickle of records is not held back; -1: off. Object boundaries then depend on timing: after a crash a redelivery may cut objects elsewhere (at-least-once records, not exactly-once objects)."},
 		{Name: KeyFormat, Type: plugin.TypeString, Default: FormatJSON, Group: group, Importance: plugin.ImportanceHigh, Width: plugin.WidthShort,
-			DisplayName: "Format", Validator: plugin.OneOf(FormatJSON, FormatBytes, confluentJSON, confluentBytes), Recommended: []string{FormatJSON, FormatBytes},
-			Doc: "json: one JSON value per line (.json), as JsonConverter writes payloads; bytes: the value's bytes as they are, one per line (.bin), for a ByteArrayConverter or StringConverter value that is JSON or text already, written without being parsed. Confluent's JsonFormat and ByteArrayFormat class names work too."},
+			DisplayName: "Format", Validator: plugin.OneOf(FormatJSON, FormatBytes, FormatParquet, confluentJSON, confluentBytes, confluentParquet), Recommended: []string{FormatJSON, FormatBytes, FormatParquet},
+			Doc: "json: one JSON value per line (.json), as JsonConverter writes payloads; bytes: the value's bytes as they are, one per line (.bin), for a ByteArrayConverter or StringConverter value that is JSON or text already, written without being parsed; parquet: one Parquet file per object (.snappy.parquet with the default parquet.codec), its columns from the value schema, so the values need one (JsonConverter with schemas.enable=true, or a schema registry converter). Confluent's JsonFormat, ByteArrayFormat and ParquetFormat class names work too."},
 		{Name: KeyCompression, Type: plugin.TypeString, Default: CompressionNone, Group: group, Importance: plugin.ImportanceMedium, Width: plugin.WidthShort,
 			DisplayName: "Compression", Validator: plugin.OneOf(CompressionNone, CompressionGzip), Recommended: []string{CompressionNone, CompressionGzip},
-			Doc: "none: .json objects; gzip: .json.gz objects."},
+			Doc: "none: .json objects; gzip: .json.gz objects. format.class=parquet compresses inside the file instead: see parquet.codec."},
+		{Name: KeyParquetCodec, Type: plugin.TypeString, Default: CodecSnappy, Group: group, Importance: plugin.ImportanceMedium, Width: plugin.WidthShort,
+			DisplayName: "Parquet codec", Validator: plugin.OneOf(CodecNone, CodecSnappy, CodecGzip, CodecZstd, CodecLZ4, CodecBrotli),
+			Recommended: []string{CodecNone, CodecSnappy, CodecGzip, CodecZstd, CodecLZ4, CodecBrotli},
+			Doc:         "format.class=parquet: the compression of the file's pages: none, snappy, gzip, zstd, lz4 (LZ4_RAW) or brotli. The object name says it: .snappy.parquet, .gz.parquet, .zstd.parquet, .lz4raw.parquet, .br.parquet, .parquet."},
 		{Name: KeyPartSize, Type: plugin.TypeInt, Default: "26214400", Group: group, Importance: plugin.ImportanceLow, Width: plugin.WidthShort,
 			DisplayName: "Part size", Validator: plugin.AtLeast(5 << 20), Max: 1 << 30,
 			Doc: "Objects larger than this are uploaded in parts of this size (multipart upload); at least 5 MiB."},
@@ -131,7 +138,7 @@ func Plugin() plugin.Plugin {
 		Class:   Class,
 		Kind:    plugin.KindSink,
 		Version: Version,
-		Doc:     "Writes records into S3 objects per topic partition (JSON lines, optionally gzip), uploaded whole before their offsets are committed; deterministic object names.",
+		Doc:     "Writes records into S3 objects per topic partition (JSON lines, optionally gzip; raw bytes; Parquet), uploaded whole before their offsets are committed; deterministic object names.",
 		Spec:    plugin.ConfigSpec{Fields: fields},
 		NewConnector: func() plugin.Connector {
 			return &plugin.PartitionSinkConnector{Fallback: KeyBucket, Parse: func(c map[string]string) error { _, err := parse(c); return err }, Check: check}
@@ -142,12 +149,27 @@ func Plugin() plugin.Plugin {
 
 // Confluent's format class names, accepted for their formats.
 const (
-	confluentJSON  = "io.confluent.connect.s3.format.json.JsonFormat"
-	confluentBytes = "io.confluent.connect.s3.format.bytearray.ByteArrayFormat"
+	confluentJSON    = "io.confluent.connect.s3.format.json.JsonFormat"
+	confluentBytes   = "io.confluent.connect.s3.format.bytearray.ByteArrayFormat"
+	confluentParquet = "io.confluent.connect.s3.format.parquet.ParquetFormat"
 )
 
+// formatOf resolves Confluent's format class names to the sink's.
+func formatOf(name string) string {
+	switch name {
+	case confluentJSON:
+		return FormatJSON
+	case confluentBytes:
+		return FormatBytes
+	case confluentParquet:
+		return FormatParquet
+	}
+	return name
+}
+
 type settings struct {
-	bytes          bool // format.class=bytes
+	format         string // FormatJSON, FormatBytes or FormatParquet (Confluent's names resolved)
+	codec          string // parquet.codec
 	bucket         string
 	endpoint       string
 	opts           *minio.Options
@@ -187,7 +209,8 @@ func parse(config map[string]string) (*settings, error) {
 		bucket:         cfg.String(KeyBucket),
 		topicsDir:      strings.Trim(cfg.String(KeyTopicsDir), "/"),
 		flushSize:      cfg.Int(KeyFlushSize),
-		bytes:          cfg.String(KeyFormat) == FormatBytes || cfg.String(KeyFormat) == confluentBytes,
+		format:         formatOf(cfg.String(KeyFormat)),
+		codec:          cfg.String(KeyParquetCodec),
 		gzip:           cfg.String(KeyCompression) == CompressionGzip,
 		partSize:       uint64(cfg.Int(KeyPartSize)),
 		nulls:          cfg.String(KeyNullValues),
@@ -226,6 +249,12 @@ func parse(config map[string]string) (*settings, error) {
 		lookup = minio.BucketLookupDNS
 	}
 	s.opts = &minio.Options{Creds: creds, Secure: secure, Region: cfg.String(KeyRegion), BucketLookup: lookup, MaxRetries: 1}
+	if s.format == FormatParquet && s.gzip {
+		return nil, fail(KeyCompression, "format.class=parquet compresses inside the file: set parquet.codec (snappy, gzip, zstd, lz4, brotli) and leave s3.compression.type at none")
+	}
+	if s.format == FormatParquet && s.nulls == NullWrite {
+		return nil, fail(KeyNullValues, "format.class=parquet has no row for a null value: use behavior.on.null.values=ignore or fail")
+	}
 	if s.timePartition && !strings.Contains(s.pathFormat, "${") {
 		return nil, fail(KeyPathFormat, "s3.partitioner=time needs a path.format with at least one of ${yyyy}, ${MM}, ${dd}, ${HH}, ${mm}")
 	}

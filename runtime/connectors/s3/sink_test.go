@@ -33,11 +33,7 @@ func TestS3SinkRotationAndTimePartitioner(t *testing.T) {
 	s, c := bucket(t)
 	cfg := sinkConfig("rot", "orders", s, KeyFlushSize, "100", KeyRotateInterval, "60000", KeyPartitioner, PartitionerTime,
 		KeyPathFormat, "dt=${yyyy}-${MM}-${dd}/hour=${HH}")
-	task := &Task{}
-	if err := task.Start(context.Background(), plugintest.NewSinkTaskContext(), cfg); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = task.Stop() })
+	task := plugintest.StartSinkTask(t, &Task{}, cfg)
 	base := time.Date(2026, 12, 1, 9, 59, 0, 0, time.UTC)
 	v1 := data.StructOf("v", data.F("id", data.Int64Schema))
 	v2 := data.StructOf("v", data.F("id", data.Int64Schema), data.F("extra", data.OptionalStringSchema))
@@ -132,11 +128,7 @@ func TestS3SinkValidation(t *testing.T) {
 // into .bin objects; a value that is no bytes or string is a bad record.
 func TestS3SinkBytesFormat(t *testing.T) {
 	s, c := bucket(t)
-	task := &Task{}
-	if err := task.Start(context.Background(), plugintest.NewSinkTaskContext(), sinkConfig("raw", "t", s, KeyFormat, FormatBytes, KeyFlushSize, "2")); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = task.Stop() })
+	task := plugintest.StartSinkTask(t, &Task{}, sinkConfig("raw", "t", s, KeyFormat, FormatBytes, KeyFlushSize, "2"))
 	ctx := context.Background()
 	if err := task.Put(ctx, []*plugin.SinkRecord{{Topic: "t", Offset: 0, Value: []byte(`{"b":1, "a":2}`)}, {Topic: "t", Offset: 1, Value: "text"}}); err != nil {
 		t.Fatal(err)

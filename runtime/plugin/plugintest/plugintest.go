@@ -27,6 +27,7 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"testing"
 
 	"github.com/conveyor-dev/conveyor/runtime/guard"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
@@ -306,6 +307,17 @@ func (c *SinkTaskContext) ErrantRecordReporter() plugin.ErrantRecordReporter {
 // NewSinkTaskContext returns a context with the given assignment.
 func NewSinkTaskContext(assignment ...plugin.TopicPartition) *SinkTaskContext {
 	return &SinkTaskContext{assignment: assignment, paused: map[plugin.TopicPartition]bool{}, resets: map[plugin.TopicPartition]int64{}, Log: Discard}
+}
+
+// StartSinkTask starts task with a NewSinkTaskContext and config, failing
+// the test on an error, and stops it when the test ends.
+func StartSinkTask[T plugin.SinkTask](t testing.TB, task T, config map[string]string) T {
+	t.Helper()
+	if err := task.Start(context.Background(), NewSinkTaskContext(), config); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = task.Stop() })
+	return task
 }
 
 // Logger implements plugin.SinkTaskContext.

@@ -25,7 +25,12 @@ limitations under the License.
 //     the values' JSON passed through), until every object is uploaded,
 //     over minio-go PutObject of the same objects' bytes, one after the
 //     other; s3_json_sink_vs_raw_ratio the same with format.class=json
-//     (JsonConverter parses each value and the sink writes it again).
+//     (JsonConverter parses each value and the sink writes it again);
+//   - s3_parquet_vs_bytes_ratio: S3Sink's records per second with
+//     format.class=parquet (JsonConverter with schemas.enable=true parses
+//     each value's envelope, the sink writes Parquet columns) over
+//     format.class=bytes passing the same envelopes through, both reading
+//     the same topic of the same records with their schema.
 //
 // Both sides run against the same real servers (redis-server, versitygw),
 // in turn, -tries times; the try with the median ratio counts.
@@ -69,6 +74,7 @@ var (
 
 const (
 	topic = "sink"
+	typed = "sink-typed" // the same records in JsonConverter's schema envelope
 	parts = 4
 	flush = 1000 // S3 records per object
 	batch = 2000 // Redis records per pipeline
@@ -93,17 +99,24 @@ func main() {
 	}
 }
 
-// rec is one record: key k-<i>, value a JSON object of about 100 bytes.
+// rec is one record: key k-<i>, value a JSON object of about 100 bytes,
+// and the same value in JsonConverter's schema envelope.
 type rec struct {
 	part       int32
 	key, value []byte
+	envelope   []byte
 }
+
+// recSchema is the schema of rec's values, in JsonConverter's envelope.
+const recSchema = `{"type":"struct","name":"rec","optional":false,"fields":[{"field":"id","type":"int64","optional":false},` +
+	`{"field":"name","type":"string","optional":false},{"field":"note","type":"string","optional":true},{"field":"qty","type":"int32","optional":false}]}`
 
 func workload(n int) []rec {
 	out := make([]rec, n)
 	for i := range out {
 		out[i] = rec{part: int32(i % parts), key: []byte("k-" + strconv.Itoa(i)),
 			value: fmt.Appendf(nil, `{"id":%d,"name":"name-%d","note":"note number %d","qty":%d}`, i, i, i*7, i%1000)}
+		out[i].envelope = fmt.Appendf(nil, `{"schema":%s,"payload":%s}`, recSchema, out[i].value)
 	}
 	return out
 }
@@ -115,7 +128,7 @@ func run() error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	k, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(parts, topic))
+	k, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(parts, topic, typed))
 	if err != nil {
 		return err
 	}
@@ -130,12 +143,15 @@ func run() error {
 		var b []*kgo.Record
 		for _, r := range recs[i:min(i+10_000, len(recs))] {
 			b = append(b, &kgo.Record{Topic: topic, Partition: r.part, Key: r.key, Value: r.value})
+			if *only != "redis" {
+				b = append(b, &kgo.Record{Topic: typed, Partition: r.part, Key: r.key, Value: r.envelope})
+			}
 		}
 		if err := cl.ProduceSync(ctx, b...).FirstErr(); err != nil {
 			return err
 		}
 	}
-	logf("%d records in topic %s", len(recs), topic)
+	logf("%d records in topics %s and %s", len(recs), topic, typed)
 	if *only != "s3" {
 		if err := benchRedis(ctx, dir, k, recs); err != nil {
 			return fmt.Errorf("redis: %w", err)
@@ -327,6 +343,20 @@ func benchS3(ctx context.Context, dir string, k *kfake.Cluster, recs []rec) erro
 			lastOf[p] = name
 		}
 	}
+	// uploaded tells whether every one of the objects is in the bucket.
+	uploaded := func(names []string) func() (bool, error) {
+		return func() (bool, error) {
+			for _, n := range names {
+				if _, err := c.StatObject(ctx, "bench", n, minio.StatObjectOptions{}); err != nil {
+					if minio.ToErrorResponse(err).StatusCode == 404 {
+						return false, nil
+					}
+					return false, err
+				}
+			}
+			return true, nil
+		}
+	}
 	run := 0
 	raw := func() (float64, error) {
 		run++
@@ -340,30 +370,34 @@ func benchS3(ctx context.Context, dir string, k *kfake.Cluster, recs []rec) erro
 		}
 		return float64(len(recs)) / time.Since(start).Seconds(), nil
 	}
-	sink := func(format string) (float64, error) {
-		name := "bench-s3-" + format + "-" + strconv.Itoa(run)
+	// sinkConfig is the config of connector name writing topic in format,
+	// with JsonConverter values (schemas.enable as schemas), and its
+	// objects' extension.
+	sinkConfig := func(name, topic, format, schemas string) (map[string]string, string) {
 		cfg := map[string]string{"name": name, "connector.class": s3sink.Class, "topics": topic,
 			"key.converter":   "org.apache.kafka.connect.storage.StringConverter",
-			"value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false",
+			"value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": schemas,
 			s3sink.KeyBucket: "bench", s3sink.KeyStoreURL: srv.URL(), s3sink.KeyAccessKey: srv.Access, s3sink.KeySecretKey: srv.Secret,
 			s3sink.KeyTopicsDir: name, s3sink.KeyFlushSize: strconv.Itoa(flush), s3sink.KeyFormat: format}
 		ext := ".json"
-		if format == s3sink.FormatBytes {
-			// JSON already in Kafka, passed through without being parsed.
+		switch format {
+		case s3sink.FormatBytes:
+			// What is in Kafka, passed through without being parsed.
 			cfg["value.converter"], ext = "org.apache.kafka.connect.converters.ByteArrayConverter", ".bin"
+		case s3sink.FormatParquet:
+			ext = ".snappy.parquet"
 		}
+		return cfg, ext
+	}
+	sink := func(format string) (float64, error) {
+		name := "bench-s3-" + format + "-" + strconv.Itoa(run)
+		cfg, ext := sinkConfig(name, topic, format, "false")
 		rename := func(n string) string { return name + "/" + strings.TrimSuffix(n, ".json") + ext }
-		rate, err := runSink(ctx, k, s3sink.Plugin(), cfg, len(recs), func() (bool, error) {
-			for _, n := range lastOf {
-				if _, err := c.StatObject(ctx, "bench", rename(n), minio.StatObjectOptions{}); err != nil {
-					if minio.ToErrorResponse(err).StatusCode == 404 {
-						return false, nil
-					}
-					return false, err
-				}
-			}
-			return true, nil
-		})
+		var last []string
+		for _, n := range lastOf {
+			last = append(last, rename(n))
+		}
+		rate, err := runSink(ctx, k, s3sink.Plugin(), cfg, len(recs), uploaded(last))
 		if err != nil {
 			return 0, err
 		}
@@ -396,5 +430,42 @@ func benchS3(ctx context.Context, dir string, k *kfake.Cluster, recs []rec) erro
 	}
 	figure("s3_json_sink_records_per_s", s)
 	figure("s3_json_sink_vs_raw_ratio", s/b)
+
+	// format.class=parquet against format.class=bytes on the same
+	// envelopes; each run reads the typed topic from the start.
+	typedRun := 0
+	typedSink := func(format string) (float64, error) {
+		typedRun++
+		name := "bench-s3-typed-" + format + "-" + strconv.Itoa(typedRun)
+		cfg, ext := sinkConfig(name, typed, format, "true")
+		var last []string
+		for _, n := range lastOf {
+			last = append(last, name+"/"+strings.ReplaceAll(strings.TrimSuffix(n, ".json"), topic, typed)+ext)
+		}
+		rate, err := runSink(ctx, k, s3sink.Plugin(), cfg, len(recs), uploaded(last))
+		if err != nil {
+			return 0, err
+		}
+		if format == s3sink.FormatParquet {
+			// A whole Parquet file: it ends with its footer's magic.
+			g, err := c.GetObject(ctx, "bench", last[0], minio.GetObjectOptions{})
+			if err != nil {
+				return 0, err
+			}
+			b, err := io.ReadAll(g)
+			g.Close()
+			if err != nil || !bytes.HasSuffix(b, []byte("PAR1")) {
+				return 0, fmt.Errorf("object %s is no Parquet file (%d bytes, %v)", last[0], len(b), err)
+			}
+		}
+		return rate, nil
+	}
+	b, s, err = paired("s3 parquet", func() (float64, error) { return typedSink(s3sink.FormatBytes) }, func() (float64, error) { return typedSink(s3sink.FormatParquet) })
+	if err != nil {
+		return err
+	}
+	figure("s3_typed_bytes_records_per_s", b)
+	figure("s3_parquet_records_per_s", s)
+	figure("s3_parquet_vs_bytes_ratio", s/b)
 	return nil
 }

@@ -43,18 +43,10 @@ type servedFlag bool
 
 func (s servedFlag) Served() bool { return bool(s) }
 
-// TestConvergerFollowsConnectors drives the Converger (the
-// clusterkit.Autoscaler) against a real API server with KEDA's CRDs:
-// the ScaledObject and TriggerAuthentication appear owned by the cluster,
-// a repeated loop writes nothing, triggers and bounds follow the
-// connectors, and turning autoscaling off removes both objects.
-func TestConvergerFollowsConnectors(t *testing.T) {
-	envkit.InstallKEDA(t, cfg)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-
-	// The converger reads connectors through a cache with the shared index,
-	// as in the manager.
+// cachedClient reads connectors through a cache with the shared index, as
+// the manager's client does; it lives as long as ctx.
+func cachedClient(ctx context.Context, t *testing.T) client.Client {
+	t.Helper()
 	c, err := cache.New(cfg, cache.Options{Scheme: scheme})
 	if err != nil {
 		t.Fatal(err)
@@ -74,6 +66,43 @@ func TestConvergerFollowsConnectors(t *testing.T) {
 	if !c.WaitForCacheSync(ctx) {
 		t.Fatal("cache did not sync")
 	}
+	return cl
+}
+
+// runningSink creates a FileSink KafkaConnector on cluster "orders" reading
+// topic "orders", with the status of a running one, and waits until cl's
+// cache sees it.
+func runningSink(ctx context.Context, t *testing.T, cl client.Client, ns, name string, tasksMax, effective int32) *v1alpha1.KafkaConnector {
+	t.Helper()
+	sink := &v1alpha1.KafkaConnector{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: v1alpha1.KafkaConnectorSpec{ClusterRef: v1alpha1.ClusterReference{Name: "orders"}, Class: "FileSink", TasksMax: ptr.To(tasksMax),
+			Config: map[string]string{"topics": "orders", "file": "/data/o"}},
+	}
+	if err := k8sClient.Create(ctx, sink); err != nil {
+		t.Fatal(err)
+	}
+	sink.Status = v1alpha1.KafkaConnectorStatus{State: v1alpha1.ConnectorStateRunning, TasksMax: tasksMax, EffectiveTasks: effective}
+	if err := k8sClient.Status().Update(ctx, sink); err != nil {
+		t.Fatal(err)
+	}
+	testkit.EventuallyTrue(t, 30*time.Second, "the cache to see the running sink", func() bool {
+		var kc v1alpha1.KafkaConnector
+		return cl.Get(ctx, client.ObjectKeyFromObject(sink), &kc) == nil && kc.Status.State == v1alpha1.ConnectorStateRunning
+	})
+	return sink
+}
+
+// TestConvergerFollowsConnectors drives the Converger (the
+// clusterkit.Autoscaler) against a real API server with KEDA's CRDs:
+// the ScaledObject and TriggerAuthentication appear owned by the cluster,
+// a repeated loop writes nothing, triggers and bounds follow the
+// connectors, and turning autoscaling off removes both objects.
+func TestConvergerFollowsConnectors(t *testing.T) {
+	envkit.InstallKEDA(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl := cachedClient(ctx, t)
 
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "converge-"}}
 	if err := k8sClient.Create(ctx, ns); err != nil {
@@ -92,22 +121,7 @@ func TestConvergerFollowsConnectors(t *testing.T) {
 	if err := k8sClient.Create(ctx, cc); err != nil {
 		t.Fatal(err)
 	}
-	sink := &v1alpha1.KafkaConnector{
-		ObjectMeta: metav1.ObjectMeta{Name: "archive", Namespace: ns.Name},
-		Spec: v1alpha1.KafkaConnectorSpec{ClusterRef: v1alpha1.ClusterReference{Name: "orders"}, Class: "FileSink", TasksMax: ptr.To[int32](10),
-			Config: map[string]string{"topics": "orders", "file": "/data/o"}},
-	}
-	if err := k8sClient.Create(ctx, sink); err != nil {
-		t.Fatal(err)
-	}
-	sink.Status = v1alpha1.KafkaConnectorStatus{State: v1alpha1.ConnectorStateRunning, TasksMax: 10, EffectiveTasks: 4}
-	if err := k8sClient.Status().Update(ctx, sink); err != nil {
-		t.Fatal(err)
-	}
-	testkit.EventuallyTrue(t, 30*time.Second, "the cache to see the running sink", func() bool {
-		var kc v1alpha1.KafkaConnector
-		return cl.Get(ctx, client.ObjectKeyFromObject(sink), &kc) == nil && kc.Status.State == v1alpha1.ConnectorStateRunning
-	})
+	sink := runningSink(ctx, t, cl, ns.Name, "archive", 10, 4)
 
 	// KEDA's objects are read straight from the API server (no informer on
 	// optional CRDs), connectors through the cache.

@@ -131,6 +131,34 @@ type writeCounter struct {
 	counts map[string]int
 	// created is the initial_state of each POST /connectors, by name.
 	created map[string]string
+	// held: the requests about these connectors wait (hold).
+	held map[string]*heldRequests
+}
+
+// heldRequests are the operator's requests about one connector that wait.
+type heldRequests struct {
+	// waiting gets the path of each request as it starts to wait.
+	waiting chan string
+	release chan struct{}
+}
+
+// hold makes the operator's requests about connector name wait until the
+// returned release is called, and returns a channel that names each one as
+// it starts waiting: a reconcile of that connector is held in the middle.
+func (c *writeCounter) hold(name string) (waiting <-chan string, release func()) {
+	h := &heldRequests{waiting: make(chan string, 16), release: make(chan struct{})}
+	c.mu.Lock()
+	if c.held == nil {
+		c.held = map[string]*heldRequests{}
+	}
+	c.held[name] = h
+	c.mu.Unlock()
+	return h.waiting, func() {
+		c.mu.Lock()
+		delete(c.held, name)
+		c.mu.Unlock()
+		close(h.release)
+	}
 }
 
 func (c *writeCounter) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -173,7 +201,19 @@ func (c *writeCounter) RoundTrip(req *http.Request) (*http.Response, error) {
 		if also != "" {
 			c.counts[also]++
 		}
+		h := c.held[name]
 		c.mu.Unlock()
+		if h != nil && name != "" {
+			select {
+			case h.waiting <- req.Method + " " + req.URL.Path:
+			default:
+			}
+			select {
+			case <-h.release:
+			case <-req.Context().Done():
+				return nil, req.Context().Err()
+			}
+		}
 	}
 	return http.DefaultTransport.RoundTrip(req)
 }

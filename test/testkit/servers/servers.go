@@ -24,7 +24,8 @@ limitations under the License.
 //
 // Missing binaries fail (they do not skip): make test installs them.
 //
-// Every test server lives here: this package (Redis, S3), pgtest (a
+// Every test server lives here: this package (Redis, S3, a schema
+// registry), pgtest (a
 // PostgreSQL server of its own) and estest (an Elasticsearch stand-in and
 // ZincSearch).
 package servers

@@ -74,3 +74,19 @@ func (s T) S3() *S3 {
 	})
 	return g
 }
+
+// SchemaRegistry starts a schema registry (see [StartSchemaRegistry]).
+func (s T) SchemaRegistry(opts SchemaRegistryOptions) *SchemaRegistry {
+	s.t.Helper()
+	r, err := StartSchemaRegistry(context.Background(), s.t.TempDir(), opts)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(func() {
+		r.Close()
+		if s.t.Failed() {
+			s.t.Logf("schema registry log:\n%s", r.Log())
+		}
+	})
+	return r
+}

@@ -34,6 +34,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/conveyor-dev/conveyor/runtime/connectors/jdbc"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
 
@@ -43,37 +44,22 @@ const (
 	// URL, or a libpq key=value string. Its password may be a placeholder
 	// such as ${secret:name:key}, resolved by the worker before the
 	// connector sees it.
-	KeyConnectionURL = "connection.url"
+	KeyConnectionURL = jdbc.KeyConnectionURL
 	// KeyConnectionUser overrides the URL's user.
-	KeyConnectionUser = "connection.user"
+	KeyConnectionUser = jdbc.KeyConnectionUser
 	// KeyConnectionPassword overrides the URL's password.
-	KeyConnectionPassword = "connection.password"
+	KeyConnectionPassword = jdbc.KeyConnectionPassword
 	// KeyPoolMax caps the connections a task opens.
-	KeyPoolMax = "connection.pool.max"
+	KeyPoolMax = jdbc.KeyPoolMax
 )
 
 // GroupConnection is the config group of the connection fields.
-const GroupConnection = "Connection"
+const GroupConnection = jdbc.GroupConnection
 
 // ConnectionFields are the config fields of the connection, for a plugin's
-// spec. poolDefault is the default of connection.pool.max ("" leaves the
-// field out).
+// spec (see jdbc.ConnectionFields).
 func ConnectionFields(poolDefault string) []plugin.ConfigField {
-	fs := []plugin.ConfigField{
-		{Name: KeyConnectionURL, Type: plugin.TypeString, Required: true, Group: GroupConnection, Importance: plugin.ImportanceHigh, Width: plugin.WidthLong,
-			DisplayName: "Connection URL", Validator: plugin.NonEmpty(),
-			Doc: "PostgreSQL URL, for example postgres://user@db.example:5432/shop?sslmode=require (jdbc:postgresql:// and libpq key=value strings work too). Put the password in connection.password or as a ${secret:...} placeholder, never in plain text."},
-		{Name: KeyConnectionUser, Type: plugin.TypeString, Group: GroupConnection, Importance: plugin.ImportanceHigh, Width: plugin.WidthMedium,
-			DisplayName: "User", Doc: "Database user; overrides the URL's user."},
-		{Name: KeyConnectionPassword, Type: plugin.TypePassword, Group: GroupConnection, Importance: plugin.ImportanceHigh, Width: plugin.WidthMedium,
-			DisplayName: "Password", Doc: "Database password, usually a ${secret:<name>:<key>} placeholder; overrides the URL's password. Never logged."},
-	}
-	if poolDefault != "" {
-		fs = append(fs, plugin.ConfigField{Name: KeyPoolMax, Type: plugin.TypeInt, Default: poolDefault, Group: GroupConnection, Importance: plugin.ImportanceLow, Width: plugin.WidthShort,
-			DisplayName: "Connections per task", Validator: plugin.AtLeast(1), Max: 100,
-			Doc: "Maximum number of database connections one task opens."})
-	}
-	return fs
+	return jdbc.ConnectionFields("PostgreSQL URL, for example postgres://user@db.example:5432/shop?sslmode=require (jdbc:postgresql:// and libpq key=value strings work too).", poolDefault)
 }
 
 // Secrets returns the secret strings of a connection config (the URL's
@@ -104,22 +90,8 @@ var (
 	parseErrorPfx = regexp.MustCompile("^cannot parse `[^`]*`: ")
 )
 
-// Redact replaces every secret in s (and the password of any postgres URL)
-// with xxxxx.
-func Redact(s string, secrets ...string) string {
-	for _, sec := range secrets {
-		if len(sec) >= 1 {
-			s = strings.ReplaceAll(s, sec, "xxxxx")
-			if esc := url.QueryEscape(sec); esc != sec {
-				s = strings.ReplaceAll(s, esc, "xxxxx")
-			}
-			if esc := url.PathEscape(sec); esc != sec {
-				s = strings.ReplaceAll(s, esc, "xxxxx")
-			}
-		}
-	}
-	return s
-}
+// Redact replaces every secret in s with xxxxx (see jdbc.Redact).
+func Redact(s string, secrets ...string) string { return jdbc.Redact(s, secrets...) }
 
 // RedactURL returns the URL with its password replaced by xxxxx.
 func RedactURL(raw string) string {
@@ -133,24 +105,8 @@ func RedactURL(raw string) string {
 	return u.String()
 }
 
-// redactedError hides secrets in an error's text.
-type redactedError struct {
-	err     error
-	secrets []string
-}
-
-func (e *redactedError) Error() string { return Redact(e.err.Error(), e.secrets...) }
-
-// Unwrap exposes the cause for errors.Is/As; print only Error().
-func (e *redactedError) Unwrap() error { return e.err }
-
 // RedactError wraps err so that its text never shows the secrets.
-func RedactError(err error, secrets []string) error {
-	if err == nil {
-		return nil
-	}
-	return &redactedError{err: err, secrets: secrets}
-}
+func RedactError(err error, secrets []string) error { return jdbc.RedactError(err, secrets) }
 
 func normalizeURL(raw string) string {
 	raw = strings.TrimSpace(raw)

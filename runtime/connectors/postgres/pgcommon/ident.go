@@ -18,9 +18,10 @@ package pgcommon
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/conveyor-dev/conveyor/runtime/connectors/jdbc"
 )
 
 // Table names a table, optionally schema-qualified.
@@ -54,7 +55,7 @@ func QuoteIdent(name string) string { return pgx.Identifier{name}.Sanitize() }
 // their case: names are taken as written, not folded to lower case, so
 // that a topic name maps to the same table name.
 func ParseTable(s string) (Table, error) {
-	parts, err := splitIdent(strings.TrimSpace(s))
+	parts, err := jdbc.SplitQualified(s, '"')
 	if err != nil {
 		return Table{}, err
 	}
@@ -65,53 +66,4 @@ func ParseTable(s string) (Table, error) {
 		return Table{Schema: parts[0], Name: parts[1]}, nil
 	}
 	return Table{}, fmt.Errorf("table name %q has %d dot-separated parts; want table or schema.table (quote names that contain dots)", s, len(parts))
-}
-
-func splitIdent(s string) ([]string, error) {
-	var parts []string
-	var cur strings.Builder
-	quoted, wasQuoted := false, false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quoted && c == '"':
-			if i+1 < len(s) && s[i+1] == '"' {
-				cur.WriteByte('"')
-				i++
-			} else {
-				quoted = false
-			}
-		case quoted:
-			cur.WriteByte(c)
-		case c == '"':
-			if cur.Len() > 0 {
-				return nil, fmt.Errorf("table name %q: a quote in the middle of a name", s)
-			}
-			quoted, wasQuoted = true, true
-		case c == '.':
-			if cur.Len() == 0 && !wasQuoted {
-				return nil, fmt.Errorf("table name %q has an empty part", s)
-			}
-			parts = append(parts, part(cur.String(), wasQuoted))
-			cur.Reset()
-			wasQuoted = false
-		default:
-			cur.WriteByte(c)
-		}
-	}
-	if quoted {
-		return nil, fmt.Errorf("table name %q has an unterminated quote", s)
-	}
-	if cur.Len() == 0 && !wasQuoted {
-		return nil, fmt.Errorf("table name %q is empty or ends with a dot", s)
-	}
-	return append(parts, part(cur.String(), wasQuoted)), nil
-}
-
-// part trims the blanks around an unquoted name; quoted names stay as written.
-func part(s string, quoted bool) string {
-	if quoted {
-		return s
-	}
-	return strings.TrimSpace(s)
 }

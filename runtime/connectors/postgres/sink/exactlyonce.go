@@ -20,46 +20,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/conveyor-dev/conveyor/runtime/connectors/jdbc"
 	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgcommon"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
 
-// Exactly-once writes (exactly.once=true): every transaction that writes a
-// batch also moves the batch's Kafka offsets in a table the connector
-// owns, keyed by connector, topic and partition. Inside the transaction
-// the rows of the batch's partitions are locked first, and records below
-// a partition's stored offset (already written by an earlier transaction,
-// of this task or of a task that owned the partition before) are
-// dropped. So a record is written once however often Kafka delivers it:
-// after a crash, a rebalance or a redelivery, and in insert mode too. On
-// every assignment the task seeks its partitions to the stored offsets;
-// the consumer group's commits still move (lag metrics and autoscaling
-// read them), but only the table decides.
+// Exactly-once writes (exactly.once=true): see jdbc's KeyExactlyOnce.
 const (
-	KeyExactlyOnce        = "exactly.once"
-	KeyExactlyOnceOffsets = "exactly.once.offsets.table"
-
-	// DefaultOffsetsTable is the offsets table unless
-	// exactly.once.offsets.table names another.
-	DefaultOffsetsTable = "conveyor_sink_offsets"
+	KeyExactlyOnce        = jdbc.KeyExactlyOnce
+	KeyExactlyOnceOffsets = jdbc.KeyExactlyOnceOffsets
+	DefaultOffsetsTable   = jdbc.DefaultOffsetsTable
 )
 
-func exactlyOnceFields() []plugin.ConfigField {
-	return []plugin.ConfigField{
-		{Name: KeyExactlyOnce, Type: plugin.TypeBoolean, Default: "false", Group: group, Importance: plugin.ImportanceHigh, Width: plugin.WidthShort,
-			DisplayName: "Exactly once", Dependents: []string{KeyExactlyOnceOffsets},
-			Doc: "Write each batch and its Kafka offsets in one transaction (offsets in exactly.once.offsets.table), resume from the stored offsets and drop records already written: every record is written exactly once, in insert mode too. Read exactly-once sources' topics with consumer.override.isolation.level=read_committed."},
-		{Name: KeyExactlyOnceOffsets, Type: plugin.TypeString, Default: DefaultOffsetsTable, Group: group, Importance: plugin.ImportanceLow, Width: plugin.WidthMedium,
-			DisplayName: "Exactly-once offsets table", Validator: plugin.NonEmpty(),
-			Doc: "Table (or schema.table) holding the sink's Kafka offsets with exactly.once=true; created when missing. Columns: connector, topic, kafka_partition, next_offset."},
-	}
-}
+func exactlyOnceFields() []plugin.ConfigField { return jdbc.ExactlyOnceFields(group) }
 
 // offsetsDDL creates the offsets table.
 func offsetsDDL(tbl pgcommon.Table) string {
@@ -98,16 +75,7 @@ func storedOffsets(ctx context.Context, q interface {
 		return nil, fmt.Errorf("reading the stored offsets of connector %s from %s: %w", connector, tbl, err)
 	}
 	defer rows.Close()
-	out := map[plugin.TopicPartition]int64{}
-	for rows.Next() {
-		var tp plugin.TopicPartition
-		var next int64
-		if err := rows.Scan(&tp.Topic, &tp.Partition, &next); err != nil {
-			return nil, err
-		}
-		out[tp] = next
-	}
-	return out, rows.Err()
+	return jdbc.ScanOffsets(rows)
 }
 
 // openExactlyOnce seeks newly assigned partitions to their stored
@@ -125,15 +93,8 @@ func (t *Task) openExactlyOnce(ctx context.Context, partitions []plugin.TopicPar
 	if err != nil {
 		return err
 	}
-	seek := map[plugin.TopicPartition]int64{}
-	for _, tp := range partitions {
-		if o, ok := stored[tp]; ok {
-			seek[tp] = o
-		}
-	}
-	if len(seek) > 0 {
-		t.tc.ResetOffsets(seek)
-		t.log.Info("resuming from the offsets stored in the database", "partitions", len(seek), "table", t.s.offsetsTable.String())
+	if n := jdbc.Seek(t.tc, partitions, stored); n > 0 {
+		t.log.Info("resuming from the offsets stored in the database", "partitions", n, "table", t.s.offsetsTable.String())
 	}
 	return nil
 }
@@ -142,20 +103,7 @@ func (t *Task) openExactlyOnce(ctx context.Context, partitions []plugin.TopicPar
 // records below each partition's stored offset and returns the rest,
 // with the offsets to store after them.
 func (t *Task) claim(ctx context.Context, tx pgx.Tx, recs []*plugin.SinkRecord) ([]*plugin.SinkRecord, map[plugin.TopicPartition]int64, error) {
-	next := map[plugin.TopicPartition]int64{}
-	for _, r := range recs {
-		tp := r.TopicPartition()
-		next[tp] = max(next[tp], r.Offset+1)
-	}
-	tps := slices.SortedFunc(maps.Keys(next), func(a, b plugin.TopicPartition) int {
-		if a.Topic != b.Topic {
-			if a.Topic < b.Topic {
-				return -1
-			}
-			return 1
-		}
-		return int(a.Partition - b.Partition)
-	})
+	next, tps := jdbc.BatchOffsets(recs)
 	topics := make([]string, len(tps))
 	parts := make([]int32, len(tps))
 	for i, tp := range tps {
@@ -185,19 +133,9 @@ func (t *Task) claim(ctx context.Context, tx pgx.Tx, recs []*plugin.SinkRecord) 
 	if err := rows.Err(); err != nil {
 		return nil, nil, fmt.Errorf("locking the stored offsets in %s: %w", t.s.offsetsTable, err)
 	}
-	keep := recs[:0:0]
-	for _, r := range recs {
-		if r.Offset >= stored[r.TopicPartition()] {
-			keep = append(keep, r)
-		}
-	}
+	keep := jdbc.Claim(recs, next, stored)
 	if dropped := len(recs) - len(keep); dropped > 0 {
 		t.log.Debug("dropped records the database already holds", "records", dropped)
-	}
-	for tp, o := range stored {
-		if next[tp] < o {
-			next[tp] = o // never move an offset back
-		}
 	}
 	return keep, next, nil
 }

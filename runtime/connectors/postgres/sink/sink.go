@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/conveyor-dev/conveyor/runtime/connectors/jdbc"
 	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgcommon"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
@@ -37,37 +38,39 @@ const Version = "0.1.0"
 // Class is the connector class name.
 const Class = "dev.conveyor.connect.postgres.PostgresSinkConnector"
 
-// Configuration keys (besides pgcommon's connection keys and topics).
+// Configuration keys (besides pgcommon's connection keys and topics): the
+// JDBC-style sinks' shared ones.
 const (
-	KeyInsertMode      = "insert.mode"
-	KeyPKMode          = "pk.mode"
-	KeyPKFields        = "pk.fields"
-	KeyTableNameFormat = "table.name.format"
-	KeyAutoCreate      = "auto.create"
-	KeyDeleteEnabled   = "delete.enabled"
-	KeyBatchSize       = "batch.size"
+	KeyInsertMode      = jdbc.KeyInsertMode
+	KeyPKMode          = jdbc.KeyPKMode
+	KeyPKFields        = jdbc.KeyPKFields
+	KeyTableNameFormat = jdbc.KeyTableNameFormat
+	KeyAutoCreate      = jdbc.KeyAutoCreate
+	KeyAutoEvolve      = jdbc.KeyAutoEvolve
+	KeyDeleteEnabled   = jdbc.KeyDeleteEnabled
+	KeyBatchSize       = jdbc.KeyBatchSize
 )
 
 // Insert modes.
 const (
-	InsertModeInsert = "insert"
-	InsertModeUpsert = "upsert"
+	InsertModeInsert = jdbc.InsertModeInsert
+	InsertModeUpsert = jdbc.InsertModeUpsert
 )
 
 // Primary key modes (Kafka's JDBC sink names).
 const (
-	PKModeNone        = "none"
-	PKModeKafka       = "kafka"
-	PKModeRecordKey   = "record_key"
-	PKModeRecordValue = "record_value"
+	PKModeNone        = jdbc.PKModeNone
+	PKModeKafka       = jdbc.PKModeKafka
+	PKModeRecordKey   = jdbc.PKModeRecordKey
+	PKModeRecordValue = jdbc.PKModeRecordValue
 )
 
 // Column names used when the key or the Kafka coordinates become columns.
 const (
-	DefaultKeyColumn = "__connect_key"
-	TopicColumn      = "__connect_topic"
-	PartitionColumn  = "__connect_partition"
-	OffsetColumn     = "__connect_offset"
+	DefaultKeyColumn = jdbc.DefaultKeyColumn
+	TopicColumn      = jdbc.TopicColumn
+	PartitionColumn  = jdbc.PartitionColumn
+	OffsetColumn     = jdbc.OffsetColumn
 )
 
 const group = "PostgreSQL sink"
@@ -91,6 +94,8 @@ func Plugin() plugin.Plugin {
 			Doc: "Destination table, with ${topic} replaced by the record's topic; table or schema.table (double quotes keep dots in a name)."},
 		{Name: KeyAutoCreate, Type: plugin.TypeBoolean, Default: "false", Group: group, Importance: plugin.ImportanceMedium, Width: plugin.WidthShort,
 			DisplayName: "Auto-create tables", Doc: "Create a missing table from the first record's key and value schemas (records need schemas)."},
+		{Name: KeyAutoEvolve, Type: plugin.TypeBoolean, Default: "false", Group: group, Importance: plugin.ImportanceMedium, Width: plugin.WidthShort,
+			DisplayName: "Auto-evolve tables", Doc: "Add to the table, as columns that allow NULL, the value fields it lacks (a source's schema gained a field); a required field without a default is refused. Columns are never dropped or changed."},
 		{Name: KeyDeleteEnabled, Type: plugin.TypeBoolean, Default: "false", Group: group, Importance: plugin.ImportanceMedium, Width: plugin.WidthShort,
 			DisplayName: "Delete on tombstones", Doc: "Delete the row of a record with a null value (a tombstone); needs pk.mode=record_key. When false, tombstones are skipped."},
 		{Name: KeyBatchSize, Type: plugin.TypeInt, Default: "3000", Group: group, Importance: plugin.ImportanceMedium, Width: plugin.WidthShort,
@@ -116,6 +121,7 @@ type settings struct {
 	pkFields      []string
 	tableFormat   string
 	autoCreate    bool
+	autoEvolve    bool
 	deleteEnabled bool
 	batchSize     int
 	// exactly.once: offsets in offsetsTable, keyed by connector
@@ -129,31 +135,23 @@ func parse(config map[string]string) (*settings, error) {
 	if err != nil {
 		return nil, err
 	}
+	ss, errs := jdbc.ParseSink(cfg, config)
 	s := &settings{
 		raw:           config,
-		insertMode:    strings.ToLower(cfg.String(KeyInsertMode)),
-		pkMode:        strings.ToLower(cfg.String(KeyPKMode)),
-		pkFields:      cfg.List(KeyPKFields),
-		tableFormat:   cfg.String(KeyTableNameFormat),
-		autoCreate:    cfg.Bool(KeyAutoCreate),
-		deleteEnabled: cfg.Bool(KeyDeleteEnabled),
-		batchSize:     cfg.Int(KeyBatchSize),
-		exactlyOnce:   cfg.Bool(KeyExactlyOnce),
-		connector:     strings.TrimSpace(config[plugin.KeyName]),
-	}
-	var errs []plugin.FieldError
-	if s.insertMode == InsertModeUpsert && s.pkMode == PKModeNone {
-		errs = append(errs, plugin.FieldError{Name: KeyPKMode, Message: "insert.mode=upsert needs a primary key: set pk.mode to record_key, record_value or kafka"})
-	}
-	if s.deleteEnabled && s.pkMode != PKModeRecordKey {
-		errs = append(errs, plugin.FieldError{Name: KeyDeleteEnabled, Message: "delete.enabled=true needs pk.mode=record_key: a tombstone only carries its key"})
+		insertMode:    ss.InsertMode,
+		pkMode:        ss.PKMode,
+		pkFields:      ss.PKFields,
+		tableFormat:   ss.TableFormat,
+		autoCreate:    ss.AutoCreate,
+		autoEvolve:    ss.AutoEvolve,
+		deleteEnabled: ss.DeleteEnabled,
+		batchSize:     ss.BatchSize,
+		exactlyOnce:   ss.ExactlyOnce,
+		connector:     ss.Connector,
 	}
 	if s.exactlyOnce {
 		if s.offsetsTable, err = pgcommon.ParseTable(cfg.String(KeyExactlyOnceOffsets)); err != nil {
 			errs = append(errs, plugin.FieldError{Name: KeyExactlyOnceOffsets, Message: err.Error()})
-		}
-		if s.connector == "" {
-			errs = append(errs, plugin.FieldError{Name: KeyExactlyOnce, Message: "exactly.once=true keys the stored offsets by the connector's name: the configuration has no name"})
 		}
 	}
 	if _, err := s.table("t"); err != nil {

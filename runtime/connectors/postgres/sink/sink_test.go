@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -334,5 +335,32 @@ func TestAutoCreateRaceWithAnotherTask(t *testing.T) {
 	}
 	if got := ordersRows(t, url); got != "1:10:a 2:20:NULL" {
 		t.Fatalf("rows %q, want %q", got, "1:10:a 2:20:NULL")
+	}
+}
+
+// auto.evolve adds the value fields a table lacks as columns that allow
+// NULL, and refuses a required field without a default, naming it.
+func TestAutoEvolve(t *testing.T) {
+	url := pg.CreateDatabase(t)
+	task := startTask(t, with(baseConfig(url), KeyInsertMode, "upsert", KeyPKMode, "record_key", KeyAutoCreate, "true", KeyAutoEvolve, "true"))
+	putFlush(t, task, order(0, 1, 10, "a"))
+	v2 := data.StructOf("orders", append(slices.Clone(valueSchema.Fields),
+		data.F("color", data.OptionalStringSchema), data.F("size", data.Int32Schema.WithDefault(int32(3))))...)
+	rec := func(offset, id int64, s *data.Schema, kv ...any) *plugin.SinkRecord {
+		v := data.NewStruct(s).Put("id", id).Put("qty", int32(1)).Put("at", time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC))
+		for i := 0; i+1 < len(kv); i += 2 {
+			v.Put(kv[i].(string), kv[i+1])
+		}
+		return &plugin.SinkRecord{Topic: "orders", Offset: offset, KeySchema: keySchema, Key: data.NewStruct(keySchema).Put("id", id), ValueSchema: s, Value: v}
+	}
+	putFlush(t, task, rec(1, 2, v2, "color", "red", "size", int32(7)))
+	got := pgtest.QueryString(t, url, `SELECT string_agg(format('%s:%s:%s', id, coalesce(color, 'NULL'), coalesce(size::text, 'NULL')), ' ' ORDER BY id) FROM orders`)
+	if want := "1:NULL:NULL 2:red:7"; got != want {
+		t.Fatalf("rows %q, want %q", got, want)
+	}
+	v3 := data.StructOf("orders", append(slices.Clone(v2.Fields), data.F("weight", data.Int64Schema))...)
+	err := putErr(task, rec(2, 3, v3, "weight", int64(1)))
+	if err == nil || !strings.Contains(err.Error(), `required field "weight" without a default`) {
+		t.Fatalf("required field: %v", err)
 	}
 }

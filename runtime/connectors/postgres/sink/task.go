@@ -22,6 +22,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/conveyor-dev/conveyor/runtime/connectors/jdbc"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/plugin/sinkwriter"
 )
@@ -129,41 +130,8 @@ func (t *Task) Stop() error {
 	return nil
 }
 
-// writeBatch writes one batch; when it fails for good and there is an
-// errant record reporter, record by record. It returns the records not
-// written (or reported).
+// writeBatch writes one batch (see jdbc.WriteBatch): on a failure for
+// good with an errant record reporter, record by record.
 func (t *Task) writeBatch(ctx context.Context, batch []*plugin.SinkRecord) ([]*plugin.SinkRecord, error) {
-	err := t.write(ctx, batch)
-	if err == nil {
-		return nil, nil
-	}
-	done := 0
-	if !plugin.IsRetriable(err) && t.errant != nil {
-		done, err = t.writeEach(ctx, batch)
-	}
-	return batch[done:], err
-}
-
-// writeEach writes the records of a batch that failed for good one at a
-// time, in order, each in its own transaction, and hands those that fail
-// for good themselves to the errant record reporter (errors.tolerance, the
-// dead letter queue), as Kafka Connect's JDBC sink does: one bad record
-// then costs one record, not the task. It returns how many records are
-// done (written or reported) and the error that stopped it: a retriable
-// one (the rest is written again) or one the reporter did not take.
-func (t *Task) writeEach(ctx context.Context, batch []*plugin.SinkRecord) (int, error) {
-	for i, r := range batch {
-		err := t.write(ctx, batch[i:i+1])
-		if err == nil {
-			continue
-		}
-		if plugin.IsRetriable(err) {
-			return i, err
-		}
-		// The reporter logs it when errors.log.enable asks for it.
-		if rerr := t.errant.Report(ctx, r, err); rerr != nil {
-			return i, rerr
-		}
-	}
-	return len(batch), nil
+	return jdbc.WriteBatch(ctx, batch, t.write, t.errant)
 }

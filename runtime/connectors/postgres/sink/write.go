@@ -39,6 +39,8 @@ type writer struct {
 	pk      []string // the table's primary key
 	stage   string   // temporary staging table on the current connection
 	layouts map[[2]*data.Schema]*layout
+	// evolved holds the value schemas auto.evolve has checked
+	evolved map[*data.Schema]bool
 	// insertNew's backoff after key conflicts: batches left to skip, and
 	// how many the next conflict skips
 	copySkip, copyBackoff int
@@ -201,6 +203,9 @@ func fatalf(format string, args ...any) error { return &fatalError{fmt.Errorf(fo
 func (t *Task) writeTopic(ctx context.Context, tx pgx.Tx, topic string, recs []*plugin.SinkRecord) error {
 	w, err := t.writer(ctx, tx, topic, recs)
 	if err != nil {
+		return err
+	}
+	if err := t.evolve(ctx, tx, w, recs); err != nil {
 		return err
 	}
 	rows := make([]row, 0, len(recs))
@@ -516,5 +521,62 @@ func (t *Task) create(ctx context.Context, tx pgx.Tx, tbl pgcommon.Table, recs [
 		return fmt.Errorf("auto.create of table %s: %w", tbl, err)
 	}
 	t.log.Info("created table", "table", tbl.String())
+	return nil
+}
+
+// evolve adds to the table, with auto.evolve, the value fields of the
+// records that it has no column for (as Kafka Connect's JDBC sink does):
+// as columns that allow NULL, in one ALTER TABLE. A required field without
+// a default cannot be added to a table that has rows, and is refused.
+func (t *Task) evolve(ctx context.Context, tx pgx.Tx, w *writer, recs []*plugin.SinkRecord) error {
+	if !t.s.autoEvolve {
+		return nil
+	}
+	var adds, names []string
+	for _, r := range recs {
+		vs := r.ValueSchema
+		if vs == nil || vs.Type != data.TypeStruct || w.evolved[vs] {
+			continue
+		}
+		for _, f := range vs.Fields {
+			if _, ok := w.columns[f.Name]; ok || slices.Contains(names, f.Name) {
+				continue
+			}
+			if !f.Schema.Optional && f.Schema.Default == nil {
+				return fatalf("auto.evolve of table %s: record %s/%d has the required field %q without a default, which a table with rows cannot gain: make it optional or give it a default, or add the column yourself",
+					w.table, r.TopicPartition(), r.Offset, f.Name)
+			}
+			typ, err := pgcommon.SQLType(f.Schema)
+			if err != nil {
+				return fatalf("auto.evolve of table %s: field %s: %w", w.table, f.Name, err)
+			}
+			names = append(names, f.Name)
+			adds = append(adds, "ADD COLUMN IF NOT EXISTS "+pgcommon.QuoteIdent(f.Name)+" "+typ)
+		}
+		if w.evolved == nil {
+			w.evolved = map[*data.Schema]bool{}
+		}
+		w.evolved[vs] = true
+	}
+	if len(adds) == 0 {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, "ALTER TABLE "+w.table.Quoted()+" "+strings.Join(adds, ", ")); err != nil {
+		return fmt.Errorf("auto.evolve of table %s: %w", w.table, err)
+	}
+	cols, err := pgcommon.Columns(ctx, tx, w.table)
+	if err != nil {
+		return err
+	}
+	for _, c := range cols {
+		w.columns[c.Name] = c
+	}
+	if w.stage != "" { // made from the table's old columns
+		if _, err := tx.Exec(ctx, "DROP TABLE IF EXISTS "+pgcommon.QuoteIdent(w.stage)); err != nil {
+			return fmt.Errorf("auto.evolve of table %s: dropping the staging table: %w", w.table, err)
+		}
+		w.stage = ""
+	}
+	t.log.Info("added columns to table", "table", w.table.String(), "columns", names)
 	return nil
 }

@@ -28,16 +28,12 @@ package tablesource
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
 	"slices"
-	"sort"
-	"strings"
-	"sync"
-	"time"
 
+	"github.com/conveyor-dev/conveyor/runtime/connectors/jdbc"
 	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgcommon"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
@@ -48,75 +44,53 @@ const Version = "0.1.0"
 // Class is the connector class name.
 const Class = "dev.conveyor.connect.postgres.PostgresTableSourceConnector"
 
-// Configuration keys (besides pgcommon's connection keys).
+// Configuration keys (besides pgcommon's connection keys): the JDBC-style
+// sources' shared ones.
 const (
-	KeyTableWhitelist      = "table.whitelist"
-	KeyTablePattern        = "table.pattern"
-	KeyTablePollIntervalMs = "table.poll.interval.ms"
-	KeyMode                = "mode"
-	KeyIncrementingColumn  = "incrementing.column.name"
-	KeyTimestampColumn     = "timestamp.column.name"
-	KeyTimestampDelayMs    = "timestamp.delay.interval.ms"
-	KeyBatchMaxRows        = "batch.max.rows"
-	KeyPollIntervalMs      = "poll.interval.ms"
-	KeyTopicPrefix         = "topic.prefix"
-	// KeyTaskTables is set by the connector in each task config: the
-	// task's tables as a JSON array of [schema, table] pairs.
-	KeyTaskTables = "task.tables"
+	KeyTableWhitelist      = jdbc.KeyTableWhitelist
+	KeyTablePattern        = jdbc.KeyTablePattern
+	KeyTablePollIntervalMs = jdbc.KeyTablePollIntervalMs
+	KeyMode                = jdbc.KeyMode
+	KeyIncrementingColumn  = jdbc.KeyIncrementingColumn
+	KeyTimestampColumn     = jdbc.KeyTimestampColumn
+	KeyTimestampDelayMs    = jdbc.KeyTimestampDelayMs
+	KeyBatchMaxRows        = jdbc.KeyBatchMaxRows
+	KeyPollIntervalMs      = jdbc.KeyPollIntervalMs
+	KeyTopicPrefix         = jdbc.KeyTopicPrefix
+	KeyTaskTables          = jdbc.KeyTaskTables
 )
 
 // Modes.
 const (
-	ModeBulk                  = "bulk"
-	ModeIncrementing          = "incrementing"
-	ModeTimestamp             = "timestamp"
-	ModeTimestampIncrementing = "timestamp+incrementing"
+	ModeBulk                  = jdbc.ModeBulk
+	ModeIncrementing          = jdbc.ModeIncrementing
+	ModeTimestamp             = jdbc.ModeTimestamp
+	ModeTimestampIncrementing = jdbc.ModeTimestampIncrementing
 )
 
-// Source partition and offset keys (Kafka's JDBC source uses the same
-// offset names).
+// Source partition and offset keys.
 const (
-	PartitionTable      = "table"           // schema.table
-	OffsetIncrementing  = "incrementing"    // last incrementing value sent
-	OffsetTimestamp     = "timestamp"       // last timestamp sent, ms since the epoch
-	OffsetTimestampNano = "timestamp_nanos" // its nanoseconds within the second
+	PartitionTable      = jdbc.PartitionTable
+	OffsetIncrementing  = jdbc.OffsetIncrementing
+	OffsetTimestamp     = jdbc.OffsetTimestamp
+	OffsetTimestampNano = jdbc.OffsetTimestampNano
 )
 
 const group = "PostgreSQL table source"
 
+// db is what the shared table source code needs of PostgreSQL.
+var db = jdbc.SourceDB{
+	Group:        "PostgreSQL table source",
+	TableDoc:     "table or schema.table (double-quote names with capitals, dots or commas)",
+	PatternScope: "table and schema.table of every readable table outside the system schemas",
+	IncTypes:     "smallint, integer, bigint",
+	TsTypes:      "timestamp or timestamptz",
+	ParseTable:   func(s string) error { _, err := pgcommon.ParseTable(s); return err },
+}
+
 // Plugin returns the PostgresTableSource plugin.
 func Plugin() plugin.Plugin {
-	fields := pgcommon.ConnectionFields("2")
-	fields = append(fields, []plugin.ConfigField{
-		{Name: KeyTableWhitelist, Type: plugin.TypeList, Group: group, Importance: plugin.ImportanceHigh, Width: plugin.WidthLong,
-			DisplayName: "Tables", Doc: "Tables to copy, comma-separated: table or schema.table (double-quote names with capitals, dots or commas). Set this or table.pattern."},
-		{Name: KeyTablePattern, Type: plugin.TypeString, Group: group, Importance: plugin.ImportanceHigh, Width: plugin.WidthLong,
-			DisplayName: "Table pattern", Validator: plugin.ValidRegexp(),
-			Doc: "Regular expression matched against table and schema.table of every readable table outside the system schemas. Set this or table.whitelist."},
-		{Name: KeyTablePollIntervalMs, Type: plugin.TypeLong, Default: "60000", Group: group, Importance: plugin.ImportanceLow, Width: plugin.WidthShort,
-			DisplayName: "Table check interval (ms)", Validator: plugin.AtLeast(0), Max: 86_400_000,
-			Doc: "How often to look for added or removed tables (0 = never); a change reassigns tables to tasks."},
-		{Name: KeyMode, Type: plugin.TypeString, Required: true, Group: group, Importance: plugin.ImportanceHigh, Width: plugin.WidthMedium,
-			DisplayName: "Mode", Validator: plugin.OneOf(ModeBulk, ModeIncrementing, ModeTimestamp, ModeTimestampIncrementing),
-			Recommended: []string{ModeBulk, ModeIncrementing, ModeTimestamp, ModeTimestampIncrementing},
-			Dependents:  []string{KeyIncrementingColumn, KeyTimestampColumn},
-			Doc: "bulk: the whole table every poll interval; incrementing: rows whose incrementing column exceeds the last one sent (new rows); " +
-				"timestamp: rows whose timestamp column is newer than the last one sent (new and updated rows); timestamp+incrementing: both, ordered by (timestamp, incrementing)."},
-		{Name: KeyIncrementingColumn, Type: plugin.TypeString, Group: group, Importance: plugin.ImportanceMedium, Width: plugin.WidthMedium,
-			DisplayName: "Incrementing column", Doc: "Strictly increasing integer column (smallint, integer, bigint) of every table; required in the incrementing modes."},
-		{Name: KeyTimestampColumn, Type: plugin.TypeString, Group: group, Importance: plugin.ImportanceMedium, Width: plugin.WidthMedium,
-			DisplayName: "Timestamp column", Doc: "timestamp or timestamptz column of every table, set on insert and update; required in the timestamp modes."},
-		{Name: KeyTimestampDelayMs, Type: plugin.TypeLong, Default: "0", Group: group, Importance: plugin.ImportanceLow, Width: plugin.WidthShort,
-			DisplayName: "Timestamp delay (ms)", Validator: plugin.AtLeast(0), Max: 86_400_000,
-			Doc: "Rows are read only once their timestamp is this much older than the database clock, so transactions still in flight commit first."},
-		{Name: KeyBatchMaxRows, Type: plugin.TypeInt, Default: "1000", Group: group, Importance: plugin.ImportanceLow, Width: plugin.WidthShort,
-			DisplayName: "Max rows per batch", Validator: plugin.AtLeast(1), Max: 100_000, Doc: "Maximum rows returned by one poll."},
-		{Name: KeyPollIntervalMs, Type: plugin.TypeLong, Default: "5000", Group: group, Importance: plugin.ImportanceHigh, Width: plugin.WidthShort,
-			DisplayName: "Poll interval (ms)", Validator: plugin.AtLeast(1), Max: 86_400_000,
-			Doc: "How long to wait before reading a table again once it was read to its end."},
-		{Name: KeyTopicPrefix, Type: plugin.TypeString, Required: true, Group: group, Importance: plugin.ImportanceHigh, Width: plugin.WidthMedium,
-			DisplayName: "Topic prefix", Doc: "Prefix of the topic names: a table's rows go to topic.prefix + table name."},
-	}...)
+	fields := append(pgcommon.ConnectionFields("2"), jdbc.SourceFields(db)...)
 	return plugin.Plugin{
 		Class:         Class,
 		Kind:          plugin.KindSource,
@@ -130,18 +104,8 @@ func Plugin() plugin.Plugin {
 
 // settings is a parsed configuration.
 type settings struct {
-	raw          map[string]string
-	whitelist    []string
-	pattern      *regexp.Regexp
-	tablePoll    time.Duration
-	mode         string
-	incColumn    string
-	tsColumn     string
-	tsDelay      time.Duration
-	batchMaxRows int
-	pollInterval time.Duration
-	topicPrefix  string
-	poolMax      int
+	*jdbc.SourceSettings
+	poolMax int
 }
 
 func parse(config map[string]string) (*settings, error) {
@@ -149,70 +113,18 @@ func parse(config map[string]string) (*settings, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &settings{
-		raw:          config,
-		whitelist:    cfg.List(KeyTableWhitelist),
-		tablePoll:    time.Duration(cfg.Long(KeyTablePollIntervalMs)) * time.Millisecond,
-		mode:         strings.ToLower(cfg.String(KeyMode)),
-		incColumn:    cfg.String(KeyIncrementingColumn),
-		tsColumn:     cfg.String(KeyTimestampColumn),
-		tsDelay:      time.Duration(cfg.Long(KeyTimestampDelayMs)) * time.Millisecond,
-		batchMaxRows: cfg.Int(KeyBatchMaxRows),
-		pollInterval: time.Duration(cfg.Long(KeyPollIntervalMs)) * time.Millisecond,
-		topicPrefix:  cfg.String(KeyTopicPrefix),
-		poolMax:      cfg.Int(pgcommon.KeyPoolMax),
+	ss, err := jdbc.ParseSource(db, cfg, config)
+	if err != nil {
+		return nil, err
 	}
-	if p := strings.TrimSpace(cfg.String(KeyTablePattern)); p != "" {
-		s.pattern = regexp.MustCompile("^(?:" + p + ")$") // the spec validated it
-	}
-	if errs := s.check(); len(errs) > 0 {
-		return nil, &plugin.ConfigError{Fields: errs}
-	}
-	return s, nil
+	return &settings{SourceSettings: ss, poolMax: cfg.Int(pgcommon.KeyPoolMax)}, nil
 }
 
-// check enforces the rules between fields.
-func (s *settings) check() []plugin.FieldError {
-	var errs []plugin.FieldError
-	switch {
-	case len(s.whitelist) > 0 && s.pattern != nil:
-		msg := "table.whitelist and table.pattern are mutually exclusive: set only one of them"
-		errs = append(errs, plugin.FieldError{Name: KeyTableWhitelist, Message: msg}, plugin.FieldError{Name: KeyTablePattern, Message: msg})
-	case len(s.whitelist) == 0 && s.pattern == nil:
-		msg := "set table.whitelist (a list of tables) or table.pattern (a regular expression)"
-		errs = append(errs, plugin.FieldError{Name: KeyTableWhitelist, Message: msg}, plugin.FieldError{Name: KeyTablePattern, Message: msg})
-	}
-	for _, w := range s.whitelist {
-		if _, err := pgcommon.ParseTable(w); err != nil {
-			errs = append(errs, plugin.FieldError{Name: KeyTableWhitelist, Message: err.Error()})
-		}
-	}
-	if s.usesIncrementing() && s.incColumn == "" {
-		errs = append(errs, plugin.FieldError{Name: KeyIncrementingColumn, Message: fmt.Sprintf("mode %s needs incrementing.column.name: a strictly increasing integer column", s.mode)})
-	}
-	if s.usesTimestamp() && s.tsColumn == "" {
-		errs = append(errs, plugin.FieldError{Name: KeyTimestampColumn, Message: fmt.Sprintf("mode %s needs timestamp.column.name: a timestamp column set on insert and update", s.mode)})
-	}
-	return errs
-}
-
-func (s *settings) usesIncrementing() bool {
-	return s.mode == ModeIncrementing || s.mode == ModeTimestampIncrementing
-}
-
-func (s *settings) usesTimestamp() bool {
-	return s.mode == ModeTimestamp || s.mode == ModeTimestampIncrementing
-}
-
-// Connector lists the tables and spreads them over tasks.
+// Connector lists the tables and spreads them over tasks (the shared
+// jdbc.TableConnector); Validate and Start are its own.
 type Connector struct {
-	s      *settings
-	cc     plugin.ConnectorContext
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-
-	mu     sync.Mutex
-	tables []TableInfo // from the last NaturalLimit
+	jdbc.TableConnector[TableInfo]
+	s *settings
 }
 
 // Validate connects and checks tables, privileges and mode columns.
@@ -235,120 +147,27 @@ func (c *Connector) Start(ctx context.Context, cc plugin.ConnectorContext, confi
 	if err != nil {
 		return err
 	}
-	c.s, c.cc = s, cc
-	if s.tablePoll > 0 {
-		wctx, cancel := context.WithCancel(ctx)
-		c.cancel = cancel
-		c.wg.Add(1)
-		cc.Go(func() error {
-			defer c.wg.Done()
-			c.watch(wctx)
-			return nil
-		})
-	}
+	c.s = s
+	c.List, c.Name, c.Size, c.Pair = c.list, tableName, tableRows, tablePair
+	c.StartWatching(ctx, cc, config, s.TablePoll)
 	return nil
 }
 
 // list reads the current tables with their row estimates.
 func (c *Connector) list(ctx context.Context) ([]TableInfo, error) {
-	conn, err := pgcommon.Connect(ctx, c.s.raw)
+	conn, err := pgcommon.Connect(ctx, c.s.Raw)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close(context.Background())
-	return ListTables(ctx, conn, c.s.whitelist, c.s.pattern)
+	return ListTables(ctx, conn, c.s.Whitelist, c.s.Pattern)
 }
 
-// watch re-lists the tables every table.poll.interval.ms and asks for task
-// reconfiguration when the set of tables changed.
-func (c *Connector) watch(ctx context.Context) {
-	t := time.NewTicker(c.s.tablePoll)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		tables, err := c.list(ctx)
-		if err != nil {
-			if ctx.Err() == nil {
-				c.cc.Logger().Warn("listing tables", "error", err)
-			}
-			continue
-		}
-		c.mu.Lock()
-		changed := !sameTables(c.tables, tables)
-		c.mu.Unlock()
-		if changed {
-			c.cc.Logger().Info("the set of tables changed; requesting task reconfiguration", "tables", len(tables))
-			c.cc.RequestTaskReconfiguration()
-		}
-	}
-}
+func tableName(t TableInfo) string { return t.Table.String() }
 
-func sameTables(a, b []TableInfo) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	names := func(l []TableInfo) []string {
-		out := make([]string, len(l))
-		for i, t := range l {
-			out[i] = t.Table.String()
-		}
-		sort.Strings(out)
-		return out
-	}
-	return slices.Equal(names(a), names(b))
-}
+func tableRows(t TableInfo) float64 { return t.Rows }
 
-// NaturalLimit is the number of tables (reason Tables).
-func (c *Connector) NaturalLimit(ctx context.Context) (int, plugin.Reason, error) {
-	tables, err := c.list(ctx)
-	if err != nil {
-		return 0, plugin.Tables, err
-	}
-	c.mu.Lock()
-	c.tables = tables
-	c.mu.Unlock()
-	return len(tables), plugin.Tables, nil
-}
-
-// TaskConfigs spreads the tables over min(max, tables) tasks, balancing
-// estimated rows (see Assign).
-func (c *Connector) TaskConfigs(max int) ([]map[string]string, error) {
-	c.mu.Lock()
-	tables := c.tables
-	c.mu.Unlock()
-	groups := Assign(tables, max)
-	out := make([]map[string]string, 0, len(groups))
-	for _, g := range groups {
-		pairs := make([][2]string, len(g))
-		for i, t := range g {
-			pairs[i] = [2]string{t.Table.Schema, t.Table.Name}
-		}
-		b, err := json.Marshal(pairs)
-		if err != nil {
-			return nil, fmt.Errorf("encoding task tables: %w", err)
-		}
-		cfg := make(map[string]string, len(c.s.raw)+1)
-		for k, v := range c.s.raw {
-			cfg[k] = v
-		}
-		cfg[KeyTaskTables] = string(b)
-		out = append(out, cfg)
-	}
-	return out, nil
-}
-
-// Stop stops the table watcher.
-func (c *Connector) Stop() error {
-	if c.cancel != nil {
-		c.cancel()
-	}
-	c.wg.Wait()
-	return nil
-}
+func tablePair(t TableInfo) [2]string { return [2]string{t.Table.Schema, t.Table.Name} }
 
 // TableInfo is a table and its estimated row count.
 type TableInfo struct {
@@ -416,30 +235,7 @@ func ListTables(ctx context.Context, q pgcommon.Querier, whitelist []string, pat
 // the fewest estimated rows so far (then the fewest tables, then the lowest
 // index). Every task gets at least one table.
 func Assign(tables []TableInfo, n int) [][]TableInfo {
-	n = min(n, len(tables))
-	if n <= 0 {
-		return nil
-	}
-	sorted := slices.Clone(tables)
-	sort.SliceStable(sorted, func(i, j int) bool {
-		if sorted[i].Rows != sorted[j].Rows {
-			return sorted[i].Rows > sorted[j].Rows
-		}
-		return sorted[i].Table.String() < sorted[j].Table.String()
-	})
-	groups := make([][]TableInfo, n)
-	load := make([]float64, n)
-	for _, t := range sorted {
-		best := 0
-		for i := 1; i < n; i++ {
-			if load[i] < load[best] || (load[i] == load[best] && len(groups[i]) < len(groups[best])) {
-				best = i
-			}
-		}
-		groups[best] = append(groups[best], t)
-		load[best] += t.Rows
-	}
-	return groups
+	return jdbc.Assign(tables, n, tableRows, tableName)
 }
 
 // checkTables validates the tables, the user's SELECT privilege on them and
@@ -452,7 +248,7 @@ func checkTables(ctx context.Context, q pgcommon.Querier, s *settings) []plugin.
 	}
 	field := KeyTableWhitelist
 	var tables []pgcommon.Table
-	if s.pattern != nil {
+	if s.Pattern != nil {
 		field = KeyTablePattern
 		// Tables the pattern matches but the user cannot read.
 		rows, err := q.Query(ctx, `SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -463,13 +259,13 @@ func checkTables(ctx context.Context, q pgcommon.Querier, s *settings) []plugin.
 		}
 		for rows.Next() {
 			var t pgcommon.Table
-			if err := rows.Scan(&t.Schema, &t.Name); err == nil && (s.pattern.MatchString(t.Name) || s.pattern.MatchString(t.String())) {
+			if err := rows.Scan(&t.Schema, &t.Name); err == nil && (s.Pattern.MatchString(t.Name) || s.Pattern.MatchString(t.String())) {
 				tables = append(tables, t)
 			}
 		}
 		rows.Close()
 	} else {
-		for _, w := range s.whitelist {
+		for _, w := range s.Whitelist {
 			t, _ := pgcommon.ParseTable(w) // parse checked it
 			rt, err := pgcommon.Resolve(ctx, q, t)
 			if errors.Is(err, pgcommon.ErrNoTable) {
@@ -520,35 +316,25 @@ func modeColumns(s *settings, t pgcommon.Table, cols []pgcommon.Column) ([2]int,
 		}
 		return -1
 	}
-	if s.usesIncrementing() {
-		i := find(s.incColumn)
+	if s.UsesIncrementing() {
+		i := find(s.IncColumn)
 		if i < 0 {
-			return idx, plugin.FieldError{Name: KeyIncrementingColumn, Message: fmt.Sprintf("table %s has no column %q", t, s.incColumn)}
+			return idx, plugin.FieldError{Name: KeyIncrementingColumn, Message: fmt.Sprintf("table %s has no column %q", t, s.IncColumn)}
 		}
 		if m := pgcommon.MapColumn(cols[i]); !m.IsInteger() {
-			return idx, plugin.FieldError{Name: KeyIncrementingColumn, Message: fmt.Sprintf("column %q of table %s is %s; the incrementing column must be smallint, integer or bigint", s.incColumn, t, cols[i].TypeName)}
+			return idx, plugin.FieldError{Name: KeyIncrementingColumn, Message: fmt.Sprintf("column %q of table %s is %s; the incrementing column must be smallint, integer or bigint", s.IncColumn, t, cols[i].TypeName)}
 		}
 		idx[0] = i
 	}
-	if s.usesTimestamp() {
-		i := find(s.tsColumn)
+	if s.UsesTimestamp() {
+		i := find(s.TsColumn)
 		if i < 0 {
-			return idx, plugin.FieldError{Name: KeyTimestampColumn, Message: fmt.Sprintf("table %s has no column %q", t, s.tsColumn)}
+			return idx, plugin.FieldError{Name: KeyTimestampColumn, Message: fmt.Sprintf("table %s has no column %q", t, s.TsColumn)}
 		}
 		if m := pgcommon.MapColumn(cols[i]); m.Kind != pgcommon.KindTimestamp && m.Kind != pgcommon.KindTimestamptz {
-			return idx, plugin.FieldError{Name: KeyTimestampColumn, Message: fmt.Sprintf("column %q of table %s is %s; the timestamp column must be timestamp or timestamptz", s.tsColumn, t, cols[i].TypeName)}
+			return idx, plugin.FieldError{Name: KeyTimestampColumn, Message: fmt.Sprintf("column %q of table %s is %s; the timestamp column must be timestamp or timestamptz", s.TsColumn, t, cols[i].TypeName)}
 		}
 		idx[1] = i
 	}
 	return idx, nil
-}
-
-// ExactlyOnceSupport: the incrementing and timestamp modes resume from
-// their stored offsets and read the same rows again; bulk mode re-reads
-// whole tables and has no position to resume from.
-func (c *Connector) ExactlyOnceSupport(config map[string]string) plugin.ExactlyOnceSupport {
-	if strings.EqualFold(strings.TrimSpace(config[KeyMode]), ModeBulk) {
-		return plugin.ExactlyOnceUnsupported
-	}
-	return plugin.ExactlyOnceSupported
 }

@@ -31,19 +31,14 @@ limitations under the License.
 package pgtest
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
 	"net/url"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -56,6 +51,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/conveyor-dev/conveyor/test/testkit/proc"
+	"github.com/conveyor-dev/conveyor/test/testkit/servers/dbtest"
 )
 
 // User is the operating system user the server runs as when the caller is
@@ -136,17 +132,7 @@ func FindBinaries() (string, error) {
 // returns the exit code for os.Exit. A server that cannot start fails the
 // run with the reason.
 func Run(m *testing.M, srv **Server) int {
-	s, err := Start(Options{})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "pgtest: starting PostgreSQL: %v\n", err)
-		return 1
-	}
-	*srv = s
-	code := m.Run()
-	if err := s.Stop(); err != nil {
-		fmt.Fprintf(os.Stderr, "pgtest: stopping PostgreSQL: %v\n", err)
-	}
-	return code
+	return dbtest.Run(m, "PostgreSQL", srv, func() (*Server, error) { return Start(Options{}) })
 }
 
 // Start initialises a data folder and starts a server on a free loopback
@@ -171,7 +157,7 @@ func Start(opts Options) (*Server, error) {
 			_ = os.RemoveAll(dir)
 		}
 	}()
-	s.Password = randomHex(12)
+	s.Password = dbtest.RandomHex(12)
 	pwfile := filepath.Join(dir, "pwfile")
 	if err := os.WriteFile(pwfile, []byte(s.Password+"\n"), 0o600); err != nil {
 		return nil, fmt.Errorf("writing the password file: %w", err)
@@ -222,7 +208,7 @@ func Start(opts Options) (*Server, error) {
 		settings[k] = v
 	}
 	for attempt := 0; ; attempt++ {
-		port, err := freePort(s.Host)
+		port, err := dbtest.FreePort(s.Host)
 		if err != nil {
 			return nil, err
 		}
@@ -328,16 +314,10 @@ func (s *Server) Exec(ctx context.Context, database string, sql ...string) error
 	return nil
 }
 
-var unsafeChars = regexp.MustCompile(`[^a-z0-9_]+`)
-
 // NewDatabase creates a fresh database named after prefix and returns its
 // name; it is dropped by DropDatabase or with the server.
 func (s *Server) NewDatabase(ctx context.Context, prefix string) (string, error) {
-	name := unsafeChars.ReplaceAllString(strings.ToLower(prefix), "_")
-	if len(name) > 40 {
-		name = name[:40]
-	}
-	name = fmt.Sprintf("%s_%d", strings.Trim(name, "_"), s.dbs.Add(1))
+	name := dbtest.DatabaseName(prefix, s.dbs.Add(1))
 	if err := s.Exec(ctx, "postgres", "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
 		return "", err
 	}
@@ -389,41 +369,7 @@ func (s *Server) Stop() error {
 // credential returns the identity to run the server as: conveyor-pg
 // (created when missing) for root, nil (the caller) otherwise.
 func credential() (*syscall.Credential, error) {
-	if os.Geteuid() != 0 {
-		return nil, nil
-	}
-	u, err := user.Lookup(User)
-	if err != nil {
-		out, addErr := exec.Command("useradd", "--system", "--no-create-home", "--home-dir", "/nonexistent",
-			"--shell", "/usr/sbin/nologin", User).CombinedOutput()
-		if addErr != nil && !bytes.Contains(out, []byte("already exists")) {
-			return nil, fmt.Errorf("creating user %s (PostgreSQL refuses to run as root; hack/postgres.sh creates it): %v: %s", User, addErr, out)
-		}
-		if u, err = user.Lookup(User); err != nil {
-			return nil, fmt.Errorf("looking up user %s: %w", User, err)
-		}
-	}
-	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
-	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
-	if err1 != nil || err2 != nil {
-		return nil, fmt.Errorf("user %s has a non-numeric uid %q or gid %q", User, u.Uid, u.Gid)
-	}
-	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), NoSetGroups: true}, nil
-}
-
-func freePort(host string) (int, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-	if err != nil {
-		return 0, fmt.Errorf("finding a free port on %s: %w", host, err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
+	return proc.UnprivilegedUser(User, "PostgreSQL refuses to run as root; hack/postgres.sh creates it")
 }
 
 // ExecURL runs SQL statements on the database at url, failing the test on
