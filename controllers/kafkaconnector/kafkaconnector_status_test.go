@@ -146,6 +146,36 @@ func TestComputeStatus(t *testing.T) {
 				limited: metav1.ConditionFalse, limitedReason: v1alpha1.ReasonNotLimited, state: "RUNNING", effective: 2, readySince: now},
 		},
 		{
+			// The broker refusing a connector's own principal
+			// (runtime/worker/identity_acl_test.go) reaches the
+			// KafkaConnector: the task's trace, and Ready.
+			name: "a task FAILED by the broker's ACLs",
+			kc:   base(),
+			loop: &connectorLoop{runtime: func() *connectapi.ConnectorStateInfo {
+				st := runtimeState("RUNNING", "RUNNING", "FAILED")
+				st.Tasks[1].Trace = "consuming: unable to join group session: GROUP_AUTHORIZATION_FAILED: Not authorized to access group: Group authorization failed."
+				return st
+			}(), limits: limitsOf(2, nil, "", false), done: true},
+			want: want{ready: metav1.ConditionFalse, readyReason: v1alpha1.ReasonTasksFailed, readyHas: "task(s) 1 of 2 failed",
+				limited: metav1.ConditionFalse, limitedReason: v1alpha1.ReasonNotLimited, state: "RUNNING", effective: 2, readySince: now,
+				check: func(t *testing.T, s *v1alpha1.KafkaConnectorStatus) {
+					if len(s.Tasks) != 2 || !strings.Contains(s.Tasks[1].Trace, "GROUP_AUTHORIZATION_FAILED") {
+						t.Fatalf("tasks %+v: task 1's trace lacks the broker's error", s.Tasks)
+					}
+				}},
+		},
+		{
+			name: "the connector FAILED by the broker's ACLs",
+			kc:   base(),
+			loop: &connectorLoop{runtime: func() *connectapi.ConnectorStateInfo {
+				st := runtimeState("FAILED")
+				st.Connector.Trace = `connector "billing-ledger": computing its natural task limit: natural limit: reading partition counts of [ledger]: TOPIC_AUTHORIZATION_FAILED: Not authorized to access topics: [Topic authorization failed.]`
+				return st
+			}(), limits: limitsOf(2, nil, "", false), done: true},
+			want: want{ready: metav1.ConditionFalse, readyReason: v1alpha1.ReasonConnectorFailed, readyHas: "reading partition counts of [ledger]: TOPIC_AUTHORIZATION_FAILED",
+				limited: metav1.ConditionFalse, limitedReason: v1alpha1.ReasonNotLimited, state: "FAILED", effective: 2, readySince: now},
+		},
+		{
 			name: "paused as asked",
 			kc:   base(func(kc *v1alpha1.KafkaConnector) { kc.Spec.State = v1alpha1.ConnectorTargetPaused }),
 			loop: &connectorLoop{runtime: runtimeState("PAUSED", "PAUSED", "PAUSED"), limits: limitsOf(2, nil, "", false), done: true},

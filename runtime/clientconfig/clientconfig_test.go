@@ -17,10 +17,15 @@ limitations under the License.
 package clientconfig
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // One override of every property of the table, for every client it
@@ -241,5 +246,29 @@ func TestForRefusesAtTaskStart(t *testing.T) {
 	s, err := For(Producer, map[string]string{"linger.ms": "5"}, map[string]string{}, none)
 	if err != nil || len(s.Opts) == 0 {
 		t.Fatalf("the worker's settings under None: %v, %d options", err, len(s.Opts))
+	}
+}
+
+// IsRefused tells the broker's refusals of a principal, however wrapped
+// (franz-go wraps a group's in kgo.ErrGroupSession), from errors that
+// retrying may mend.
+func TestIsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{kerr.TopicAuthorizationFailed, true},
+		{fmt.Errorf("consuming: %w", &kgo.ErrGroupSession{Err: kerr.GroupAuthorizationFailed}), true},
+		{fmt.Errorf("init: %w", kerr.TransactionalIDAuthorizationFailed), true},
+		{kerr.ClusterAuthorizationFailed, true},
+		{kerr.SaslAuthenticationFailed, true},
+		{kerr.UnknownTopicOrPartition, false},
+		{&kgo.ErrGroupSession{Err: kerr.RebalanceInProgress}, false},
+		{errors.New("TOPIC_AUTHORIZATION_FAILED"), false}, // text is not the error
+		{nil, false},
+	} {
+		if got := IsRefused(tc.err); got != tc.want {
+			t.Errorf("IsRefused(%v) = %v, want %v", tc.err, got, tc.want)
+		}
 	}
 }

@@ -18,9 +18,11 @@ package clientconfig
 
 import (
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
@@ -97,6 +99,21 @@ func (s Security) Opts() ([]kgo.Opt, error) {
 		}
 	}
 	return opts, nil
+}
+
+// IsRefused reports whether err is the broker refusing a client's
+// principal: an ACL that does not allow the request (topic, group, cluster,
+// transactional id) or a failed login. Retrying does not change it, so a
+// task fails with it and its status shows the broker's error; the fix is an
+// ACL or the login (docs/connectors/client-overrides.md).
+func IsRefused(err error) bool {
+	for _, e := range []*kerr.Error{kerr.TopicAuthorizationFailed, kerr.GroupAuthorizationFailed, kerr.ClusterAuthorizationFailed,
+		kerr.TransactionalIDAuthorizationFailed, kerr.SaslAuthenticationFailed} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // SecurityOverride is what a client's settings say of its identity; unset

@@ -360,7 +360,7 @@ func (w *connWorker) startConnector(ctx context.Context, cfg map[string]string, 
 	}
 	cctx, cancel := context.WithCancel(h.connCtx)
 	conn := p.NewConnector()
-	cc := &connContext{w: w, ctx: cctx}
+	cc := &connContext{w: w, ctx: cctx, config: resolved}
 	if err := guard.Call("starting connector", func() error { return conn.Start(w.h.opts.Grants.Context(cctx), cc, resolved) }); err != nil {
 		cancel()
 		return fmt.Errorf("starting connector %q: %w", w.name, err)

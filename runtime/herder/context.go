@@ -19,17 +19,51 @@ package herder
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/conveyor-dev/conveyor/runtime/guard"
 )
 
 // connContext is the plugin.ConnectorContext of a running connector
-// instance; ctx ends when that instance stops.
+// instance; ctx ends when that instance stops. config is the connector's
+// resolved config: its topic lookups log in as its admin client does.
 type connContext struct {
-	w   *connWorker
-	ctx context.Context
+	w      *connWorker
+	ctx    context.Context
+	config map[string]string
+
+	// The running instance's admin client, made at its first look-up
+	// (a sink re-reads its partition counts every few seconds) and
+	// released when ctx ends.
+	mu  sync.Mutex
+	adm *kadm.Client
+}
+
+// admin returns the connector's admin client and the func to call when
+// done with it: the instance's own while it runs, else one for this call.
+func (c *connContext) admin() (*kadm.Client, func(), error) {
+	if c.ctx == nil {
+		return c.w.h.adminFor(c.config)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	if c.adm == nil {
+		adm, release, err := c.w.h.adminFor(c.config)
+		if err != nil {
+			return nil, nil, err
+		}
+		c.adm = adm
+		context.AfterFunc(c.ctx, release)
+	}
+	return c.adm, func() {}, nil
 }
 
 func (c *connContext) Logger() *slog.Logger {
@@ -38,11 +72,16 @@ func (c *connContext) Logger() *slog.Logger {
 
 func (c *connContext) RequestTaskReconfiguration() { c.w.kick(kickReconfigure) }
 
+// TopicPartitions counts the partitions of topics; a missing topic has
+// none. A topic the connector's principal may not describe fails the call
+// (kadm returns the broker's TOPIC_AUTHORIZATION_FAILED as the error).
 func (c *connContext) TopicPartitions(ctx context.Context, topics []string) (map[string]int32, error) {
-	if c.w.h.opts.Admin == nil {
-		return nil, errors.New("no Kafka admin client configured")
+	adm, done, err := c.admin()
+	if err != nil {
+		return nil, err
 	}
-	details, err := c.w.h.opts.Admin.ListTopics(ctx, topics...)
+	defer done()
+	details, err := adm.ListTopics(ctx, topics...)
 	if err != nil {
 		return nil, err
 	}
@@ -58,11 +97,15 @@ func (c *connContext) TopicPartitions(ctx context.Context, topics []string) (map
 	return out, nil
 }
 
+// ListTopics lists the topics the connector's principal may describe,
+// without the cluster's internal topics.
 func (c *connContext) ListTopics(ctx context.Context) ([]string, error) {
-	if c.w.h.opts.Admin == nil {
-		return nil, errors.New("no Kafka admin client configured")
+	adm, done, err := c.admin()
+	if err != nil {
+		return nil, err
 	}
-	details, err := c.w.h.opts.Admin.ListTopics(ctx)
+	defer done()
+	details, err := adm.ListTopics(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -91,4 +134,29 @@ func (c *connContext) Go(f func() error) {
 		}
 		c.RaiseError(err)
 	})
+}
+
+// adminFor returns the admin client of a connector with resolved config
+// (Options.ConnectorAdmin, else the worker's) and the func that releases
+// it.
+func (h *Herder) adminFor(config map[string]string) (*kadm.Client, func(), error) {
+	if h.opts.ConnectorAdmin != nil {
+		return h.opts.ConnectorAdmin(config)
+	}
+	if h.opts.Admin == nil {
+		return nil, nil, errors.New("no Kafka admin client configured")
+	}
+	return h.opts.Admin, func() {}, nil
+}
+
+// connectorAdmin is adminFor a stored connector config: resolved first,
+// since its login may be a placeholder.
+func (h *Herder) connectorAdmin(ctx context.Context, name string, cfg map[string]string) (*kadm.Client, func(), error) {
+	if h.opts.Resolver != nil {
+		var err error
+		if cfg, err = h.resolveFor(ctx, name, cfg); err != nil {
+			return nil, nil, fmt.Errorf("resolving config placeholders of connector %q: %w", name, err)
+		}
+	}
+	return h.adminFor(cfg)
 }

@@ -106,7 +106,12 @@ type Options struct {
 	Statuses *store.StatusStore
 	// Admin reads topic metadata for connectors and sink offsets.
 	Admin *kadm.Client
-	Tasks TaskRuntime
+	// ConnectorAdmin, when set, gives a connector (its resolved config)
+	// the admin client its own login calls for: its topic lookups and its
+	// sink group's offsets go through it, as its tasks' admin clients do.
+	// close releases the client. Nil: Admin for every connector.
+	ConnectorAdmin func(config map[string]string) (adm *kadm.Client, close func(), err error)
+	Tasks          TaskRuntime
 	// Resolver resolves placeholders; nil leaves configs as they are.
 	Resolver Resolver
 

@@ -58,10 +58,12 @@ func (h *Herder) Offsets(ctx context.Context, name string) (connectapi.Connector
 	}
 	var out connectapi.ConnectorOffsets
 	if h.isSink(cfg) {
-		if h.opts.Admin == nil {
-			return out, errors.New("no Kafka admin client configured")
+		adm, done, err := h.connectorAdmin(ctx, name, cfg)
+		if err != nil {
+			return out, err
 		}
-		resp, err := h.opts.Admin.FetchOffsets(ctx, connectnames.SinkGroup(name))
+		defer done()
+		resp, err := adm.FetchOffsets(ctx, connectnames.SinkGroup(name))
 		if errors.Is(err, kerr.GroupIDNotFound) {
 			return out, nil // the sink has not committed anything yet
 		}
@@ -178,13 +180,18 @@ func (h *Herder) alterSinkOffsets(ctx context.Context, name string, cfg map[stri
 		return connectapi.Message{}, err
 	}
 	group := connectnames.SinkGroup(name)
+	adm, done, err := h.connectorAdmin(ctx, name, cfg)
+	if err != nil {
+		return connectapi.Message{}, err
+	}
+	defer done()
 	if len(commit) > 0 {
-		if err := h.opts.Admin.CommitAllOffsets(ctx, group, commit); err != nil {
+		if err := adm.CommitAllOffsets(ctx, group, commit); err != nil {
 			return connectapi.Message{}, fmt.Errorf("committing offsets of group %s: %w", group, err)
 		}
 	}
 	if len(del) > 0 {
-		resp, err := h.opts.Admin.DeleteOffsets(ctx, group, del)
+		resp, err := adm.DeleteOffsets(ctx, group, del)
 		if err == nil {
 			err = resp.Error()
 		}
@@ -206,7 +213,12 @@ func (h *Herder) ResetOffsets(ctx context.Context, name string) (connectapi.Mess
 			return connectapi.Message{}, err
 		}
 		group := connectnames.SinkGroup(name)
-		resp, err := h.opts.Admin.DeleteGroup(ctx, group)
+		adm, done, err := h.connectorAdmin(ctx, name, cfg)
+		if err != nil {
+			return connectapi.Message{}, err
+		}
+		defer done()
+		resp, err := adm.DeleteGroup(ctx, group)
 		if err == nil {
 			err = resp.Err
 		}

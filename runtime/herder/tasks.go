@@ -144,7 +144,7 @@ func (w *connWorker) startTask(ctx context.Context, i int, connCfg, taskCfg map[
 	tr.run = run
 	w.setTaskState(i, connectapi.StateRunning, "")
 	if p.Kind == plugin.KindSink {
-		topics, err := plugin.SinkTopics(ctx, &connContext{w: w}, rc)
+		topics, err := plugin.SinkTopics(ctx, &connContext{w: w, config: rc}, rc)
 		if err == nil {
 			for _, t := range topics {
 				tctx, cancel := context.WithTimeout(ctx, 5*time.Second)

@@ -132,8 +132,12 @@ func New(s Spec) (Runner, error) {
 			return nil, fmt.Errorf("plugin %s has no source task", s.Plugin.Class)
 		}
 		// Like Kafka Connect's producers, ask the broker to create a
-		// missing topic (it decides whether it may).
-		c.Kafka = append(slices.Clip(c.Kafka), kgo.AllowAutoTopicCreation())
+		// missing topic (it decides whether it may). It goes with the
+		// producer's own options, which it keeps whichever identity
+		// the producer logs in with (Client.Kafka replaces Common.Kafka).
+		p := c.Clients[clientconfig.Producer]
+		p.Opts = append(slices.Clip(p.Opts), kgo.AllowAutoTopicCreation())
+		c.Clients[clientconfig.Producer] = p
 		st := s.Plugin.NewSourceTask()
 		if s.WrapSource != nil {
 			st = s.WrapSource(st)

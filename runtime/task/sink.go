@@ -414,7 +414,12 @@ func (r *SinkRunner) loop(ctx context.Context) error {
 				return
 			}
 			r.cfg.Logger.Warn("fetch error", "topic", t, "partition", p, "error", err)
-			if t == "" && p < 0 && !kerr.IsRetriable(err) && fatal == nil {
+			// A client-level error that retrying does not mend ends the
+			// task, and so does the broker refusing the connector's
+			// principal, wherever franz-go reports it: on the group
+			// ("", 0: JoinGroup, OffsetFetch, commits), on a topic's
+			// metadata (topic, -1) or on a partition's fetch.
+			if ((t == "" && p < 0 && !kerr.IsRetriable(err)) || clientconfig.IsRefused(err)) && fatal == nil {
 				fatal = fmt.Errorf("consuming: %w", err)
 			}
 		})

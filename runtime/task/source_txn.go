@@ -26,6 +26,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/conveyor-dev/conveyor/runtime/clientconfig"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
 
@@ -114,8 +115,12 @@ func (t *txnCommitter) init(ctx context.Context) error {
 	defer cancel()
 	if _, _, err := t.r.client.ProducerID(ictx); err != nil {
 		if errors.Is(err, kerr.TransactionalIDAuthorizationFailed) || errors.Is(err, kerr.ClusterAuthorizationFailed) {
-			return fmt.Errorf("initializing the transactional producer %q: the Kafka principal may not use this transactional id (grant WRITE and DESCRIBE on TransactionalId %q, or a prefix of it): %w",
-				t.cfg.TransactionalID, t.cfg.TransactionalID, err)
+			who := "the workers' Kafka principal"
+			if p := t.r.cfg.Clients[clientconfig.Producer]; p.Security != nil {
+				who = "the Kafka principal of " + p.Key(clientconfig.KeySASLJAASConfig)
+			}
+			return fmt.Errorf("initializing the transactional producer %q: %s may not use this transactional id (grant WRITE and DESCRIBE on TransactionalId %q, or a prefix of it): %w",
+				t.cfg.TransactionalID, who, t.cfg.TransactionalID, err)
 		}
 		return fmt.Errorf("initializing the transactional producer %q: %w", t.cfg.TransactionalID, err)
 	}

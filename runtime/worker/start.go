@@ -186,6 +186,7 @@ func (w *Worker) buildHerder(opts Options) error {
 		Version: opts.Version, Commit: opts.Commit, KafkaClusterID: w.kafkaID,
 		Plugins: opts.Plugins, Configs: w.configs, Offsets: w.offsets, Statuses: w.statuses,
 		Admin: w.admin, Resolver: opts.Resolver,
+		ConnectorAdmin: connectorAdmin(w.admin, w.conn, cfg.Prefixed("admin."), policy),
 		Tasks: &taskRuntime{kafka: w.kopts, workerConv: cfg.ConverterConfig(), offsets: w.offsets, metrics: w.metrics, log: w.log,
 			flushInterval: cfg.OffsetFlushInterval, flushTimeout: cfg.OffsetFlushTimeout, consumer: cfg.Prefixed("consumer."), producer: cfg.Prefixed("producer."),
 			admin: cfg.Prefixed("admin."), conn: w.conn, policy: policy, topicCreation: cfg.TopicCreationEnable,
