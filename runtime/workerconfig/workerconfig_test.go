@@ -147,7 +147,7 @@ func TestValidateErrors(t *testing.T) {
 		},
 			[]string{"heartbeat.interval.ms: 20000 ms must be lower than session.timeout.ms", "offset.flush.interval.ms: must be > 0", "scheduled.rebalance.max.delay.ms: must be >= 0"}},
 		{"max tasks", func(c *Config) { c.MaxTasksPerWorker = -1 }, []string{"max.tasks.per.worker: must be >= 0"}},
-		{"converter", func(c *Config) { c.ValueConverter = "io.confluent.connect.avro.AvroConverter" }, []string{"value.converter: unknown converter class"}},
+		{"converter", func(c *Config) { c.ValueConverter = "com.example.NoSuchConverter" }, []string{"value.converter: unknown converter class"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
