@@ -67,7 +67,7 @@ import (
 )
 
 var (
-	records    = flag.Int("records", 100_000, "records per run")
+	records    = flag.Int("records", 400_000, "records per run (a multiple of 4000)")
 	tries      = flag.Int("tries", 3, "runs of each side; the median ratio counts")
 	only       = flag.String("only", "", "avro, protobuf or jsonschema: measure one format; source or sink: one side")
 	verbose    = flag.Bool("v", false, "print every try")
