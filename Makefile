@@ -58,6 +58,7 @@ bench:
 	CONVEYOR_MARIADB_BIN=$$(hack/mariadb.sh) go run ./test/bench/mysql
 	go run ./test/bench/cluster
 	CONVEYOR_REDIS_SERVER=$$(hack/redis.sh) CONVEYOR_VERSITYGW=$$(hack/versitygw.sh) go run ./test/bench/sinks
+	CONVEYOR_SCHEMA_REGISTRY=$$(hack/schema-registry.sh) CONVEYOR_VERSITYGW=$$(hack/versitygw.sh) go run ./test/bench/schemas
 	go run ./test/bench/elasticsearch
 	KUBEBUILDER_ASSETS=$$(hack/build-test-binaries.sh all) go run ./test/bench/operator
 

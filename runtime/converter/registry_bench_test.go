@@ -53,3 +53,5 @@ func BenchmarkAvroTableRowFrom(b *testing.B)       { benchRegistry(b, AvroClass,
 func BenchmarkAvroTableRowTo(b *testing.B)         { benchRegistry(b, AvroClass, true) }
 func BenchmarkJSONSchemaTableRowFrom(b *testing.B) { benchRegistry(b, JSONSchemaClass, false) }
 func BenchmarkJSONSchemaTableRowTo(b *testing.B)   { benchRegistry(b, JSONSchemaClass, true) }
+func BenchmarkProtobufTableRowFrom(b *testing.B)   { benchRegistry(b, ProtobufClass, false) }
+func BenchmarkProtobufTableRowTo(b *testing.B)     { benchRegistry(b, ProtobufClass, true) }

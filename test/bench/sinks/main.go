@@ -43,13 +43,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"runtime/debug"
-	"sort"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/minio/minio-go/v7"
@@ -60,8 +57,8 @@ import (
 	redissink "github.com/conveyor-dev/conveyor/runtime/connectors/redis"
 	s3sink "github.com/conveyor-dev/conveyor/runtime/connectors/s3"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
-	"github.com/conveyor-dev/conveyor/runtime/task"
 	"github.com/conveyor-dev/conveyor/runtime/worker"
+	"github.com/conveyor-dev/conveyor/test/bench/benchkit"
 	"github.com/conveyor-dev/conveyor/test/testkit/servers"
 )
 
@@ -80,7 +77,7 @@ const (
 	batch = 2000 // Redis records per pipeline
 )
 
-func figure(name string, v float64) { fmt.Printf("conveyor-bench: %s=%.3f\n", name, v) }
+func figure(name string, v float64) { benchkit.Figure(name, v) }
 
 func logf(format string, args ...any) {
 	if *verbose {
@@ -169,72 +166,13 @@ func run() error {
 // reads the topic from the start) until done says the destination holds
 // everything, and returns the records per second from its RUNNING.
 func runSink(ctx context.Context, k *kfake.Cluster, p plugin.Plugin, cfg map[string]string, n int, done func() (bool, error)) (float64, error) {
-	var running atomic.Pointer[time.Time]
-	r, err := task.New(task.Spec{Common: task.Common{
-		ID: task.ID{Connector: cfg["name"]}, Config: cfg,
-		Kafka: []kgo.Opt{kgo.SeedBrokers(k.ListenAddrs()...)},
-		Status: task.StatusFunc(func(_ task.ID, st task.State, _ string) {
-			if st == task.StateRunning {
-				now := time.Now()
-				running.CompareAndSwap(nil, &now)
-			}
-		}), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		OffsetFlushInterval: 10 * time.Second, // the worker's default
-	}, Plugin: p, Connector: cfg})
-	if err != nil {
-		return 0, err
-	}
-	start := time.Now()
-	if err := r.Start(ctx); err != nil {
-		return 0, err
-	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
-		_ = r.Stop(sctx)
-	}()
-	for {
-		ok, err := done()
-		if err != nil {
-			return 0, err
-		}
-		if ok {
-			break
-		}
-		if err := r.Err(); err != nil {
-			return 0, fmt.Errorf("sink task failed: %w", err)
-		}
-		if time.Since(start) > 5*time.Minute {
-			return 0, errors.New("the sink did not write everything in 5 minutes")
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	if t := running.Load(); t != nil {
-		start = *t
-	}
-	return float64(n) / time.Since(start).Seconds(), nil
+	return benchkit.RunTask(ctx, benchkit.Task{Kafka: []kgo.Opt{kgo.SeedBrokers(k.ListenAddrs()...)}, Plugin: p, Connector: cfg}, n, done)
 }
 
 // paired runs base and conn in turn, tries times, and reports the try
 // with the median ratio.
 func paired(name string, base, conn func() (float64, error)) (b, c float64, err error) {
-	type try struct{ b, c float64 }
-	var ts []try
-	for i := 0; i < *tries; i++ {
-		br, err := base()
-		if err != nil {
-			return 0, 0, fmt.Errorf("baseline: %w", err)
-		}
-		cr, err := conn()
-		if err != nil {
-			return 0, 0, fmt.Errorf("connector: %w", err)
-		}
-		logf("%s try %d: raw %.0f records/s, sink %.0f records/s, ratio %.3f", name, i+1, br, cr, cr/br)
-		ts = append(ts, try{br, cr})
-	}
-	sort.Slice(ts, func(i, j int) bool { return ts[i].c/ts[i].b < ts[j].c/ts[j].b })
-	m := ts[len(ts)/2]
-	return m.b, m.c, nil
+	return benchkit.Paired(name, *tries, logf, base, conn)
 }
 
 func benchRedis(ctx context.Context, dir string, k *kfake.Cluster, recs []rec) error {
