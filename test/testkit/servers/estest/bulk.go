@@ -41,11 +41,6 @@ func (s *Standin) bulk(w http.ResponseWriter, r *http.Request, target string) {
 	start := time.Now()
 	acts, err := parseBulk(r, target)
 	s.mu.Lock()
-	if d := s.latency; d > 0 {
-		s.mu.Unlock()
-		time.Sleep(d) // the stand-in's own service time, not a wait in a test
-		s.mu.Lock()
-	}
 	s.requests++
 	if len(s.failNext) > 0 {
 		status := s.failNext[0]
@@ -89,7 +84,25 @@ func (s *Standin) bulk(w http.ResponseWriter, r *http.Request, target string) {
 		}
 		items.WriteString("}}")
 	}
+	var withheld chan struct{}
+	if s.withhold {
+		if s.answerLeft > 0 {
+			s.answerLeft -= len(acts)
+		} else {
+			withheld = s.release
+		}
+	}
 	s.mu.Unlock()
+	if withheld != nil {
+		// Applied, not answered: the client's writes are in the index
+		// without an acknowledgment until ReleaseAnswers (or the client
+		// goes away).
+		select {
+		case <-withheld:
+		case <-r.Context().Done():
+			return
+		}
+	}
 	var out bytes.Buffer
 	fmt.Fprintf(&out, `{"took":%d,"errors":%t,"items":[`, time.Since(start).Milliseconds(), failed)
 	out.Write(items.Bytes())

@@ -83,11 +83,15 @@ type Standin struct {
 
 	mu       sync.Mutex
 	indices  map[string]*index
-	failNext []int         // statuses for the next whole _bulk requests
-	rejectN  int           // items to answer 429 next
-	latency  time.Duration // added before answering each _bulk request
-	requests int
-	statuses map[int]int // item statuses answered, by status
+	failNext []int // statuses for the next whole _bulk requests
+	rejectN  int   // items to answer 429 next
+	// Set by WithholdAnswersAfter: items still answered before the answers
+	// of later _bulk requests are withheld, until release is closed.
+	withhold   bool
+	answerLeft int
+	release    chan struct{}
+	requests   int
+	statuses   map[int]int // item statuses answered, by status
 }
 
 type index struct {
@@ -185,13 +189,30 @@ func (s *Standin) FailRequests(statuses ...int) {
 	s.failNext = append(s.failNext, statuses...)
 }
 
-// SetLatency makes every later _bulk request take at least d before it is
-// answered, as a loaded cluster does (0: answer at once). Tests use it to
-// keep a sink's writes in progress long enough to act in the middle of them.
-func (s *Standin) SetLatency(d time.Duration) {
+// WithholdAnswersAfter makes the stand-in apply and answer the next n
+// items of _bulk requests as usual, then apply every later _bulk request
+// without answering it, until ReleaseAnswers: the client's writes are in
+// the index, unacknowledged, as when a cluster stalls after writing. Tests
+// use it to hold a sink in the middle of its writes, with documents
+// written whose offsets it cannot commit (its Flush waits for the answers).
+func (s *Standin) WithholdAnswersAfter(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.latency = d
+	if !s.withhold {
+		s.withhold, s.release = true, make(chan struct{})
+	}
+	s.answerLeft = n
+}
+
+// ReleaseAnswers answers the requests WithholdAnswersAfter withheld, and
+// answers later ones at once.
+func (s *Standin) ReleaseAnswers() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.withhold {
+		s.withhold = false
+		close(s.release)
+	}
 }
 
 // RejectItems makes the next n items of _bulk requests answer 429
