@@ -109,9 +109,8 @@ type SinkRunner struct {
 	hwm       map[data.TopicPartition]int64
 	noCommit  bool // set on failure: rebalance callbacks close partitions without flushing
 	// idlePoll: the last poll returned no records. The lag then counts
-	// nothing the task could be given: on a topic written in transactions
-	// the committed offset stays before each partition's last transaction
-	// marker, so a caught-up sink keeps a lag of one record per partition.
+	// nothing the task could be given (what it has put waits for the next
+	// commit), so the stall detector sees no work.
 	idlePoll bool
 
 	// snapshots for calls from the task's own goroutines, lock-free
