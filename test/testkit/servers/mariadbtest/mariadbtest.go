@@ -153,15 +153,31 @@ func Start(opts Options) (*Server, error) {
 			return nil, fmt.Errorf("handing %s to user %s: %w", dir, User, err)
 		}
 	}
+	// Each server keeps its temporary files in a folder of its own: test
+	// packages start servers side by side, and bootstraps sharing /tmp
+	// failed ("Could not remove temporary table '/tmp/#sql-temptable-…'",
+	// then "Unknown table 'mysql.tmp_user_sys'").
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		return nil, fmt.Errorf("creating the server's temporary folder: %w", err)
+	}
+	if cred != nil {
+		if err := os.Chown(tmp, int(cred.Uid), int(cred.Gid)); err != nil {
+			return nil, fmt.Errorf("handing %s to user %s: %w", tmp, User, err)
+		}
+	}
 	install := exec.Command(installDB, "--no-defaults", "--datadir="+filepath.Join(dir, "data"),
-		"--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve", "--innodb-log-file-size=16M")
+		"--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve", "--innodb-log-file-size=16M",
+		"--tmpdir="+tmp)
 	install.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	install.Dir = dir
+	install.Env = append(os.Environ(), "TMPDIR="+tmp)
 	if out, err := install.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("mariadb-install-db: %w\n%s", err, out)
 	}
 	settings := map[string]string{
 		"datadir":                        filepath.Join(dir, "data"),
+		"tmpdir":                         tmp,
 		"socket":                         filepath.Join(dir, "mariadb.sock"),
 		"pid-file":                       filepath.Join(dir, "mariadb.pid"),
 		"log-error":                      s.logFile,
