@@ -67,6 +67,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
+	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -93,6 +95,7 @@ var (
 	profileDir = flag.String("cpuprofile-dir", "", "write CPU profiles of the worker (worker.pprof) and of this program, broker and baselines included (bench.pprof), to this folder")
 	only       = flag.String("only", "", "run only the sink, the source or the exactly-once source measurement (sink, source, eos; default all)")
 	workerBin  = flag.String("worker", "", "a conveyor-worker binary to measure instead of building ./runtime/cmd/conveyor-worker (to compare builds)")
+	gcPercent  = flag.Int("gogc", 0, "this program's GOGC (the broker's and the bare clients'; 0: the Go default or $GOGC); the worker keeps its own")
 	rounds     = flag.Int("rounds", 3, "rounds of each measurement (fresh topics, connector and baseline each); the median ratio is reported")
 )
 
@@ -106,6 +109,9 @@ func logf(format string, args ...any) {
 
 func main() {
 	flag.Parse()
+	if *gcPercent > 0 {
+		debug.SetGCPercent(*gcPercent)
+	}
 	if err := run(); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		os.Exit(1)
@@ -412,13 +418,23 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 }
 
 // cpuTimes are the CPU seconds (user+system) used so far by this program
-// (broker and baselines) and by the worker.
-type cpuTimes struct{ bench, worker float64 }
+// (broker and baselines) and by the worker, and this program's garbage
+// collections so far and their CPU seconds (estimated by the Go runtime).
+type cpuTimes struct {
+	bench, worker float64
+	gcCycles      uint64
+	gcCPU         float64
+}
 
 func cpuNow(w *workerProc) cpuTimes {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	t := cpuTimes{bench: float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9}
+	gc := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(gc)
+	if gc[0].Value.Kind() == metrics.KindUint64 && gc[1].Value.Kind() == metrics.KindFloat64 {
+		t.gcCycles, t.gcCPU = gc[0].Value.Uint64(), gc[1].Value.Float64()
+	}
 	// /proc/PID/stat: utime and stime are fields 14 and 15, in clock ticks
 	// (100 per second on Linux), after the ")" that ends the command name.
 	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", w.proc.Pid())); err == nil {
