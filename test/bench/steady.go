@@ -37,21 +37,38 @@ import (
 var (
 	steadyRecords = flag.Int("steady-records", 5_000_000, "records of the steady-state measurements (0: none)")
 	steadyRounds  = flag.Int("steady-rounds", 3, "rounds of the steady-state measurements (the median ratio is reported)")
+	sinkFlush     = flag.Duration("steady-sink-flush-interval", 0, "offset.flush.interval.ms of the worker of the steady sink rounds (0: the worker's default, 10s; 200ms: as the other measurements' worker)")
 )
 
 // steadyLimit bounds one steady-state run (the issue: under two minutes).
 const steadyLimit = 2 * time.Minute
 
 // steady runs the steady-state sink and source measurements, and returns
-// their median ratios.
-func steady(ctx context.Context, w *workerProc, dir, addr string, adm *kadm.Client) ([]figure, error) {
+// their median ratios. The sink rounds run on a worker of their own that
+// commits offsets at the worker's default interval (-steady-sink-flush-interval):
+// each commit of the file sink is an fsync, and at the 200ms of the other
+// measurements' worker these took 6-21% of the sink's time and varied
+// fourfold with the machine's disk from one round to the next.
+func steady(ctx context.Context, bin string, w *workerProc, dir, addr string, adm *kadm.Client) ([]figure, error) {
 	if *steadyRecords <= 0 {
 		return nil, nil
+	}
+	sinkW := w
+	if *only == "" || *only == "sink" {
+		var extra []string
+		if *sinkFlush > 0 {
+			extra = append(extra, fmt.Sprintf("offset.flush.interval.ms=%d", sinkFlush.Milliseconds()))
+		}
+		var err error
+		if sinkW, err = startWorker(ctx, bin, dir, addr, "bench-steady-sink", extra...); err != nil {
+			return nil, err
+		}
+		defer sinkW.stop()
 	}
 	var sink, source []float64
 	for round := 1; round <= max(*steadyRounds, 1); round++ {
 		if *only == "" || *only == "sink" {
-			r, err := steadySinkRound(ctx, w, dir, addr, adm, round)
+			r, err := steadySinkRound(ctx, sinkW, dir, addr, adm, round)
 			if err != nil {
 				return nil, err
 			}
