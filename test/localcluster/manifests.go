@@ -103,3 +103,53 @@ spec:
     batch.size: "2000"
 `, p.Name, p.Cluster, p.Topic, p.Records, p.Rate, p.SinkTasks, p.DatabaseURL, p.Table)
 }
+
+// MySqlPipeline is a MySqlTableSource → Kafka → MySqlSink pair on a StreamCluster:
+// the KafkaConnectors src-<Name> (table Table of the source URL in incrementing mode
+// on its id column, to topic TopicPrefix+Table) and sink-<Name> (SinkTasks tasks,
+// plain inserts into SinkTable of the sink URL, created on first use).
+type MySqlPipeline struct {
+	Name, Cluster      string
+	SourceURL, Table   string
+	TopicPrefix        string
+	SinkTasks          int
+	SinkURL, SinkTable string
+}
+
+// Manifest is the two KafkaConnectors as YAML for kubectl apply.
+func (p MySqlPipeline) Manifest() string {
+	return fmt.Sprintf(`apiVersion: connect.conveyor.dev/v1alpha1
+kind: KafkaConnector
+metadata:
+  name: src-%[1]s
+spec:
+  clusterRef: {name: %[2]s}
+  class: MySqlTableSource
+  tasksMax: 1
+  config:
+    connection.url: "%[3]s"
+    table.whitelist: %[4]s
+    mode: incrementing
+    incrementing.column.name: id
+    topic.prefix: %[5]s
+    poll.interval.ms: "100"
+    batch.max.rows: "2000"
+---
+apiVersion: connect.conveyor.dev/v1alpha1
+kind: KafkaConnector
+metadata:
+  name: sink-%[1]s
+spec:
+  clusterRef: {name: %[2]s}
+  class: MySqlSink
+  tasksMax: %[6]d
+  config:
+    topics: %[5]s%[4]s
+    connection.url: "%[7]s"
+    table.name.format: %[8]s
+    auto.create: "true"
+    insert.mode: insert
+    pk.mode: none
+    batch.size: "2000"
+`, p.Name, p.Cluster, p.SourceURL, p.Table, p.TopicPrefix, p.SinkTasks, p.SinkURL, p.SinkTable)
+}
