@@ -43,7 +43,9 @@ func (t *SourceTask) CommitRecord(*plugin.SourceRecord, *plugin.RecordMetadata) 
 func (t *SourceTask) Commit(context.Context) error { return nil }
 
 // Poll returns the next rows of the task's tables.
-func (t *SourceTask) Poll(ctx context.Context) ([]*plugin.SourceRecord, error) { return t.Reader.Poll(ctx) }
+func (t *SourceTask) Poll(ctx context.Context) ([]*plugin.SourceRecord, error) {
+	return t.Reader.Poll(ctx)
+}
 
 // StartReader sets up the Reader over tables with the settings' mode and
 // batching, and resumes each table from its stored offset.
