@@ -41,7 +41,9 @@ limitations under the License.
 //     figure is the longest pause of any task (target <= 1);
 //     rolling_update_task_restarts counts the task starts written to the
 //     status topic during the rollout (each of the rolling_update_tasks
-//     tasks must move at least once, since every worker is replaced);
+//     tasks must move at least once, since every worker is replaced, and
+//     should move only once: the workers carry worker.revision as the
+//     operator's pods do, old ones "a", new ones "b");
 //     rolling_update_records_lost counts the source's record ids missing
 //     from the sink's file afterwards (must be 0) and
 //     rolling_update_records_duplicated the lines written twice
@@ -176,12 +178,17 @@ func median(ds []time.Duration) time.Duration {
 
 // newCluster starts a broker and prepares a cluster of worker processes.
 func newCluster(bin, dir string, kopts ...kfake.Opt) (*harness.Broker, *harness.Cluster, error) {
+	return newClusterWith(bin, dir, nil, kopts...)
+}
+
+// newClusterWith is newCluster with per-worker config lines.
+func newClusterWith(bin, dir string, perWorker func(string) []string, kopts ...kfake.Opt) (*harness.Broker, *harness.Cluster, error) {
 	b, err := harness.StartBroker(kopts...)
 	if err != nil {
 		return nil, nil, err
 	}
 	c, err := harness.NewCluster(harness.Options{Binary: bin, Dir: dir, Bootstrap: b.Addr,
-		SessionTimeout: *session, HeartbeatInterval: *heartbeat, LostWorkerDelay: *lostDelay})
+		SessionTimeout: *session, HeartbeatInterval: *heartbeat, LostWorkerDelay: *lostDelay, PerWorker: perWorker})
 	if err != nil {
 		b.Close()
 		return nil, nil, err
