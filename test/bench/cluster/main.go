@@ -85,7 +85,13 @@ var (
 	lostDelay = flag.Duration("lost-worker-delay", 3*time.Second, "scheduled.rebalance.max.delay.ms of the workers")
 	verbose   = flag.Bool("v", false, "log progress and every measurement to stderr")
 	keep      = flag.Bool("keep", false, "keep the worker logs (their folder is printed)")
-	only      = flag.String("only", "assign,handoff,restart,rollout,memory", "the measurements to run, comma-separated")
+	only      = flag.String("only", "assign,handoff,restart,rollout,memory,worker-curve,rebalance-curve", "the measurements to run, comma-separated")
+
+	workerSizes    = flag.String("worker-sizes", "10,100,400", "worker curve: tasks on one worker (half sources, half sinks)")
+	workerRate     = flag.Float64("worker-rate", 100, "worker curve under load: records per second of each source")
+	rebalanceSizes = flag.String("rebalance-sizes", "10,100,1000", "rebalance curve: tasks on 3 workers (connectors of 10 tasks)")
+	settle         = flag.Duration("settle", 5*time.Second, "curves: wait before each measurement")
+	windowLen      = flag.Duration("window", 10*time.Second, "worker curve: how long CPU time is measured")
 
 	rolloutRecords = flag.Int("rollout-records", 60000, "records the source of the rolling update writes (3000/s)")
 )
@@ -111,7 +117,7 @@ func main() {
 }
 
 func run() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
 	dir, err := os.MkdirTemp("", "conveyor-bench-cluster-")
 	if err != nil {
@@ -166,6 +172,16 @@ func run() error {
 			return err
 		}
 		report("worker_rss_200_tasks_mb", rss)
+	}
+	if want("worker-curve") {
+		if err := workerCurve(ctx, bin, filepath.Join(dir, "worker-curve")); err != nil {
+			return err
+		}
+	}
+	if want("rebalance-curve") {
+		if err := rebalanceCurve(ctx, bin, filepath.Join(dir, "rebalance-curve")); err != nil {
+			return err
+		}
 	}
 	return nil
 }
