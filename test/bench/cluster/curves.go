@@ -270,7 +270,8 @@ func measureRebalance(ctx context.Context, bin, dir string, n int) (map[string]t
 	}
 	took := map[string]time.Duration{}
 	begin := time.Now()
-	if _, err := c.Start(ctx, "w4"); err != nil {
+	w4, err := c.Start(ctx, "w4")
+	if err != nil {
 		return nil, withLogs(c, err)
 	}
 	at, err := wait("balanced on 4 workers after w4 joined", harness.Balanced(n, "w1", "w2", "w3", "w4"))
@@ -281,14 +282,14 @@ func measureRebalance(ctx context.Context, bin, dir string, n int) (map[string]t
 
 	time.Sleep(*settle)
 	begin = time.Now()
-	if err := c.Worker("w4").Terminate(); err != nil {
+	if err := w4.Terminate(); err != nil {
 		return nil, err
 	}
 	if at, err = wait("every task RUNNING off w4 after its SIGTERM", harness.AllRunning(n, "w4")); err != nil {
 		return nil, withLogs(c, err)
 	}
 	took["leave"] = at.Sub(begin)
-	if err := c.Worker("w4").Wait(30 * time.Second); err != nil {
+	if err := w4.Wait(30 * time.Second); err != nil {
 		return nil, withLogs(c, err)
 	}
 
@@ -297,7 +298,7 @@ func measureRebalance(ctx context.Context, bin, dir string, n int) (map[string]t
 	}
 	time.Sleep(*settle)
 	begin = time.Now()
-	if err := c.Worker("w3").Kill(); err != nil {
+	if err := ws[2].Kill(); err != nil {
 		return nil, err
 	}
 	if at, err = wait("every task RUNNING off w3 after its SIGKILL", harness.AllRunning(n, "w3")); err != nil {
