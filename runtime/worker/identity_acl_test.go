@@ -264,6 +264,12 @@ func TestPerConnectorKafkaIdentitiesUnderACLs(t *testing.T) {
 			t.Errorf("%s: the trace shows a password: %s", name, trace)
 		}
 	}
+	// Its offsets through REST: the broker refuses its login the group, and
+	// the answer says so (403, not a server error).
+	if code, body := doAuth(t, w.token, http.MethodGet, w.url+"/connectors/ledger-orders/offsets", nil); code != http.StatusForbidden ||
+		!strings.Contains(string(body), kerr.GroupAuthorizationFailed.Message) {
+		t.Errorf("offsets of ledger-orders (no group ACL): %d %s, want 403 naming %s", code, body, kerr.GroupAuthorizationFailed.Message)
+	}
 	for _, f := range []string{".payroll", ".ledger", ".nogroup"} {
 		if b, _ := os.ReadFile(out + f); len(b) > 0 {
 			t.Errorf("%s: a refused sink wrote %q", f, b)
