@@ -83,6 +83,11 @@ type SinkConfig struct {
 	// ReadCommitted makes the consumer read_committed: records of aborted
 	// transactions (an exactly-once source's) are never delivered.
 	ReadCommitted bool
+	// Share makes the task consume through the share group
+	// connect-share-<connector> (consumer.group.type=share, KIP-932)
+	// instead of the consumer group: see sink_share.go. InstanceID and
+	// the group timeouts do not apply to it.
+	Share bool
 }
 
 // SinkRunner runs one sink task: a consumer in group connect-<connector>
@@ -134,6 +139,8 @@ type SinkRunner struct {
 	inCallback atomic.Int32
 	// round is whether the consumer is inside a group round (keepAlive).
 	round groupRound
+	// shareLimit is the share group's delivery limit (share mode).
+	shareLimit int32
 }
 
 // leaveWait bounds how long closing the consumer may wait for a group
@@ -204,6 +211,9 @@ func NewSinkRunner(cfg SinkConfig) (*SinkRunner, error) {
 // worker's Kafka options; the consumer's settings (Common.Clients) go
 // after them.
 func (r *SinkRunner) ConsumerOpts() []kgo.Opt {
+	if r.cfg.Share {
+		return r.shareConsumerOpts()
+	}
 	opts := []kgo.Opt{
 		kgo.ConsumerGroup(connectnames.SinkGroup(r.cfg.ID.Connector)),
 		kgo.Balancers(kgo.CooperativeStickyBalancer()),
@@ -273,7 +283,15 @@ func (r *SinkRunner) Start(ctx context.Context) error {
 		cctx, ccancel := context.WithCancel(ctx)
 		r.cancelClient = ccancel
 		defer ccancel()
-		if r.cfg.InstanceID != "" {
+		if r.cfg.Share {
+			limit, err := r.prepareShareGroup(ctx)
+			if err != nil {
+				r.fail(err)
+				r.stopTask()
+				return
+			}
+			r.shareLimit = limit
+		} else if r.cfg.InstanceID != "" {
 			r.takeOverStatic(ctx)
 		}
 		opts := r.cfg.clientOpts(clientconfig.Consumer, append(r.ConsumerOpts(), kgo.WithContext(cctx)))
@@ -287,6 +305,10 @@ func (r *SinkRunner) Start(ctx context.Context) error {
 		if err != nil {
 			r.fail(fmt.Errorf("creating consumer: %w", err))
 			r.stopTask()
+			return
+		}
+		if r.cfg.Share {
+			r.runShare(ctx)
 			return
 		}
 		go r.keepAlive(cctx, cl)
