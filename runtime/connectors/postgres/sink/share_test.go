@@ -33,13 +33,17 @@ import (
 func TestUpsertVersionGuardKeepsNewest(t *testing.T) {
 	url := pg.CreateDatabase(t)
 	task := startTask(t, with(baseConfig(url), KeyInsertMode, "upsert", KeyPKMode, "record_key", KeyAutoCreate, "true", KeyUpsertVersionColumn, "kafka_offset"))
+	rows := func() string {
+		return pgtest.QueryString(t, url, `SELECT string_agg(format('%s:%s:%s@%s', id, qty, note, kafka_offset), ' ' ORDER BY id) FROM orders`)
+	}
 	putFlush(t, task, order(10, 1, 10, "new"), order(11, 2, 20, "b-new"))
-	putFlush(t, task, order(3, 1, 3, "old"))                                 // older, later batch
-	putFlush(t, task, order(12, 2, 21, "b-newest"), order(5, 2, 5, "b-old")) // older last in its batch
-	putFlush(t, task, order(10, 1, 10, "new"))                               // redelivered
-	got := pgtest.QueryString(t, url, `SELECT string_agg(format('%s:%s:%s@%s', id, qty, note, kafka_offset), ' ' ORDER BY id) FROM orders`)
-	if want := "1:10:new@10 2:21:b-newest@12"; got != want {
-		t.Fatalf("rows %q, want %q", got, want)
+	putFlush(t, task, order(3, 1, 3, "old")) // older, in a later batch
+	if got, want := rows(), "1:10:new@10 2:20:b-new@11"; got != want {
+		t.Fatalf("after an older record in a later batch: rows %q, want %q", got, want)
+	}
+	putFlush(t, task, order(12, 2, 21, "b-newest"), order(5, 2, 5, "b-old")) // older, last in its batch
+	if got, want := rows(), "1:10:new@10 2:21:b-newest@12"; got != want {
+		t.Fatalf("after an older record last in its batch: rows %q, want %q", got, want)
 	}
 	putFlush(t, task, order(20, 1, 99, "newer"))
 	if got := pgtest.QueryString(t, url, `SELECT format('%s:%s@%s', qty, note, kafka_offset) FROM orders WHERE id = 1`); got != "99:newer@20" {

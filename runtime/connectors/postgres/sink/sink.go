@@ -108,7 +108,7 @@ func Plugin() plugin.Plugin {
 			DisplayName: "Delete on tombstones", Doc: "Delete the row of a record with a null value (a tombstone); needs pk.mode=record_key. When false, tombstones are skipped."},
 		{Name: KeyUpsertVersionColumn, Type: plugin.TypeString, Group: group, Importance: plugin.ImportanceMedium, Width: plugin.WidthMedium,
 			DisplayName: "Upsert version column",
-			Doc: "insert.mode=upsert only: a BIGINT column (auto.create adds it) that stores the Kafka offset of the record each row was last written from; an upsert changes a row only when its record's offset is higher, so an older record delivered after a newer one (consumer.group.type=share) never overwrites it. The records of one key must share a partition (keyed records do)."},
+			Doc:         "insert.mode=upsert only: a BIGINT column (auto.create adds it) that stores the Kafka offset of the record each row was last written from; an upsert changes a row only when its record's offset is higher, so an older record delivered after a newer one (consumer.group.type=share) never overwrites it. The records of one key must share a partition (keyed records do)."},
 		{Name: KeyBatchSize, Type: plugin.TypeInt, Default: "3000", Group: group, Importance: plugin.ImportanceMedium, Width: plugin.WidthShort,
 			DisplayName: "Batch size", Validator: plugin.AtLeast(1), Max: 100_000,
 			Doc: "Most records one transaction writes. Records are written in the background as they come, one transaction at a time: while one commits, the next records are buffered, and the next transaction takes them all (up to batch.size), so batches grow with the load and a trickle of records is committed within about one transaction's time. Put waits while batch.size records are buffered."},
