@@ -82,6 +82,9 @@ func (r *SinkRunner) shareConsumerOpts() []kgo.Opt {
 		// putting, never a prefetched buffer other tasks could have taken.
 		kgo.ShareMaxRecords(int32(r.putLimit())),
 		kgo.ShareMaxRecordsStrict(),
+		// Kafka's fetch.max.wait.ms (kgo's default is 5 s): a released
+		// record, which wakes no waiting fetch, comes back within it.
+		kgo.FetchMaxWait(500 * time.Millisecond),
 		kgo.FetchMaxBytes(r.cfg.FetchMaxBytes),
 		kgo.FetchMaxPartitionBytes(r.cfg.FetchMaxPartitionBytes),
 	}
@@ -255,7 +258,7 @@ func (r *SinkRunner) shareLoop(ctx context.Context) error {
 		var records []*kgo.Record
 		fetches.EachRecord(func(kr *kgo.Record) { records = append(records, kr) })
 		if fatal != nil {
-			cl.MarkAcks(kgo.AckRelease, records...)
+			markAcks(cl, kgo.AckRelease, records)
 			return fatal
 		}
 		r.mu.Lock()
@@ -288,7 +291,7 @@ type shareAcks struct {
 // records; records delivered again go one per Put.
 func (r *SinkRunner) deliverShareLocked(ctx context.Context, records []*kgo.Record, limit int) error {
 	if err := r.openShareLocked(ctx, records); err != nil {
-		r.client.MarkAcks(kgo.AckRelease, records...)
+		markAcks(r.client, kgo.AckRelease, records)
 		return err
 	}
 	var acks shareAcks
@@ -346,10 +349,10 @@ func (r *SinkRunner) deliverShareLocked(ctx context.Context, records []*kgo.Reco
 		cancel()
 	}
 	cl := r.client
-	cl.MarkAcks(kgo.AckAccept, acks.put...)
-	cl.MarkAcks(kgo.AckAccept, acks.consumed...)
-	cl.MarkAcks(kgo.AckReject, acks.rejected...)
-	cl.MarkAcks(kgo.AckRelease, acks.released...)
+	markAcks(cl, kgo.AckAccept, acks.put)
+	markAcks(cl, kgo.AckAccept, acks.consumed)
+	markAcks(cl, kgo.AckReject, acks.rejected)
+	markAcks(cl, kgo.AckRelease, acks.released)
 	// Whatever is still unmarked (none, by construction) is released, never
 	// auto-accepted by the next poll.
 	cl.MarkAcks(kgo.AckRelease)
@@ -359,6 +362,16 @@ func (r *SinkRunner) deliverShareLocked(ctx context.Context, records []*kgo.Reco
 	}
 	cancel()
 	return fatal
+}
+
+// markAcks marks records; none marks none. (kgo's MarkAcks with no
+// records marks every unmarked record of the last poll: an empty list
+// must never reach it, or an empty "accepted" list would accept what
+// failed.)
+func markAcks(cl *kgo.Client, status kgo.AckStatus, rs []*kgo.Record) {
+	if len(rs) > 0 {
+		cl.MarkAcks(status, rs...)
+	}
 }
 
 func cmpErr(a, b error) error {
