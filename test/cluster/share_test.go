@@ -31,7 +31,10 @@ import (
 	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
-var sentRE = regexp.MustCompile(`(?m)^kafka_connect_sink_record_send_total\{connector="([^"]+)",task="(\d+)"\} (\S+)$`)
+var (
+	sentRE        = regexp.MustCompile(`(?m)^kafka_connect_sink_record_send_total\{connector="([^"]+)",task="(\d+)"\} (\S+)$`)
+	redeliveredRE = regexp.MustCompile(`(?m)^kafka_connect_share_records_redelivered_total\{[^}]*\} (\S+)$`)
+)
 
 // Beyond partitions: a rate-limited file sink in share mode
 // (consumer.group.type=share) with tasks.max 8 on a 2-partition topic runs
