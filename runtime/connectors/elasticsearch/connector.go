@@ -24,13 +24,13 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
 
-// connector is the connector: its tasks share the topics' partitions
+// esConnector is the connector: its tasks share the topics' partitions
 // (or, in share mode, the share group's records), each with the whole
 // configuration.
-type connector struct{ plugin.PartitionSinkConnector }
+type esConnector struct{ plugin.PartitionSinkConnector }
 
 func newConnector() plugin.Connector {
-	return &connector{plugin.PartitionSinkConnector{Fallback: KeyURL, Parse: func(c map[string]string) error { _, err := parse(c); return err }, Check: check}}
+	return &esConnector{plugin.PartitionSinkConnector{Fallback: KeyURL, Parse: func(c map[string]string) error { _, err := parse(c); return err }, Check: check}}
 }
 
 // ToleratesShareGroup: yes. With key.ignore=false a document's external
@@ -39,7 +39,7 @@ func newConnector() plugin.Connector {
 // sink ignores) and a redelivered record changes nothing; with
 // key.ignore=true every record is its own document (topic+partition+offset),
 // written again the same on redelivery.
-func (*connector) ToleratesShareGroup(map[string]string) (bool, string) {
+func (*esConnector) ToleratesShareGroup(map[string]string) (bool, string) {
 	return true, ""
 }
 
