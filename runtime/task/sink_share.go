@@ -222,39 +222,20 @@ func (r *SinkRunner) shareLoop(ctx context.Context) error {
 	cl := r.client
 	limit := r.putLimit()
 	for {
-		if r.isStopping() {
+		// Nothing is held between polls: paused, the task holds no record
+		// the other tasks could take.
+		if done, paused := r.waitTurn(); done {
 			return nil
-		}
-		if err := r.failed(); err != nil {
-			return nil
-		}
-		if r.targetPaused() {
-			// Nothing is held between polls: paused, the task holds no
-			// record the other tasks could take.
-			r.setState(StatePaused, "")
-			select {
-			case <-r.wake:
-			case <-time.After(r.cfg.OffsetFlushInterval):
-			}
+		} else if paused {
 			continue
 		}
-		r.setState(StateRunning, "")
 		pctx, cancel := context.WithTimeout(ctx, r.cfg.PollTimeout)
 		fetches := cl.PollRecords(pctx, limit)
 		cancel()
 		if fetches.IsClientClosed() {
 			return nil
 		}
-		var fatal error
-		fetches.EachError(func(t string, p int32, err error) {
-			if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-				return
-			}
-			r.cfg.Logger.Warn("share fetch error", "topic", t, "partition", p, "error", err)
-			if ((t == "" && p < 0 && !kerr.IsRetriable(err)) || clientconfig.IsRefused(err)) && fatal == nil {
-				fatal = fmt.Errorf("consuming through share group %s: %w", connectnames.ShareGroup(r.cfg.ID.Connector), err)
-			}
-		})
+		fatal := r.fetchFatal(fetches, "consuming through share group "+connectnames.ShareGroup(r.cfg.ID.Connector))
 		var records []*kgo.Record
 		fetches.EachRecord(func(kr *kgo.Record) { records = append(records, kr) })
 		if fatal != nil {
