@@ -20,10 +20,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -147,6 +149,7 @@ func (r *SinkRunner) prepareShareGroup(ctx context.Context) (int32, error) {
 		}
 		r.cfg.Logger.Info("set share group configs", "group", group, "configs", want)
 	}
+	r.seedShareGroup(ctx, kadm.NewClient(cl), group)
 	if v, ok := set[shareDeliveryLimitKey]; ok {
 		if n, err := strconv.Atoi(v); err == nil && n > 0 {
 			return int32(n), nil
@@ -160,6 +163,62 @@ func (r *SinkRunner) prepareShareGroup(ctx context.Context) (int32, error) {
 	}
 	r.cfg.Logger.Warn("could not read the broker's share delivery limit; assuming Kafka's default", "key", brokerDeliveryLimitKey, "default", defaultShareDeliveryLimit, "error", err)
 	return defaultShareDeliveryLimit, nil
+}
+
+// seedShareGroup starts a share group that has no start offsets yet where
+// the connector's consumer group connect-<name> committed (a connector
+// switched from consumer.group.type=consumer), so the switch neither skips
+// nor repeats the topics: AlterShareGroupOffsets, which Kafka allows only
+// while the share group has no member. A task that comes second (the
+// group has offsets, or members) or lacks an ACL leaves it as it is: the
+// share group then starts where share.auto.offset.reset says. Nothing here
+// fails the task.
+func (r *SinkRunner) seedShareGroup(ctx context.Context, adm *kadm.Client, group string) {
+	described, err := adm.DescribeShareGroupOffsets(ctx, group)
+	if err != nil {
+		r.cfg.Logger.Info("not seeding the share group: describing its offsets failed", "group", group, "error", err)
+		return
+	}
+	for _, ps := range described[group].Offsets {
+		for _, o := range ps {
+			if o.Err == nil && o.StartOffset >= 0 {
+				return // it has its own positions
+			}
+		}
+	}
+	classic := connectnames.SinkGroup(r.cfg.ID.Connector)
+	fetched, err := adm.FetchOffsets(ctx, classic)
+	if err != nil {
+		r.cfg.Logger.Info("not seeding the share group from the consumer group: fetching its offsets failed", "group", group, "from", classic, "error", err)
+		return
+	}
+	seed := kadm.Offsets{}
+	fetched.Each(func(o kadm.OffsetResponse) {
+		if o.Err == nil && o.At >= 0 && r.consumes(o.Topic) {
+			seed.AddOffset(o.Topic, o.Partition, o.At, -1)
+		}
+	})
+	if len(seed) == 0 {
+		return
+	}
+	resp, err := adm.AlterShareGroupOffsets(ctx, group, seed)
+	if err == nil {
+		err = resp.Error()
+	}
+	if err != nil {
+		r.cfg.Logger.Info("not seeding the share group from the consumer group", "group", group, "from", classic, "error", err)
+		return
+	}
+	r.cfg.Logger.Info("seeded the share group from the consumer group's committed offsets", "group", group, "from", classic, "partitions", len(seed))
+}
+
+// consumes reports whether the task reads topic.
+func (r *SinkRunner) consumes(topic string) bool {
+	if r.cfg.TopicsRegex != "" {
+		ok, _ := regexp.MatchString(plugin.TopicsRegex(r.cfg.TopicsRegex), topic)
+		return ok
+	}
+	return slices.Contains(r.cfg.Topics, topic)
 }
 
 // describeConfigs returns the configs of one resource that are set (not

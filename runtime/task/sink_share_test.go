@@ -26,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/conveyor-dev/conveyor/runtime/connectors/file"
@@ -207,5 +208,37 @@ func TestShareSinkPoisonRecordToDeadLetterQueueAtDeliveryLimit(t *testing.T) {
 	})
 	if st := r.State(); st != StateRunning {
 		t.Fatalf("task state %s, want RUNNING", st)
+	}
+}
+
+// Switching a connector from the consumer group to share mode: the new
+// share group starts where connect-<name> committed (AlterShareGroupOffsets
+// while it has no member), so the switch neither repeats nor skips records.
+func TestShareSinkSeedsFromConsumerGroup(t *testing.T) {
+	c := shareCluster(t, "in", 2, 5)
+	produce(t, c, "in", "r", 40) // 20 a partition
+	adm := admin(t, c)
+	committed := kadm.Offsets{}
+	committed.AddOffset("in", 0, 15, -1)
+	committed.AddOffset("in", 1, 15, -1)
+	if resp, err := adm.CommitOffsets(context.Background(), "connect-switch", committed); err != nil || resp.Error() != nil {
+		t.Fatalf("committing the consumer group's offsets: %v %v", err, resp.Error())
+	}
+	sink := newRecordingSink()
+	newSink(t, SinkConfig{Common: shareCommon(c, ID{"switch", 0}, map[string]string{"topics": "in"}), Task: sink, Share: true})
+	testkit.EventuallyTrue(t, 10*time.Second, "the 10 records after the committed offsets", func() bool {
+		sink.mu.Lock()
+		defer sink.mu.Unlock()
+		return len(sink.seen) >= 10
+	})
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	for _, r := range sink.puts {
+		if r.Offset < 15 {
+			t.Fatalf("put %s-%d@%d, below the consumer group's committed offset 15", r.Topic, r.Partition, r.Offset)
+		}
+	}
+	if len(sink.seen) != 10 {
+		t.Fatalf("%d records put, want the 10 after the committed offsets", len(sink.seen))
 	}
 }
