@@ -88,6 +88,16 @@ type SinkConnector struct {
 	seen   bool
 }
 
+// ToleratesShareGroup: yes. The file is a log of the values that
+// arrived, not a table: no line overwrites another. It already holds the
+// lines of every partition interleaved, appended by many tasks, and a
+// record delivered again after a crash appears twice (at-least-once);
+// share mode adds only that lines of one partition may appear out of
+// their partition order.
+func (*SinkConnector) ToleratesShareGroup(map[string]string) (bool, string) {
+	return true, ""
+}
+
 // Validate checks that the file lies where the worker's file access allows
 // (links followed) and that its directory exists.
 func (c *SinkConnector) Validate(ctx context.Context, config map[string]string) []plugin.FieldError {
