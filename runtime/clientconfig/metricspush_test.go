@@ -60,7 +60,8 @@ func TestClientMetricsPushOnlyWhenAskedFor(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cl, err := kgo.NewClient(opts...)
+		// As every client is made: the connection, then its settings' options.
+		cl, err := kgo.NewClient(append(opts, s.Opts...)...)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -139,6 +139,14 @@ func Names(kind Kind) []string {
 
 // finish applies the rules between properties and adds their options.
 func (s *Settings) finish() error {
+	if !s.metricsPush {
+		// KIP-714 client metrics: off unless asked for (kfake, and brokers
+		// with a subscription, would have every task's client gather and
+		// push them). franz-go has no option that turns them back on, so
+		// the switch goes with each client's settings, never with a
+		// connection that clients share.
+		s.Opts = append(s.Opts, kgo.DisableClientMetrics())
+	}
 	if s.Kind != Producer {
 		return nil
 	}

@@ -141,6 +141,8 @@ func producerCases() []overrideCase {
 		{key: "producer.override.acks", value: "all", opt: kgo.RequiredAcks, want: kgo.AllISRAcks(), wire: acksAndProducerID(-1, true)},
 		{key: "producer.override.enable.idempotence", value: "false", opt: kgo.DisableIdempotentWrite, want: true, wire: acksAndProducerID(-1, false)},
 		{key: "producer.override.retries", value: "7", opt: kgo.RecordRetries, want: int64(7)},
+		// KIP-714 pushes are off unless asked for (kfake's subscription requests: clientconfig's TestClientMetricsPushOnlyWhenAskedFor).
+		{key: "producer.override.enable.metrics.push", value: "true", opt: kgo.DisableClientMetrics, want: false},
 		{key: "producer.override.max.in.flight.requests.per.connection", value: "3", extra: map[string]string{"producer.override.enable.idempotence": "false"},
 			opt: kgo.MaxProduceRequestsInflightPerBroker, want: 3},
 		{key: "producer.override.client.id", value: "orders-producer", opt: kgo.ClientID, want: "orders-producer"},
@@ -160,6 +162,7 @@ func consumerCases() []overrideCase {
 		}},
 		{key: "consumer.override.auto.offset.reset", value: "latest", opt: kgo.ConsumeResetOffset, want: kgo.NewOffset().AtEnd()},
 		{key: "consumer.override.auto.offset.reset", value: "earliest", opt: kgo.ConsumeResetOffset, want: kgo.NewOffset().AtStart()},
+		{key: "consumer.override.enable.metrics.push", value: "true", opt: kgo.DisableClientMetrics, want: false},
 		{key: "consumer.override.fetch.min.bytes", value: "3", opt: kgo.FetchMinBytes, want: int32(3),
 			wire: fetchField("MinBytes", func(f *kmsg.FetchRequest) int64 { return int64(f.MinBytes) }, 3)},
 		{key: "consumer.override.fetch.max.bytes", value: "70000", opt: kgo.FetchMaxBytes, want: int32(70000),
@@ -221,6 +224,8 @@ func consumerCases() []overrideCase {
 func adminCases() []overrideCase {
 	return []overrideCase{
 		{key: "admin.override.client.id", value: "orders-admin", opt: kgo.ClientID, want: "orders-admin"},
+		// KIP-714 pushes are off unless asked for (kfake's subscription requests: clientconfig's TestClientMetricsPushOnlyWhenAskedFor).
+		{key: "admin.override.enable.metrics.push", value: "true", opt: kgo.DisableClientMetrics, want: false},
 		{key: "admin.override.request.timeout.ms", value: "4321", opt: kgo.RequestTimeoutOverhead, want: 4321 * time.Millisecond},
 	}
 }

@@ -37,7 +37,8 @@ func KafkaOpts(cfg *workerconfig.Config, log *slog.Logger) ([]kgo.Opt, error) {
 	if err != nil {
 		return nil, err
 	}
-	return conn.For(clientconfig.Settings{})
+	opts, err := conn.For(clientconfig.Settings{})
+	return append(opts, kgo.DisableClientMetrics()), err
 }
 
 // KafkaConnection is how the worker reaches its Kafka cluster, in parts:

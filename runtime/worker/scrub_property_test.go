@@ -104,9 +104,15 @@ func TestScrubberPropertyConnectorsKeepTheirOwnData(t *testing.T) {
 			}
 		}
 		for _, c := range conns {
-			if code, body := doJSON(t, http.MethodDelete, tw.url+"/connectors/"+c.name, nil); code != http.StatusNoContent {
-				t.Fatalf("deleting %s: %d %s", c.name, code, body)
-			}
+			// 409 is the worker's "rebalancing, ask again" (the connectors
+			// just created are being assigned), as in Kafka Connect.
+			testkit.Eventually(t, 30*time.Second, "deleting "+c.name, func() (bool, string) {
+				code, body := doJSON(t, http.MethodDelete, tw.url+"/connectors/"+c.name, nil)
+				if code != http.StatusNoContent && code != http.StatusConflict {
+					t.Fatalf("deleting %s: %d %s", c.name, code, body)
+				}
+				return code == http.StatusNoContent, fmt.Sprintf("%d %s", code, body)
+			})
 		}
 	}
 }

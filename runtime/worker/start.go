@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -76,6 +77,11 @@ func (w *Worker) connectKafka(ctx context.Context, undo *undoStack) error {
 	if err != nil {
 		return fmt.Errorf("worker: Kafka client options: %w", err)
 	}
+	// The worker's own clients (this one, the stores', the group's) push
+	// no KIP-714 client metrics; its tasks' clients follow their settings
+	// (enable.metrics.push), on top of the connection alone (w.connOpts).
+	w.connOpts = kopts
+	kopts = append(slices.Clone(kopts), kgo.DisableClientMetrics())
 	client, err := kgo.NewClient(kopts...)
 	if err != nil {
 		return fmt.Errorf("worker: creating Kafka client: %w", err)
@@ -187,7 +193,7 @@ func (w *Worker) buildHerder(opts Options) error {
 		Plugins: opts.Plugins, Configs: w.configs, Offsets: w.offsets, Statuses: w.statuses,
 		Admin: w.admin, Resolver: opts.Resolver,
 		ConnectorAdmin: connectorAdmin(w.admin, w.conn, cfg.Prefixed("admin."), policy),
-		Tasks: &taskRuntime{kafka: w.kopts, workerConv: cfg.ConverterConfig(), offsets: w.offsets, metrics: w.metrics, log: w.log,
+		Tasks: &taskRuntime{kafka: w.connOpts, workerConv: cfg.ConverterConfig(), offsets: w.offsets, metrics: w.metrics, log: w.log,
 			flushInterval: cfg.OffsetFlushInterval, flushTimeout: cfg.OffsetFlushTimeout, consumer: cfg.Prefixed("consumer."), producer: cfg.Prefixed("producer."),
 			admin: cfg.Prefixed("admin."), conn: w.conn, policy: policy, topicCreation: cfg.TopicCreationEnable,
 			topicUsed: scrubTopicUsed(w.statuses.PutTopic, opts.Resolver), scrubFor: scrubForOf(opts.Resolver), instanceID: cfg.GroupInstanceID,

@@ -119,7 +119,8 @@ type Worker struct {
 	joined chan struct{}
 
 	// Set during start-up.
-	kopts         []kgo.Opt
+	kopts         []kgo.Opt                // the worker's own clients' options
+	connOpts      []kgo.Opt                // the connection alone: the base of its tasks' clients
 	conn          *clientconfig.Connection // kopts in parts, for connectors' own identities
 	admin         *kadm.Client
 	kafkaID       string
