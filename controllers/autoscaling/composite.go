@@ -142,6 +142,9 @@ type UnreadableTrigger struct {
 }
 
 func (u UnreadableTrigger) String() string {
+	if u.Topic == "" {
+		return fmt.Sprintf("%s (connector %s, backlog: %d failed reads)", u.Name, u.Connector, u.Failures)
+	}
 	return fmt.Sprintf("%s (connector %s, topic %s: %d failed reads)", u.Name, u.Connector, u.Topic, u.Failures)
 }
 
@@ -172,12 +175,16 @@ func UnreadableTriggers(so *kedav1alpha1.ScaledObject) []UnreadableTrigger {
 		}
 		tr := so.Spec.Triggers[i]
 		idx[tr.Name] = i
-		out = append(out, UnreadableTrigger{
+		u := UnreadableTrigger{
 			Name:      tr.Name,
 			Connector: strings.TrimPrefix(tr.Metadata["consumerGroup"], sinkGroupPrefix),
 			Topic:     tr.Metadata["topic"],
 			Failures:  *h.NumberOfFailures,
-		})
+		}
+		if tr.Type == BacklogTriggerType {
+			u.Connector, u.Topic = backlogConnector(tr), ""
+		}
+		out = append(out, u)
 	}
 	sort.Slice(out, func(a, b int) bool { return idx[out[a].Name] < idx[out[b].Name] })
 	return out
@@ -186,9 +193,18 @@ func UnreadableTriggers(so *kedav1alpha1.ScaledObject) []UnreadableTrigger {
 // triggerNames hands out unique, formula-safe trigger names.
 type triggerNames map[string]bool
 
+// nextBacklog returns the name of a connector's backlog trigger.
+func (n triggerNames) nextBacklog(connector string) string {
+	return n.unique("backlog_" + identifier(connector))
+}
+
 // next returns the name of the trigger of connector on topic.
 func (n triggerNames) next(connector, topic string) string {
-	base := "lag_" + identifier(connector) + "__" + identifier(topic)
+	return n.unique("lag_" + identifier(connector) + "__" + identifier(topic))
+}
+
+// unique makes base unique among the names handed out.
+func (n triggerNames) unique(base string) string {
 	name := base
 	for i := 2; n[name]; i++ {
 		name = base + "_" + strconv.Itoa(i)

@@ -83,6 +83,26 @@ func (h *Herder) Backlog(ctx context.Context, name string) (plugin.Backlog, erro
 	return b, nil
 }
 
+// backlogUnit is the unit of the connector's Backlog, "" when it has none.
+func (h *Herder) backlogUnit(cfg map[string]string) string {
+	p, ok := h.opts.Plugins.Lookup(cfg[plugin.KeyConnectorClass])
+	switch {
+	case !ok:
+		return ""
+	case p.Kind == plugin.KindSink:
+		if connectnames.ShareMode(cfg) {
+			return plugin.BacklogRecords
+		}
+		return ""
+	case p.NewConnector == nil:
+		return ""
+	}
+	if rep, ok := p.NewConnector().(plugin.BacklogReporter); ok {
+		return rep.BacklogUnit(cfg)
+	}
+	return ""
+}
+
 // shareBacklog sums, over the partitions of the share group's topics, the
 // end offset minus the share-partition start offset. A partition that the
 // group has no state for yet counts from its log start (the share group's

@@ -52,5 +52,9 @@ var ErrNoBacklog = errors.New("no backlog figure")
 // and the offsets topic, not in a process). It must not keep state, and
 // should cost about as much as one query of the source.
 type BacklogReporter interface {
+	// BacklogUnit is the unit of the figure that Backlog gives for config,
+	// or "" when config has none (then Backlog returns ErrNoBacklog). It
+	// reads config only, cheaply: the worker reports it with the task limits.
+	BacklogUnit(config map[string]string) string
 	Backlog(ctx context.Context, config map[string]string, offsets OffsetReader) (Backlog, error)
 }

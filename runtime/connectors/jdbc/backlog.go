@@ -19,6 +19,7 @@ package jdbc
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
@@ -31,6 +32,14 @@ type BacklogTable struct {
 	Quoted string
 	// Columns are the mode's columns.
 	Columns QueryColumns
+}
+
+// BacklogUnit is a table source's backlog unit: rows, none in bulk mode.
+func BacklogUnit(config map[string]string) string {
+	if strings.EqualFold(strings.TrimSpace(config[KeyMode]), ModeBulk) {
+		return ""
+	}
+	return plugin.BacklogRows
 }
 
 // Backlog is a table source's rows behind: for each table, the rows that

@@ -26,6 +26,9 @@ import (
 
 var _ plugin.BacklogReporter = (*Connector)(nil)
 
+// BacklogUnit: rows, none in bulk mode.
+func (c *Connector) BacklogUnit(config map[string]string) string { return jdbc.BacklogUnit(config) }
+
 // Backlog counts the rows of the connector's tables past their stored
 // positions (jdbc.Backlog), with one connection and one count per table.
 func (c *Connector) Backlog(ctx context.Context, config map[string]string, offsets plugin.OffsetReader) (plugin.Backlog, error) {
