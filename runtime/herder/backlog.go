@@ -103,22 +103,28 @@ func (h *Herder) backlogUnit(cfg map[string]string) string {
 	return ""
 }
 
-// shareBacklog sums, over the partitions of the share group's topics, the
-// end offset minus the share-partition start offset. A partition that the
-// group has no state for yet counts from its log start (the share group's
-// first consumer initializes it at the earliest offset, as Connect sinks
-// start). Records past the start offset that are in flight or already
-// acknowledged count too: the figure is an upper bound by at most the
-// records the group's consumers hold, which the start offset passes as
-// soon as they acknowledge them in order.
+// shareBacklog is ShareGroupBacklog of the sink's share group, through the
+// sink's own admin client.
 func (h *Herder) shareBacklog(ctx context.Context, name string, cfg map[string]string) (plugin.Backlog, error) {
 	adm, done, err := h.connectorAdmin(ctx, name, cfg)
 	if err != nil {
 		return plugin.Backlog{}, err
 	}
 	defer done()
-	group := connectnames.ShareGroup(name)
-	topics := plugin.SplitList(cfg[plugin.KeyTopics])
+	return ShareGroupBacklog(ctx, adm, connectnames.ShareGroup(name), plugin.SplitList(cfg[plugin.KeyTopics]))
+}
+
+// ShareGroupBacklog sums, over the partitions of topics and of every other
+// topic the share group has state for (a topics.regex sink's), the end
+// offset minus the share-partition start offset (DescribeShareGroupOffsets).
+// A partition the group has no state for yet counts from its log start
+// offset: the sink's share group starts at the earliest offset, as Connect
+// sinks do. Records past the start offset that consumers hold or have
+// acknowledged out of order count too: the figure is an upper bound by at
+// most what the group's consumers have in flight, which the start offset
+// passes as they acknowledge.
+func ShareGroupBacklog(ctx context.Context, adm *kadm.Client, group string, topics []string) (plugin.Backlog, error) {
+	topics = slices.Clone(topics)
 	described, err := adm.DescribeShareGroupOffsets(ctx, group)
 	if err != nil {
 		return plugin.Backlog{}, fmt.Errorf("describing the offsets of share group %s: %w", group, err)
@@ -129,11 +135,12 @@ func (h *Herder) shareBacklog(ctx context.Context, name string, cfg map[string]s
 	}
 	for t := range d.Offsets {
 		if !slices.Contains(topics, t) {
-			topics = append(topics, t) // a topics.regex sink: the topics the group reads
+			topics = append(topics, t)
 		}
 	}
+	out := plugin.Backlog{Unit: plugin.BacklogRecords}
 	if len(topics) == 0 {
-		return plugin.Backlog{Unit: plugin.BacklogRecords}, nil
+		return out, nil
 	}
 	ends, err := adm.ListEndOffsets(ctx, topics...)
 	if err != nil {
@@ -143,7 +150,6 @@ func (h *Herder) shareBacklog(ctx context.Context, name string, cfg map[string]s
 	if err != nil {
 		return plugin.Backlog{}, fmt.Errorf("listing start offsets of %v: %w", topics, err)
 	}
-	out := plugin.Backlog{Unit: plugin.BacklogRecords}
 	var firstErr error
 	ends.Each(func(end kadm.ListedOffset) {
 		if end.Err != nil {
@@ -157,10 +163,9 @@ func (h *Herder) shareBacklog(ctx context.Context, name string, cfg map[string]s
 			from = so.StartOffset
 		}
 		if from < 0 {
+			from = 0
 			if st, ok := starts.Lookup(end.Topic, end.Partition); ok && st.Err == nil {
 				from = st.Offset
-			} else {
-				from = 0
 			}
 		}
 		out.Value += max(end.Offset-from, 0)
