@@ -202,6 +202,16 @@ func (t *Task) open(st *tableState, sql string, args []any) (jdbc.Stream, error)
 		return nil, err
 	}
 	fds := rows.FieldDescriptions()
+	if len(fds) != len(st.cols) {
+		// pgx reports a query the server refused (permission denied, say) on the
+		// first read, with no field descriptions: not a row shape to decode.
+		rows.Close()
+		cancel()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("the query of table %s returned %d columns, want %d", st.Name, len(fds), len(st.cols))
+	}
 	tm := rows.Conn().TypeMap()
 	decs := make([]pgcommon.Decoder, len(st.cols))
 	for i, m := range st.cols {
