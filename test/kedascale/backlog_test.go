@@ -113,7 +113,9 @@ func TestBacklogTriggersWithKEDAsCodeEndpointsStandin(t *testing.T) {
 	source := sourceWith(3)
 	shareSink := func(ns string) v1alpha1.KafkaConnector {
 		kc := sink(ns, "audit", 6, map[string]string{"topics": "audit", connectnames.KeyConsumerGroupType: connectnames.GroupTypeShare})
-		kc.Status.EffectiveTasks = 2 // what a partition-bound count would say; the cap is tasks.max
+		// In share mode the runtime runs tasks.max tasks (the partitions do not limit
+		// them), so effectiveTasks is 6; KEDA's kafka scaler would cap the topic at
+		// 2 partitions × 1000, 2 workers.
 		return kc
 	}
 	cases := []struct {
