@@ -19,6 +19,8 @@ package autoscale
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -26,6 +28,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
@@ -141,7 +144,7 @@ spec:
 			return err
 		}
 		if len(pods) != srcTasks {
-			return fmt.Errorf("%d Ready workers; HPA %s; %s", len(pods), hpaState(ctx, srcNS), scaledObjectState(ctx, srcNS))
+			return fmt.Errorf("%d Ready workers; HPA %s; %s; %s", len(pods), hpaState(ctx, srcNS), scaledObjectState(ctx, srcNS), backlogState(ctx, pods))
 		}
 		return nil
 	})
@@ -188,4 +191,30 @@ spec:
 	fmt.Printf("conveyor-e2e: autoscale_source_catch_up_s=%.1f\n", caughtUp.Sub(caughtUpFrom).Seconds())
 	fmt.Printf("conveyor-e2e: autoscale_source_scale_down_s=%.1f\n", scaleDown.Seconds())
 	fmt.Printf("conveyor-e2e: autoscale_source_test_s=%.1f\n", time.Since(start).Seconds())
+}
+
+// backlogState is what each worker answers on GET /backlog/tables with the metrics token,
+// for failure messages.
+func backlogState(ctx context.Context, pods []corev1.Pod) string {
+	var sec corev1.Secret
+	if err := cv.Client.Get(ctx, client.ObjectKey{Namespace: srcNS, Name: "ts-metrics-token"}, &sec); err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for _, p := range pods {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s:%d/backlog/tables", p.Status.PodIP, v1alpha1.DefaultMetricsPort), nil)
+		if err != nil {
+			return err.Error()
+		}
+		req.Header.Set("Authorization", "Bearer "+string(sec.Data["token"]))
+		resp, err := cluster.HTTPClient().Do(req)
+		if err != nil {
+			fmt.Fprintf(&b, "%s: %v; ", p.Name, err)
+			continue
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		fmt.Fprintf(&b, "%s: %d %s; ", p.Name, resp.StatusCode, strings.TrimSpace(string(body)))
+	}
+	return "backlog " + b.String()
 }
