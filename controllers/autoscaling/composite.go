@@ -43,6 +43,35 @@ package autoscaling
 //     credentials of the derived TriggerAuthentication, and the arithmetic is
 //     KEDA's, so test/kedascale can check it with KEDA's own code.
 //
+// Backlog the workers serve (backlog.go). Two figures have no consumer lag
+// KEDA's kafka scaler can read: a source's backlog (a table source's rows
+// behind) and a share-mode sink's (KEDA has no share-group scaler). For
+// those the workers serve the figure and each connector gets a metrics-api
+// trigger, a term "min((backlog_<c> ?? 0), cap)" like a sink's. This is not
+// the operator-served scaler refused above, and its restarts are safe:
+//   - the figure lives where the work is: the source database and the
+//     offsets topic (a table source's committed positions), Kafka's share
+//     group state (a share sink's start offsets) and the topic's end
+//     offsets. No process holds it; every worker computes it on request
+//     from those, the same answer from any of them;
+//   - KEDA asks every ready endpoint of the workers' Service and takes the
+//     largest answer. A worker that restarts is not ready (its stores are
+//     read before it is) and not asked; one that fails a read while another
+//     answers is skipped by KEDA; only when no worker answers does the
+//     trigger fail, and then the fallback above applies (the HPA holds, then
+//     the term counts 0 after three failed reads), as for a kafka trigger
+//     whose broker is down. Workers exist whenever the connector runs, so
+//     this path fails only when the connector itself cannot run;
+//   - the workers are what the HPA scales, so their endpoint set changes
+//     with every scale step; the maximum over identical answers does not
+//     change with it (a sum or an average over endpoints would count each
+//     worker or divide by the count);
+//   - it needs no new credential or Service: the metrics port and its token
+//     (a read-only credential; KEDA's TriggerAuthentication references the
+//     token's Secret) already exist for Prometheus.
+// The cost: each read asks the source database once per ready worker (one
+// count per table); KEDA reads at pollingInterval and on the HPA's queries.
+//
 // A trigger that cannot be read. Each trigger in a formula is a point of
 // failure: KEDA gives a failing trigger no value, and "a + b" over a missing
 // value fails as a whole ("invalid operation: <nil> + <nil>"). Left so, one
@@ -142,6 +171,9 @@ type UnreadableTrigger struct {
 }
 
 func (u UnreadableTrigger) String() string {
+	if u.Topic == "" {
+		return fmt.Sprintf("%s (connector %s, backlog: %d failed reads)", u.Name, u.Connector, u.Failures)
+	}
 	return fmt.Sprintf("%s (connector %s, topic %s: %d failed reads)", u.Name, u.Connector, u.Topic, u.Failures)
 }
 
@@ -172,12 +204,16 @@ func UnreadableTriggers(so *kedav1alpha1.ScaledObject) []UnreadableTrigger {
 		}
 		tr := so.Spec.Triggers[i]
 		idx[tr.Name] = i
-		out = append(out, UnreadableTrigger{
+		u := UnreadableTrigger{
 			Name:      tr.Name,
 			Connector: strings.TrimPrefix(tr.Metadata["consumerGroup"], sinkGroupPrefix),
 			Topic:     tr.Metadata["topic"],
 			Failures:  *h.NumberOfFailures,
-		})
+		}
+		if tr.Type == BacklogTriggerType {
+			u.Connector, u.Topic = backlogConnector(tr), ""
+		}
+		out = append(out, u)
 	}
 	sort.Slice(out, func(a, b int) bool { return idx[out[a].Name] < idx[out[b].Name] })
 	return out
@@ -186,9 +222,18 @@ func UnreadableTriggers(so *kedav1alpha1.ScaledObject) []UnreadableTrigger {
 // triggerNames hands out unique, formula-safe trigger names.
 type triggerNames map[string]bool
 
+// nextBacklog returns the name of a connector's backlog trigger.
+func (n triggerNames) nextBacklog(connector string) string {
+	return n.unique("backlog_" + identifier(connector))
+}
+
 // next returns the name of the trigger of connector on topic.
 func (n triggerNames) next(connector, topic string) string {
-	base := "lag_" + identifier(connector) + "__" + identifier(topic)
+	return n.unique("lag_" + identifier(connector) + "__" + identifier(topic))
+}
+
+// unique makes base unique among the names handed out.
+func (n triggerNames) unique(base string) string {
 	name := base
 	for i := 2; n[name]; i++ {
 		name = base + "_" + strconv.Itoa(i)

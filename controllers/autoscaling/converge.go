@@ -113,7 +113,7 @@ func derivedLabels(cc *v1alpha1.ConnectCluster) map[string]string {
 
 // ReconcileAutoscaling implements clusterkit.Autoscaler.
 func (c *Converger) ReconcileAutoscaling(ctx context.Context, cc *v1alpha1.ConnectCluster, totals clusterkit.Totals, deploymentName string) (clusterkit.AutoscalingResult, error) {
-	t := Target{DeploymentName: deploymentName, Labels: derivedLabels(cc)}
+	t := Target{DeploymentName: deploymentName, ServiceName: clusterkit.ServiceName(cc), Labels: derivedLabels(cc)}
 	served := c.KEDA != nil && c.KEDA.Served()
 	result := func(cond metav1.Condition, active bool, d *Decision) clusterkit.AutoscalingResult {
 		r := clusterkit.AutoscalingResult{Active: active, Autoscaling: value(cond)}
@@ -128,6 +128,9 @@ func (c *Converger) ReconcileAutoscaling(ctx context.Context, cc *v1alpha1.Conne
 			if err := c.deleteDerived(ctx, cc, t, true, true); err != nil {
 				return clusterkit.AutoscalingResult{}, err
 			}
+			if err := c.deleteOwned(ctx, cc, &kedav1alpha1.TriggerAuthentication{}, t.BacklogTriggerAuthenticationName()); err != nil {
+				return clusterkit.AutoscalingResult{}, err
+			}
 		}
 		return result(AutoscalingCondition(ConditionInput{Enabled: cc.AutoscalingEnabled(), KEDAServed: served, Annotations: cc.Annotations}, cc.Generation), false, nil), nil
 	}
@@ -140,12 +143,20 @@ func (c *Converger) ReconcileAutoscaling(ctx context.Context, cc *v1alpha1.Conne
 	f := c.features()
 	so, d := BuildScaledObjectFor(cc, connectors, Totals{EffectiveTasks: totals.Tasks}, t, f)
 	ta := BuildTriggerAuthentication(cc, t)
+	bta := BuildBacklogTriggerAuthentication(cc, so, t)
 
 	if ta != nil && so != nil {
 		if _, err := c.apply(ctx, cc, ta); err != nil {
 			return clusterkit.AutoscalingResult{}, err
 		}
 	} else if err := c.deleteDerived(ctx, cc, t, false, true); err != nil {
+		return clusterkit.AutoscalingResult{}, err
+	}
+	if bta != nil {
+		if _, err := c.apply(ctx, cc, bta); err != nil {
+			return clusterkit.AutoscalingResult{}, err
+		}
+	} else if err := c.deleteOwned(ctx, cc, &kedav1alpha1.TriggerAuthentication{}, t.BacklogTriggerAuthenticationName()); err != nil {
 		return clusterkit.AutoscalingResult{}, err
 	}
 	if so == nil {
@@ -273,19 +284,28 @@ func (c *Converger) deleteDerived(ctx context.Context, cc *v1alpha1.ConnectClust
 	}
 	names := map[string]string{"*v1alpha1.ScaledObject": t.DeploymentName, "*v1alpha1.TriggerAuthentication": t.TriggerAuthenticationName()}
 	for _, o := range objs {
-		key := types.NamespacedName{Namespace: cc.Namespace, Name: names[fmt.Sprintf("%T", o)]}
-		if err := c.reader().Get(ctx, key, o); err != nil {
-			if kerrors.IsNotFound(err) || meta.IsNoMatchError(err) {
-				continue
-			}
-			return fmt.Errorf("reading %T %s: %w", o, key, err)
+		if err := c.deleteOwned(ctx, cc, o, names[fmt.Sprintf("%T", o)]); err != nil {
+			return err
 		}
-		if !metav1.IsControlledBy(o, cc) {
-			continue // not ours: leave it alone
+	}
+	return nil
+}
+
+// deleteOwned deletes the object of o's type named name when it exists and
+// the cluster owns it.
+func (c *Converger) deleteOwned(ctx context.Context, cc *v1alpha1.ConnectCluster, o client.Object, name string) error {
+	key := types.NamespacedName{Namespace: cc.Namespace, Name: name}
+	if err := c.reader().Get(ctx, key, o); err != nil {
+		if kerrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+			return nil
 		}
-		if err := c.Client.Delete(ctx, o); err != nil && !kerrors.IsNotFound(err) {
-			return fmt.Errorf("deleting %T %s: %w", o, key, err)
-		}
+		return fmt.Errorf("reading %T %s: %w", o, key, err)
+	}
+	if !metav1.IsControlledBy(o, cc) {
+		return nil // not ours: leave it alone
+	}
+	if err := c.Client.Delete(ctx, o); err != nil && !kerrors.IsNotFound(err) {
+		return fmt.Errorf("deleting %T %s: %w", o, key, err)
 	}
 	return nil
 }

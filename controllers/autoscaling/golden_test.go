@@ -61,7 +61,7 @@ func connector(name, class string, tasksMax, effective int32, state v1alpha1.Con
 	}
 }
 
-var target = Target{DeploymentName: "orders-connect", Labels: map[string]string{
+var target = Target{DeploymentName: "orders-connect", ServiceName: "orders-connect", Labels: map[string]string{
 	"app.kubernetes.io/instance": "orders", "app.kubernetes.io/managed-by": "conveyor-operator",
 }}
 

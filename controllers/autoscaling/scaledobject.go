@@ -28,6 +28,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
+	"github.com/conveyor-dev/conveyor/runtime/connectnames"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
 
@@ -50,6 +51,16 @@ type Connector struct {
 	TopicsRegex string
 	// EffectiveTasks is status.effectiveTasks; 0 for a stopped connector.
 	EffectiveTasks int32
+	// ShareMode: a sink that consumes through a share group
+	// (consumer.group.type=share), whose backlog the workers serve
+	// (backlog.go); it gets no kafka trigger.
+	ShareMode bool
+	// TasksMax is spec.tasksMax: a share-mode sink's cap (its tasks share
+	// partitions, so the partition count does not bound them).
+	TasksMax int32
+	// BacklogUnit is status.backlogUnit: the workers serve a backlog figure
+	// for the connector (a table source's rows, a share group's records).
+	BacklogUnit string
 }
 
 // ConnectorsFrom turns the cluster's KafkaConnectors into autoscaling
@@ -65,7 +76,10 @@ func ConnectorsFrom(kcs []v1alpha1.KafkaConnector) []Connector {
 			Sink:           hasTopics || regex != "",
 			Running:        kc.TargetState() == v1alpha1.ConnectorTargetRunning && kc.Status.State == v1alpha1.ConnectorStateRunning,
 			EffectiveTasks: kc.Status.EffectiveTasks,
+			TasksMax:       kc.RequestedTasksMax(),
+			BacklogUnit:    kc.Status.BacklogUnit,
 		}
+		c.ShareMode = c.Sink && connectnames.ShareMode(kc.Spec.Config)
 		switch {
 		case hasTopics:
 			c.Topics = splitTopics(kc.Spec.Config[plugin.KeyTopics])
@@ -74,7 +88,7 @@ func ConnectorsFrom(kcs []v1alpha1.KafkaConnector) []Connector {
 			c.Topics = splitTopics(strings.Join(kc.Status.Topics, ","))
 		}
 		if kc.TargetState() == v1alpha1.ConnectorTargetStopped {
-			c.EffectiveTasks = 0
+			c.EffectiveTasks, c.TasksMax = 0, 0
 		}
 		out = append(out, c)
 	}
@@ -138,6 +152,9 @@ type Target struct {
 	// DeploymentName is the worker Deployment the ScaledObject scales; the
 	// ScaledObject takes the same name.
 	DeploymentName string
+	// ServiceName is the Service in front of the workers, whose endpoints
+	// KEDA asks for backlog figures (backlog.go).
+	ServiceName string
 	// Labels go on the ScaledObject and the TriggerAuthentication.
 	Labels map[string]string
 }
@@ -208,8 +225,9 @@ func thresholds(cc *v1alpha1.ConnectCluster) (lag, activation int64) {
 }
 
 // Triggers returns one kafka trigger per topic of every running sink that
-// runs tasks, in a stable order (connectors by name, topics sorted), and the
-// composite formula over them. KEDA's kafka scaler reads one topic per
+// runs tasks, in a stable order (connectors by name, topics sorted), then
+// one metrics-api trigger per connector whose backlog the workers serve
+// (backlog.go), and the composite formula over them. KEDA's kafka scaler reads one topic per
 // trigger; a sink without a resolved topic gets none (see composite.go).
 func Triggers(cc *v1alpha1.ConnectCluster, connectors []Connector, t Target) ([]kedav1alpha1.ScaleTriggers, string) {
 	var auth *kedav1alpha1.AuthenticationRef
@@ -224,7 +242,7 @@ func Triggers(cc *v1alpha1.ConnectCluster, connectors []Connector, t Target) ([]
 	var out []kedav1alpha1.ScaleTriggers
 	var terms []sinkTerm
 	for _, c := range sorted {
-		if !c.Sink || !c.Running || c.EffectiveTasks <= 0 || len(c.Topics) == 0 {
+		if !c.Sink || c.ShareMode || !c.Running || c.EffectiveTasks <= 0 || len(c.Topics) == 0 {
 			continue
 		}
 		term := sinkTerm{capLag: saturatingMul(int64(c.EffectiveTasks), lag)}
@@ -246,7 +264,8 @@ func Triggers(cc *v1alpha1.ConnectCluster, connectors []Connector, t Target) ([]
 		}
 		terms = append(terms, term)
 	}
-	return out, formula(terms)
+	bt, bterms := backlogTriggers(cc, sorted, t, names)
+	return append(out, bt...), formula(append(terms, bterms...))
 }
 
 func kedaSASL(m v1alpha1.SASLMechanism) string {

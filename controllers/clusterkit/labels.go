@@ -52,6 +52,9 @@ const (
 // maxNameLength keeps child names valid as Service names (DNS-1035 labels).
 const maxNameLength = 63
 
+// ServiceName is the name of the Service in front of a cluster's workers.
+func ServiceName(cc *v1alpha1.ConnectCluster) string { return ChildName(cc.Name, "connect") }
+
 // ChildName is "<cluster>-<suffix>", shortened with a hash of the full name
 // when it would be longer than a Service name may be.
 func ChildName(clusterName, suffix string) string {

@@ -47,7 +47,7 @@ func DeploymentName(cc *v1alpha1.ConnectCluster) string {
 }
 
 // ServiceName is the name of the Service in front of the workers.
-func ServiceName(cc *v1alpha1.ConnectCluster) string { return clusterkit.ChildName(cc.Name, "connect") }
+func ServiceName(cc *v1alpha1.ConnectCluster) string { return clusterkit.ServiceName(cc) }
 
 // ServiceAccountName is the worker pods' ServiceAccount.
 func ServiceAccountName(cc *v1alpha1.ConnectCluster) string {

@@ -107,6 +107,9 @@ func computeStatus(kc *v1alpha1.KafkaConnector, l *connectorLoop, now metav1.Tim
 		if lim.limit.Natural != nil {
 			s.TaskLimit = &v1alpha1.TaskLimit{Value: *lim.limit.Natural, Reason: string(lim.limit.Reason)}
 		}
+		if lim.limit.Source == LimitFromRuntime {
+			s.BacklogUnit = lim.limit.BacklogUnit
+		}
 		set(TasksLimitedCondition(requested, lim.tasks, lim.reason, kc.Generation))
 	}
 	if l.topics != nil {

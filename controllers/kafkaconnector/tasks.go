@@ -56,6 +56,9 @@ type TaskLimit struct {
 	Reason plugin.Reason
 	// Source is LimitFromRuntime or LimitFromEstimate.
 	Source string
+	// BacklogUnit is the runtime's backlog unit for the connector ("" when
+	// it serves no backlog figure, or before the runtime answered).
+	BacklogUnit string
 }
 
 // EffectiveTasks is min(requested, natural limit) and the reason, by the
@@ -80,7 +83,7 @@ func Limited(requested, effective int32) bool {
 
 // TaskLimitFromRuntime converts the worker's GET /connectors/{c}/limits answer.
 func TaskLimitFromRuntime(l connectapi.Limits) TaskLimit {
-	tl := TaskLimit{Reason: plugin.Reason(l.Reason), Source: LimitFromRuntime}
+	tl := TaskLimit{Reason: plugin.Reason(l.Reason), Source: LimitFromRuntime, BacklogUnit: l.BacklogUnit}
 	if l.NaturalLimit != nil && *l.NaturalLimit >= 0 {
 		n := int32(min(*l.NaturalLimit, math.MaxInt32))
 		tl.Natural = &n

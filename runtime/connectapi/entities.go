@@ -356,6 +356,10 @@ type Limits struct {
 	NaturalLimit   *int   `json:"natural_limit"`
 	EffectiveTasks int    `json:"effective_tasks"`
 	Reason         string `json:"reason"`
+	// BacklogUnit is the unit of the connector's figure on the metrics
+	// port's GET /backlog/{c} (rows, bytes, records); absent when it has
+	// none. The operator derives a metrics-api trigger from it.
+	BacklogUnit string `json:"backlog_unit,omitempty"`
 }
 
 // ConnectorExpansion is one entry of GET /connectors?expand=...: status and

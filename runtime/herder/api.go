@@ -523,10 +523,10 @@ func (h *Herder) Limits(_ context.Context, name string) (connectapi.Limits, erro
 		return connectapi.Limits{}, err
 	}
 	if l, ok := h.opts.Statuses.Limits(name); ok {
-		return connectapi.Limits{TasksMax: l.TasksMax, NaturalLimit: l.NaturalLimit, EffectiveTasks: l.EffectiveTasks, Reason: l.Reason}, nil
+		return connectapi.Limits{TasksMax: l.TasksMax, NaturalLimit: l.NaturalLimit, EffectiveTasks: l.EffectiveTasks, Reason: l.Reason, BacklogUnit: h.backlogUnit(cfg)}, nil
 	}
 	// Not computed yet (the connector has not started): what is known.
-	return connectapi.Limits{TasksMax: tasksMax(cfg), EffectiveTasks: len(h.opts.Configs.TaskConfigs(name))}, nil
+	return connectapi.Limits{TasksMax: tasksMax(cfg), EffectiveTasks: len(h.opts.Configs.TaskConfigs(name)), BacklogUnit: h.backlogUnit(cfg)}, nil
 }
 
 // otherPluginConfig lists the configuration keys of a transformation,

@@ -30,7 +30,14 @@ import (
 // carry "Authorization: Bearer <token>" (Prometheus: authorization.credentials_file);
 // others get 401. scrub, when not nil, rewrites the body (metric labels
 // can carry topic names that came from placeholders).
-func NewMetricsServer(gatherer prometheus.Gatherer, auth *TokenCheck, scrub func(string) string, log *slog.Logger) *http.Server {
+//
+// With backlog set it also serves GET /backlog/{connector}, behind the same
+// token: {"backlog": N, "unit": "rows"}, the connector's backlog as
+// herder.Backlog reads it, for KEDA's metrics-api trigger (the operator
+// derives one per connector, valueLocation "backlog"). The metrics token,
+// not the REST token, guards it: whoever reads it (KEDA) can read figures
+// and change nothing.
+func NewMetricsServer(gatherer prometheus.Gatherer, auth *TokenCheck, scrub func(string) string, log *slog.Logger, backlog BacklogFunc) *http.Server {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -39,6 +46,9 @@ func NewMetricsServer(gatherer prometheus.Gatherer, auth *TokenCheck, scrub func
 		ErrorLog:      slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		ErrorHandling: promhttp.ContinueOnError,
 	}))
+	if backlog != nil {
+		mux.Handle("GET /backlog/{connector}", backlogHandler(backlog, log))
+	}
 	var h http.Handler = mux
 	if auth.Enabled() {
 		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -75,7 +75,7 @@ func TestMetricsServerNeedsToken(t *testing.T) {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(prometheus.NewGauge(prometheus.GaugeOpts{Name: "kafka_connect_test_gauge", Help: "x"}))
-	ts := httptest.NewServer(NewMetricsServer(reg, auth, nil, nil).Handler)
+	ts := httptest.NewServer(NewMetricsServer(reg, auth, nil, nil, nil).Handler)
 	defer ts.Close()
 	for _, c := range []struct {
 		auth string

@@ -116,7 +116,7 @@ func restAuth(cfg *workerconfig.Config, log *slog.Logger) (*rest.TokenCheck, err
 	return t, nil
 }
 
-// startMetrics serves /metrics on metrics.port (when set) behind the
+// startMetrics serves /metrics and /backlog/{connector} on metrics.port (when set) behind the
 // metrics token, on the REST server's host. It returns nil when metrics
 // are served by the REST server instead.
 func (w *Worker) startMetrics(scrub func(string) string) (*http.Server, error) {
@@ -136,7 +136,7 @@ func (w *Worker) startMetrics(scrub func(string) string) (*http.Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metrics listener on %s (%s): %w", addr, workerconfig.KeyMetricsPort, err)
 	}
-	srv := rest.NewMetricsServer(w.metrics.Registry(), auth, scrub, w.log)
+	srv := rest.NewMetricsServer(w.metrics.Registry(), auth, scrub, w.log, w.herder.Backlog)
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			w.log.Error("metrics server stopped", "addr", addr, "err", err)

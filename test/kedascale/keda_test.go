@@ -378,6 +378,13 @@ type evaluator struct {
 // newEvaluator stores the derived objects and builds KEDA's scalers for so.
 func newEvaluator(t *testing.T, ns string, so *kedav1alpha1.ScaledObject, ta *kedav1alpha1.TriggerAuthentication, extra []client.Object) *evaluator {
 	t.Helper()
+	return newEvaluatorWith(t, ns, so, ta, extra, k8s)
+}
+
+// newEvaluatorWith is newEvaluator with the client KEDA's scale handler
+// (and its scalers) read the API server through.
+func newEvaluatorWith(t *testing.T, ns string, so *kedav1alpha1.ScaledObject, ta *kedav1alpha1.TriggerAuthentication, extra []client.Object, kedaClient client.Client) *evaluator {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	objs := append([]client.Object{}, extra...)
@@ -406,7 +413,7 @@ func newEvaluator(t *testing.T, ns string, so *kedav1alpha1.ScaledObject, ta *ke
 	// or when the object changed (KEDA writes each trigger's health into the status).
 	so.Status.ScaleTargetGVKR = &kedav1alpha1.GroupVersionKindResource{Group: "apps", Version: "v1", Kind: "Deployment", Resource: "deployments"}
 
-	h := scaling.NewScaleHandler(k8s, nil, scheme, 10*time.Second, 10*time.Second, events.NewFakeRecorder(100), &authentication.AuthClientSet{})
+	h := scaling.NewScaleHandler(kedaClient, nil, scheme, 10*time.Second, 10*time.Second, events.NewFakeRecorder(100), &authentication.AuthClientSet{})
 	t.Cleanup(func() { _ = h.DeleteScalableObject(context.Background(), so) })
 	cache, err := h.GetScalersCache(ctx, so)
 	if err != nil {
@@ -520,7 +527,7 @@ func namespace(t *testing.T) string {
 // derive is what the operator derives for the cluster and its connectors.
 func derive(cc *v1alpha1.ConnectCluster, kcs []v1alpha1.KafkaConnector) (*kedav1alpha1.ScaledObject, *kedav1alpha1.TriggerAuthentication, []autoscaling.Connector) {
 	conns := autoscaling.ConnectorsFrom(kcs)
-	tgt := autoscaling.Target{DeploymentName: cc.Name + "-connect"}
+	tgt := autoscaling.Target{DeploymentName: cc.Name + "-connect", ServiceName: cc.Name + "-connect"}
 	so, _ := autoscaling.BuildScaledObject(cc, conns, autoscaling.Totals{EffectiveTasks: autoscaling.TotalEffectiveTasks(conns)}, tgt)
 	return so, autoscaling.BuildTriggerAuthentication(cc, tgt), conns
 }

@@ -440,6 +440,17 @@ func (c *Cluster) Forward(port int, target string) (int, error) {
 	return c.netns.listen(port, target)
 }
 
+// ForwardIn makes target (a host:port in the machine's own namespace, such as a
+// PostgreSQL server a suite started) reachable from the pods of a cluster with
+// Options.NetNS, and returns the address they dial. Without NetNS pods reach target as
+// it is, and ForwardIn returns target.
+func (c *Cluster) ForwardIn(target string) (string, error) {
+	if c.netns == nil {
+		return target, nil
+	}
+	return c.netns.listenIn(target)
+}
+
 // Kubectl returns the path of the kubectl binary next to the other assets.
 func (c *Cluster) Kubectl() string { return filepath.Join(c.AssetsDir, "kubectl") }
 

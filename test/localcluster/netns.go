@@ -74,11 +74,14 @@ type netNS struct {
 type dialRequest struct {
 	ctx           context.Context
 	network, addr string
-	reply         chan dialResult
+	// listen: open a listener on addr inside the namespace instead of dialing.
+	listen bool
+	reply  chan dialResult
 }
 
 type dialResult struct {
 	conn net.Conn
+	ln   net.Listener
 	err  error
 }
 
@@ -153,10 +156,15 @@ func (n *netNS) dialLoop(entered chan<- error) {
 		case <-n.quit:
 			return
 		case req := <-n.dials:
+			if req.listen {
+				ln, err := net.Listen(req.network, req.addr)
+				req.reply <- dialResult{ln: ln, err: err}
+				continue
+			}
 			ctx, cancel := context.WithTimeout(req.ctx, 5*time.Second)
 			c, err := (&net.Dialer{}).DialContext(ctx, req.network, req.addr)
 			cancel()
-			req.reply <- dialResult{c, err}
+			req.reply <- dialResult{conn: c, err: err}
 		}
 	}
 }
@@ -213,7 +221,33 @@ func (n *netNS) listen(port int, target string) (int, error) {
 	return p, nil
 }
 
+// listenIn opens a listener inside the namespace on its host address (a free port) whose
+// connections are forwarded to target in the machine's own namespace (a server the tests
+// started there, such as PostgreSQL on 127.0.0.1), and returns the address pods dial.
+func (n *netNS) listenIn(target string) (string, error) {
+	req := dialRequest{ctx: context.Background(), network: "tcp", addr: net.JoinHostPort(netnsHostIP, "0"), listen: true, reply: make(chan dialResult, 1)}
+	select {
+	case n.dials <- req:
+	case <-n.dialer:
+		return "", errors.New("the cluster's network namespace is gone (the cluster stopped)")
+	}
+	r := <-req.reply
+	if r.err != nil {
+		return "", fmt.Errorf("listening inside the cluster's network namespace: %w", r.err)
+	}
+	n.mu.Lock()
+	n.listeners = append(n.listeners, r.ln)
+	n.mu.Unlock()
+	go n.forward(r.ln, func(ctx context.Context) (net.Conn, error) { return (&net.Dialer{}).DialContext(ctx, "tcp", target) })
+	return r.ln.Addr().String(), nil
+}
+
 func (n *netNS) serve(l net.Listener, target string) {
+	n.forward(l, func(ctx context.Context) (net.Conn, error) { return n.DialContext(ctx, "tcp", target) })
+}
+
+// forward pipes every connection l accepts to a connection dial makes.
+func (n *netNS) forward(l net.Listener, dial func(ctx context.Context) (net.Conn, error)) {
 	for {
 		c, err := l.Accept()
 		if err != nil {
@@ -222,7 +256,7 @@ func (n *netNS) serve(l net.Listener, target string) {
 		go func() {
 			defer c.Close()
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			up, err := n.DialContext(ctx, "tcp", target)
+			up, err := dial(ctx)
 			cancel()
 			if err != nil {
 				return

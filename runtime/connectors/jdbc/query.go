@@ -44,9 +44,31 @@ type QueryColumns struct {
 // selectSQL (SELECT ... FROM table) with the mode's condition and order.
 // delaySeconds is timestamp.delay.interval.ms in seconds.
 func Query(d Dialect, mode, selectSQL string, cols QueryColumns, pos Position, delaySeconds float64) (string, []any) {
-	var where []string
-	var args []any
-	var order string
+	where, args, order := conditions(d, mode, cols, pos, delaySeconds)
+	sql := selectSQL
+	if len(where) > 0 {
+		sql += " WHERE " + strings.Join(where, " AND ")
+	}
+	if order != "" {
+		sql += " ORDER BY " + order
+	}
+	return sql, args
+}
+
+// CountQuery counts the rows that Query would still return from pos: the
+// table's backlog. table is the quoted table name.
+func CountQuery(d Dialect, mode, table string, cols QueryColumns, pos Position, delaySeconds float64) (string, []any) {
+	where, args, _ := conditions(d, mode, cols, pos, delaySeconds)
+	sql := "SELECT count(*) FROM " + table
+	if len(where) > 0 {
+		sql += " WHERE " + strings.Join(where, " AND ")
+	}
+	return sql, args
+}
+
+// conditions are the mode's WHERE conditions (joined by AND) with their
+// arguments, and its ORDER BY list.
+func conditions(d Dialect, mode string, cols QueryColumns, pos Position, delaySeconds float64) (where []string, args []any, order string) {
 	arg := func(v any) string {
 		args = append(args, v)
 		return d.Placeholder(len(args))
@@ -77,12 +99,5 @@ func Query(d Dialect, mode, selectSQL string, cols QueryColumns, pos Position, d
 			order = tsCol + ", " + inc
 		}
 	}
-	sql := selectSQL
-	if len(where) > 0 {
-		sql += " WHERE " + strings.Join(where, " AND ")
-	}
-	if order != "" {
-		sql += " ORDER BY " + order
-	}
-	return sql, args
+	return where, args, order
 }

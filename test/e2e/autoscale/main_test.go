@@ -26,6 +26,7 @@ import (
 	"testing"
 
 	"github.com/conveyor-dev/conveyor/test/localcluster"
+	"github.com/conveyor-dev/conveyor/test/testkit/servers/pgtest"
 )
 
 var (
@@ -37,6 +38,9 @@ var (
 	// ReadWriteMany volume), so what the sinks wrote outlives the worker pods that the
 	// scale-down removes.
 	sinkDir string
+	// pg is the PostgreSQL server of the table source (backlog_test.go), on the machine's
+	// loopback; the pods reach it through Cluster.ForwardIn.
+	pg *pgtest.Server
 )
 
 func TestMain(m *testing.M) {
@@ -48,7 +52,10 @@ func TestMain(m *testing.M) {
 			if err := os.MkdirAll(sinkDir, 0o777); err != nil {
 				return nil, err
 			}
-			return nil, os.Chmod(sinkDir, 0o777) // workers run as 65532
+			if err := os.Chmod(sinkDir, 0o777); err != nil { // workers run as 65532
+				return nil, err
+			}
+			return localcluster.StartPostgres(&pg)(dir)
 		},
 		Cluster: func(o *localcluster.Options) {
 			o.NetNS, o.KEDA = true, true

@@ -116,13 +116,7 @@ func (t *Task) describe(ctx context.Context, tb mycommon.Table) (*tableState, er
 	st := &tableState{table: tb, topic: t.s.TopicPrefix + tb.Name, cols: mapped}
 	st.Name, st.IncIdx, st.TsIdx = tb.String(), idx[0], idx[1]
 	st.Partition = map[string]any{jdbc.PartitionTable: st.Name} // one map per table, reused by every record
-	if st.IncIdx >= 0 {
-		st.Columns.Inc = cols[st.IncIdx].Name
-	}
-	if st.TsIdx >= 0 {
-		st.Columns.Ts = cols[st.TsIdx].Name
-		st.Columns.TsZoned = mapped[st.TsIdx].Kind == mycommon.KindTimestamp
-	}
+	st.Columns = queryColumns(cols, mapped, idx)
 	exprs := make([]string, len(cols))
 	fields := make([]data.Field, len(cols))
 	for i, m := range mapped {

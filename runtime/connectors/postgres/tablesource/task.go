@@ -124,13 +124,7 @@ func (t *Task) describe(ctx context.Context, tb pgcommon.Table) (*tableState, er
 	st := &tableState{table: tb, topic: t.s.TopicPrefix + tb.Name}
 	st.Name, st.IncIdx, st.TsIdx = tb.String(), idx[0], idx[1]
 	st.Partition = map[string]any{jdbc.PartitionTable: st.Name} // one map per table, reused by every record
-	if st.IncIdx >= 0 {
-		st.Columns.Inc = cols[st.IncIdx].Name
-	}
-	if st.TsIdx >= 0 {
-		st.Columns.Ts = cols[st.TsIdx].Name
-		st.Columns.TsZoned = pgcommon.MapColumn(cols[st.TsIdx]).Kind == pgcommon.KindTimestamptz
-	}
+	st.Columns = queryColumns(cols, idx)
 	st.Open = func(ctx context.Context, sql string, args []any) (jdbc.Stream, error) { return t.open(st, sql, args) }
 	exprs := make([]string, len(cols))
 	fields := make([]data.Field, len(cols))
@@ -183,6 +177,16 @@ func (t *Task) open(st *tableState, sql string, args []any) (jdbc.Stream, error)
 		return nil, err
 	}
 	fds := rows.FieldDescriptions()
+	if len(fds) != len(st.cols) {
+		// pgx reports a query the server refused (permission denied, say) on the
+		// first read, with no field descriptions: not a row shape to decode.
+		rows.Close()
+		cancel()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("the query of table %s returned %d columns, want %d", st.Name, len(fds), len(st.cols))
+	}
 	tm := rows.Conn().TypeMap()
 	decs := make([]pgcommon.Decoder, len(st.cols))
 	for i, m := range st.cols {
