@@ -28,7 +28,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
-	"github.com/conveyor-dev/conveyor/runtime/connectnames"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
 
@@ -79,7 +78,7 @@ func ConnectorsFrom(kcs []v1alpha1.KafkaConnector) []Connector {
 			TasksMax:       kc.RequestedTasksMax(),
 			BacklogUnit:    kc.Status.BacklogUnit,
 		}
-		c.ShareMode = c.Sink && connectnames.ShareMode(kc.Spec.Config)
+		c.ShareMode = c.Sink && plugin.ShareMode(kc.Spec.Config)
 		switch {
 		case hasTopics:
 			c.Topics = splitTopics(kc.Spec.Config[plugin.KeyTopics])

@@ -54,9 +54,9 @@ func (h *Herder) Backlog(ctx context.Context, name string) (plugin.Backlog, erro
 		return plugin.Backlog{}, connectapi.NotFoundf("Connector %s has no backlog: its class %s is not installed", name, cfg[plugin.KeyConnectorClass])
 	}
 	if p.Kind == plugin.KindSink {
-		if !connectnames.ShareMode(cfg) {
+		if !plugin.ShareMode(cfg) {
 			return plugin.Backlog{}, connectapi.NotFoundf("Connector %s has no backlog figure: it is a sink in a consumer group (%s), whose lag KEDA's kafka scaler reads; only %s=%s sinks have one",
-				name, connectnames.SinkGroup(name), connectnames.KeyConsumerGroupType, connectnames.GroupTypeShare)
+				name, connectnames.SinkGroup(name), plugin.KeyConsumerGroupType, plugin.GroupTypeShare)
 		}
 		return h.shareBacklog(ctx, name, cfg)
 	}
@@ -90,7 +90,7 @@ func (h *Herder) backlogUnit(cfg map[string]string) string {
 	case !ok:
 		return ""
 	case p.Kind == plugin.KindSink:
-		if connectnames.ShareMode(cfg) {
+		if plugin.ShareMode(cfg) {
 			return plugin.BacklogRecords
 		}
 		return ""

@@ -112,7 +112,7 @@ func TestBacklogTriggersWithKEDAsCodeEndpointsStandin(t *testing.T) {
 	}
 	source := sourceWith(3)
 	shareSink := func(ns string) v1alpha1.KafkaConnector {
-		kc := sink(ns, "audit", 6, map[string]string{"topics": "audit", connectnames.KeyConsumerGroupType: connectnames.GroupTypeShare})
+		kc := sink(ns, "audit", 6, map[string]string{"topics": "audit", plugin.KeyConsumerGroupType: plugin.GroupTypeShare})
 		// In share mode the runtime runs tasks.max tasks (the partitions do not limit
 		// them), so effectiveTasks is 6; KEDA's kafka scaler would cap the topic at
 		// 2 partitions × 1000, 2 workers.
