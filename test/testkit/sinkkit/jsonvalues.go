@@ -33,13 +33,13 @@ import (
 // rewrites or hands over to the converter (%d is the record's number).
 // Each field name keeps one JSON type, as a search index maps it.
 var jsonShapes = []string{
-	`{"id":%d,"name":"name","qty":3}`,                                        // as the encoder writes it
-	`{"qty":4,"id":%d,"name":"unsorted keys"}`,                               // keys sorted again
-	` { "id" : %d , "nested" : { "z" : [ 1 , {"y":2,"x":1} ] , "a" : {} } }`, // whitespace, nesting
-	`{"id":%d,"price":12.50,"ratio":1e2,"neg":-0,"big":12345678901234567890}`, // numbers written again
+	`{"id":%d,"name":"name","qty":3}`,                                            // as the encoder writes it
+	`{"qty":4,"id":%d,"name":"unsorted keys"}`,                                   // keys sorted again
+	` { "id" : %d , "nested" : { "z" : [ 1 , {"y":2,"x":1} ] , "a" : {} } }`,     // whitespace, nesting
+	`{"id":%d,"price":12.50,"ratio":1e2,"neg":-0,"big":12345678901234567890}`,    // numbers written again
 	`{"id":%d,"text":"quote \" backslash \\ tab \t é \u00e9 😀 \/ \ud83d\ude00"}`, // escapes decoded and written again
-	`{"id":%d,"dup":1,"dup":2}`,                                               // duplicate key: the converter
-	`{"id":%d,"flag":true,"none":null,"list":[],"obj":{}}`,                    // literals, empty containers
+	`{"id":%d,"dup":1,"dup":2}`,                                                  // duplicate key: the converter
+	`{"id":%d,"flag":true,"none":null,"list":[],"obj":{}}`,                       // literals, empty containers
 	`{"id":%d,"deep":[[[[{"k":"v"}]]]]}`,
 }
 
