@@ -18,10 +18,17 @@ package sinkkit
 
 import (
 	"fmt"
+	"maps"
+	"strconv"
+	"sync/atomic"
+	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/conveyor-dev/conveyor/runtime/converter"
 	"github.com/conveyor-dev/conveyor/runtime/data"
+	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
 
 // The values of the JSON pass-through tests: sinks that write values as
@@ -117,5 +124,65 @@ func NoOpTransform() map[string]string {
 	return map[string]string{
 		"transforms": "keep", "transforms.keep.type": "Filter", "transforms.keep.predicate": "never",
 		"predicates": "never", "predicates.never.type": "TopicNameMatches", "predicates.never.pattern": "no-such-topic",
+	}
+}
+
+// PassThroughRun is one connector of a pass-through comparison, with the
+// number of values its task was given as JSON text (see CountText).
+type PassThroughRun struct {
+	Name, Topic string
+	Config      map[string]string
+	Texts       atomic.Int64
+}
+
+// PassThroughRuns produces n records to the topics "raw" (JSONValue) and
+// "env" (JSONEnvelope), keyed by their number in decimal, and returns the
+// pairs of connectors to compare: each topic with the pass-through and
+// under NoOpTransform, with value.converter.schemas.enable=true on "env".
+// base gives a connector's config.
+func (k *Kafka) PassThroughRuns(t testing.TB, n int, base func(name, topic string) map[string]string) [2][2]*PassThroughRun {
+	t.Helper()
+	var recs []*kgo.Record
+	for i := range n {
+		key := []byte(strconv.Itoa(i))
+		recs = append(recs, &kgo.Record{Topic: "raw", Partition: int32(i % 2), Key: key, Value: JSONValue(i)},
+			&kgo.Record{Topic: "env", Partition: int32(i % 2), Key: key, Value: JSONEnvelope(i)})
+	}
+	k.Produce(t, recs...)
+	var out [2][2]*PassThroughRun
+	for i, topic := range []string{"raw", "env"} {
+		for j, way := range []string{"fast", "slow"} {
+			r := &PassThroughRun{Name: topic + "-" + way, Topic: topic}
+			r.Config = base(r.Name, topic)
+			if j == 1 {
+				maps.Copy(r.Config, NoOpTransform())
+			}
+			if topic == "env" {
+				r.Config["value.converter.schemas.enable"] = "true"
+			}
+			out[i][j] = r
+		}
+	}
+	return out
+}
+
+// CountText adds to n the records whose value is JSON text.
+func CountText(n *atomic.Int64, records []*plugin.SinkRecord) {
+	for _, r := range records {
+		if _, ok := r.Value.(data.JSONText); ok {
+			n.Add(1)
+		}
+	}
+}
+
+// CheckTexts fails unless the pass-through run took at least three in
+// five of n values as text and the run under a transform none.
+func CheckTexts(t testing.TB, pair [2]*PassThroughRun, n int) {
+	t.Helper()
+	if got := pair[0].Texts.Load(); got < int64(n*6/10) {
+		t.Fatalf("%s: %d of %d values came as JSON text", pair[0].Name, got, n)
+	}
+	if got := pair[1].Texts.Load(); got != 0 {
+		t.Fatalf("%s: %d values came as JSON text under a transform", pair[1].Name, got)
 	}
 }
