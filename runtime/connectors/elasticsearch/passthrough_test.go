@@ -22,7 +22,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/test/testkit/servers/estest"
@@ -63,18 +62,11 @@ func TestStandinJSONPassThroughIndexesTheSameDocuments(t *testing.T) {
 			"value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false",
 			KeyNullValues: BehaviorDelete, KeyRetryBackoff: "20"}
 	})
-	for _, pair := range pairs {
-		for _, r := range pair {
-			p := Plugin()
-			p.NewSinkTask = func() plugin.SinkTask { return textCounting{Task: &Task{}, texts: &r.Texts} }
-			k.StartTasks(t, p, r.Name, r.Config, 1)
-		}
-	}
-	for _, pair := range pairs {
-		for _, r := range pair {
-			k.WaitCommitted(t, r.Name, r.Topic, 60*time.Second)
-		}
-	}
+	k.RunPassThrough(t, pairs, func(texts *atomic.Int64) plugin.Plugin {
+		p := Plugin()
+		p.NewSinkTask = func() plugin.SinkTask { return textCounting{Task: &Task{}, texts: texts} }
+		return p
+	})
 	for _, pair := range pairs {
 		index := pair[0].Topic
 		ids := fastES.IDs(index)

@@ -21,7 +21,6 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/test/testkit/sinkkit"
@@ -53,18 +52,11 @@ func TestS3SinkJSONPassThroughWritesTheSameObjects(t *testing.T) {
 	pairs := k.PassThroughRuns(t, n, func(name, topic string) map[string]string {
 		return sinkConfig(name, topic, s, KeyFlushSize, "250", KeyNullValues, NullWrite)
 	})
-	for _, pair := range pairs {
-		for _, r := range pair {
-			p := Plugin()
-			p.NewSinkTask = func() plugin.SinkTask { return textCounting{Task: &Task{}, texts: &r.Texts} }
-			k.StartTasks(t, p, r.Name, r.Config, 1)
-		}
-	}
-	for _, pair := range pairs {
-		for _, r := range pair {
-			k.WaitCommitted(t, r.Name, r.Topic, 90*time.Second)
-		}
-	}
+	k.RunPassThrough(t, pairs, func(texts *atomic.Int64) plugin.Plugin {
+		p := Plugin()
+		p.NewSinkTask = func() plugin.SinkTask { return textCounting{Task: &Task{}, texts: texts} }
+		return p
+	})
 	for _, pair := range pairs {
 		fast, slow := objects(t, c, pair[0].Name), objects(t, c, pair[1].Name)
 		if len(fast) != n/250 || len(fast) != len(slow) {

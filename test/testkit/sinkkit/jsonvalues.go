@@ -186,3 +186,20 @@ func CheckTexts(t testing.TB, pair [2]*PassThroughRun, n int) {
 		t.Fatalf("%s: %d values came as JSON text under a transform", pair[1].Name, got)
 	}
 }
+
+// RunPassThrough starts one task of each run, with the plugin that
+// newPlugin returns for counting its texts into the run's Texts, and waits
+// until every run committed its topic's end offsets.
+func (k *Kafka) RunPassThrough(t testing.TB, pairs [2][2]*PassThroughRun, newPlugin func(texts *atomic.Int64) plugin.Plugin) {
+	t.Helper()
+	for _, pair := range pairs {
+		for _, r := range pair {
+			k.StartTasks(t, newPlugin(&r.Texts), r.Name, r.Config, 1)
+		}
+	}
+	for _, pair := range pairs {
+		for _, r := range pair {
+			k.WaitCommitted(t, r.Name, r.Topic, 90*time.Second)
+		}
+	}
+}
