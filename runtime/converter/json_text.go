@@ -53,7 +53,10 @@ type JSONTexter interface {
 	AppendJSONText(dst []byte, enc data.JSONEncoder, topic string, b []byte) (out []byte, schema *data.Schema, ok bool)
 }
 
-var _ JSONTexter = (*JSON)(nil)
+var (
+	_ JSONTexter = (*JSON)(nil)
+	_ JSONTexter = (*JSONSchema)(nil)
+)
 
 // maxTextDepth bounds the nesting the text path follows; deeper values go
 // to the general path (encoding/json allows 10000 levels).
