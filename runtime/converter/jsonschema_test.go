@@ -132,12 +132,12 @@ func TestJSONSchemaFastPathsAgree(t *testing.T) {
 	for _, p := range []string{
 		`{"id":1,"name":"n","qty":2,"price":12.5,"at":1700000000007,"note":null}`,
 		`{"note":"x","at":1700000000007,"qty":2,"name":"n","id":1}`, // other order
-		`{"id":1,"name":"n","qty":2,"at":1700000000007}`,             // optional fields missing
-		`{"id":1,"name":"n","qty":2,"at":1700000000007,"id":3}`,      // duplicate
-		`{"id":1,"name":"n","qty":2,"at":1700000000007,"extra":1}`,   // unknown field
-		`{"id":1.0,"name":"n","qty":2,"at":1700000000007}`,           // fraction
-		`{"id":1,"name":"a\"b\u00e9","qty":2,"at":1700000000007}`,    // escapes
-		`{"id":1,"name":"n","qty":2147483648,"at":1700000000007}`,    // overflow
+		`{"id":1,"name":"n","qty":2,"at":1700000000007}`,            // optional fields missing
+		`{"id":1,"name":"n","qty":2,"at":1700000000007,"id":3}`,     // duplicate
+		`{"id":1,"name":"n","qty":2,"at":1700000000007,"extra":1}`,  // unknown field
+		`{"id":1.0,"name":"n","qty":2,"at":1700000000007}`,          // fraction
+		`{"id":1,"name":"a\"b\u00e9","qty":2,"at":1700000000007}`,   // escapes
+		`{"id":1,"name":"n","qty":2147483648,"at":1700000000007}`,   // overflow
 		` { "id" : 1 , "name" : "n" , "qty" : 2 , "at" : 1700000000007 } `,
 		`{"id":1,"name":"n","qty":2,"at":1700000000007} x`, `{"id":1`, `null`, `[1]`, ``,
 	} {
