@@ -82,50 +82,64 @@ func parseAvro(text string) (avro.Schema, avro.API, error) {
 // its Connect schema maps to (registered or looked up under its subject),
 // or with the subject's latest schema when use.latest.version is set.
 func (c *Avro) FromConnectData(topic string, schema *data.Schema, value any) ([]byte, error) {
+	out, null, err := c.AppendConnectData(make([]byte, 0, 64), topic, schema, value)
+	if null || err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// AppendConnectData implements [Appender]: FromConnectData into dst. A
+// struct of plain fields is written straight into Avro's encoding
+// (avro_encode.go); other values through hamba/avro's generic encoder.
+func (c *Avro) AppendConnectData(dst []byte, topic string, schema *data.Schema, value any) ([]byte, bool, error) {
 	if value == nil && (schema == nil || schema.Optional) {
-		return nil, nil
+		return dst, true, nil
 	}
 	if schema == nil {
-		return nil, fmt.Errorf("the Avro converter needs a schema: the record's value has none (use a source or transform that sets one)")
+		return dst, false, fmt.Errorf("the Avro converter needs a schema: the record's value has none (use a source or transform that sets one)")
 	}
 	w, err := c.writer(schema)
 	if err != nil {
-		return nil, err
+		return dst, false, err
 	}
 	subject, err := c.reg.subject(topic, w.record)
 	if err != nil {
-		return nil, err
+		return dst, false, err
 	}
 	var id int
 	target, api := w.schema, w.api
 	if c.reg.useLatest {
 		ss, err := c.reg.latest(subject)
 		if err != nil {
-			return nil, err
+			return dst, false, err
 		}
 		r, err := c.reader(ss.ID)
 		if err != nil {
-			return nil, err
+			return dst, false, err
 		}
 		id, target, api = ss.ID, r.schema, r.api
 	} else if id, err = w.ids.get(subject, func() (int, error) {
 		return c.reg.idFor(subject, sr.Schema{Schema: w.text, Type: sr.TypeAvro})
 	}); err != nil {
-		return nil, err
+		return dst, false, err
+	}
+	out, err := c.reg.header.AppendEncode(dst, id, nil)
+	if err != nil {
+		return dst, false, err
+	}
+	if body, ok := appendAvroDirect(out, target, schema, value); ok {
+		return body, false, nil
 	}
 	native, err := toAvro("", target, schema, value)
 	if err != nil {
-		return nil, err
-	}
-	out, err := c.reg.header.AppendEncode(make([]byte, 0, 64), id, nil)
-	if err != nil {
-		return nil, err
+		return dst, false, err
 	}
 	body, err := api.Marshal(target, native)
 	if err != nil {
-		return nil, fmt.Errorf("encoding Avro with schema id %d: %w", id, err)
+		return dst, false, fmt.Errorf("encoding Avro with schema id %d: %w", id, err)
 	}
-	return append(out, body...), nil
+	return append(out, body...), false, nil
 }
 
 func (c *Avro) writer(schema *data.Schema) (*avroWriter, error) {

@@ -57,6 +57,7 @@ type Appender interface {
 var (
 	_ Appender = (*JSON)(nil)
 	_ Appender = StringConverter{}
+	_ Appender = (*Avro)(nil)
 )
 
 // Class names of the built-in converters (Kafka's).

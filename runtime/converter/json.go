@@ -140,6 +140,11 @@ func (c *JSON) AppendConnectData(dst []byte, topic string, schema *data.Schema, 
 	if schema == nil && value == nil {
 		return dst, true, nil
 	}
+	if t, ok := value.(data.JSONText); ok {
+		// A value this converter did not convert (AppendJSONText): its
+		// bytes as they were.
+		return append(dst, t.Raw...), false, nil
+	}
 	var r *rendered
 	if schema != nil && (c.schemasEnable || schema.Type == data.TypeStruct) {
 		var err error

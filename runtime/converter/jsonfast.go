@@ -47,9 +47,24 @@ type lastSchema struct {
 // general path".
 func (c *JSON) fastEnvelope(b []byte) (*data.Schema, any, bool) {
 	p := fastParser{b: b, replaceNull: c.replaceNullWithDefault}
+	schema, ok := c.envelopeSchema(&p)
+	if !ok {
+		return nil, nil, false
+	}
+	v, ok := p.value(schema)
+	if !ok || !p.envelopeEnd() {
+		return nil, nil, false
+	}
+	return schema, v, true
+}
+
+// envelopeSchema consumes an envelope up to its payload (`{"schema":<a
+// schema parsed before>,"payload":`) and returns the schema.
+func (c *JSON) envelopeSchema(p *fastParser) (*data.Schema, bool) {
+	b := p.b
 	p.ws()
 	if !p.lit("{") || !p.key("schema") {
-		return nil, nil, false
+		return nil, false
 	}
 	p.ws()
 	var schema *data.Schema
@@ -62,30 +77,29 @@ func (c *JSON) fastEnvelope(b []byte) (*data.Schema, any, bool) {
 	} else {
 		start := p.i
 		if !p.skip() {
-			return nil, nil, false
+			return nil, false
 		}
 		var ok bool
 		if schema, ok = c.cachedSchema(b[start:p.i]); !ok {
-			return nil, nil, false
+			return nil, false
 		}
 	}
 	p.ws()
 	if !p.lit(",") || !p.key("payload") {
-		return nil, nil, false
+		return nil, false
 	}
-	v, ok := p.value(schema)
-	if !ok {
-		return nil, nil, false
-	}
+	return schema, true
+}
+
+// envelopeEnd consumes the envelope's closing brace, which must end the
+// input.
+func (p *fastParser) envelopeEnd() bool {
 	p.ws()
 	if !p.lit("}") {
-		return nil, nil, false
+		return false
 	}
 	p.ws()
-	if p.i != len(b) {
-		return nil, nil, false
-	}
-	return schema, v, true
+	return p.i == len(p.b)
 }
 
 // cachedSchema finds a schema parsed before from exactly these bytes; a
@@ -108,6 +122,8 @@ type fastParser struct {
 	b           []byte
 	i           int
 	replaceNull bool
+	// enc is the text path's (json_text.go): the sink's encoder.
+	enc data.JSONEncoder
 }
 
 func (p *fastParser) ws() {

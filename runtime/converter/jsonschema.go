@@ -77,6 +77,9 @@ func (c *JSONSchema) FromConnectData(topic string, schema *data.Schema, value an
 	if value == nil && (schema == nil || schema.Optional) {
 		return nil, nil
 	}
+	if t, ok := value.(data.JSONText); ok {
+		return t.Raw, nil // a value this converter did not convert (AppendJSONText)
+	}
 	if schema == nil {
 		return nil, fmt.Errorf("the JSON Schema converter needs a schema: the record's value has none (use a source or transform that sets one)")
 	}
@@ -123,9 +126,35 @@ func (c *JSONSchema) ToConnectData(topic string, b []byte) (*data.Schema, any, e
 	if len(b) == 0 {
 		return nil, nil, nil
 	}
-	id, body, err := c.reg.decodeHeader(b)
+	id, body, schema, err := c.read(b)
 	if err != nil {
 		return nil, nil, fmt.Errorf("topic %s: %w", topic, err)
+	}
+	// JsonConverter's fast reader first (jsonfast.go): the same values as
+	// the general path below, which takes whatever it hands over.
+	p := fastParser{b: body, replaceNull: c.payload.replaceNullWithDefault}
+	if v, ok := p.value(schema); ok {
+		if p.ws(); p.i == len(body) {
+			return schema, v, nil
+		}
+	}
+	raw, err := decodeJSON(body)
+	if err != nil {
+		return nil, nil, fmt.Errorf("topic %s: schema id %d: %w", topic, id, err)
+	}
+	value, err := c.payload.readValue(schema, raw, "")
+	if err != nil {
+		return nil, nil, fmt.Errorf("topic %s: schema id %d: %w", topic, id, err)
+	}
+	return schema, value, nil
+}
+
+// read splits the wire format into the schema id and the JSON, and
+// returns the Connect schema of the id's JSON Schema (cached).
+func (c *JSONSchema) read(b []byte) (int, []byte, *data.Schema, error) {
+	id, body, err := c.reg.decodeHeader(b)
+	if err != nil {
+		return 0, nil, nil, err
 	}
 	v, err := c.reg.parsed(id, func(s sr.Schema) (any, error) {
 		if s.Type != sr.TypeJSON {
@@ -138,18 +167,30 @@ func (c *JSONSchema) ToConnectData(topic string, b []byte) (*data.Schema, any, e
 		return connectOfJSONSchema("", doc, false)
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("topic %s: %w", topic, err)
+		return 0, nil, nil, err
 	}
-	schema := v.(*data.Schema)
-	raw, err := decodeJSON(body)
+	return id, body, v.(*data.Schema), nil
+}
+
+// AppendJSONText implements [JSONTexter]: the JSON after the header,
+// written as enc would write its value (json_text.go).
+func (c *JSONSchema) AppendJSONText(dst []byte, enc data.JSONEncoder, _ string, b []byte) ([]byte, *data.Schema, bool) {
+	if len(b) == 0 {
+		return dst, nil, false
+	}
+	_, body, schema, err := c.read(b)
 	if err != nil {
-		return nil, nil, fmt.Errorf("topic %s: schema id %d: %w", topic, id, err)
+		return dst, nil, false
 	}
-	value, err := c.payload.readValue(schema, raw, "")
-	if err != nil {
-		return nil, nil, fmt.Errorf("topic %s: schema id %d: %w", topic, id, err)
+	p := fastParser{b: body, replaceNull: c.payload.replaceNullWithDefault, enc: enc}
+	if p.ws(); p.i >= len(body) || body[p.i] == 'n' {
+		return dst, nil, false // a null: a tombstone or the schema's default
 	}
-	return schema, value, nil
+	out, ok := p.text(dst, schema, 0)
+	if p.ws(); !ok || p.i != len(body) {
+		return dst, nil, false
+	}
+	return out, schema, true
 }
 
 // jsonSchemaOf maps a Connect schema to a JSON Schema document as

@@ -111,3 +111,74 @@ func TestJSONSchemaReadsAndWritesFranzGoSerde(t *testing.T) {
 		t.Fatalf("serde read %+v, %v", back, err)
 	}
 }
+
+// The JSON Schema converter reads with JsonConverter's fast reader and
+// offers the JSON text path: on well-formed records and on every kind of
+// payload they must hand over, both agree with the general path (values
+// and errors; the text byte for byte), and a text goes back as its bytes.
+func TestJSONSchemaFastPathsAgree(t *testing.T) {
+	reg := servers.For(t).SchemaRegistry(servers.SchemaRegistryOptions{})
+	c, err := NewJSONSchema(map[string]string{KeyRegistryURL: reg.URL}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, vs, v := tableRow(7)
+	row, err := c.FromConnectData("orders", vs, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	header := row[:5]
+	inputs := [][]byte{row}
+	for _, p := range []string{
+		`{"id":1,"name":"n","qty":2,"price":12.5,"at":1700000000007,"note":null}`,
+		`{"note":"x","at":1700000000007,"qty":2,"name":"n","id":1}`, // other order
+		`{"id":1,"name":"n","qty":2,"at":1700000000007}`,            // optional fields missing
+		`{"id":1,"name":"n","qty":2,"at":1700000000007,"id":3}`,     // duplicate
+		`{"id":1,"name":"n","qty":2,"at":1700000000007,"extra":1}`,  // unknown field
+		`{"id":1.0,"name":"n","qty":2,"at":1700000000007}`,          // fraction
+		`{"id":1,"name":"a\"b\u00e9","qty":2,"at":1700000000007}`,   // escapes
+		`{"id":1,"name":"n","qty":2147483648,"at":1700000000007}`,   // overflow
+		` { "id" : 1 , "name" : "n" , "qty" : 2 , "at" : 1700000000007 } `,
+		`{"id":1,"name":"n","qty":2,"at":1700000000007} x`, `{"id":1`, `null`, `[1]`, ``,
+	} {
+		inputs = append(inputs, append(bytes.Clone(header), p...))
+	}
+	general := func(b []byte) (*data.Schema, any, error) {
+		_, body, schema, err := c.read(b)
+		if err != nil {
+			return nil, nil, err
+		}
+		raw, err := decodeJSON(body)
+		if err != nil {
+			return nil, nil, err
+		}
+		v, err := c.payload.readValue(schema, raw, "")
+		return schema, v, err
+	}
+	texts := 0
+	for _, in := range inputs {
+		ws, wv, werr := general(in)
+		gs, gv, gerr := c.ToConnectData("orders", in)
+		if (werr == nil) != (gerr == nil) || (werr == nil && (gs != ws || !data.ValuesEqual(gv, wv))) {
+			t.Fatalf("%q: read %v %v (%v), the general path %v %v (%v)", in, gs, gv, gerr, ws, wv, werr)
+		}
+		for _, enc := range []data.JSONEncoder{{}, {NumericDecimal: true}} {
+			text, ts, ok := c.AppendJSONText(nil, enc, "orders", in)
+			if !ok {
+				continue
+			}
+			texts++
+			want, err := enc.Append(nil, gs, gv)
+			if gerr != nil || gv == nil || err != nil || ts != gs || !bytes.Equal(text, want) {
+				t.Fatalf("%q: text %s, the general path %s (%v %v)", in, text, want, gerr, err)
+			}
+			back, err := c.FromConnectData("orders", ts, data.JSONText{Text: text, Raw: in})
+			if err != nil || !bytes.Equal(back, in) {
+				t.Fatalf("%q written back as %q (%v)", in, back, err)
+			}
+		}
+	}
+	if texts < 4 { // decimals are numbers here, which the fast reader hands over
+		t.Fatalf("the text path took %d inputs; the test no longer exercises it", texts)
+	}
+}

@@ -41,6 +41,21 @@ type JSONEncoder struct {
 	NumericDecimal bool
 }
 
+// JSONText is a value held as JSON text instead of Go values: the sink
+// runner hands a record's value in this form, made straight from the
+// bytes read from Kafka, to a sink task that only renders values as JSON
+// (see plugin.SinkJSONValues), so that the value is never built.
+// JSONEncoder writes Text, whatever the schema; the value converter that
+// read Raw writes Raw back (for a dead letter queue, as Kafka Connect
+// takes the original record there).
+type JSONText struct {
+	// Text is exactly the JSON that the task's JSONEncoder renders of the
+	// value the converter would have returned.
+	Text []byte
+	// Raw is the value's bytes in Kafka.
+	Raw []byte
+}
+
 // Write appends the JSON of value (following schema; nil = schemaless) to b.
 func (enc JSONEncoder) Write(b *bytes.Buffer, schema *Schema, value any) error {
 	out, err := enc.Append(b.AvailableBuffer(), schema, value)
@@ -173,6 +188,11 @@ func typeErr(path string, s *Schema, v any) error {
 	return fmt.Errorf("%sinvalid Go type %T for schema %s", at(path), v, s)
 }
 
+// AppendJSONFloat appends a float of the given bits (32 or 64) as
+// JSONEncoder writes it: the shortest decimal that reads back the same;
+// NaN and infinities are an error.
+func AppendJSONFloat(b []byte, f float64, bits int) ([]byte, error) { return appendFloat(b, f, bits) }
+
 func appendFloat(b []byte, f float64, bits int) ([]byte, error) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return b, fmt.Errorf("cannot encode %v as JSON", f)
@@ -182,6 +202,9 @@ func appendFloat(b []byte, f float64, bits int) ([]byte, error) {
 
 // appendValue appends value following schema; a nil schema writes schemaless.
 func (enc JSONEncoder) appendValue(b []byte, s *Schema, v any, path string) ([]byte, error) {
+	if t, ok := v.(JSONText); ok {
+		return append(b, t.Text...), nil
+	}
 	if s == nil {
 		return enc.appendSchemaless(b, v, path)
 	}
@@ -310,7 +333,7 @@ func (enc JSONEncoder) WriteStruct(b *bytes.Buffer, schema *Schema, value any, p
 // (JSONFieldPrefixes(schema), computed once per schema by the caller).
 // Other schemas, and a nil value, are written as Append writes them.
 func (enc JSONEncoder) AppendStruct(dst []byte, schema *Schema, value any, prefixes []string) ([]byte, error) {
-	if schema == nil || schema.Type != TypeStruct || value == nil || len(prefixes) != len(schema.Fields) {
+	if _, text := value.(JSONText); text || schema == nil || schema.Type != TypeStruct || value == nil || len(prefixes) != len(schema.Fields) {
 		return enc.appendValue(dst, schema, value, "")
 	}
 	return enc.appendStruct(dst, schema, value, "", prefixes)
@@ -492,6 +515,8 @@ func (enc JSONEncoder) appendSchemaless(b []byte, v any, path string) ([]byte, e
 		return AppendJSONString(b, x), nil
 	case []byte:
 		return appendBase64(b, x), nil
+	case JSONText:
+		return append(b, x.Text...), nil
 	case int:
 		return strconv.AppendInt(b, int64(x), 10), nil
 	case int8:

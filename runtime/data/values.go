@@ -31,6 +31,9 @@ func ValuesEqual(a, b any) bool {
 	case []byte:
 		bv, ok := b.([]byte)
 		return ok && bytes.Equal(av, bv)
+	case JSONText:
+		bv, ok := b.(JSONText)
+		return ok && bytes.Equal(av.Text, bv.Text) && bytes.Equal(av.Raw, bv.Raw)
 	case time.Time:
 		bv, ok := b.(time.Time)
 		return ok && av.Equal(bv)

@@ -21,6 +21,8 @@ import (
 	"errors"
 	"log/slog"
 	"time"
+
+	"github.com/conveyor-dev/conveyor/runtime/data"
 )
 
 // Connector is the part of a plugin that manages a job as a whole: it
@@ -291,6 +293,19 @@ func (NopCommitter) CommitRecord(*SourceRecord, *RecordMetadata) error { return 
 
 // Commit does nothing.
 func (NopCommitter) Commit(context.Context) error { return nil }
+
+// SinkJSONValues is an optional interface of a SinkTask that uses a
+// record's value only to render it as JSON with a data.JSONEncoder (and to
+// tell a tombstone, a nil value). When JSONValues returns true, the
+// runtime may hand a value as data.JSONText: the JSON that enc renders of
+// the value the converter would return, made straight from the bytes in
+// Kafka without building the value (JsonConverter can; it does so only
+// while no transform runs, and gives the converted value wherever it
+// cannot tell the text cheaply). The ValueSchema is the converted value's.
+// Called once, after Start.
+type SinkJSONValues interface {
+	JSONValues() (enc data.JSONEncoder, ok bool)
+}
 
 // RecordCommitSkipper is an optional interface of a SourceTask whose
 // CommitRecord does nothing: when SkipRecordCommits returns true, the

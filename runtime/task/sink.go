@@ -32,6 +32,7 @@ import (
 
 	"github.com/conveyor-dev/conveyor/runtime/clientconfig"
 	"github.com/conveyor-dev/conveyor/runtime/connectnames"
+	"github.com/conveyor-dev/conveyor/runtime/converter"
 	"github.com/conveyor-dev/conveyor/runtime/data"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
@@ -125,6 +126,15 @@ type SinkRunner struct {
 
 	lastCommit time.Time
 	runCtx     context.Context // cancelled when the task is abandoned
+
+	// text is the value converter as a converter.JSONTexter when the task
+	// takes values as JSON text (plugin.SinkJSONValues) and no transform
+	// runs; textEnc is the task's encoder, textArena the buffer the texts
+	// of the records given to the task are cut from (never reused: the
+	// task may hold records after Put).
+	text      converter.JSONTexter
+	textEnc   data.JSONEncoder
+	textArena []byte
 
 	// rebalanceWaiting is set when a group rebalance waits for the records
 	// polled last to be put (BlockRebalanceOnPoll): delivery stops at the
@@ -278,6 +288,7 @@ func (r *SinkRunner) Start(ctx context.Context) error {
 			r.stopTask()
 			return
 		}
+		r.takeJSONText()
 		// The client's context ends with the task's (abandoned), or when
 		// closing it has to abort a pending group round (closeClient).
 		cctx, ccancel := context.WithCancel(ctx)
@@ -711,15 +722,47 @@ func (r *SinkRunner) putLocked(ctx context.Context, b []*plugin.SinkRecord) erro
 	}
 }
 
+// takeJSONText sets r.text when the task takes values as JSON text, no
+// transform runs and the value converter can write it.
+func (r *SinkRunner) takeJSONText() {
+	jv, ok := r.cfg.Task.(plugin.SinkJSONValues)
+	if !ok || r.cfg.chain != nil {
+		return
+	}
+	if enc, ok := jv.JSONValues(); ok {
+		r.text, _ = r.cfg.ValueConverter.(converter.JSONTexter)
+		r.textEnc = enc
+	}
+}
+
+// textArenaSize is the size of the buffers the JSON texts of values are
+// cut from.
+const textArenaSize = 64 << 10
+
 // convert fills rec from kr.
 func (r *SinkRunner) convert(kr *kgo.Record, rec *plugin.SinkRecord) error {
 	ks, k, err := r.cfg.KeyConverter.ToConnectData(kr.Topic, kr.Key)
 	if err != nil {
 		return stageErr(StageKeyConverter, r.cfg.KeyConverter, fmt.Errorf("converting key of %s-%d@%d: %w", kr.Topic, kr.Partition, kr.Offset, err))
 	}
-	vs, v, err := r.cfg.ValueConverter.ToConnectData(kr.Topic, kr.Value)
-	if err != nil {
-		return stageErr(StageValueConverter, r.cfg.ValueConverter, fmt.Errorf("converting value of %s-%d@%d: %w", kr.Topic, kr.Partition, kr.Offset, err))
+	var vs *data.Schema
+	var v any
+	if r.text != nil && len(kr.Value) > 0 {
+		// The text is about as long as the bytes (compact JSON; numbers
+		// written again may grow a little).
+		if need := 2*len(kr.Value) + 64; cap(r.textArena)-len(r.textArena) < need {
+			r.textArena = make([]byte, 0, max(textArenaSize, need))
+		}
+		start := len(r.textArena)
+		if out, s, ok := r.text.AppendJSONText(r.textArena, r.textEnc, kr.Topic, kr.Value); ok {
+			r.textArena = out
+			vs, v = s, data.JSONText{Text: out[start:len(out):len(out)], Raw: kr.Value}
+		}
+	}
+	if v == nil {
+		if vs, v, err = r.cfg.ValueConverter.ToConnectData(kr.Topic, kr.Value); err != nil {
+			return stageErr(StageValueConverter, r.cfg.ValueConverter, fmt.Errorf("converting value of %s-%d@%d: %w", kr.Topic, kr.Partition, kr.Offset, err))
+		}
 	}
 	*rec = plugin.SinkRecord{Topic: kr.Topic, Partition: kr.Partition, Offset: kr.Offset,
 		KeySchema: ks, Key: k, ValueSchema: vs, Value: v, Timestamp: kr.Timestamp}

@@ -143,6 +143,8 @@ func valueSize(v any) int {
 		return len(v)
 	case []byte:
 		return len(v)
+	case data.JSONText:
+		return len(v.Text)
 	}
 	return 256
 }

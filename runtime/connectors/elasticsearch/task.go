@@ -24,6 +24,7 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/conveyor-dev/conveyor/runtime/data"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/plugin/sinkwriter"
 )
@@ -88,6 +89,10 @@ func (t *Task) render(r *plugin.SinkRecord) (op, error) {
 	}
 	return o, err
 }
+
+// JSONValues implements plugin.SinkJSONValues: a value is only rendered as
+// a document.
+func (t *Task) JSONValues() (data.JSONEncoder, bool) { return encoder, true }
 
 // badRecord hands a record that cannot be written to the errors.*
 // handling (which skips it under errors.tolerance=all, after the dead

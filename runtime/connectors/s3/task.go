@@ -210,7 +210,7 @@ func (t *Task) encode(r *plugin.SinkRecord) (string, error) {
 		}
 	} else {
 		var err error
-		if t.line, err = (data.JSONEncoder{NumericDecimal: true}).Append(t.line, r.ValueSchema, r.Value); err != nil {
+		if t.line, err = lineEncoder.Append(t.line, r.ValueSchema, r.Value); err != nil {
 			return "", fmt.Errorf("record %s/%d: the value cannot be written as JSON: %w", r.TopicPartition(), r.Offset, err)
 		}
 		t.line = append(t.line, '\n')
@@ -223,6 +223,17 @@ func (t *Task) encode(r *plugin.SinkRecord) (string, error) {
 		return "", fmt.Errorf("record %s/%d: %w", r.TopicPartition(), r.Offset, err)
 	}
 	return timePath(t.s.pathFormat, at), nil
+}
+
+// lineEncoder writes values as format.class=json lines: decimals as
+// numbers.
+var lineEncoder = data.JSONEncoder{NumericDecimal: true}
+
+// JSONValues implements plugin.SinkJSONValues: with format.class=json the
+// value is only rendered by lineEncoder, unless the time partitioner reads
+// a field of it.
+func (t *Task) JSONValues() (data.JSONEncoder, bool) {
+	return lineEncoder, t.s.format == FormatJSON && !(t.s.timePartition && t.s.timestampField != "")
 }
 
 // encodeRow shreds the record's value into t.row[0], with the compiled

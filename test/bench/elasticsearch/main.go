@@ -30,8 +30,10 @@ limitations under the License.
 //     every document, timed from the task's RUNNING;
 //     es_sink_vs_raw_ratio divides it by es_raw_docs_per_s;
 //   - es_sink_json_vs_raw_ratio: the same with JsonConverter
-//     (schemas.enable=false), which parses each document into a map and
-//     renders it again.
+//     (schemas.enable=false), whose documents pass through as JSON text
+//     (the runner's pass-through: no map built, written as from one);
+//   - es_sink_json_vs_text_ratio: the sink with JsonConverter over the
+//     sink with StringConverter, in turn.
 //
 // Each ratio is the median of -tries tries; a try runs the bare client and
 // then the sink, one right after the other, so that both meet the same
@@ -182,6 +184,13 @@ func run() error {
 	}
 	figure("es_sink_json_docs_per_s", js.conn)
 	figure("es_sink_json_vs_raw_ratio", js.ratio())
+	// JsonConverter against StringConverter (the documents as text), in
+	// turn: the JSON path against the bytes path.
+	jt, err := paired("sink (JsonConverter) vs sink (StringConverter)", sink("org.apache.kafka.connect.storage.StringConverter"), sink("org.apache.kafka.connect.json.JsonConverter"))
+	if err != nil {
+		return err
+	}
+	figure("es_sink_json_vs_text_ratio", jt.ratio())
 	return nil
 }
 
