@@ -61,6 +61,7 @@ bench:
 	CONVEYOR_SCHEMA_REGISTRY=$$(hack/schema-registry.sh) CONVEYOR_VERSITYGW=$$(hack/versitygw.sh) go run ./test/bench/schemas
 	go run ./test/bench/elasticsearch
 	KUBEBUILDER_ASSETS=$$(hack/build-test-binaries.sh all) go run ./test/bench/operator
+	KUBEBUILDER_ASSETS=$$(hack/build-test-binaries.sh all) go run ./test/bench/keda
 
 .PHONY: lint
 lint:

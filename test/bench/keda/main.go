@@ -52,9 +52,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	kedav1alpha1 "github.com/kedacore/keda/v2/apis/keda/v1alpha1"
@@ -113,7 +115,10 @@ func run() error {
 		}
 		ns = append(ns, n)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Minute)
+	// Interrupted, the bench stops the local cluster before it exits.
+	sig, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(sig, 60*time.Minute)
 	defer cancel()
 	kedaDir, err := localcluster.BuildKEDA(ctx, os.Stderr)
 	if err != nil {
@@ -238,17 +243,18 @@ func measure(ctx context.Context, c *localcluster.Cluster, k8s client.Client, n 
 	}
 	defer k8s.Delete(context.Background(), so) //nolint:errcheck // the cluster goes with the bench
 	start := time.Now()
-	var metric string
+	// The HPA reads the one composite metric (scalingModifiers); KEDA's
+	// metrics server computes it from every trigger.
+	metric := kedav1alpha1.CompositeMetricName
 	if err := testkit.Until(ctx, 10*time.Minute, fmt.Sprintf("ScaledObject %s Ready with its metric answering", name), func(ctx context.Context) (bool, error) {
 		var got kedav1alpha1.ScaledObject
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(so), &got); err != nil {
 			return false, err
 		}
 		ready := autoscaling.ScaledObjectReadyCondition(&got)
-		if ready == nil || ready.Status != metav1.ConditionTrue || len(got.Status.ExternalMetricNames) == 0 {
+		if ready == nil || ready.Status != metav1.ConditionTrue || len(got.Status.ExternalMetricNames) != n {
 			return false, nil
 		}
-		metric = got.Status.ExternalMetricNames[0]
 		_, err := readMetric(ctx, c, name, metric)
 		return err == nil, nil
 	}); err != nil {
@@ -319,26 +325,48 @@ func readMetric(ctx context.Context, c *localcluster.Cluster, so, metric string)
 }
 
 // restartKEDA restarts KEDA's operator and metrics server, so that a point's
-// memory is its own, and waits until both serve again.
+// memory is its own, and waits until both serve again. They are scaled to 0
+// and back rather than rolled: the local cluster's pods share one network
+// namespace, so a new pod cannot listen beside the old one.
 func restartKEDA(ctx context.Context, c *localcluster.Cluster) error {
-	for _, args := range [][]string{
-		{"-n", "keda", "rollout", "restart", "deployment/keda-operator", "deployment/keda-metrics-apiserver"},
-		{"-n", "keda", "rollout", "status", "--timeout=180s", "deployment/keda-operator"},
-		{"-n", "keda", "rollout", "status", "--timeout=180s", "deployment/keda-metrics-apiserver"},
-		{"wait", "--for=condition=Available", "--timeout=180s", "apiservice/v1beta1.external.metrics.k8s.io"},
-	} {
+	deployments := []string{"deployment/keda-operator", "deployment/keda-metrics-apiserver"}
+	kubectl := func(args ...string) error {
 		if out, err := c.RunKubectl(ctx, "", args...); err != nil {
 			return fmt.Errorf("kubectl %s: %w\n%s", strings.Join(args, " "), err, out)
 		}
+		return nil
 	}
-	// The old pods' processes are gone once the new ones run alone.
-	return testkit.Until(ctx, 60*time.Second, "one KEDA operator and one metrics server process", func(context.Context) (bool, error) {
+	count := func() (int, error) {
 		op, err := benchkit.DescendantsNamed("keda-operator")
 		if err != nil {
-			return false, err
+			return 0, err
 		}
 		ad, err := benchkit.DescendantsNamed("keda-adapter")
-		return len(op) == 1 && len(ad) == 1, err
+		return len(op) + len(ad), err
+	}
+	if err := kubectl(append([]string{"-n", "keda", "scale", "--replicas=0"}, deployments...)...); err != nil {
+		return err
+	}
+	if err := testkit.Until(ctx, 90*time.Second, "KEDA's processes gone", func(context.Context) (bool, error) {
+		n, err := count()
+		return n == 0, err
+	}); err != nil {
+		return err
+	}
+	if err := kubectl(append([]string{"-n", "keda", "scale", "--replicas=1"}, deployments...)...); err != nil {
+		return err
+	}
+	for _, d := range deployments {
+		if err := kubectl("-n", "keda", "rollout", "status", "--timeout=180s", d); err != nil {
+			return err
+		}
+	}
+	if err := kubectl("wait", "--for=condition=Available", "--timeout=180s", "apiservice/v1beta1.external.metrics.k8s.io"); err != nil {
+		return err
+	}
+	return testkit.Until(ctx, 60*time.Second, "one KEDA operator and one metrics server process", func(context.Context) (bool, error) {
+		n, err := count()
+		return n == 2, err
 	})
 }
 
