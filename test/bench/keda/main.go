@@ -195,7 +195,10 @@ func run() error {
 		for _, n := range ns {
 			p, err := measure(ctx, c, k8s, n, full)
 			if err != nil {
-				return fmt.Errorf("%d triggers, fullMetadata %v: %w", n, full, err)
+				// The curve is reported over the points that were measured.
+				fmt.Fprintf(os.Stderr, "bench keda: %d triggers, fullMetadata %v: %v\n", n, full, err)
+				errs = append(errs, fmt.Errorf("%d triggers, fullMetadata %v: %w", n, full, err))
+				continue
 			}
 			results[full][n] = p
 			suffix := ""
@@ -214,7 +217,10 @@ func run() error {
 		rss := benchkit.Curve{Name: "keda_rss_mb_per_trigger" + suffix, X: "sink triggers in the ScaledObject", Y: "KEDA operator + metrics server RSS (MiB), " + label, Per: 1}
 		lat := benchkit.Curve{Name: "keda_metric_latency_s_per_trigger" + suffix, X: "sink triggers in the ScaledObject", Y: "composite metric latency (s), " + label, Per: 1}
 		for _, n := range ns {
-			p := results[full][n]
+			p, ok := results[full][n]
+			if !ok {
+				continue
+			}
 			rss.Add(float64(n), p.operatorMB+p.adapterMB)
 			lat.Add(float64(n), p.latency.Seconds())
 		}
