@@ -54,7 +54,6 @@ import (
 	"os"
 	"os/signal"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -107,13 +106,9 @@ type point struct {
 }
 
 func run() error {
-	var ns []int
-	for f := range strings.SplitSeq(*sizes, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n <= 0 {
-			return fmt.Errorf("-sizes: %q is not a positive count", f)
-		}
-		ns = append(ns, n)
+	ns, err := benchkit.Sizes("-sizes", *sizes)
+	if err != nil {
+		return err
 	}
 	// Interrupted, the bench stops the local cluster before it exits.
 	sig, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

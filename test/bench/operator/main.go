@@ -69,6 +69,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -76,7 +77,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -135,13 +136,9 @@ func curves() error {
 	if err != nil {
 		return err
 	}
-	var ns []int
-	for f := range strings.SplitSeq(*sizes, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n <= 0 {
-			return fmt.Errorf("-sizes: %q is not a positive count", f)
-		}
-		ns = append(ns, n)
+	ns, err := benchkit.Sizes("-sizes", *sizes)
+	if err != nil {
+		return err
 	}
 	figures := map[int]map[string]float64{}
 	for _, n := range ns {
@@ -538,13 +535,8 @@ func measure() error {
 
 // sortedCounts prints counts by key, in key order.
 func sortedCounts(m map[string]int) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var b strings.Builder
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		fmt.Fprintf(&b, "[%s: %d] ", k, m[k])
 	}
 	return b.String()
