@@ -76,9 +76,10 @@ import (
 )
 
 var (
-	sizes   = flag.String("sizes", "1,100,500", "sink triggers in the ScaledObject, one point each")
-	polling = flag.Duration("polling", 10*time.Second, "the ScaledObject's pollingInterval (spec.autoscaling.pollingInterval)")
-	verbose = flag.Bool("v", false, "log progress to stderr")
+	sizes        = flag.String("sizes", "1,100,500", "sink triggers in the ScaledObject, one point each")
+	fullMetadata = flag.String("fullmetadata", "false,true", "the fullMetadata values measured: false (as derived), true (KEDA's default), or both")
+	polling      = flag.Duration("polling", 10*time.Second, "the ScaledObject's pollingInterval (spec.autoscaling.pollingInterval)")
+	verbose      = flag.Bool("v", false, "log progress to stderr")
 )
 
 const namespace = "bench"
@@ -183,9 +184,20 @@ func run() error {
 	}
 	logf("%d topics with 10 records each, and their sinks' groups at offset 0", most)
 
+	var variants []bool
+	for v := range strings.SplitSeq(*fullMetadata, ",") {
+		switch strings.TrimSpace(v) {
+		case "false":
+			variants = append(variants, false)
+		case "true":
+			variants = append(variants, true)
+		default:
+			return fmt.Errorf("-fullmetadata: %q is neither false nor true", v)
+		}
+	}
 	results := map[bool]map[int]point{}
 	var errs []error
-	for _, full := range []bool{false, true} {
+	for _, full := range variants {
 		results[full] = map[int]point{}
 		for _, n := range ns {
 			p, err := measure(ctx, c, k8s, n, full)
@@ -204,7 +216,7 @@ func run() error {
 			benchkit.Figure(fmt.Sprintf("keda_adapter_rss_mb_%d%s", n, suffix), p.adapterMB)
 		}
 	}
-	for _, full := range []bool{false, true} {
+	for _, full := range variants {
 		suffix, label := "", `fullMetadata "false"`
 		if full {
 			suffix, label = "_fullmetadata", `fullMetadata "true" (KEDA's default)`
