@@ -60,6 +60,7 @@ bench:
 	CONVEYOR_REDIS_SERVER=$$(hack/redis.sh) CONVEYOR_VERSITYGW=$$(hack/versitygw.sh) go run ./test/bench/sinks
 	CONVEYOR_SCHEMA_REGISTRY=$$(hack/schema-registry.sh) CONVEYOR_VERSITYGW=$$(hack/versitygw.sh) go run ./test/bench/schemas
 	go run ./test/bench/elasticsearch
+	go run ./test/bench/share
 	KUBEBUILDER_ASSETS=$$(hack/build-test-binaries.sh all) go run ./test/bench/operator
 	KUBEBUILDER_ASSETS=$$(hack/build-test-binaries.sh all) go run ./test/bench/keda
 

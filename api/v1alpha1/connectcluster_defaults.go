@@ -101,6 +101,7 @@ var OperatorOwnedWorkerConfigKeys = []string{
 	"sasl.password.file",
 	"worker.id",
 	"group.instance.id", // the pod name, through GROUP_INSTANCE_ID
+	"worker.revision",   // the pod's pod-template-hash, through POD_TEMPLATE_HASH
 	"max.tasks.per.worker",
 	"metrics.auth.token.file",
 	"config.providers.file.allowed.paths",

@@ -72,4 +72,8 @@ const (
 	ReasonTasksProgressing = "TasksProgressing"
 	// ReasonNotLimited: the connector runs as many tasks as tasksMax.
 	ReasonNotLimited = "NotLimited"
+	// ReasonShareGroup (TasksLimited=False): a sink with
+	// consumer.group.type=share runs tasksMax tasks; its partition count does
+	// not limit them.
+	ReasonShareGroup = "ShareGroup"
 )

@@ -50,6 +50,11 @@ const (
 	// EnvRack carries the node's zone (pod.rack.topologyKey); the worker
 	// takes it as client.rack.
 	EnvRack = workerconfig.EnvRack
+	// EnvRevision carries the pod's pod-template-hash (the ReplicaSet a
+	// rolling update moves from or to); the worker takes it as
+	// worker.revision, so a surge worker takes the leavers' tasks and
+	// the leavers take none: each task moves once.
+	EnvRevision = workerconfig.EnvRevision
 	// WorkerBinary is the worker's command in the image.
 	WorkerBinary = "conveyor-worker"
 	// workerUID is the non-root user the worker runs as (distroless "nonroot").
@@ -251,6 +256,8 @@ func workerEnv(cc *v1alpha1.ConnectCluster) []corev1.EnvVar {
 		field(EnvPodName, "metadata.name"),
 		field(EnvPodNamespace, "metadata.namespace"),
 		field(EnvGroupInstanceID, "metadata.name"),
+		// The Deployment controller labels every pod with its ReplicaSet's hash.
+		field(EnvRevision, "metadata.labels['"+appsv1.DefaultDeploymentUniqueLabelKey+"']"),
 		{Name: EnvOutputRelay, Value: "on"},
 	}
 	if v := GoMemLimit(cc.Spec.Resources); v != "" {

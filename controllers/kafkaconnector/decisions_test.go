@@ -22,6 +22,9 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 	"github.com/conveyor-dev/conveyor/controllers/clusterkit"
 	"github.com/conveyor-dev/conveyor/runtime/connectapi"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
@@ -45,6 +48,7 @@ func TestEffectiveTasks(t *testing.T) {
 		{"zero natural limit", 3, TaskLimit{Natural: i32(0), Reason: ReasonTables}, 0, ReasonTables},
 		{"negative natural ignored", 3, TaskLimit{Natural: i32(-1), Reason: ReasonTables}, 3, ReasonTasksMax},
 		{"request below 1 counts as 1", 0, TaskLimit{}, 1, ReasonTasksMax},
+		{"share-mode sink: tasksMax binds, the share group says why", 8, TaskLimit{Reason: ReasonShareGroup}, 8, ReasonShareGroup},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -52,7 +56,7 @@ func TestEffectiveTasks(t *testing.T) {
 			if got != c.want || reason != c.wantReason {
 				t.Fatalf("EffectiveTasks(%d, %+v) = %d, %q; want %d, %q", c.requested, c.limit, got, reason, c.want, c.wantReason)
 			}
-			if Limited(c.requested, got) != (c.wantReason != ReasonTasksMax) {
+			if Limited(c.requested, got) != (c.wantReason != ReasonTasksMax && c.wantReason != ReasonShareGroup) {
 				t.Fatalf("Limited(%d, %d) disagrees with reason %q", c.requested, got, reason)
 			}
 		})
@@ -67,6 +71,13 @@ func TestTaskLimitFromRuntime(t *testing.T) {
 	}
 	if n, r := EffectiveTasks(10, tl); n != 4 || r != ReasonTopicPartitions {
 		t.Fatalf("effective from the runtime's answer = %d %s", n, r)
+	}
+	share := TaskLimitFromRuntime(connectapi.Limits{TasksMax: 8, NaturalLimit: nil, EffectiveTasks: 8, Reason: "ShareGroup"})
+	if n, r := EffectiveTasks(8, share); n != 8 || r != ReasonShareGroup {
+		t.Fatalf("effective from a share-mode sink's answer = %d %s, want 8 ShareGroup", n, r)
+	}
+	if c := TasksLimitedCondition(8, 8, ReasonShareGroup, 1); c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonShareGroup || !strings.Contains(c.Message, "share group") {
+		t.Fatalf("TasksLimited of a share-mode sink: %+v", c)
 	}
 	none := TaskLimitFromRuntime(connectapi.Limits{TasksMax: 3, NaturalLimit: nil, EffectiveTasks: 3, Reason: "TasksMax"})
 	if none.Natural != nil {
@@ -99,6 +110,9 @@ func TestEstimateTaskLimit(t *testing.T) {
 		{"the S3 sink's limit is its partitions",
 			EstimateInput{Class: "S3Sink", Config: map[string]string{"topics": "a,b", "s3.bucket.name": "lake"}, PartitionCounts: map[string]int32{"a": 4, "b": 8}},
 			i32(12), ReasonTopicPartitions},
+		{"a share-mode sink has no partition limit",
+			EstimateInput{Class: ClassPostgresSink, Config: map[string]string{"topics": "a", "consumer.group.type": "share"}, PartitionCounts: map[string]int32{"a": 2}},
+			nil, ReasonShareGroup},
 		{"cdc source is a single reader",
 			EstimateInput{Class: ClassPostgresCDCSource, Config: map[string]string{"tasks.max": "10"}},
 			i32(1), ReasonSingleReader},

@@ -315,6 +315,11 @@ func StalledCondition(st connectapi.ConnectorStateInfo, generation int64) metav1
 // TasksLimitedCondition is the TasksLimited condition for requested tasks,
 // the effective count and its reason.
 func TasksLimitedCondition(requested, effective int32, reason plugin.Reason, generation int64) metav1.Condition {
+	if reason == ReasonShareGroup {
+		return metav1.Condition{Type: v1alpha1.KafkaConnectorTasksLimited, Status: metav1.ConditionFalse, ObservedGeneration: generation,
+			Reason: v1alpha1.ReasonShareGroup, Message: fmt.Sprintf(
+				"the connector runs %d task(s) as tasksMax asks: it consumes through a share group (consumer.group.type=share), so tasksMax limits its tasks, not its topics' partition count", effective)}
+	}
 	if !Limited(requested, effective) || reason == "" || reason == ReasonTasksMax {
 		return metav1.Condition{Type: v1alpha1.KafkaConnectorTasksLimited, Status: metav1.ConditionFalse, ObservedGeneration: generation,
 			Reason: v1alpha1.ReasonNotLimited, Message: fmt.Sprintf("the connector runs %d task(s) as tasksMax asks", effective)}

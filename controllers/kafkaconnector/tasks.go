@@ -34,6 +34,9 @@ const (
 	ReasonSingleReader    = plugin.SingleReader
 	// ReasonTasksMax: tasks.max binds; the connector is not limited.
 	ReasonTasksMax = plugin.TasksMax
+	// ReasonShareGroup: a sink with consumer.group.type=share; tasks.max
+	// binds, not its partition count.
+	ReasonShareGroup = plugin.ShareGroupMode
 )
 
 // Estimate sources say where a TaskLimit came from.
@@ -122,6 +125,10 @@ var Estimators = map[string]Estimator{
 // natural limit: partition counts for sinks, 1 for a log-based CDC source,
 // the number of listed tables for a table source.
 func EstimateTaskLimit(in EstimateInput) TaskLimit {
+	if plugin.ShareMode(in.Config) {
+		// A share-mode sink: no partition count bounds it.
+		return TaskLimit{Reason: ReasonShareGroup, Source: LimitFromEstimate}
+	}
 	est, ok := Estimators[in.Class]
 	if !ok {
 		if _, isSink := in.Config["topics"]; isSink {

@@ -52,6 +52,14 @@ limitations under the License.
 //     only places unowned work. A replacement worker that joins during the
 //     delay then takes the lost work when it is released, instead of first
 //     pulling work off the others and later pushing the released work back.
+//   - Rolling updates: while members of two revisions share the group (a
+//     Deployment's surge pod beside the pods it replaces), the members of
+//     every revision but the newest (the revision of the member started
+//     last) are about to leave. They keep what they run but take no new
+//     work, and nothing is revoked for balance, so the surge worker idles
+//     until an old one leaves and then takes that worker's work: each task
+//     moves once, from its old worker to a new one, instead of first to the
+//     surge worker and again when the old ones hand theirs to the others.
 //   - A worker that crashes again and again more slowly than the delay
 //     (Input.CrashLoop) is held off after a few releases of its work: it
 //     gets nothing for a while, so its share stays on the others instead of
@@ -90,6 +98,13 @@ type Member struct {
 	// (flush, commit) first and report Owned empty, so that its work moves in
 	// this very round.
 	Leaving bool
+	// Revision is the worker's release within its cluster: in Kubernetes
+	// the pod's pod-template-hash, which a rolling update changes. Empty
+	// when unknown.
+	Revision string
+	// Started is when the worker's process started; with Revision it tells
+	// which release a rolling update is moving to (see outgoing).
+	Started time.Time
 }
 
 // Input is everything one assignment depends on.
@@ -299,15 +314,18 @@ func (s *side[K]) free() []K {
 }
 
 // balance computes the final assignment of the active members (indices act)
-// and adds balance revocations to s.revoked.
-func (s *side[K]) balance(act []int, allowRevoke bool) [][]K {
+// and adds balance revocations to s.revoked. Members in closed (by index)
+// keep their work but take no unowned work.
+func (s *side[K]) balance(act []int, allowRevoke bool, closed map[int]bool) [][]K {
 	kept := make([][]K, len(act))
 	preferred := make([][]K, len(act))
+	shut := make([]bool, len(act))
 	for j, i := range act {
 		kept[j] = s.kept[i]
 		preferred[j] = s.preferred[i]
+		shut[j] = closed[i]
 	}
-	final, revoked := balance(s.kind, kept, preferred, s.free(), allowRevoke)
+	final, revoked := balance(s.kind, kept, preferred, s.free(), allowRevoke, shut)
 	for j, i := range act {
 		s.revoked[i] = append(s.revoked[i], revoked[j]...)
 	}
@@ -446,9 +464,10 @@ func Assign(in Input) Result {
 	}
 
 	var heldList []HeldOff
-	allowRevoke := len(pending) == 0
-	finalC := cs.balance(act, allowRevoke)
-	finalT := ts.balance(act, allowRevoke)
+	out := outgoing(members, act)
+	allowRevoke := len(pending) == 0 && len(out) == 0
+	finalC := cs.balance(act, allowRevoke, out)
+	finalT := ts.balance(act, allowRevoke, out)
 
 	for _, w := range slices.Sorted(maps.Keys(heldOff)) {
 		h := heldOff[w]

@@ -24,9 +24,11 @@ import (
 
 // balance places items on m members. kept[i] is what member i keeps (it may be
 // shed down to its target when allowRevoke), preferred[i] is unowned work that
-// should go to i if it has room, free is unowned work for anyone. It returns
-// each member's final items and what each must stop.
-func balance[K comparable](kind itemKind[K], kept, preferred [][]K, free []K, allowRevoke bool) (final, revoked [][]K) {
+// should go to i if it has room, free is unowned work for anyone. A member
+// with closed[i] (one about to leave) keeps its own and its preferred work
+// but takes none of the rest while another member is open. It returns each
+// member's final items and what each must stop.
+func balance[K comparable](kind itemKind[K], kept, preferred [][]K, free []K, allowRevoke bool, closed []bool) (final, revoked [][]K) {
 	m := len(kept)
 	final = make([][]K, m)
 	revoked = make([][]K, m)
@@ -90,14 +92,25 @@ func balance[K comparable](kind itemKind[K], kept, preferred [][]K, free []K, al
 	pool = append(pool, free...)
 	slices.SortFunc(pool, kind.compare)
 
-	// Place each unowned item on a member below its target, preferring the
-	// member with the fewest items of the same group (spreading a
-	// connector's tasks), then the least loaded, then the first.
-	for _, it := range pool {
-		g := kind.group(it)
+	// Place each unowned item on an open member below its target,
+	// preferring the member with the fewest items of the same group
+	// (spreading a connector's tasks), then the least loaded, then the
+	// first.
+	open := make([]bool, m)
+	anyOpen := false
+	for i := range m {
+		open[i] = len(closed) <= i || !closed[i]
+		anyOpen = anyOpen || open[i]
+	}
+	if !anyOpen {
+		for i := range open {
+			open[i] = true
+		}
+	}
+	pick := func(g string, withinTarget bool) int {
 		best := -1
 		for i := range m {
-			if len(final[i]) >= target[i] {
+			if !open[i] || (withinTarget && len(final[i]) >= target[i]) {
 				continue
 			}
 			if best < 0 || counts[i][g] < counts[best][g] ||
@@ -105,15 +118,16 @@ func balance[K comparable](kind itemKind[K], kept, preferred [][]K, free []K, al
 				best = i
 			}
 		}
+		return best
+	}
+	for _, it := range pool {
+		g := kind.group(it)
+		best := pick(g, true)
 		if best < 0 {
-			// Unreachable: the targets add up to every item. Keep the
-			// item placed rather than lost, on the least loaded member.
-			best = 0
-			for i := range m {
-				if len(final[i]) < len(final[best]) {
-					best = i
-				}
-			}
+			// Every open member is at its target: closed members leave
+			// their targets unfilled, or kept work exceeds the targets
+			// (no revocations). An open member takes it all the same.
+			best = pick(g, false)
 		}
 		final[best] = append(final[best], it)
 		counts[best][g]++

@@ -63,11 +63,15 @@ type Metadata struct {
 	// this member was sent (State.Left): the leader passes them on as
 	// Input.Departed.
 	Departed []string
+	// Revision and Started: see Member.
+	Revision string
+	Started  time.Time
 }
 
 // Member returns the Member the leader sees for metadata m of memberID.
 func (m Metadata) Member(memberID string) Member {
-	return Member{MemberID: memberID, WorkerID: m.WorkerID, URL: m.URL, ConfigOffset: m.ConfigOffset, Owned: m.Owned, Leaving: m.Leaving}
+	return Member{MemberID: memberID, WorkerID: m.WorkerID, URL: m.URL, ConfigOffset: m.ConfigOffset, Owned: m.Owned, Leaving: m.Leaving,
+		Revision: m.Revision, Started: m.Started}
 }
 
 // SyncAssignment is what the leader sends each member in SyncGroup.
@@ -110,6 +114,8 @@ type wireMetadata struct {
 	Owned        wireAssignment `json:"owned"`
 	Leaving      bool           `json:"leaving,omitempty"`
 	Departed     []string       `json:"departed,omitempty"`
+	Revision     string         `json:"revision,omitempty"`
+	Started      *time.Time     `json:"started,omitempty"`
 }
 
 type wireSync struct {
@@ -259,7 +265,7 @@ func decodeVersioned(b []byte, what string, v any) error {
 
 // EncodeMetadata encodes member metadata, always as the current Version.
 func EncodeMetadata(m Metadata) []byte {
-	b, err := json.Marshal(wireMetadata{
+	w := wireMetadata{
 		Version:      Version,
 		WorkerID:     m.WorkerID,
 		URL:          m.URL,
@@ -267,7 +273,13 @@ func EncodeMetadata(m Metadata) []byte {
 		Owned:        toWire(m.Owned),
 		Leaving:      m.Leaving,
 		Departed:     m.Departed,
-	})
+		Revision:     m.Revision,
+	}
+	if !m.Started.IsZero() {
+		at := m.Started.UTC()
+		w.Started = &at
+	}
+	b, err := json.Marshal(w)
 	if err != nil {
 		panic(fmt.Sprintf("assignor: encoding member metadata: %v", err)) // plain data: cannot fail
 	}
@@ -287,7 +299,11 @@ func DecodeMetadata(b []byte) (Metadata, error) {
 	if err != nil {
 		return Metadata{}, err
 	}
-	return Metadata{Version: w.Version, WorkerID: w.WorkerID, URL: w.URL, ConfigOffset: w.ConfigOffset, Owned: owned, Leaving: w.Leaving, Departed: w.Departed}, nil
+	md := Metadata{Version: w.Version, WorkerID: w.WorkerID, URL: w.URL, ConfigOffset: w.ConfigOffset, Owned: owned, Leaving: w.Leaving, Departed: w.Departed, Revision: w.Revision}
+	if w.Started != nil {
+		md.Started = w.Started.UTC()
+	}
+	return md, nil
 }
 
 // EncodeAssignment encodes a member's assignment, always as the current

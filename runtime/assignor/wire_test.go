@@ -29,6 +29,7 @@ func TestMetadataRoundTrip(t *testing.T) {
 	for _, m := range []Metadata{
 		{Version: Version, WorkerID: "10.0.0.1:8083"},
 		{Version: Version, WorkerID: "w", URL: "http://10.0.0.1:8083", ConfigOffset: 42, Leaving: true, Departed: []string{"d", "e"},
+			Revision: "7d9f8c6b5", Started: t0.Add(123 * time.Millisecond),
 			Owned: Assignment{Connectors: []string{"a", "b"}, Tasks: append(tasksOf("b", 0, 7), tasksOf("a", 3)...)}},
 	} {
 		got, err := DecodeMetadata(EncodeMetadata(m))
@@ -36,7 +37,8 @@ func TestMetadataRoundTrip(t *testing.T) {
 			t.Fatalf("decoding %+v: %v", m, err)
 		}
 		if got.Version != Version || got.WorkerID != m.WorkerID || got.URL != m.URL || got.ConfigOffset != m.ConfigOffset ||
-			got.Leaving != m.Leaving || !got.Owned.Equal(m.Owned) || !slices.Equal(got.Departed, m.Departed) {
+			got.Leaving != m.Leaving || !got.Owned.Equal(m.Owned) || !slices.Equal(got.Departed, m.Departed) ||
+			got.Revision != m.Revision || !got.Started.Equal(m.Started) {
 			t.Errorf("round trip of %+v gave %+v", m, got)
 		}
 		if want := m.Owned.Sorted(); !slicesEqualTasks(got.Owned, want) {
@@ -165,9 +167,11 @@ func FuzzDecode(f *testing.F) {
 }
 
 func TestMetadataToMember(t *testing.T) {
-	md := Metadata{Version: Version, WorkerID: "w", URL: "http://w", ConfigOffset: 7, Leaving: true, Owned: Assignment{Connectors: []string{"c"}}}
+	md := Metadata{Version: Version, WorkerID: "w", URL: "http://w", ConfigOffset: 7, Leaving: true, Owned: Assignment{Connectors: []string{"c"}},
+		Revision: "r", Started: t0}
 	m := md.Member("m-1")
-	if m.MemberID != "m-1" || m.WorkerID != "w" || m.URL != "http://w" || m.ConfigOffset != 7 || !m.Leaving || !m.Owned.Equal(md.Owned) {
+	if m.MemberID != "m-1" || m.WorkerID != "w" || m.URL != "http://w" || m.ConfigOffset != 7 || !m.Leaving || !m.Owned.Equal(md.Owned) ||
+		m.Revision != "r" || !m.Started.Equal(t0) {
 		t.Errorf("member %+v from %+v", m, md)
 	}
 	if got := MaxConfigOffset([]Member{{ConfigOffset: 3}, {ConfigOffset: 9}, {ConfigOffset: -1}}); got != 9 {

@@ -32,7 +32,7 @@ import (
 // applies to, with a good value.
 func everyOverride() map[string]string {
 	good := map[string]string{"acks": "1", "auto.offset.reset": "latest", "batch.size": "16384", "client.id": "c",
-		"compression.type": "lz4", "enable.idempotence": "false", "fetch.max.bytes": "2048", "fetch.max.wait.ms": "10",
+		"compression.type": "lz4", "enable.idempotence": "false", "enable.metrics.push": "true", "fetch.max.bytes": "2048", "fetch.max.wait.ms": "10",
 		"fetch.min.bytes": "1", "heartbeat.interval.ms": "100", "isolation.level": "read_committed", "linger.ms": "5",
 		"max.in.flight.requests.per.connection": "2", "max.partition.fetch.bytes": "1024", "max.poll.interval.ms": "1000",
 		"max.poll.records": "10", "max.request.size": "1048576", "rebalance.timeout.ms": "1000", "request.timeout.ms": "1000",

@@ -156,6 +156,13 @@ var properties = []Property{
 		Option: "kgo.DisableIdempotentWrite when false",
 		Doc:    "Idempotent writes (the default); false turns them off. true with acks other than all is refused, as in Kafka; exactly-once source tasks refuse false.",
 		apply:  func(v value, s *Settings) { b := v.b; s.idempotence = &b }},
+	// Kafka's default is true. Conveyor's is false: a worker runs a
+	// client or two per task, each would gather its metrics and ask the
+	// broker for a subscription, and most clusters want none.
+	{Name: "enable.metrics.push", Kinds: Producer | Consumer | Admin, Type: TypeBoolean,
+		Option: "kgo.DisableClientMetrics unless true",
+		Doc:    "Push the client's metrics to the brokers when they subscribe to them (KIP-714). Off unless set to true (Kafka's default is true): with it off the client neither gathers them nor asks the brokers for a subscription.",
+		apply:  func(v value, s *Settings) { s.metricsPush = v.b }},
 	{Name: "fetch.max.bytes", Kinds: Consumer, Type: TypeInt, Min: 1024, Max: 1 << 30,
 		Option: "kgo.FetchMaxBytes",
 		Doc:    "Most bytes one fetch response holds; sinks default to 1 MiB (Kafka's default is 50 MiB).",

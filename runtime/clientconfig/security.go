@@ -298,8 +298,9 @@ type Connection struct {
 }
 
 // For returns the connection options of a client with settings s: the
-// worker's, or Base with s's own identity when s names one. The client's
-// other options (s.Opts) are not among them.
+// worker's, or Base with s's own identity when s names one, and client
+// metrics pushes (KIP-714) off unless s says enable.metrics.push=true.
+// The client's other options (s.Opts) are not among them.
 func (c Connection) For(s Settings) ([]kgo.Opt, error) {
 	sec := c.Security
 	if s.Security != nil {
@@ -312,7 +313,11 @@ func (c Connection) For(s Settings) ([]kgo.Opt, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(append([]kgo.Opt(nil), c.Base...), so...), nil
+	opts := append(append([]kgo.Opt(nil), c.Base...), so...)
+	if !s.metricsPush {
+		opts = append(opts, kgo.DisableClientMetrics())
+	}
+	return opts, nil
 }
 
 // Key names a property as the settings were given it (producer.override.acks),

@@ -45,6 +45,10 @@ type Settings struct {
 	// and enable.idempotence not false).
 	Idempotent bool
 
+	// metricsPush is enable.metrics.push: KIP-714 client metrics are off
+	// unless a user asks for them.
+	metricsPush bool
+
 	acks, compression              string
 	idempotence                    *bool
 	batchMax, maxRequest, inflight int64

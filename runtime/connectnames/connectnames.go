@@ -33,6 +33,18 @@ const SinkGroupPrefix = "connect-"
 // "connect-<connector>" as in Kafka Connect.
 func SinkGroup(connector string) string { return SinkGroupPrefix + connector }
 
+// ShareGroupPrefix precedes the connector name in the share group (KIP-932)
+// of a sink connector with consumer.group.type=share.
+const ShareGroupPrefix = "connect-share-"
+
+// ShareGroup is the share group of a sink connector's tasks in share mode,
+// "connect-share-<connector>". It differs from SinkGroup because Kafka keeps
+// one group type per group id: a classic or consumer group
+// "connect-<connector>" with committed offsets would block a share group of
+// the same id, so switching a connector's mode would fail until the old
+// group is deleted.
+func ShareGroup(connector string) string { return ShareGroupPrefix + connector }
+
 // TransactionalID is the transactional.id of an exactly-once source task's
 // producer, "<group.id>-<connector>-<task>" as Kafka Connect derives it
 // (KIP-618), so that every instance of one task, on any worker, fences the

@@ -78,6 +78,28 @@ func TestNewStructValues(t *testing.T) {
 	}
 }
 
+// NewStructsValues builds a batch of structs over one values slice, each
+// checked like NewStructValues, with the failing struct's position named.
+func TestNewStructsValues(t *testing.T) {
+	s := StructOf("p", F("id", Int64Schema), F("name", OptionalStringSchema))
+	sts, err := NewStructsValues(s, []any{int64(3), "x", int64(4), nil})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sts) != 2 || !sts[0].Equal(NewStruct(s).Put("id", int64(3)).Put("name", "x")) || !sts[1].Equal(NewStruct(s).Put("id", int64(4))) {
+		t.Fatalf("NewStructsValues = %v", sts)
+	}
+	if _, err := NewStructsValues(s, []any{int64(3), "x", int32(4), nil}); err == nil || !strings.Contains(err.Error(), `struct 1: field "id"`) {
+		t.Fatalf("wrong type: %v", err)
+	}
+	if _, err := NewStructsValues(s, []any{int64(3), "x", int64(4)}); err == nil || !strings.Contains(err.Error(), "not a multiple") {
+		t.Fatalf("wrong count: %v", err)
+	}
+	if _, err := NewStructsValues(Int64Schema, nil); err == nil {
+		t.Fatal("a non-struct schema was accepted")
+	}
+}
+
 func TestSchemaCheck(t *testing.T) {
 	bad := []*Schema{
 		{Type: "int128"},

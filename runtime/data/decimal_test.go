@@ -51,3 +51,33 @@ func TestAppendDecimalBytesMatchesGeneral(t *testing.T) {
 		}
 	}
 }
+
+// ParseDecimal's fast path for plain digits gives what the big.Rat path
+// gives, for every form databases print and some they do not.
+func TestParseDecimalFastPathMatchesRat(t *testing.T) {
+	for _, s := range []string{
+		"0", "-0", "+0", "0.00", "-0.00", "1.50", "-1.50", ".5", "5.", "-.5", "123456789012345678", "1234567890123456789",
+		"-99999999999999999999999999.999999", "0.000000000000000000000001", "12345678901234567.8", "+7.25", "00012.3400",
+	} {
+		fast, ok := parsePlainDecimal(s)
+		if !ok {
+			t.Errorf("%q: not taken by the fast path", s)
+			continue
+		}
+		slow, err := parseDecimalRat(s)
+		if err != nil {
+			t.Fatalf("%q: %v", s, err)
+		}
+		if fast.Scale != slow.Scale || fast.Unscaled.Cmp(slow.Unscaled) != 0 {
+			t.Errorf("%q: fast %s scale %d, big.Rat %s scale %d", s, fast.Unscaled, fast.Scale, slow.Unscaled, slow.Scale)
+		}
+	}
+	for _, s := range []string{"", "-", ".", "1e5", "1.5e3", "1/2", "1.2.3", " 1", "0x10", "１"} {
+		if _, ok := parsePlainDecimal(s); ok {
+			t.Errorf("%q: taken by the fast path, want the big.Rat path to decide", s)
+		}
+	}
+	if _, err := ParseDecimal("1e5"); err == nil {
+		t.Errorf(`ParseDecimal("1e5") succeeded, want exponents refused`)
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"math/big"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -111,6 +112,56 @@ func NewDecimal(unscaled int64, scale int32) Decimal {
 
 // ParseDecimal parses a decimal literal such as "-12.345" keeping its scale.
 func ParseDecimal(s string) (Decimal, error) {
+	if d, ok := parsePlainDecimal(s); ok {
+		return d, nil
+	}
+	return parseDecimalRat(s)
+}
+
+// parsePlainDecimal parses the form databases print, [+-]digits[.digits],
+// without big.Rat: the unscaled value is the digits without the point. It
+// reports false for any other form (parseDecimalRat decides on those).
+func parsePlainDecimal(s string) (Decimal, bool) {
+	body := s
+	if len(body) > 0 && (body[0] == '-' || body[0] == '+') {
+		body = body[1:]
+	}
+	digits, scale, point := 0, int32(0), false
+	var v int64
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		switch {
+		case c >= '0' && c <= '9':
+			digits++
+			if point {
+				scale++
+			}
+			v = v*10 + int64(c-'0')
+		case c == '.' && !point:
+			point = true
+		default:
+			return Decimal{}, false
+		}
+	}
+	if digits == 0 {
+		return Decimal{}, false
+	}
+	var n *big.Int
+	if digits <= 18 { // fits an int64
+		n = big.NewInt(v)
+	} else {
+		var ok bool
+		if n, ok = new(big.Int).SetString(strings.Replace(body, ".", "", 1), 10); !ok {
+			return Decimal{}, false
+		}
+	}
+	if s[0] == '-' {
+		n.Neg(n)
+	}
+	return Decimal{Unscaled: n, Scale: scale}, true
+}
+
+func parseDecimalRat(s string) (Decimal, error) {
 	r, ok := new(big.Rat).SetString(s)
 	if !ok {
 		return Decimal{}, fmt.Errorf("invalid decimal %q", s)

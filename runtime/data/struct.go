@@ -41,22 +41,54 @@ func NewStruct(schema *Schema) *Struct {
 // values (no copy), so a source can carve the values of many structs out
 // of one slice; the caller must not change values afterwards.
 func NewStructValues(schema *Schema, values []any) (*Struct, error) {
+	if err := checkStructValues("data.NewStructValues", schema, values); err != nil {
+		return nil, err
+	}
+	return &Struct{schema: schema, values: values}, nil
+}
+
+// NewStructsValues returns len(values)/F structs of the given struct schema
+// of F fields, allocated together, the i-th holding values[i*F:(i+1)*F]
+// after the checks of NewStructValues (no copy: the caller must not change
+// values afterwards). A source that builds a batch of records of one
+// schema saves an allocation per record.
+func NewStructsValues(schema *Schema, values []any) ([]Struct, error) {
 	if schema == nil || schema.Type != TypeStruct {
-		return nil, fmt.Errorf("data.NewStructValues: schema %s is not a struct schema", schema)
+		return nil, fmt.Errorf("data.NewStructsValues: schema %s is not a struct schema", schema)
+	}
+	nf := len(schema.Fields)
+	if nf == 0 || len(values)%nf != 0 {
+		return nil, fmt.Errorf("struct %s has %d fields, got %d values, not a multiple", schema, nf, len(values))
+	}
+	out := make([]Struct, len(values)/nf)
+	for i := range out {
+		v := values[i*nf : (i+1)*nf : (i+1)*nf]
+		if err := checkStructValues("data.NewStructsValues", schema, v); err != nil {
+			return nil, fmt.Errorf("struct %d: %w", i, err)
+		}
+		out[i] = Struct{schema: schema, values: v}
+	}
+	return out, nil
+}
+
+// checkStructValues checks values against the fields of a struct schema.
+func checkStructValues(caller string, schema *Schema, values []any) error {
+	if schema == nil || schema.Type != TypeStruct {
+		return fmt.Errorf("%s: schema %s is not a struct schema", caller, schema)
 	}
 	if len(values) != len(schema.Fields) {
-		return nil, fmt.Errorf("struct %s has %d fields, got %d values", schema, len(schema.Fields), len(values))
+		return fmt.Errorf("struct %s has %d fields, got %d values", schema, len(schema.Fields), len(values))
 	}
 	for i := range schema.Fields {
 		f := &schema.Fields[i]
 		if f.Index != i {
-			return nil, fmt.Errorf("struct %s: field %q has index %d at position %d (build structs with StructOf)", schema, f.Name, f.Index, i)
+			return fmt.Errorf("struct %s: field %q has index %d at position %d (build structs with StructOf)", schema, f.Name, f.Index, i)
 		}
 		if err := f.Schema.Validate(values[i]); err != nil {
-			return nil, fmt.Errorf("field %q: %w", f.Name, err)
+			return fmt.Errorf("field %q: %w", f.Name, err)
 		}
 	}
-	return &Struct{schema: schema, values: values}, nil
+	return nil
 }
 
 // Schema returns the struct's schema.

@@ -106,6 +106,7 @@ type Metrics struct {
 	// task-error-metrics (Kafka Connect's KIP-298 group)
 	recordFailures, recordsSkipped, retries, errorsLogged *prometheus.CounterVec
 	dlqRequests, dlqFailures                              *prometheus.CounterVec
+	shareRedelivered, sharePastLimit                      *prometheus.CounterVec
 	lastErrorTime                                         *prometheus.GaugeVec
 
 	mu       sync.Mutex
@@ -209,6 +210,10 @@ func New() *Metrics {
 		Name: "deadletterqueue_produce_requests", Help: "Records a sink task wrote to its dead letter queue."}, taskLabels)
 	m.dlqFailures = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace,
 		Name: "deadletterqueue_produce_failures", Help: "Records a sink task failed to write to its dead letter queue."}, taskLabels)
+	m.shareRedelivered = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace,
+		Name: "share_records_redelivered_total", Help: "Records a share-mode sink task received again (share group delivery count above 1)."}, taskLabels)
+	m.sharePastLimit = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace,
+		Name: "share_records_past_delivery_limit_total", Help: "Records a share-mode sink task gave up on at the share group's delivery limit (rejected; to the dead letter queue with errors.tolerance=all)."}, taskLabels)
 	m.lastErrorTime = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace,
 		Name: "last_error_timestamp", Help: "When a task last met a record error, in milliseconds since the Unix epoch; 0 before the first."}, taskLabels)
 	m.taskStatusGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace,
@@ -222,6 +227,7 @@ func New() *Metrics {
 		m.pollBatchTime, m.sinkRead, m.sinkSend, m.putBatchTime, m.sinkLag, m.partitionCount,
 		m.commitSuccess, m.commitFailure, m.commitTime, m.batchSize, m.recordErrors, m.taskStatusGauge,
 		m.recordFailures, m.recordsSkipped, m.retries, m.errorsLogged, m.dlqRequests, m.dlqFailures, m.lastErrorTime,
+		m.shareRedelivered, m.sharePastLimit,
 		m.stalls.gauge,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -378,8 +384,9 @@ func (m *Metrics) Task(connector string, task int) *Task {
 		recordFailures: m.recordFailures.WithLabelValues(l...), recordsSkipped: m.recordsSkipped.WithLabelValues(l...),
 		retries: m.retries.WithLabelValues(l...), errorsLogged: m.errorsLogged.WithLabelValues(l...),
 		dlqRequests: m.dlqRequests.WithLabelValues(l...), dlqFailures: m.dlqFailures.WithLabelValues(l...),
-		lastErrorTime: m.lastErrorTime.WithLabelValues(l...),
-		progress:      m.stalls.start(connector, task),
+		lastErrorTime:    m.lastErrorTime.WithLabelValues(l...),
+		shareRedelivered: m.shareRedelivered.WithLabelValues(l...), sharePastLimit: m.sharePastLimit.WithLabelValues(l...),
+		progress: m.stalls.start(connector, task),
 	}
 }
 
@@ -397,6 +404,7 @@ func (m *Metrics) RemoveTask(connector string, task int) {
 		m.batchSize.MetricVec, m.recordErrors.MetricVec, m.taskStatusGauge.MetricVec,
 		m.recordFailures.MetricVec, m.recordsSkipped.MetricVec, m.retries.MetricVec, m.errorsLogged.MetricVec,
 		m.dlqRequests.MetricVec, m.dlqFailures.MetricVec, m.lastErrorTime.MetricVec, m.stalls.gauge.MetricVec,
+		m.shareRedelivered.MetricVec, m.sharePastLimit.MetricVec,
 	} {
 		v.DeletePartialMatch(l)
 	}
@@ -416,6 +424,7 @@ type Task struct {
 	pollBatchTime, putBatchTime, commitTime, batchSize prometheus.Observer
 
 	recordFailures, recordsSkipped, retries, errorsLogged, dlqRequests, dlqFailures prometheus.Counter
+	shareRedelivered, sharePastLimit                                                prometheus.Counter
 	lastErrorTime                                                                   prometheus.Gauge
 
 	progress *progress // work and progress, for stall detection (stall.go)
@@ -575,4 +584,21 @@ func (t *Task) DeadLetterProduced(err error) {
 	if err != nil {
 		t.dlqFailures.Inc()
 	}
+}
+
+// ShareRedelivered counts records a share-mode sink task received again.
+func (t *Task) ShareRedelivered(n int) {
+	if t == nil || n == 0 {
+		return
+	}
+	t.shareRedelivered.Add(float64(n))
+}
+
+// SharePastDeliveryLimit counts one record a share-mode sink task gave up
+// on at the delivery limit.
+func (t *Task) SharePastDeliveryLimit() {
+	if t == nil {
+		return
+	}
+	t.sharePastLimit.Inc()
 }

@@ -122,6 +122,7 @@ func CommonSpec(kind Kind) ConfigSpec {
 			ConfigField{Name: KeyTopicsRegex, Type: TypeString, Group: GroupCommon, Importance: ImportanceHigh, Width: WidthLong,
 				DisplayName: "Topics regex", Validator: ValidRegexp(),
 				Doc: "Regular expression giving the topics to consume. Set either topics or topics.regex."},
+			consumerGroupTypeField(),
 			ConfigField{Name: KeyDLQTopicName, Type: TypeString, Group: GroupErrorHandling, Importance: ImportanceMedium, Width: WidthMedium,
 				DisplayName: "Dead Letter Queue Topic Name",
 				Doc:         "Topic to which failed records are written; empty disables the dead-letter queue."},
@@ -271,6 +272,11 @@ func ValidateConfig(ctx context.Context, p Plugin, config map[string]string, opt
 		for _, fe := range fes {
 			addErr(fe.Name, fe.Message)
 		}
+		if p.Kind == KindSink {
+			for _, fe := range ValidateShareMode(conn, config) {
+				addErr(fe.Name, fe.Message)
+			}
+		}
 		if p.Kind == KindSource && vo.eosMode != "" {
 			for _, fe := range ValidateExactlyOnce(conn, config, vo.eosMode) {
 				addErr(fe.Name, fe.Message)
@@ -336,7 +342,13 @@ func MatchTopics(expr string, all []string) ([]string, error) {
 // SinkNaturalLimit is the natural task limit of a sink that can spread its
 // partitions over tasks freely: the total partition count of its topics,
 // with reason [TopicPartitions]. Topics that do not exist yet count zero.
+//
+// In share mode (consumer.group.type=share) no partition count bounds the
+// tasks: the limit is [NoLimit] with reason [ShareGroupMode].
 func SinkNaturalLimit(ctx context.Context, cc ConnectorContext, config map[string]string) (int, Reason, error) {
+	if ShareMode(config) {
+		return NoLimit, ShareGroupMode, nil
+	}
 	topics, err := SinkTopics(ctx, cc, config)
 	if err != nil {
 		return 0, TopicPartitions, err

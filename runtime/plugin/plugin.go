@@ -91,11 +91,17 @@ const NoLimit = -1
 // tasks.max and the connector's natural limit, and the reason for that
 // number: min(tasksMax, limit). When the natural limit does not bind
 // (NoLimit, or limit >= tasksMax) the reason is [TasksMax]. A tasksMax below
-// 1 counts as 1. A natural limit of 0 (no work, e.g. no files) yields 0
+// 1 counts as 1. A share-mode sink ([NoLimit] with reason [ShareGroupMode])
+// runs tasksMax tasks with that reason. A natural limit of 0 (no work, e.g. no files) yields 0
 // tasks with the connector's reason.
 func EffectiveTasks(tasksMax int, limit int, reason Reason) (int, Reason) {
 	if tasksMax < 1 {
 		tasksMax = 1
+	}
+	if limit < 0 && reason == ShareGroupMode {
+		// A share-mode sink: tasks.max binds, and the reason says that
+		// the share group, not the partition count, set the bound.
+		return tasksMax, ShareGroupMode
 	}
 	if limit < 0 || limit >= tasksMax {
 		return tasksMax, TasksMax

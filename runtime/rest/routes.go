@@ -26,6 +26,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/conveyor-dev/conveyor/runtime/clientconfig"
 	"github.com/conveyor-dev/conveyor/runtime/connectapi"
 )
 
@@ -148,6 +149,11 @@ func (s *Server) api(f apiFunc, isWrite bool) http.Handler {
 // writeErr answers an error in Kafka's shape with the status it carries.
 func (s *Server) writeErr(w http.ResponseWriter, err error) {
 	code := connectapi.StatusCode(err)
+	if code == http.StatusInternalServerError && clientconfig.IsRefused(err) {
+		// The broker refused the connector's principal (an ACL or its
+		// login): the request is not allowed, and retrying changes nothing.
+		code = http.StatusForbidden
+	}
 	msg := err.Error()
 	var nl *connectapi.NotLeaderError
 	if errors.As(err, &nl) {

@@ -155,7 +155,7 @@ func New(s Spec) (Runner, error) {
 		if s.Plugin.NewSinkTask == nil {
 			return nil, fmt.Errorf("plugin %s has no sink task", s.Plugin.Class)
 		}
-		sc := SinkConfig{Common: c, Task: s.Plugin.NewSinkTask(), InstanceID: s.ConsumerInstanceID}
+		sc := SinkConfig{Common: c, Task: s.Plugin.NewSinkTask(), InstanceID: s.ConsumerInstanceID, Share: plugin.ShareMode(s.Connector)}
 		sc.Topics = plugin.SplitList(s.Connector[plugin.KeyTopics])
 		if len(sc.Topics) == 0 {
 			sc.TopicsRegex = strings.TrimSpace(s.Connector[plugin.KeyTopicsRegex])

@@ -83,6 +83,11 @@ type SinkConfig struct {
 	// ReadCommitted makes the consumer read_committed: records of aborted
 	// transactions (an exactly-once source's) are never delivered.
 	ReadCommitted bool
+	// Share makes the task consume through the share group
+	// connect-share-<connector> (consumer.group.type=share, KIP-932)
+	// instead of the consumer group: see sink_share.go. InstanceID and
+	// the group timeouts do not apply to it.
+	Share bool
 }
 
 // SinkRunner runs one sink task: a consumer in group connect-<connector>
@@ -134,6 +139,8 @@ type SinkRunner struct {
 	inCallback atomic.Int32
 	// round is whether the consumer is inside a group round (keepAlive).
 	round groupRound
+	// shareLimit is the share group's delivery limit (share mode).
+	shareLimit int32
 }
 
 // leaveWait bounds how long closing the consumer may wait for a group
@@ -204,6 +211,9 @@ func NewSinkRunner(cfg SinkConfig) (*SinkRunner, error) {
 // worker's Kafka options; the consumer's settings (Common.Clients) go
 // after them.
 func (r *SinkRunner) ConsumerOpts() []kgo.Opt {
+	if r.cfg.Share {
+		return r.shareConsumerOpts()
+	}
 	opts := []kgo.Opt{
 		kgo.ConsumerGroup(connectnames.SinkGroup(r.cfg.ID.Connector)),
 		kgo.Balancers(kgo.CooperativeStickyBalancer()),
@@ -273,7 +283,15 @@ func (r *SinkRunner) Start(ctx context.Context) error {
 		cctx, ccancel := context.WithCancel(ctx)
 		r.cancelClient = ccancel
 		defer ccancel()
-		if r.cfg.InstanceID != "" {
+		if r.cfg.Share {
+			limit, err := r.prepareShareGroup(ctx)
+			if err != nil {
+				r.fail(err)
+				r.stopTask()
+				return
+			}
+			r.shareLimit = limit
+		} else if r.cfg.InstanceID != "" {
 			r.takeOverStatic(ctx)
 		}
 		opts := r.cfg.clientOpts(clientconfig.Consumer, append(r.ConsumerOpts(), kgo.WithContext(cctx)))
@@ -287,6 +305,10 @@ func (r *SinkRunner) Start(ctx context.Context) error {
 		if err != nil {
 			r.fail(fmt.Errorf("creating consumer: %w", err))
 			r.stopTask()
+			return
+		}
+		if r.cfg.Share {
+			r.runShare(ctx)
 			return
 		}
 		go r.keepAlive(cctx, cl)
@@ -370,23 +392,13 @@ func (r *SinkRunner) loop(ctx context.Context) error {
 	cl := r.client
 	var batch []*plugin.SinkRecord
 	for {
-		if r.isStopping() {
+		// Paused, not polling keeps the client from fetching beyond what
+		// it already buffered; heartbeats and rebalances go on.
+		if done, paused := r.waitTurn(); done {
 			return nil
-		}
-		if err := r.failed(); err != nil { // a rebalance callback failed the task
-			return nil
-		}
-		if r.targetPaused() {
-			// Not polling keeps the client from fetching beyond what it
-			// already buffered; heartbeats and rebalances go on.
-			r.setState(StatePaused, "")
-			select {
-			case <-r.wake:
-			case <-time.After(r.cfg.OffsetFlushInterval):
-			}
+		} else if paused {
 			continue
 		}
-		r.setState(StateRunning, "")
 
 		// Like Kafka's WorkerSinkTask, wait no longer than until the next
 		// offset commit is due, so commits keep their cadence while the
@@ -407,22 +419,7 @@ func (r *SinkRunner) loop(ctx context.Context) error {
 		if fetches.IsClientClosed() {
 			return nil
 		}
-		var fatal error
-		fetches.EachError(func(t string, p int32, err error) {
-			if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-				return
-			}
-			r.cfg.Logger.Warn("fetch error", "topic", t, "partition", p, "error", err)
-			// A client-level error that retrying does not mend ends the
-			// task, and so does the broker refusing the connector's
-			// principal, wherever franz-go reports it: on the group
-			// ("", 0: JoinGroup, OffsetFetch, commits), on a topic's
-			// metadata (topic, -1) or on a partition's fetch.
-			if ((t == "" && p < 0 && !kerr.IsRetriable(err)) || clientconfig.IsRefused(err)) && fatal == nil {
-				fatal = fmt.Errorf("consuming: %w", err)
-			}
-		})
-		if fatal != nil {
+		if fatal := r.fetchFatal(fetches, "consuming"); fatal != nil {
 			cl.AllowRebalance()
 			return fatal
 		}
@@ -449,6 +446,45 @@ func (r *SinkRunner) loop(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+// waitTurn is the top of a poll loop: done when the task stops or a
+// rebalance callback failed it; paused when the target state is PAUSED
+// (after waiting for a change or the offset flush interval), so the loop
+// polls later.
+func (r *SinkRunner) waitTurn() (done, paused bool) {
+	if r.isStopping() || r.failed() != nil {
+		return true, false
+	}
+	if r.targetPaused() {
+		r.setState(StatePaused, "")
+		select {
+		case <-r.wake:
+		case <-time.After(r.cfg.OffsetFlushInterval):
+		}
+		return false, true
+	}
+	r.setState(StateRunning, "")
+	return false, false
+}
+
+// fetchFatal logs the errors of a poll and returns the first that ends the
+// task: a client-level error that retrying does not mend, or the broker
+// refusing the connector's principal, wherever franz-go reports it: on the
+// group ("", 0: JoinGroup, OffsetFetch, commits, share heartbeats), on a
+// topic's metadata (topic, -1) or on a partition's fetch.
+func (r *SinkRunner) fetchFatal(fetches kgo.Fetches, what string) error {
+	var fatal error
+	fetches.EachError(func(t string, p int32, err error) {
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			return
+		}
+		r.cfg.Logger.Warn("fetch error", "topic", t, "partition", p, "error", err)
+		if ((t == "" && p < 0 && !kerr.IsRetriable(err)) || clientconfig.IsRefused(err)) && fatal == nil {
+			fatal = fmt.Errorf("%s: %w", what, err)
+		}
+	})
+	return fatal
 }
 
 // deliverLocked converts and transforms the polled records and puts them

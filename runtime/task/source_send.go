@@ -144,19 +144,18 @@ func (r *SourceRunner) sendBatch(ctx context.Context, recs []*plugin.SourceRecor
 		}
 	}
 	bufs.left.Store(int64(len(pend)))
-	subs := r.subs.submitInto(bufs.subs, pend, bufs)
+	r.subs.submitInto(bufs.rctxs, pend, bufs)
 	clear(pend) // the tracker holds what it needs; let the polled records go
 	for i := range krs {
 		if krs[i].Topic == "" {
 			// Skipped after an error or dropped by a transform: nothing
 			// to produce; acknowledged at once, so its source offset
 			// becomes committable.
-			r.subs.ack(&subs[i], nil)
+			r.subs.ack(&bufs.rctxs[i].sub, nil)
 			continue
 		}
 		// The record's Context carries its tracker entry to the promise,
 		// so one promise function serves every record.
-		bufs.rctxs[i].sub = &subs[i]
 		krs[i].Context = &bufs.rctxs[i]
 		r.client.Produce(ctx, &krs[i], r.promise)
 	}
@@ -164,15 +163,14 @@ func (r *SourceRunner) sendBatch(ctx context.Context, recs []*plugin.SourceRecor
 }
 
 // sendBuffers are the buffers of one batch in flight: the kgo records,
-// their serialised keys and values, the tracker entries and the records'
-// contexts. Once every record of the batch left the tracker (acknowledged,
+// their serialised keys and values, and the records' contexts, which hold
+// their tracker entries. Once every record of the batch left the tracker (acknowledged,
 // so kgo is done with it, and popped as committable), they go back to the
 // runner and serve a later batch, which keeps the sender from allocating
 // about half a kilobyte per record.
 type sendBuffers struct {
 	krs   []kgo.Record
 	pend  []pendingRecord
-	subs  []submittedRecord
 	rctxs []recordContext
 	arena []byte
 	left  atomic.Int64 // records of the batch still in the tracker
@@ -205,7 +203,7 @@ func (r *SourceRunner) buffers(ctx context.Context, n int) *sendBuffers {
 		}
 	default:
 	}
-	b := &sendBuffers{krs: make([]kgo.Record, 0, n), pend: make([]pendingRecord, 0, n), subs: make([]submittedRecord, n),
+	b := &sendBuffers{krs: make([]kgo.Record, 0, n), pend: make([]pendingRecord, 0, n),
 		rctxs: make([]recordContext, n), arena: make([]byte, 0, r.arenaHint*n), free: r.freeBufs}
 	for i := range b.rctxs {
 		b.rctxs[i].Context = ctx
@@ -223,10 +221,13 @@ func (r *SourceRunner) putBuffers(b *sendBuffers) {
 
 // recordContext is the Context of a produced record: the runner's context
 // (the same for every record of a runner) plus the record's tracker entry
-// and, when hashed, the murmur2 hash of its key for the partitioner.
+// and, when hashed, the murmur2 hash of its key for the partitioner. The
+// entry lives inside the context, not behind a pointer: the promise then
+// reaches it without one more cache miss per record (batches in flight
+// are larger than the CPU's caches).
 type recordContext struct {
 	context.Context
-	sub     *submittedRecord
+	sub     submittedRecord
 	keyHash uint32
 	hashed  bool
 }
@@ -239,7 +240,7 @@ func (r *SourceRunner) produced(kr *kgo.Record, err error) {
 		return
 	}
 	r.cfg.Metrics.SourceWritten(1)
-	r.subs.ack(kr.Context.(*recordContext).sub, kr)
+	r.subs.ack(&kr.Context.(*recordContext).sub, kr)
 }
 
 // convert fills kr from rec and returns rec's source partition key.

@@ -47,7 +47,12 @@ type submitted struct {
 
 type partQueue struct {
 	partition map[string]any
-	queue     []*submittedRecord
+	// queue[head:] are the tracked records in submission order; the
+	// popped head is reused (see push) rather than resliced away, which
+	// made append copy the whole queue into a new array every few
+	// thousand records.
+	queue []*submittedRecord
+	head  int
 	// committable is the latest offset whose record and all earlier ones
 	// were acknowledged; nil when none since the last snapshot.
 	committable map[string]any
@@ -76,7 +81,7 @@ func newSubmitted() *submitted {
 // submit registers a record of source partition key (with its partition and
 // offset maps) in submission order and returns the handle to ack it with.
 func (s *submitted) submit(key string, rec *plugin.SourceRecord) *submittedRecord {
-	return &s.submitBatch([]pendingRecord{{key: key, rec: rec}})[0]
+	return s.submitBatch([]pendingRecord{{key: key, rec: rec}})[0]
 }
 
 // pendingRecord is a record about to be submitted under its partition key.
@@ -87,13 +92,20 @@ type pendingRecord struct {
 
 // submitBatch registers records in order under one lock and returns their
 // handles (one allocation for the batch).
-func (s *submitted) submitBatch(recs []pendingRecord) []submittedRecord {
-	return s.submitInto(make([]submittedRecord, len(recs)), recs, nil)
+func (s *submitted) submitBatch(recs []pendingRecord) []*submittedRecord {
+	rcs := make([]recordContext, len(recs))
+	s.submitInto(rcs, recs, nil)
+	out := make([]*submittedRecord, len(recs))
+	for i := range rcs {
+		out[i] = &rcs[i].sub
+	}
+	return out
 }
 
-// submitInto is submitBatch into out (len(recs) entries), whose entries
-// tell bufs (when not nil) as they leave the tracker.
-func (s *submitted) submitInto(out []submittedRecord, recs []pendingRecord, bufs *sendBuffers) []submittedRecord {
+// submitInto is submitBatch into the tracker entries of out (len(recs)
+// records' contexts; their Context fields are left alone), which tell bufs
+// (when not nil) as they leave the tracker.
+func (s *submitted) submitInto(out []recordContext, recs []pendingRecord, bufs *sendBuffers) {
 	out = out[:len(recs)]
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -108,16 +120,28 @@ func (s *submitted) submitInto(out []submittedRecord, recs []pendingRecord, bufs
 			}
 			lastKey = p.key
 		}
-		out[i] = submittedRecord{offset: p.rec.SourceOffset, q: q, bufs: bufs}
+		sr := &out[i].sub
+		*sr = submittedRecord{offset: p.rec.SourceOffset, q: q, bufs: bufs}
 		if !s.skipAcked {
 			// Kept for CommitRecord; otherwise the polled records (values,
 			// payloads) are garbage as soon as they were converted.
-			out[i].record = p.rec
+			sr.record = p.rec
 		}
-		q.queue = append(q.queue, &out[i])
+		q.push(sr)
 	}
 	s.pending += len(recs)
-	return out
+}
+
+// push appends a record to the queue, first moving the tracked records to
+// the front when the array is full and at least half of it was popped (so
+// each record is moved at most once on average; otherwise append grows it).
+func (q *partQueue) push(sr *submittedRecord) {
+	if len(q.queue) == cap(q.queue) && q.head > 0 && q.head >= len(q.queue)/2 {
+		n := copy(q.queue, q.queue[q.head:])
+		clear(q.queue[n:])
+		q.queue, q.head = q.queue[:n], 0
+	}
+	q.queue = append(q.queue, sr)
 }
 
 // ack marks a record acknowledged by the broker and advances the committable
@@ -136,8 +160,8 @@ func (s *submitted) ack(r *submittedRecord, kr *kgo.Record) {
 	}
 	q := r.q
 	n := 0
-	for n < len(q.queue) && q.queue[n].acked {
-		sr := q.queue[n]
+	for q.head+n < len(q.queue) && q.queue[q.head+n].acked {
+		sr := q.queue[q.head+n]
 		q.committable = sr.offset
 		q.dirty = true
 		n++
@@ -148,8 +172,11 @@ func (s *submitted) ack(r *submittedRecord, kr *kgo.Record) {
 		}
 	}
 	if n > 0 {
-		clear(q.queue[:n])
-		q.queue = q.queue[n:]
+		clear(q.queue[q.head : q.head+n])
+		q.head += n
+		if q.head == len(q.queue) {
+			q.queue, q.head = q.queue[:0], 0
+		}
 		s.pending -= n
 	}
 	s.mu.Unlock()
@@ -192,7 +219,7 @@ func (s *submitted) committableOffsets() map[string]SourceOffset {
 			out[k] = SourceOffset{Partition: q.partition, Offset: q.committable}
 			q.dirty = false
 		}
-		if len(q.queue) == 0 && !q.dirty {
+		if q.head == len(q.queue) && !q.dirty {
 			delete(s.parts, k) // nothing left to track; keep the map small
 		}
 	}

@@ -177,18 +177,18 @@ func TestSubmittedBatchSkipAcked(t *testing.T) {
 	if n := s.inFlight(); n != 4 {
 		t.Fatalf("in flight %d, want 4", n)
 	}
-	s.ack(&subs[1], &kgo.Record{Topic: "t"})
-	s.ack(&subs[2], &kgo.Record{Topic: "t"})
+	s.ack(subs[1], &kgo.Record{Topic: "t"})
+	s.ack(subs[2], &kgo.Record{Topic: "t"})
 	got := s.committableOffsets()
 	if _, ok := got["a"]; ok || got["b"].Offset["pos"] != 0 {
 		t.Fatalf("after a1, b0: %v, want only b@0", got)
 	}
-	s.ack(&subs[0], &kgo.Record{Topic: "t"})
+	s.ack(subs[0], &kgo.Record{Topic: "t"})
 	got = s.committableOffsets()
 	if got["a"].Offset["pos"] != 1 || len(got) != 1 {
 		t.Fatalf("after a0: %v, want only a@1", got)
 	}
-	s.ack(&subs[3], &kgo.Record{Topic: "t"})
+	s.ack(subs[3], &kgo.Record{Topic: "t"})
 	if got = s.committableOffsets(); got["a"].Offset["pos"] != 2 {
 		t.Fatalf("after a2: %v, want a@2", got)
 	}
@@ -224,3 +224,91 @@ func (rangeLikeTask) Start(context.Context, plugin.SourceTaskContext, map[string
 }
 func (rangeLikeTask) Poll(context.Context) ([]*plugin.SourceRecord, error) { return nil, nil }
 func (rangeLikeTask) Stop() error                                          { return nil }
+
+// A long run through one source partition, acknowledged out of order
+// within a window of records in flight (as Kafka partitions acknowledge),
+// keeps the committable offset at the gap-free prefix, compared with a
+// model, while the queue's popped head is reused.
+func TestSubmittedQueueOutOfOrderModel(t *testing.T) {
+	s := newSubmitted()
+	s.skipAcked = true
+	const total, window = 20000, 300
+	var subs []*submittedRecord
+	acked := make([]bool, total)
+	prefix := -1 // the model: the last position acknowledged with all before it
+	next := 0    // next position to acknowledge, in a shuffled order per window
+	for pos := 0; pos < total; pos++ {
+		subs = append(subs, s.submit("a", rec("a", pos)))
+		if pos-next+1 < window && pos < total-1 {
+			continue
+		}
+		// Acknowledge the oldest half of the window, odd positions first.
+		end := min(next+window/2, pos+1)
+		for _, odd := range []int{1, 0} {
+			for i := next; i < end; i++ {
+				if i%2 == odd {
+					s.ack(subs[i], nil)
+					acked[i] = true
+				}
+			}
+		}
+		next = end
+		for prefix+1 < total && acked[prefix+1] {
+			prefix++
+		}
+		got := s.committableOffsets()
+		if o, ok := got["a"]; !ok || o.Offset["pos"] != prefix {
+			t.Fatalf("after acknowledging up to %d: committable %v, want pos %d", next-1, got, prefix)
+		}
+	}
+	for i := next; i < total; i++ {
+		s.ack(subs[i], nil)
+	}
+	if got := s.committableOffsets(); got["a"].Offset["pos"] != total-1 {
+		t.Fatalf("at the end: committable %v, want pos %d", got, total-1)
+	}
+	if n := s.inFlight(); n != 0 {
+		t.Fatalf("in flight %d, want 0", n)
+	}
+}
+
+// In a steady state (a window of records in flight, the oldest half
+// acknowledged while the next half is submitted, as the source runner
+// does with its reused batch buffers) the tracker allocates nothing: the
+// queue's popped head is reused, not left behind while append copies the
+// queue into a new array every few hundred records.
+func TestSubmittedQueueSteadyStateAllocatesNothing(t *testing.T) {
+	s := newSubmitted()
+	s.skipAcked = true
+	const half = 256
+	rcs := make([]recordContext, 2*half)
+	pend := make([]pendingRecord, half)
+	for i := range pend {
+		pend[i] = pendingRecord{key: "a", rec: rec("a", i)}
+	}
+	cur := 0
+	s.submitInto(rcs[:half], pend, nil)
+	cycle := func() {
+		next := 1 - cur
+		s.submitInto(rcs[next*half:(next+1)*half], pend, nil)
+		old := rcs[cur*half : (cur+1)*half]
+		for i := len(old) - 1; i >= 0; i-- { // the head last: out of order
+			s.ack(&old[i].sub, nil)
+		}
+		cur = next
+	}
+	cycle() // the queue's array reaches its size
+	if n := testing.AllocsPerRun(5, func() {
+		for range 100 {
+			cycle()
+		}
+	}); n != 0 {
+		t.Fatalf("%v allocations per 100 windows of %d records, want 0", n, half)
+	}
+	if c := cap(s.parts["a"].queue); c > 4*half {
+		t.Fatalf("the queue's array grew to %d entries for %d in flight", c, 2*half)
+	}
+	if n := s.inFlight(); n != half {
+		t.Fatalf("in flight %d, want %d", n, half)
+	}
+}

@@ -54,6 +54,10 @@ type clusterMember struct {
 	lostDelay time.Duration
 	// maxTasks is max.tasks.per.worker (0: no cap), enforced when leading.
 	maxTasks int
+	// revision (worker.revision) and started (this process's start) tell
+	// the leader which workers a rolling update is about to replace.
+	revision string
+	started  time.Time
 	// readTimeout bounds a read of the config topic during a rebalance.
 	readTimeout time.Duration
 
@@ -79,7 +83,7 @@ type clusterMember struct {
 
 func newClusterMember(h *herder.Herder, configs *store.ConfigStore, m *metrics.Metrics, log *slog.Logger, workerID, url string, lostDelay, readTimeout time.Duration) *clusterMember {
 	return &clusterMember{herder: h, configs: configs, metrics: m, log: log, workerID: workerID, url: url,
-		lostDelay: lostDelay, readTimeout: readTimeout, assigned: make(chan struct{})}
+		lostDelay: lostDelay, readTimeout: readTimeout, assigned: make(chan struct{}), started: time.Now()}
 }
 
 // Metadata implements group.Handler.
@@ -87,7 +91,8 @@ func (c *clusterMember) Metadata() ([]byte, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	md := assignor.Metadata{Version: assignor.Version, WorkerID: c.workerID, URL: c.url,
-		ConfigOffset: c.configs.Offset(), Owned: c.owned, Leaving: c.leaving, Departed: c.state.Left}
+		ConfigOffset: c.configs.Offset(), Owned: c.owned, Leaving: c.leaving, Departed: c.state.Left,
+		Revision: c.revision, Started: c.started}
 	if c.leaving {
 		md.Owned = assignor.Assignment{}
 	}

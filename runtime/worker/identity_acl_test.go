@@ -162,7 +162,12 @@ func TestPerConnectorKafkaIdentitiesUnderACLs(t *testing.T) {
 		kfake.User("PLAIN", "billing", "billing-pw",
 			allow(topic, "orders", lit, kmsg.ACLOperationRead),
 			allow(topic, "payroll", lit, kmsg.ACLOperationDescribe),
-			allow(grp, "connect-billing", prefix, kmsg.ACLOperationRead)),
+			allow(grp, "connect-billing", prefix, kmsg.ACLOperationRead),
+			// Share mode (consumer.group.type=share): its share group, whose
+			// start position the task sets (DESCRIBE_CONFIGS, ALTER_CONFIGS).
+			allow(grp, "connect-share-billing", prefix, kmsg.ACLOperationRead),
+			allow(grp, "connect-share-billing", prefix, kmsg.ACLOperationDescribeConfigs),
+			allow(grp, "connect-share-billing", prefix, kmsg.ACLOperationAlterConfigs)),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -210,6 +215,22 @@ func TestPerConnectorKafkaIdentitiesUnderACLs(t *testing.T) {
 		return strings.Count(string(b), "\n") == 20, string(b)
 	})
 	t.Logf("records through both connectors' own logins in %v", took.Round(time.Millisecond))
+	// The same sink in share mode reads through connect-share-billing-wide
+	// with the same login (its ACLs on connect-share-billing*); one whose
+	// share group has no ACL fails naming the group's refusal.
+	shared := maps.Clone(sink)
+	shared["name"], shared["file"], shared["consumer.group.type"], shared["tasks.max"] = "billing-wide", out+".share", "share", "3"
+	noShareGroup := maps.Clone(shared)
+	noShareGroup["name"], noShareGroup["file"] = "ledger-wide", out+".noshare"
+	createConnector(t, w, shared)
+	createConnector(t, w, noShareGroup)
+	testkit.Eventually(t, 15*time.Second, "20 records in the share-mode sink's file", func() (bool, string) {
+		b, _ := os.ReadFile(out + ".share")
+		return strings.Count(string(b), "\n") == 20, string(b)
+	})
+	if trace := failedWith(t, w, "ledger-wide", kerr.GroupAuthorizationFailed.Message); !strings.Contains(trace, "connect-share-ledger-wide") {
+		t.Errorf("ledger-wide: the trace %q does not name its share group", trace)
+	}
 	// The source's transactions wrote its offsets to its own offsets topic.
 	testkit.Eventually(t, 10*time.Second, "the source's offsets in orders-src-offsets", func() (bool, string) {
 		ends, err := obs.ListEndOffsets(context.Background(), "orders-src-offsets")
@@ -263,6 +284,12 @@ func TestPerConnectorKafkaIdentitiesUnderACLs(t *testing.T) {
 		if strings.Contains(trace, "-pw") {
 			t.Errorf("%s: the trace shows a password: %s", name, trace)
 		}
+	}
+	// Its offsets through REST: the broker refuses its login the group, and
+	// the answer says so (403, not a server error).
+	if code, body := doAuth(t, w.token, http.MethodGet, w.url+"/connectors/ledger-orders/offsets", nil); code != http.StatusForbidden ||
+		!strings.Contains(string(body), kerr.GroupAuthorizationFailed.Message) {
+		t.Errorf("offsets of ledger-orders (no group ACL): %d %s, want 403 naming %s", code, body, kerr.GroupAuthorizationFailed.Message)
 	}
 	for _, f := range []string{".payroll", ".ledger", ".nogroup"} {
 		if b, _ := os.ReadFile(out + f); len(b) > 0 {

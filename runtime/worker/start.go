@@ -230,6 +230,7 @@ func (w *Worker) buildMember(ctx context.Context, undo *undoStack) error {
 	cfg := w.cfg
 	c := newClusterMember(w.herder, w.configs, w.metrics, w.log, cfg.EffectiveWorkerID(), cfg.AdvertisedURL(), cfg.ScheduledRebalanceMaxDelay, cfg.RebalanceTimeout)
 	c.maxTasks = cfg.MaxTasksPerWorker
+	c.revision = cfg.Revision
 	gc, err := kgo.NewClient(w.kopts...)
 	if err != nil {
 		return fmt.Errorf("worker: creating the group's Kafka client: %w", err)

@@ -78,6 +78,7 @@ const (
 	KeySASLUsername                   = "sasl.username"
 	KeySASLPasswordFile               = "sasl.password.file"
 	KeyWorkerID                       = "worker.id"
+	KeyWorkerRevision                 = "worker.revision"
 	KeyGroupInstanceID                = "group.instance.id"
 	KeyHeartbeatInterval              = "heartbeat.interval.ms"
 	KeySessionTimeout                 = "session.timeout.ms"
@@ -104,6 +105,11 @@ const EnvPodIP = "POD_IP"
 // the pod name through the Downward API) whose value becomes
 // group.instance.id when that key is unset.
 const EnvGroupInstanceID = "GROUP_INSTANCE_ID"
+
+// EnvRevision is the environment variable (the operator sets it from the
+// pod's pod-template-hash label through the Downward API) whose value
+// becomes worker.revision when that key is unset.
+const EnvRevision = "POD_TEMPLATE_HASH"
 
 // EnvRack is the environment variable (the operator sets it from the pod's
 // topology label, pod.rack.topologyKey, through the Downward API) whose
@@ -275,6 +281,11 @@ type Config struct {
 	// back its place and its tasks without a rebalance. Unique per worker;
 	// unset = $GROUP_INSTANCE_ID, else a dynamic member.
 	GroupInstanceID string
+	// Revision (worker.revision) is the worker's release in a rolling
+	// update: while workers of two revisions share the group, those of
+	// the revision not started last take no new work, so each task moves
+	// once (assignor.Member.Revision). Unset = $POD_TEMPLATE_HASH.
+	Revision string
 	// HeartbeatInterval (heartbeat.interval.ms) is how often the worker
 	// heartbeats to the group coordinator.
 	HeartbeatInterval time.Duration
@@ -399,6 +410,8 @@ var fields = []Field{
 		func(c *Config) *string { return &c.WorkerID }),
 	strField(KeyGroupInstanceID, "", "Static group membership (KIP-345): unique per worker, stable across its restarts (the pod name); unset = $GROUP_INSTANCE_ID, else dynamic.",
 		func(c *Config) *string { return &c.GroupInstanceID }),
+	strField(KeyWorkerRevision, "", "Release of this worker in a rolling update (the pod's pod-template-hash): while two revisions share the group, workers of the one not started last take no new work, so each task moves once; unset = $POD_TEMPLATE_HASH.",
+		func(c *Config) *string { return &c.Revision }),
 	msField(KeyHeartbeatInterval, "3000", "Interval of group heartbeats, in ms.",
 		func(c *Config) *time.Duration { return &c.HeartbeatInterval }),
 	msField(KeySessionTimeout, "10000", "A worker silent this long (ms) leaves the group.",
@@ -510,6 +523,9 @@ func (c *Config) ApplyEnv(getenv func(string) string) {
 	}
 	if c.ClientRack == "" {
 		c.ClientRack = strings.TrimSpace(getenv(EnvRack))
+	}
+	if c.Revision == "" {
+		c.Revision = strings.TrimSpace(getenv(EnvRevision))
 	}
 }
 

@@ -256,3 +256,20 @@ func TestApplyEnvListensOnPodIP(t *testing.T) {
 		t.Errorf("without POD_IP: listen %s, want all interfaces", got)
 	}
 }
+
+// The pod's pod-template-hash, which the operator passes as
+// POD_TEMPLATE_HASH, becomes worker.revision unless the key is set.
+func TestApplyEnvTakesTheRevision(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	c := Default()
+	c.ApplyEnv(env(map[string]string{EnvRevision: " 7d9f8c6b5 "}))
+	if c.Revision != "7d9f8c6b5" {
+		t.Errorf("worker.revision %q from %s, want 7d9f8c6b5", c.Revision, EnvRevision)
+	}
+	c = Default()
+	c.Revision = "mine"
+	c.ApplyEnv(env(map[string]string{EnvRevision: "7d9f8c6b5"}))
+	if c.Revision != "mine" {
+		t.Errorf("worker.revision %q: the key must win over %s", c.Revision, EnvRevision)
+	}
+}

@@ -60,7 +60,7 @@ func startEOSWorker(ctx context.Context, bin, dir, addr string) (*workerProc, er
 	if *only != "" && *only != "eos" {
 		return nil, nil
 	}
-	return startWorker(ctx, bin, dir, addr, "bench-eos", "exactly.once.source.support=enabled")
+	return startWorker(ctx, bin, dir, addr, "bench-eos", flushOften, "exactly.once.source.support=enabled")
 }
 
 // sourceRunToOffset creates a RangeSource on worker w and measures the

@@ -34,8 +34,10 @@ limitations under the License.
 //     the first fetches drop out. The sink's records are counted as lines in
 //     its file, the bare consumer's as PollFetches returns them; the
 //     source's as the topic's end offsets, the bare producer's as
-//     acknowledged produce promises. -v logs the CPU per 1M records of each
-//     side. Each run must end within two minutes; the median of
+//     acknowledged produce promises. The steady sink runs on a worker of
+//     its own that commits offsets at the worker's default interval (each
+//     file sink commit is an fsync; see steady). -v logs the CPU per 1M
+//     records of each side. Each run must end within two minutes; the median of
 //     -steady-rounds (default 3) rounds counts;
 //   - source_eos_vs_atleastonce_ratio: the RangeSource exactly-once
 //     against the same source at-least-once, method in eos.go;
@@ -67,6 +69,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
+	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -93,6 +97,7 @@ var (
 	profileDir = flag.String("cpuprofile-dir", "", "write CPU profiles of the worker (worker.pprof) and of this program, broker and baselines included (bench.pprof), to this folder")
 	only       = flag.String("only", "", "run only the sink, the source or the exactly-once source measurement (sink, source, eos; default all)")
 	workerBin  = flag.String("worker", "", "a conveyor-worker binary to measure instead of building ./runtime/cmd/conveyor-worker (to compare builds)")
+	gcPercent  = flag.Int("gogc", 0, "this program's GOGC (the broker's and the bare clients'; 0: the Go default or $GOGC); the worker keeps its own")
 	rounds     = flag.Int("rounds", 3, "rounds of each measurement (fresh topics, connector and baseline each); the median ratio is reported")
 )
 
@@ -106,6 +111,9 @@ func logf(format string, args ...any) {
 
 func main() {
 	flag.Parse()
+	if *gcPercent > 0 {
+		debug.SetGCPercent(*gcPercent)
+	}
 	if err := run(); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		os.Exit(1)
@@ -151,7 +159,7 @@ func run() error {
 	adm := kadm.NewClient(cl)
 
 	// Idle memory first, on a fresh worker.
-	w, err := startWorker(ctx, bin, dir, addr, "bench")
+	w, err := startWorker(ctx, bin, dir, addr, "bench", flushOften)
 	if err != nil {
 		return err
 	}
@@ -183,7 +191,7 @@ func run() error {
 	ratios, err := measure(ctx, w, eosW, dir, addr, adm)
 	if err == nil {
 		var st []figure
-		st, err = steady(ctx, w, dir, addr, adm)
+		st, err = steady(ctx, bin, w, dir, addr, adm)
 		ratios = append(ratios, st...)
 	}
 	w.stop()
@@ -333,6 +341,12 @@ type workerProc struct {
 
 func (w *workerProc) stop() { _ = w.proc.Stop(syscall.SIGTERM, 30*time.Second) }
 
+// flushOften is the offset commit interval of the workers of the cold
+// runs and of the exactly-once measurement: at-least-once sources store
+// their offsets this often, which eos.go times. (The file sink writes its
+// lines at each Put; a commit is an fsync.)
+const flushOften = "offset.flush.interval.ms=200"
+
 // startWorker starts a worker of group name, with internal topics of
 // its own and extra config lines.
 func startWorker(ctx context.Context, bin, dir, addr, name string, extra ...string) (*workerProc, error) {
@@ -348,7 +362,6 @@ func startWorker(ctx context.Context, bin, dir, addr, name string, extra ...stri
 		"status.storage.partitions=3",
 		"rest.host.name=127.0.0.1",
 		"rest.port=0",
-		"offset.flush.interval.ms=200", // the file sink writes its tail at a flush: keep the end of a run sharp
 		"file.connectors.allowed.paths=" + os.TempDir(),
 	}, extra...), "\n") + "\n"
 	if err := os.WriteFile(cfg, []byte(props), 0o600); err != nil {
@@ -412,13 +425,23 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 }
 
 // cpuTimes are the CPU seconds (user+system) used so far by this program
-// (broker and baselines) and by the worker.
-type cpuTimes struct{ bench, worker float64 }
+// (broker and baselines) and by the worker, and this program's garbage
+// collections so far and their CPU seconds (estimated by the Go runtime).
+type cpuTimes struct {
+	bench, worker float64
+	gcCycles      uint64
+	gcCPU         float64
+}
 
 func cpuNow(w *workerProc) cpuTimes {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	t := cpuTimes{bench: float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9}
+	gc := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(gc)
+	if gc[0].Value.Kind() == metrics.KindUint64 && gc[1].Value.Kind() == metrics.KindFloat64 {
+		t.gcCycles, t.gcCPU = gc[0].Value.Uint64(), gc[1].Value.Float64()
+	}
 	// /proc/PID/stat: utime and stime are fields 14 and 15, in clock ticks
 	// (100 per second on Linux), after the ")" that ends the command name.
 	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", w.proc.Pid())); err == nil {

@@ -20,6 +20,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -30,26 +31,44 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/conveyor-dev/conveyor/runtime/connectnames"
+	"github.com/conveyor-dev/conveyor/test/cluster/harness"
 )
 
 var (
 	steadyRecords = flag.Int("steady-records", 5_000_000, "records of the steady-state measurements (0: none)")
 	steadyRounds  = flag.Int("steady-rounds", 3, "rounds of the steady-state measurements (the median ratio is reported)")
+	sinkFlush     = flag.Duration("steady-sink-flush-interval", 0, "offset.flush.interval.ms of the worker of the steady sink rounds (0: the worker's default, 10s; 200ms: as the other measurements' worker)")
 )
 
 // steadyLimit bounds one steady-state run (the issue: under two minutes).
 const steadyLimit = 2 * time.Minute
 
 // steady runs the steady-state sink and source measurements, and returns
-// their median ratios.
-func steady(ctx context.Context, w *workerProc, dir, addr string, adm *kadm.Client) ([]figure, error) {
+// their median ratios. The sink rounds run on a worker of their own that
+// commits offsets at the worker's default interval (-steady-sink-flush-interval):
+// each commit of the file sink is an fsync, and at the 200ms of the other
+// measurements' worker these took 6-21% of the sink's time and varied
+// fourfold with the machine's disk from one round to the next.
+func steady(ctx context.Context, bin string, w *workerProc, dir, addr string, adm *kadm.Client) ([]figure, error) {
 	if *steadyRecords <= 0 {
 		return nil, nil
+	}
+	sinkW := w
+	if *only == "" || *only == "sink" {
+		var extra []string
+		if *sinkFlush > 0 {
+			extra = append(extra, fmt.Sprintf("offset.flush.interval.ms=%d", sinkFlush.Milliseconds()))
+		}
+		var err error
+		if sinkW, err = startWorker(ctx, bin, dir, addr, "bench-steady-sink", extra...); err != nil {
+			return nil, err
+		}
+		defer sinkW.stop()
 	}
 	var sink, source []float64
 	for round := 1; round <= max(*steadyRounds, 1); round++ {
 		if *only == "" || *only == "sink" {
-			r, err := steadySinkRound(ctx, w, dir, addr, adm, round)
+			r, err := steadySinkRound(ctx, sinkW, dir, addr, adm, round)
 			if err != nil {
 				return nil, err
 			}
@@ -171,6 +190,7 @@ func steadySinkRound(ctx context.Context, w *workerProc, dir, addr string, adm *
 		return 0, err
 	}
 	line := int64(*recordSize + 1)
+	sinkStart := time.Now()
 	c2 := cpuNow(w)
 	sink, err := steadyRate(ctx, "file sink", n, func() (int64, error) {
 		st, err := os.Stat(out)
@@ -180,6 +200,8 @@ func steadySinkRound(ctx context.Context, w *workerProc, dir, addr string, adm *
 		return st.Size() / line, nil
 	})
 	c3 := cpuNow(w)
+	sinkEnd := time.Now()
+	times := sinkTimes(ctx, w, topic)
 	if derr := rest(ctx, "DELETE", w.url+"/connectors/"+topic, nil); derr != nil && err == nil {
 		err = derr
 	}
@@ -187,9 +209,39 @@ func steadySinkRound(ctx context.Context, w *workerProc, dir, addr string, adm *
 		return 0, err
 	}
 	waitGroupEmpty(ctx, adm, connectnames.SinkGroup(topic))
-	logf("steady round %d: bare consumer %.0f rec/s, file sink %.0f rec/s: sink_steady_vs_raw_ratio %.3f; CPU per 1M records (20%%-100%%): baseline %.2fs, worker run %.2fs",
-		round, raw, sink, sink/raw, perMillion(c1.bench-c0.bench, n), perMillion(c3.worker-c2.worker+c3.bench-c2.bench, n))
+	logf("steady round %d: file sink, over its %.1fs from creation: %s", round, sinkEnd.Sub(sinkStart).Seconds(), times)
+	logf("steady round %d: bare consumer %.0f rec/s, file sink %.0f rec/s: sink_steady_vs_raw_ratio %.3f; CPU per 1M records (20%%-100%%): baseline %.2fs, worker run %.2fs; %s",
+		round, raw, sink, sink/raw, perMillion(c1.bench-c0.bench, n), perMillion(c3.worker-c2.worker+c3.bench-c2.bench, n), gcSummary(c0, c1, c2, c3))
 	return sink / raw, nil
+}
+
+// sinkTimes tells, from the worker's metrics, how long the sink task of
+// connector spent in the FileSink's Put (which writes the lines to the
+// file) and in offset commits (the FileSink's Flush, an fsync, then the
+// consumer's commit), in seconds since the task started. These wait on the
+// file system, shared with everything else on the machine, which the bare
+// consumer never touches.
+func sinkTimes(ctx context.Context, w *workerProc, connector string) string {
+	m, err := (&harness.Client{BaseURL: w.url, HTTP: http.DefaultClient}).Metrics(ctx)
+	if err != nil {
+		return fmt.Sprintf("no metrics: %v", err)
+	}
+	labels := fmt.Sprintf(`{connector=%q,task="0"}`, connector)
+	put, _ := harness.MetricValue(m, "kafka_connect_put_batch_time_ms_sum"+labels)
+	commit, _ := harness.MetricValue(m, "kafka_connect_offset_commit_time_ms_sum"+labels)
+	commits, _ := harness.MetricValue(m, "kafka_connect_offset_commit_time_ms_count"+labels)
+	return fmt.Sprintf("puts %.2fs, %.0f offset commits (flush with fsync, then commit) %.2fs", put/1000, commits, commit/1000)
+}
+
+// gcSummary tells this program's garbage collections in the baseline's
+// window (c0 to c1) and in the worker's (c2 to c3). The broker in this
+// program holds every record of the round, and the bare clients run here
+// too: their collections cost the baseline's window CPU (and
+// the broker's latency) that the worker's window mostly does not pay, and
+// how much varies from round to round.
+func gcSummary(c0, c1, c2, c3 cpuTimes) string {
+	return fmt.Sprintf("bench GC: baseline %d cycles %.2fs, worker run %d cycles %.2fs",
+		c1.gcCycles-c0.gcCycles, c1.gcCPU-c0.gcCPU, c3.gcCycles-c2.gcCycles, c3.gcCPU-c2.gcCPU)
 }
 
 // perMillion scales CPU seconds spent on 80% of n records to 1M records.
@@ -234,8 +286,8 @@ func steadySourceRound(ctx context.Context, w *workerProc, addr string, adm *kad
 	if err != nil {
 		return 0, err
 	}
-	logf("steady round %d: bare producer %.0f rec/s, range source %.0f rec/s: source_steady_vs_raw_ratio %.3f; CPU per 1M records (20%%-100%%): baseline %.2fs, worker run %.2fs",
-		round, raw, source, source/raw, perMillion(c1.bench-c0.bench, n), perMillion(c3.worker-c2.worker+c3.bench-c2.bench, n))
+	logf("steady round %d: bare producer %.0f rec/s, range source %.0f rec/s: source_steady_vs_raw_ratio %.3f; CPU per 1M records (20%%-100%%): baseline %.2fs, worker run %.2fs; %s",
+		round, raw, source, source/raw, perMillion(c1.bench-c0.bench, n), perMillion(c3.worker-c2.worker+c3.bench-c2.bench, n), gcSummary(c0, c1, c2, c3))
 	return source / raw, nil
 }
 

@@ -46,6 +46,11 @@ const (
 	lostWorkerDelay = 5 * time.Second
 	flushInterval   = time.Second
 	partitions      = 6
+	// The mariadb scenario's source table gets myRecords rows at myRate
+	// per second (a feeder inserting batches every 20ms), read by the
+	// table source in incrementing mode.
+	myRecords = 150_000
+	myRate    = 12_500
 )
 
 var setupOnce sync.Once
@@ -76,18 +81,22 @@ type scenario struct {
 	// inject runs the faults and returns how many it injected and how many
 	// of them could replay uncommitted work (worker crashes).
 	inject func(t *testing.T, ctx context.Context) (faults, crashes int)
+	// mariadb runs the MySQL pipeline (localcluster.MySqlPipeline) on the
+	// MariaDB server instead of the RangeSource → PostgreSQL one.
+	mariadb bool
 }
 
 // TestChaos runs one scenario per fault on the same cluster.
 func TestChaos(t *testing.T) {
 	setup(t)
 	scenarios := []scenario{
-		{"worker-sigkill", sigkillWorkers},
-		{"heavy-storm", heavyStorm},
-		{"pod-delete", deletePods},
-		{"operator-sigkill", sigkillOperator},
-		{"kafka-restart", killKafka},
-		{"apiserver-restart", restartAPIServer},
+		{"worker-sigkill", sigkillWorkers, false},
+		{"mariadb-sigkill", sigkillWorkers, true},
+		{"heavy-storm", heavyStorm, false},
+		{"pod-delete", deletePods, false},
+		{"operator-sigkill", sigkillOperator, false},
+		{"kafka-restart", killKafka, false},
+		{"apiserver-restart", restartAPIServer, false},
 	}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) { run(t, sc) })
@@ -100,24 +109,34 @@ func run(t *testing.T, sc scenario) {
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
 	topic := "chaos-" + sc.name
+	total, srcRate := records, rate
+	var manifest string
+	var counter *rowCounter
+	if sc.mariadb {
+		total, srcRate = myRecords, myRate
+		manifest, counter, topic = mysqlPipeline(t, ctx, sc.name)
+	}
 	adm, cl := kafkaAdmin(t)
 	defer cl.Close()
 	if _, err := adm.CreateTopic(ctx, partitions, 1, nil, topic); err != nil {
 		t.Fatalf("creating topic %s: %v", topic, err)
 	}
-	db, err := pg.NewDatabase(ctx, "chaos_"+sc.name)
-	if err != nil {
-		t.Fatal(err)
+	if !sc.mariadb {
+		db, err := pg.NewDatabase(ctx, "chaos_"+sc.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		manifest = localcluster.Pipeline{Name: sc.name, Cluster: clusterName, Topic: topic, Records: records, Rate: rate,
+			SinkTasks: partitions, DatabaseURL: pg.URL(db), Table: "records"}.Manifest()
+		counter = newRowCounter(pgCount(pg.URL(db)))
 	}
-	if _, err := cluster.RunKubectl(ctx, localcluster.Pipeline{Name: sc.name, Cluster: clusterName, Topic: topic, Records: records, Rate: rate,
-		SinkTasks: partitions, DatabaseURL: pg.URL(db), Table: "records"}.Manifest(), "apply", "-n", ns, "-f", "-"); err != nil {
+	if _, err := cluster.RunKubectl(ctx, manifest, "apply", "-n", ns, "-f", "-"); err != nil {
 		t.Fatal(err)
 	}
 	conns := []string{"src-" + sc.name, "sink-" + sc.name}
-	counter := newRowCounter(t, db)
-	if err := testkit.Until(ctx, 2*time.Minute, "10% of the records in PostgreSQL", func(ctx context.Context) (bool, error) {
+	if err := testkit.Until(ctx, 2*time.Minute, "10% of the records in the sink's table", func(ctx context.Context) (bool, error) {
 		rows, _, err := counter.count(ctx)
-		return rows >= records/10, err
+		return rows >= int64(total)/10, err
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +147,7 @@ func run(t *testing.T, sc scenario) {
 	// CrashLoopBackOff holds a killed worker down longer, from its
 	// restart: how long the kubelet waits is not the workers' doing.
 	bound := 30*time.Second + lostWorkerDelay
-	err = testkit.Until(ctx, bound+time.Minute, "every worker Ready and every task RUNNING", func(ctx context.Context) (bool, error) {
+	err := testkit.Until(ctx, bound+time.Minute, "every worker Ready and every task RUNNING", func(ctx context.Context) (bool, error) {
 		return allRunning(ctx, conns...)
 	})
 	converged := time.Now()
@@ -147,23 +166,23 @@ func run(t *testing.T, sc scenario) {
 	// The last count read stands (a count cut short by the deadline
 	// reads nothing).
 	var rows, distinct int64
-	if err := testkit.Until(ctx, 90*time.Second, "every record in PostgreSQL", func(ctx context.Context) (bool, error) {
+	if err := testkit.Until(ctx, 90*time.Second, "every record in the sink's table", func(ctx context.Context) (bool, error) {
 		r, d, err := counter.count(ctx)
 		if err == nil {
 			rows, distinct = r, d
 		}
-		return distinct >= records, err
+		return distinct >= int64(total), err
 	}); err != nil {
 		t.Logf("%s: %v", sc.name, err)
 	}
-	missing := records - distinct
+	missing := int64(total) - distinct
 	duplicates := rows - distinct
 	// The uncommitted window: a crashed worker's tasks replay what they
 	// did since their last offset commit, at most one flush interval (plus
 	// the commit's own time, 1s) of the source's rate and of the sink's
 	// fastest observed rate, per crash.
 	window := flushInterval + time.Second
-	dupBound := int64(float64(crashes) * (float64(rate) + counter.peakRate()) * window.Seconds())
+	dupBound := int64(float64(crashes) * (float64(srcRate) + counter.peakRate()) * window.Seconds())
 	chaosf(sc.name, "faults", faults)
 	chaosf(sc.name, "restart_held_s", fmt.Sprintf("%.1f", held.Seconds()))
 	chaosf(sc.name, "converge_s", fmt.Sprintf("%.1f", converge.Seconds()))
@@ -171,7 +190,7 @@ func run(t *testing.T, sc scenario) {
 	chaosf(sc.name, "duplicates", duplicates)
 	chaosf(sc.name, "duplicate_bound", dupBound)
 	if missing != 0 {
-		t.Errorf("%s: %d of %d records missing in PostgreSQL", sc.name, missing, records)
+		t.Errorf("%s: %d of %d records missing in the sink's table", sc.name, missing, total)
 	}
 	if duplicates > dupBound {
 		t.Errorf("%s: %d duplicates, more than the uncommitted window allows (%d)", sc.name, duplicates, dupBound)
@@ -194,25 +213,32 @@ func kafkaAdmin(t *testing.T) (*kadm.Client, *kgo.Client) {
 // rowCounter counts the sink table's rows and distinct ids, and keeps the
 // fastest rate at which rows arrived between two counts.
 type rowCounter struct {
-	t      *testing.T
-	url    string
-	mu     sync.Mutex
-	last   int64
-	lastAt time.Time
-	peak   float64
+	countRows func(ctx context.Context) (rows, distinct int64, err error)
+	mu        sync.Mutex
+	last      int64
+	lastAt    time.Time
+	peak      float64
 }
 
-func newRowCounter(t *testing.T, db string) *rowCounter {
-	return &rowCounter{t: t, url: pg.URL(db)}
+func newRowCounter(count func(ctx context.Context) (rows, distinct int64, err error)) *rowCounter {
+	return &rowCounter{countRows: count}
+}
+
+// pgCount counts the PostgreSQL sink's table.
+func pgCount(url string) func(ctx context.Context) (rows, distinct int64, err error) {
+	return func(ctx context.Context) (rows, distinct int64, err error) {
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			return 0, 0, err
+		}
+		defer conn.Close(context.Background())
+		err = conn.QueryRow(ctx, `SELECT count(*), count(DISTINCT id) FROM records`).Scan(&rows, &distinct)
+		return rows, distinct, err
+	}
 }
 
 func (c *rowCounter) count(ctx context.Context) (rows, distinct int64, err error) {
-	conn, err := pgx.Connect(ctx, c.url)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer conn.Close(context.Background())
-	if err := conn.QueryRow(ctx, `SELECT count(*), count(DISTINCT id) FROM records`).Scan(&rows, &distinct); err != nil {
+	if rows, distinct, err = c.countRows(ctx); err != nil {
 		return 0, 0, err
 	}
 	c.mu.Lock()

@@ -17,7 +17,9 @@ limitations under the License.
 // Package chaos is the chaos tier: Conveyor installed in the local cluster
 // (real kube-apiserver, controller-manager, process kubelet, kfake process)
 // streams records from a RangeSource through Kafka into a PostgresSink on a
-// real PostgreSQL server while one kind of fault at a time hits it. Each
+// real PostgreSQL server (and, in the mariadb scenario, from a MySqlTableSource
+// into a MySqlSink on a real MariaDB server) while one kind of fault at a time
+// hits it. Each
 // scenario prints its figures as `conveyor-chaos: NAME=VALUE` lines.
 //
 // Found by it and fixed: a restarted worker's sink tasks joined their consumer
@@ -42,6 +44,7 @@ import (
 	"testing"
 
 	"github.com/conveyor-dev/conveyor/test/localcluster"
+	"github.com/conveyor-dev/conveyor/test/testkit/servers/mariadbtest"
 	"github.com/conveyor-dev/conveyor/test/testkit/servers/pgtest"
 )
 
@@ -49,13 +52,14 @@ var (
 	cluster *localcluster.Cluster
 	cv      *localcluster.Conveyor
 	pg      *pgtest.Server
+	my      *mariadbtest.Server
 )
 
 func TestMain(m *testing.M) {
 	os.Exit(localcluster.Main(m, localcluster.Suite{
 		Name:    "chaos",
 		Install: true,
-		Prepare: localcluster.StartPostgres(&pg),
+		Prepare: localcluster.PrepareAll(localcluster.StartPostgres(&pg), localcluster.StartMariaDB(&my)),
 		Ready:   func(c *localcluster.Cluster, v *localcluster.Conveyor) { cluster, cv = c, v },
 	}))
 }

@@ -18,6 +18,8 @@ package localcluster
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -70,36 +72,43 @@ type Pipeline struct {
 
 // Manifest is the two KafkaConnectors as YAML for kubectl apply.
 func (p Pipeline) Manifest() string {
-	return fmt.Sprintf(`apiVersion: connect.conveyor.dev/v1alpha1
-kind: KafkaConnector
-metadata:
-  name: src-%[1]s
-spec:
-  clusterRef: {name: %[2]s}
-  class: RangeSource
-  tasksMax: 3
-  config:
-    topic: %[3]s
-    count: "%[4]d"
-    rate: "%[5]d"
-    record.size: "16"
-    batch.size: "500"
----
-apiVersion: connect.conveyor.dev/v1alpha1
-kind: KafkaConnector
-metadata:
-  name: sink-%[1]s
-spec:
-  clusterRef: {name: %[2]s}
-  class: PostgresSink
-  tasksMax: %[6]d
-  config:
-    topics: %[3]s
-    connection.url: "%[7]s"
-    table.name.format: %[8]s
-    auto.create: "true"
-    insert.mode: insert
-    pk.mode: none
-    batch.size: "2000"
-`, p.Name, p.Cluster, p.Topic, p.Records, p.Rate, p.SinkTasks, p.DatabaseURL, p.Table)
+	return connectorYAML("src-"+p.Name, p.Cluster, "RangeSource", 3,
+		"topic", p.Topic, "count", strconv.Itoa(p.Records), "rate", strconv.Itoa(p.Rate), "record.size", "16", "batch.size", "500") +
+		"---\n" + connectorYAML("sink-"+p.Name, p.Cluster, "PostgresSink", p.SinkTasks,
+		"topics", p.Topic, "connection.url", p.DatabaseURL, "table.name.format", p.Table,
+		"auto.create", "true", "insert.mode", "insert", "pk.mode", "none", "batch.size", "2000")
+}
+
+// connectorYAML is a KafkaConnector as YAML; config is key, value, key,
+// value... in the order written.
+func connectorYAML(name, cluster, class string, tasks int, config ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "apiVersion: connect.conveyor.dev/v1alpha1\nkind: KafkaConnector\nmetadata:\n  name: %s\nspec:\n  clusterRef: {name: %s}\n  class: %s\n  tasksMax: %d\n  config:\n",
+		name, cluster, class, tasks)
+	for i := 0; i+1 < len(config); i += 2 {
+		fmt.Fprintf(&b, "    %s: %q\n", config[i], config[i+1])
+	}
+	return b.String()
+}
+
+// MySqlPipeline is a MySqlTableSource → Kafka → MySqlSink pair on a StreamCluster:
+// the KafkaConnectors src-<Name> (table Table of the source URL in incrementing mode
+// on its id column, to topic TopicPrefix+Table) and sink-<Name> (SinkTasks tasks,
+// plain inserts into SinkTable of the sink URL, created on first use).
+type MySqlPipeline struct {
+	Name, Cluster      string
+	SourceURL, Table   string
+	TopicPrefix        string
+	SinkTasks          int
+	SinkURL, SinkTable string
+}
+
+// Manifest is the two KafkaConnectors as YAML for kubectl apply.
+func (p MySqlPipeline) Manifest() string {
+	return connectorYAML("src-"+p.Name, p.Cluster, "MySqlTableSource", 1,
+		"connection.url", p.SourceURL, "table.whitelist", p.Table, "mode", "incrementing", "incrementing.column.name", "id",
+		"topic.prefix", p.TopicPrefix, "poll.interval.ms", "100", "batch.max.rows", "2000") +
+		"---\n" + connectorYAML("sink-"+p.Name, p.Cluster, "MySqlSink", p.SinkTasks,
+		"topics", p.TopicPrefix+p.Table, "connection.url", p.SinkURL, "table.name.format", p.SinkTable,
+		"auto.create", "true", "insert.mode", "insert", "pk.mode", "none", "batch.size", "2000")
 }

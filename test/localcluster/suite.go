@@ -35,6 +35,7 @@ import (
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/conveyor-dev/conveyor/test/testkit/servers/mariadbtest"
 	"github.com/conveyor-dev/conveyor/test/testkit/servers/pgtest"
 )
 
@@ -241,5 +242,40 @@ func StartPostgres(pg **pgtest.Server) func(dir string) (func(), error) {
 		}
 		*pg = s
 		return func() { _ = s.Stop() }, nil
+	}
+}
+
+// StartMariaDB is a Suite.Prepare that starts a MariaDB server of the suite's own
+// (mariadbtest) into *db, and stops it after the cluster.
+func StartMariaDB(db **mariadbtest.Server) func(dir string) (func(), error) {
+	return func(string) (func(), error) {
+		s, err := mariadbtest.Start(mariadbtest.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("starting MariaDB: %w", err)
+		}
+		*db = s
+		return func() { _ = s.Stop() }, nil
+	}
+}
+
+// PrepareAll is a Suite.Prepare that runs each step in turn; its cleanup undoes
+// them in reverse order (and so does a failure part way).
+func PrepareAll(steps ...func(dir string) (func(), error)) func(dir string) (func(), error) {
+	return func(dir string) (func(), error) {
+		var undo []func()
+		cleanup := func() {
+			for i := len(undo) - 1; i >= 0; i-- {
+				undo[i]()
+			}
+		}
+		for _, step := range steps {
+			u, err := step(dir)
+			if err != nil {
+				cleanup()
+				return nil, err
+			}
+			undo = append(undo, u)
+		}
+		return cleanup, nil
 	}
 }

@@ -24,10 +24,23 @@ import (
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
 
-// newConnector is the connector: its tasks share the topics' partitions,
-// each with the whole configuration.
+// esConnector is the connector: its tasks share the topics' partitions
+// (or, in share mode, the share group's records), each with the whole
+// configuration.
+type esConnector struct{ plugin.PartitionSinkConnector }
+
 func newConnector() plugin.Connector {
-	return &plugin.PartitionSinkConnector{Fallback: KeyURL, Parse: func(c map[string]string) error { _, err := parse(c); return err }, Check: check}
+	return &esConnector{plugin.PartitionSinkConnector{Fallback: KeyURL, Parse: func(c map[string]string) error { _, err := parse(c); return err }, Check: check}}
+}
+
+// ToleratesShareGroup: yes. With key.ignore=false a document's external
+// version is its record's offset, so an older record delivered after a
+// newer one is refused by the server as a version conflict (which the
+// sink ignores) and a redelivered record changes nothing; with
+// key.ignore=true every record is its own document (topic+partition+offset),
+// written again the same on redelivery.
+func (*esConnector) ToleratesShareGroup(map[string]string) (bool, string) {
+	return true, ""
 }
 
 // check asks the server for its info (GET /), which proves the URL and

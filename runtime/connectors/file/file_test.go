@@ -580,3 +580,33 @@ func TestSourceDirectorySplitAndNewFiles(t *testing.T) {
 		t.Fatalf("glob part-[0-2].log: natural limit %d, want 3", limit)
 	}
 }
+
+// A sink that wrote a backlog keeps its large buffer while Puts stay large,
+// and lets it go once they are small (caught up, a quiet topic).
+func TestSinkLetsABacklogsBufferGo(t *testing.T) {
+	ctx := context.Background()
+	task := &SinkTask{}
+	if err := task.Start(ctx, plugintest.NewSinkTaskContext(), map[string]string{"file": filepath.Join(t.TempDir(), "out.txt"), "topics": "t"}); err != nil {
+		t.Fatal(err)
+	}
+	defer task.Stop()
+	put := func(n int) {
+		var recs []*plugin.SinkRecord
+		for range n {
+			recs = append(recs, &plugin.SinkRecord{Value: strings.Repeat("v", 199)})
+		}
+		if err := task.Put(ctx, recs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(500) // 100 KB
+	big := cap(task.buf)
+	put(400)
+	if cap(task.buf) != big || big < 100<<10 {
+		t.Fatalf("buffer of %d bytes after a 100 KB Put, %d after an 80 KB one: want it kept", big, cap(task.buf))
+	}
+	put(10)
+	if c := cap(task.buf); c > quietBuf {
+		t.Fatalf("buffer of %d bytes kept after a 2 KB Put, want at most %d", c, quietBuf)
+	}
+}

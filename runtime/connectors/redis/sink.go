@@ -109,7 +109,7 @@ func Plugin() plugin.Plugin {
 		Doc:     "Writes records into Redis: SET/DEL per key, a hash per record or stream entries, with an optional TTL, pipelined per batch.",
 		Spec:    plugin.ConfigSpec{Fields: fields},
 		NewConnector: func() plugin.Connector {
-			return &plugin.PartitionSinkConnector{Fallback: KeyURL, Parse: func(c map[string]string) error { _, err := parse(c); return err }, Check: check}
+			return &connector{plugin.PartitionSinkConnector{Fallback: KeyURL, Parse: func(c map[string]string) error { _, err := parse(c); return err }, Check: check}}
 		},
 		NewSinkTask: func() plugin.SinkTask { return &Task{} },
 	}
@@ -239,4 +239,16 @@ func check(ctx context.Context, config map[string]string) []plugin.FieldError {
 		return []plugin.FieldError{{Name: key, Message: fmt.Sprintf("connecting to Redis: %v", err)}}
 	}
 	return nil
+}
+
+// connector is the connector: its tasks share the topics' partitions.
+type connector struct{ plugin.PartitionSinkConnector }
+
+// ToleratesShareGroup: no. In the set and hash modes the last write of a
+// key wins, and Redis has no version to compare: an older record
+// delivered after a newer one would overwrite it. In the stream mode
+// entries are appended in delivery order, which readers of a stream take
+// for the records' order.
+func (*connector) ToleratesShareGroup(map[string]string) (bool, string) {
+	return false, "the Redis sink's last write of a key wins (set, hash) or its stream keeps delivery order, so an older record delivered after a newer one would overwrite or follow it; use consumer.group.type=consumer"
 }

@@ -141,7 +141,7 @@ func Plugin() plugin.Plugin {
 		Doc:     "Writes records into S3 objects per topic partition (JSON lines, optionally gzip; raw bytes; Parquet), uploaded whole before their offsets are committed; deterministic object names.",
 		Spec:    plugin.ConfigSpec{Fields: fields},
 		NewConnector: func() plugin.Connector {
-			return &plugin.PartitionSinkConnector{Fallback: KeyBucket, Parse: func(c map[string]string) error { _, err := parse(c); return err }, Check: check}
+			return &connector{plugin.PartitionSinkConnector{Fallback: KeyBucket, Parse: func(c map[string]string) error { _, err := parse(c); return err }, Check: check}}
 		},
 		NewSinkTask: func() plugin.SinkTask { return &Task{} },
 	}
@@ -308,4 +308,16 @@ func check(ctx context.Context, config map[string]string) []plugin.FieldError {
 		return []plugin.FieldError{{Name: key, Message: fmt.Sprintf("listing bucket %q at %s: %v (%s)", s.bucket, s.endpoint, err2, minio.ToErrorResponse(err2).Code)}}
 	}
 	return nil
+}
+
+// connector is the connector: its tasks share the topics' partitions.
+type connector struct{ plugin.PartitionSinkConnector }
+
+// ToleratesShareGroup: no. An object holds a run of consecutive offsets of
+// one partition and is named after its first one, so that a task
+// restarted after a crash writes the same objects again (PreCommit
+// acknowledges whole objects only); a share group hands one partition's
+// records to many tasks, out of order, so no task holds such a run.
+func (*connector) ToleratesShareGroup(map[string]string) (bool, string) {
+	return false, "the S3 sink writes objects of consecutive offsets of one partition, named after the first, which a share group cannot give one task; use consumer.group.type=consumer"
 }

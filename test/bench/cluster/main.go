@@ -41,7 +41,9 @@ limitations under the License.
 //     figure is the longest pause of any task (target <= 1);
 //     rolling_update_task_restarts counts the task starts written to the
 //     status topic during the rollout (each of the rolling_update_tasks
-//     tasks must move at least once, since every worker is replaced);
+//     tasks must move at least once, since every worker is replaced, and
+//     should move only once: the workers carry worker.revision as the
+//     operator's pods do, old ones "a", new ones "b");
 //     rolling_update_records_lost counts the source's record ids missing
 //     from the sink's file afterwards (must be 0) and
 //     rolling_update_records_duplicated the lines written twice
@@ -83,7 +85,13 @@ var (
 	lostDelay = flag.Duration("lost-worker-delay", 3*time.Second, "scheduled.rebalance.max.delay.ms of the workers")
 	verbose   = flag.Bool("v", false, "log progress and every measurement to stderr")
 	keep      = flag.Bool("keep", false, "keep the worker logs (their folder is printed)")
-	only      = flag.String("only", "assign,handoff,restart,rollout,memory", "the measurements to run, comma-separated")
+	only      = flag.String("only", "assign,handoff,restart,rollout,memory,worker-curve,rebalance-curve", "the measurements to run, comma-separated")
+
+	workerSizes    = flag.String("worker-sizes", "10,100,400", "worker curve: tasks on one worker (half sources, half sinks)")
+	workerRate     = flag.Float64("worker-rate", 100, "worker curve under load: records per second of each source")
+	rebalanceSizes = flag.String("rebalance-sizes", "10,100,1000", "rebalance curve: tasks on 3 workers (connectors of 10 tasks)")
+	settle         = flag.Duration("settle", 5*time.Second, "curves: wait before each measurement")
+	windowLen      = flag.Duration("window", 10*time.Second, "worker curve: how long CPU time is measured")
 
 	rolloutRecords = flag.Int("rollout-records", 60000, "records the source of the rolling update writes (3000/s)")
 )
@@ -109,7 +117,7 @@ func main() {
 }
 
 func run() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
 	dir, err := os.MkdirTemp("", "conveyor-bench-cluster-")
 	if err != nil {
@@ -165,6 +173,16 @@ func run() error {
 		}
 		report("worker_rss_200_tasks_mb", rss)
 	}
+	if want("worker-curve") {
+		if err := workerCurve(ctx, bin, filepath.Join(dir, "worker-curve")); err != nil {
+			return err
+		}
+	}
+	if want("rebalance-curve") {
+		if err := rebalanceCurve(ctx, bin, filepath.Join(dir, "rebalance-curve")); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -176,12 +194,17 @@ func median(ds []time.Duration) time.Duration {
 
 // newCluster starts a broker and prepares a cluster of worker processes.
 func newCluster(bin, dir string, kopts ...kfake.Opt) (*harness.Broker, *harness.Cluster, error) {
+	return newClusterWith(bin, dir, nil, kopts...)
+}
+
+// newClusterWith is newCluster with per-worker config lines.
+func newClusterWith(bin, dir string, perWorker func(string) []string, kopts ...kfake.Opt) (*harness.Broker, *harness.Cluster, error) {
 	b, err := harness.StartBroker(kopts...)
 	if err != nil {
 		return nil, nil, err
 	}
 	c, err := harness.NewCluster(harness.Options{Binary: bin, Dir: dir, Bootstrap: b.Addr,
-		SessionTimeout: *session, HeartbeatInterval: *heartbeat, LostWorkerDelay: *lostDelay})
+		SessionTimeout: *session, HeartbeatInterval: *heartbeat, LostWorkerDelay: *lostDelay, PerWorker: perWorker})
 	if err != nil {
 		b.Close()
 		return nil, nil, err

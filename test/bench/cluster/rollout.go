@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -56,13 +57,20 @@ func rollout(ctx context.Context, bin, dir string) (rolloutResult, error) {
 	const perConnector, rate = 3, 3000
 	count := *rolloutRecords
 	var res rolloutResult
-	b, c, err := newCluster(bin, dir, kfake.SeedTopics(6, "roll"))
+	old := []string{"w1", "w2", "w3"}
+	// The revision each worker's pod would carry (pod-template-hash).
+	revision := func(name string) []string {
+		if slices.Contains(old, name) {
+			return []string{"worker.revision=a"}
+		}
+		return []string{"worker.revision=b"}
+	}
+	b, c, err := newClusterWith(bin, dir, revision, kfake.SeedTopics(6, "roll"))
 	if err != nil {
 		return res, err
 	}
 	defer b.Close()
 	defer c.Close()
-	old := []string{"w1", "w2", "w3"}
 	ws, err := c.StartAll(ctx, old...)
 	if err != nil {
 		return res, withLogs(c, err)

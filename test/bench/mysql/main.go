@@ -44,6 +44,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"time"
@@ -56,6 +57,10 @@ import (
 var (
 	rows  = flag.Int("rows", 100_000, "rows in the table")
 	tries = flag.Int("tries", 3, "paired runs per figure (the median ratio is reported)")
+	// go run ./test/bench/mysql -cpuprofile /tmp/src.pprof -profile source,
+	// then go tool pprof -top /tmp/src.pprof.
+	cpuprofile = flag.String("cpuprofile", "", "write a CPU profile of the connector runs named by -profile to this file")
+	profile    = flag.String("profile", "source", "the connector runs -cpuprofile covers: source or sink")
 )
 
 func logf(format string, args ...any) {
@@ -142,7 +147,12 @@ func (b *bench) paired(what string, base, conn func(context.Context) (float64, e
 		if err != nil {
 			return [2]float64{}, fmt.Errorf("%s pipeline: %w", what, err)
 		}
+		stop, err := startProfile(what)
+		if err != nil {
+			return [2]float64{}, err
+		}
 		r1, err := conn(context.Background())
+		stop()
 		if err != nil {
 			return [2]float64{}, fmt.Errorf("%s connector: %w", what, err)
 		}
@@ -151,6 +161,33 @@ func (b *bench) paired(what string, base, conn func(context.Context) (float64, e
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i][1]/all[i][0] < all[j][1]/all[j][0] })
 	return all[len(all)/2], nil
+}
+
+// profiled is the CPU profile of -cpuprofile, written across the runs.
+var profiled *os.File
+
+// startProfile resumes the CPU profile for a run of the connector what
+// (when -cpuprofile names a file and -profile names what).
+func startProfile(what string) (stop func(), err error) {
+	if *cpuprofile == "" || *profile != what {
+		return func() {}, nil
+	}
+	if profiled == nil {
+		if profiled, err = os.Create(*cpuprofile); err != nil {
+			return nil, err
+		}
+	}
+	// One profile per file: the last run's (pprof cannot resume one).
+	if _, err := profiled.Seek(0, 0); err != nil {
+		return nil, err
+	}
+	if err := profiled.Truncate(0); err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(profiled); err != nil {
+		return nil, err
+	}
+	return pprof.StopCPUProfile, nil
 }
 
 func rate(n int, start time.Time) float64 { return float64(n) / time.Since(start).Seconds() }

@@ -112,6 +112,10 @@ type Options struct {
 	AddressIDs bool
 	// Extra are more "key=value" config lines, appended last (they win).
 	Extra []string
+	// PerWorker, when set, gives more "key=value" config lines for the
+	// named worker, appended after Extra (worker.revision for a rolling
+	// update, say).
+	PerWorker func(name string) []string
 }
 
 func (o *Options) defaults() error {
@@ -252,7 +256,11 @@ func (c *Cluster) WorkerConfig(name string) string {
 	if !c.opts.Dynamic {
 		lines = append(lines, "group.instance.id="+name)
 	}
-	return strings.Join(append(lines, c.opts.Extra...), "\n") + "\n"
+	lines = append(lines, c.opts.Extra...)
+	if c.opts.PerWorker != nil {
+		lines = append(lines, c.opts.PerWorker(name)...)
+	}
+	return strings.Join(lines, "\n") + "\n"
 }
 
 // Worker is one conveyor-worker process.

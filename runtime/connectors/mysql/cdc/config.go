@@ -111,7 +111,7 @@ func Plugin() plugin.Plugin {
 		Doc: "Streams inserts, updates and deletes of MySQL and MariaDB tables from the row-based binary log, " +
 			"with an optional consistent initial snapshot; always one task (the binlog is one linear log).",
 		Spec:          Spec(),
-		NewConnector:  func() plugin.Connector { return &Connector{} },
+		NewConnector:  func() plugin.Connector { return newConnector() },
 		NewSourceTask: func() plugin.SourceTask { return &Task{} },
 	}
 }

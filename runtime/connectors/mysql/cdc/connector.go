@@ -18,14 +18,22 @@ package cdc
 
 import (
 	"context"
-	"maps"
 
+	"github.com/conveyor-dev/conveyor/runtime/connectors/cdcevent"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
 
-// Connector is the CDC source connector: one task, whatever tasks.max says.
+// Connector is the CDC source connector: one task, whatever tasks.max says
+// (cdcevent.SingleTask: the binlog is one linear log with one reader).
 type Connector struct {
-	config map[string]string
+	cdcevent.SingleTask
+}
+
+func newConnector() *Connector {
+	return &Connector{cdcevent.SingleTask{Check: func(config map[string]string) error {
+		_, err := parseSettings(config)
+		return err
+	}}}
 }
 
 // Validate parses the configuration and checks the server: the login, the
@@ -37,28 +45,3 @@ func (c *Connector) Validate(ctx context.Context, config map[string]string) []pl
 	}
 	return checkServer(ctx, s)
 }
-
-// Start keeps the configuration.
-func (c *Connector) Start(_ context.Context, _ plugin.ConnectorContext, config map[string]string) error {
-	if _, err := parseSettings(config); err != nil {
-		return err
-	}
-	c.config = maps.Clone(config)
-	return nil
-}
-
-// NaturalLimit is 1: the binlog is one linear log with one reader.
-func (c *Connector) NaturalLimit(context.Context) (int, plugin.Reason, error) {
-	return 1, plugin.SingleReader, nil
-}
-
-// TaskConfigs returns the one task's configuration.
-func (c *Connector) TaskConfigs(max int) ([]map[string]string, error) {
-	if max < 1 {
-		return nil, nil
-	}
-	return []map[string]string{maps.Clone(c.config)}, nil
-}
-
-// Stop does nothing: the task holds the connections.
-func (c *Connector) Stop() error { return nil }

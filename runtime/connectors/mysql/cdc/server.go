@@ -46,35 +46,74 @@ func (s server) flavor() string {
 // inspect reads the server's flavor and checks the binlog settings CDC
 // needs.
 func inspect(ctx context.Context, q mycommon.Querier) (server, error) {
-	var srv server
-	var logBin, format string
-	if err := q.QueryRowContext(ctx, "SELECT VERSION(), @@log_bin, @@binlog_format").Scan(&srv.version, &logBin, &format); err != nil {
-		return srv, fmt.Errorf("reading the server's binlog settings: %w", err)
+	var version, logBin, format string
+	if err := q.QueryRowContext(ctx, "SELECT VERSION(), @@log_bin, @@binlog_format").Scan(&version, &logBin, &format); err != nil {
+		return server{}, fmt.Errorf("reading the server's binlog settings: %w", err)
 	}
-	srv.mariadb = strings.Contains(strings.ToLower(srv.version), "mariadb")
+	var gtidMode string
+	if !isMariaDB(version) {
+		// MySQL only; a server too old to know it runs without GTIDs.
+		_ = q.QueryRowContext(ctx, "SELECT @@gtid_mode").Scan(&gtidMode)
+	}
+	return classify(version, logBin, format, gtidMode)
+}
+
+// isMariaDB tells MariaDB's version string (10.11.6-MariaDB-0+deb12u1-log)
+// from MySQL's (8.0.36, 8.4.3-commercial).
+func isMariaDB(version string) bool {
+	return strings.Contains(strings.ToLower(version), "mariadb")
+}
+
+// classify turns what the server reports into its flavor, or an error
+// naming the setting CDC needs. gtidMode is MySQL's @@gtid_mode: only ON
+// gives every transaction a GTID (ON_PERMISSIVE still lets anonymous ones
+// through, so the task tracks file and position then). MariaDB always
+// writes GTIDs.
+func classify(version, logBin, format, gtidMode string) (server, error) {
+	srv := server{version: version, mariadb: isMariaDB(version)}
 	if logBin != "1" && !strings.EqualFold(logBin, "ON") {
 		return srv, fmt.Errorf("the server's binary log is off: start it with log_bin (and binlog_format=ROW)")
 	}
 	if !strings.EqualFold(format, "ROW") {
 		return srv, fmt.Errorf("binlog_format is %s: CDC needs ROW (SET GLOBAL binlog_format=ROW, and in the server's configuration)", format)
 	}
-	srv.gtid = srv.mariadb
-	if !srv.mariadb {
-		var mode string
-		if err := q.QueryRowContext(ctx, "SELECT @@gtid_mode").Scan(&mode); err == nil {
-			srv.gtid = strings.EqualFold(mode, "ON")
-		}
-	}
+	srv.gtid = srv.mariadb || strings.EqualFold(gtidMode, "ON")
 	return srv, nil
 }
 
+// statusQuery is the statement that reports the binlog's current file and
+// position: MySQL 8.4 removed SHOW MASTER STATUS for SHOW BINARY LOG STATUS
+// (present since 8.2); MariaDB and older MySQL know only the first.
+func (srv server) statusQuery() string {
+	if srv.mariadb {
+		return "SHOW MASTER STATUS"
+	}
+	var major, minor int
+	if _, err := fmt.Sscanf(srv.version, "%d.%d", &major, &minor); err == nil && (major > 8 || major == 8 && minor >= 2) {
+		return "SHOW BINARY LOG STATUS"
+	}
+	return "SHOW MASTER STATUS"
+}
+
+// executedQuery reads the GTID set executed so far: MariaDB's binlog
+// position list (domain-server-sequence per domain) or MySQL's
+// gtid_executed (uuid:interval sets).
+func (srv server) executedQuery() string {
+	if srv.mariadb {
+		return "SELECT @@GLOBAL.gtid_binlog_pos"
+	}
+	return "SELECT @@GLOBAL.gtid_executed"
+}
+
 // currentPosition reads the server's binlog position now: the file and
-// position of SHOW MASTER STATUS and the GTID set executed up to there.
+// position of SHOW MASTER STATUS (SHOW BINARY LOG STATUS) and the GTID set
+// executed up to there.
 func (srv server) currentPosition(ctx context.Context, conn *sql.Conn) (position, error) {
 	var p position
-	rows, err := conn.QueryContext(ctx, "SHOW MASTER STATUS")
+	q := srv.statusQuery()
+	rows, err := conn.QueryContext(ctx, q)
 	if err != nil {
-		return p, fmt.Errorf("reading the binlog position (SHOW MASTER STATUS needs the REPLICATION CLIENT privilege): %w", err)
+		return p, fmt.Errorf("reading the binlog position (%s needs the REPLICATION CLIENT privilege): %w", q, err)
 	}
 	cols, _ := rows.Columns()
 	vals := make([]sql.NullString, len(cols))
@@ -100,11 +139,7 @@ func (srv server) currentPosition(ctx context.Context, conn *sql.Conn) (position
 	}
 	p.pos = uint32(n)
 	if srv.gtid {
-		q := "SELECT @@GLOBAL.gtid_executed"
-		if srv.mariadb {
-			q = "SELECT @@GLOBAL.gtid_binlog_pos"
-		}
-		if err := conn.QueryRowContext(ctx, q).Scan(&p.gtids); err != nil {
+		if err := conn.QueryRowContext(ctx, srv.executedQuery()).Scan(&p.gtids); err != nil {
 			return p, fmt.Errorf("reading the executed GTIDs: %w", err)
 		}
 	}

@@ -95,11 +95,12 @@ func startStream(s settings, srv server, db *sql.DB, captured []mycommon.Table, 
 	skip.snapshot = false
 	st.skip = &skip
 	st.file = p.file
-	if st.gset, err = gomysql.ParseGTIDSet(srv.flavor(), p.gtids); err != nil {
-		return nil, fmt.Errorf("stored offset: GTID set %q: %w", p.gtids, err)
+	var byGTID bool
+	if st.gset, byGTID, err = resumeFrom(srv, p); err != nil {
+		return nil, err
 	}
 	st.syncer = replication.NewBinlogSyncer(sc)
-	if srv.gtid && (p.gtids != "" || p.gtid != "" || p.file == "") {
+	if byGTID {
 		st.bs, err = st.syncer.StartSyncGTID(st.gset.Clone())
 	} else {
 		st.bs, err = st.syncer.StartSync(gomysql.Position{Name: p.file, Pos: p.pos})
@@ -109,6 +110,17 @@ func startStream(s settings, srv server, db *sql.DB, captured []mycommon.Table, 
 		return nil, st.explain(fmt.Errorf("starting to read the binlog: %w", err))
 	}
 	return st, nil
+}
+
+// resumeFrom parses p's GTID set in the server's flavor (MariaDB's
+// domain-server-sequence list, MySQL's uuid:interval sets) and says whether
+// the stream resumes from it (the server writes GTIDs and p has a set, or
+// no file) or from p's binlog file and position.
+func resumeFrom(srv server, p position) (gset gomysql.GTIDSet, byGTID bool, err error) {
+	if gset, err = gomysql.ParseGTIDSet(srv.flavor(), p.gtids); err != nil {
+		return nil, false, fmt.Errorf("stored offset: GTID set %q is not a %s GTID set (was the offset stored against another server?): %w", p.gtids, srv.flavor(), err)
+	}
+	return gset, srv.gtid && (p.gtids != "" || p.gtid != "" || p.file == ""), nil
 }
 
 func (st *streamer) close() {
@@ -172,7 +184,31 @@ func (st *streamer) handle(ctx context.Context, ev *replication.BinlogEvent) ([]
 		st.file = string(e.NextLogName)
 	case *replication.MariadbGTIDEvent:
 		st.begin(h, e.GTID.String())
+	case *replication.GtidTaggedLogEvent:
+		// go-mysql v1.14's MySQL GTID sets have no tags: the task could
+		// neither resume after this transaction nor skip it.
+		return nil, fmt.Errorf("binlog %s:%d: a transaction with a tagged GTID (MySQL 8.4 gtid_next=AUTOMATIC:%s), which the connector cannot track: "+
+			"commit the captured tables' changes without a GTID tag", st.file, h.LogPos-h.EventSize, e.Tag)
+	case *replication.TransactionPayloadEvent:
+		// MySQL's binlog_transaction_compression: the transaction's
+		// events, decompressed.
+		var out []*plugin.SourceRecord
+		for _, inner := range e.Events {
+			recs, err := st.handle(ctx, inner)
+			if err != nil {
+				return out, err
+			}
+			out = append(out, recs...)
+		}
+		return out, nil
 	case *replication.GTIDEvent:
+		if e.GNO == 0 {
+			// MySQL's anonymous GTID event (gtid_mode OFF or a
+			// transaction without a GTID under ON_PERMISSIVE): the
+			// transaction is tracked by its file and position.
+			st.begin(h, "")
+			return nil, nil
+		}
 		g, err := e.GTIDNext()
 		if err != nil {
 			return nil, fmt.Errorf("binlog GTID event: %w", err)

@@ -61,22 +61,13 @@ type Task struct {
 	log    *slog.Logger
 	db     *sql.DB
 	tables []*tableState
-	reader jdbc.Reader
+	jdbc.SourceTask
 }
 
 var (
 	_ plugin.SourceTask          = (*Task)(nil)
 	_ plugin.RecordCommitSkipper = (*Task)(nil)
 )
-
-// SkipRecordCommits: the positions travel as source offsets.
-func (t *Task) SkipRecordCommits() bool { return true }
-
-// CommitRecord does nothing.
-func (t *Task) CommitRecord(*plugin.SourceRecord, *plugin.RecordMetadata) error { return nil }
-
-// Commit does nothing: the stored offsets are the task's positions.
-func (t *Task) Commit(context.Context) error { return nil }
 
 // Start reads the task's tables, their columns and stored offsets.
 func (t *Task) Start(ctx context.Context, tc plugin.SourceTaskContext, config map[string]string) error {
@@ -90,36 +81,22 @@ func (t *Task) Start(ctx context.Context, tc plugin.SourceTaskContext, config ma
 		return err
 	}
 	t.db = db
-	pairs, err := jdbc.TaskTables(config)
+	tables, err := jdbc.TablesOf(config, func(schema, name string) mycommon.Table { return mycommon.Table{Schema: schema, Name: name} },
+		func() ([]mycommon.TableSize, error) { return mycommon.ListTables(ctx, db, s.whitelist, s.match()) },
+		func(ts mycommon.TableSize) mycommon.Table { return ts.Table })
 	if err != nil {
-		return fmt.Errorf("table source task: %w", err)
+		return err
 	}
-	var tables []mycommon.Table
-	for _, p := range pairs {
-		tables = append(tables, mycommon.Table{Schema: p[0], Name: p[1]})
-	}
-	if pairs == nil { // standalone: every table of the connector
-		sizes, err := mycommon.ListTables(ctx, db, s.whitelist, s.match())
-		if err != nil {
-			return fmt.Errorf("table source task: %w", err)
-		}
-		for _, ts := range sizes {
-			tables = append(tables, ts.Table)
-		}
-	}
+	readers := make([]*jdbc.SourceTable, 0, len(tables))
 	for _, tb := range tables {
 		st, err := t.describe(ctx, tb)
 		if err != nil {
 			return err
 		}
 		t.tables = append(t.tables, st)
+		readers = append(readers, &st.SourceTable)
 	}
-	t.reader = jdbc.Reader{Dialect: dialect{}, Mode: s.Mode, BatchMaxRows: s.BatchMaxRows, PollInterval: s.PollInterval,
-		Delay: s.TsDelay, Log: t.log, Now: time.Now}
-	for _, st := range t.tables {
-		t.reader.Tables = append(t.reader.Tables, &st.SourceTable)
-	}
-	return t.reader.Resume(ctx, tc.OffsetReader())
+	return t.StartReader(ctx, dialect{}, s.SourceSettings, t.log, time.Now, readers, tc.OffsetReader())
 }
 
 // describe reads a table's columns and primary key and prepares its query.
@@ -238,11 +215,10 @@ func (cs *stream) Record() (*plugin.SourceRecord, error) {
 }
 
 // Poll returns the next records of the task's tables (see jdbc.Reader).
-func (t *Task) Poll(ctx context.Context) ([]*plugin.SourceRecord, error) { return t.reader.Poll(ctx) }
 
 // Stop closes the open query and the pool.
 func (t *Task) Stop() error {
-	t.reader.Close()
+	t.Reader.Close()
 	if t.db != nil {
 		return t.db.Close()
 	}

@@ -162,7 +162,7 @@ func Plugin() plugin.Plugin {
 		Doc: "Streams inserts, updates, deletes and truncates of PostgreSQL tables from logical replication (pgoutput), " +
 			"with an optional consistent initial snapshot; always one task (a replication slot has one reader).",
 		Spec:          Spec(),
-		NewConnector:  func() plugin.Connector { return &Connector{} },
+		NewConnector:  func() plugin.Connector { return newConnector() },
 		NewSourceTask: func() plugin.SourceTask { return &Task{} },
 	}
 }

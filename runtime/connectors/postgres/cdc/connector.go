@@ -18,9 +18,9 @@ package cdc
 
 import (
 	"context"
-	"maps"
 	"time"
 
+	"github.com/conveyor-dev/conveyor/runtime/connectors/cdcevent"
 	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgcommon"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 )
@@ -28,9 +28,17 @@ import (
 // validateTimeout bounds the server checks of Validate.
 const validateTimeout = 15 * time.Second
 
-// Connector is the CDC source connector: one task, whatever tasks.max says.
+// Connector is the CDC source connector: one task, whatever tasks.max says
+// (cdcevent.SingleTask: a replication slot has exactly one reader).
 type Connector struct {
-	config map[string]string
+	cdcevent.SingleTask
+}
+
+func newConnector() *Connector {
+	return &Connector{cdcevent.SingleTask{Check: func(config map[string]string) error {
+		_, err := parseSettings(config)
+		return err
+	}}}
 }
 
 // Validate connects to the server and checks what logical replication
@@ -45,31 +53,6 @@ func (c *Connector) Validate(ctx context.Context, config map[string]string) []pl
 	defer cancel()
 	return checkServer(ctx, s)
 }
-
-// Start keeps the configuration.
-func (c *Connector) Start(_ context.Context, _ plugin.ConnectorContext, config map[string]string) error {
-	if _, err := parseSettings(config); err != nil {
-		return err
-	}
-	c.config = maps.Clone(config)
-	return nil
-}
-
-// NaturalLimit is 1: a replication slot has exactly one reader.
-func (c *Connector) NaturalLimit(context.Context) (int, plugin.Reason, error) {
-	return 1, plugin.SingleReader, nil
-}
-
-// TaskConfigs returns the one task's configuration.
-func (c *Connector) TaskConfigs(max int) ([]map[string]string, error) {
-	if max < 1 {
-		return nil, nil
-	}
-	return []map[string]string{maps.Clone(c.config)}, nil
-}
-
-// Stop does nothing: the task holds the connections.
-func (c *Connector) Stop() error { return nil }
 
 // ExactlyOnceSupport: the offsets are WAL positions and the slot is
 // confirmed only in Commit, which an exactly-once task calls after the

@@ -58,11 +58,12 @@ func ensureOffsetsTable(ctx context.Context, conn *pgx.Conn, tbl pgcommon.Table)
 // lostCreateRace reports whether err is what CREATE TABLE IF NOT EXISTS
 // answers to the loser of two sessions creating one table at once: both
 // found it missing, the other committed first, and this one sees a unique
-// violation on the catalog (23505) or a duplicate table (42P07). The
-// table exists all the same.
+// violation on the catalog (23505), a duplicate table (42P07) or the
+// table's row type already there (42710, duplicate_object). The table
+// exists all the same.
 func lostCreateRace(err error) bool {
 	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && (pgErr.Code == "23505" || pgErr.Code == "42P07")
+	return errors.As(err, &pgErr) && (pgErr.Code == "23505" || pgErr.Code == "42P07" || pgErr.Code == "42710")
 }
 
 // storedOffsets reads the stored next offsets of a connector's partitions

@@ -18,8 +18,12 @@ package sink
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgcommon"
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
 	"github.com/conveyor-dev/conveyor/runtime/plugin/plugintest"
 	"github.com/conveyor-dev/conveyor/test/testkit/servers/pgtest"
@@ -81,5 +85,39 @@ func TestExactlyOnceInsertModeWritesEachRecordOnce(t *testing.T) {
 	}
 	if got := pgtest.QueryString(t, url, `SELECT count(*) FROM conveyor_sink_offsets`); got != "0" {
 		t.Fatalf("%s offset rows after a reset, want 0", got)
+	}
+}
+
+// Tasks of one sink start at once and each creates the offsets table when
+// it is missing: the sessions that lose the race to create it see the
+// catalog's answer (a unique violation, "relation already exists" or
+// "type already exists", depending on where they met) and go on, since the
+// table is there. 6 sessions at once, 15 times over.
+func TestOffsetsTableCreatedByTasksAtOnce(t *testing.T) {
+	url := pg.CreateDatabase(t)
+	ctx := context.Background()
+	const sessions, rounds = 6, 15
+	conns := make([]*pgx.Conn, sessions)
+	for i := range conns {
+		c, err := pgx.Connect(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close(context.Background()) })
+		conns[i] = c
+	}
+	for r := range rounds {
+		tbl := pgcommon.Table{Name: fmt.Sprintf("offsets_%d", r)}
+		errs := make(chan error, sessions)
+		start := make(chan struct{})
+		for _, c := range conns {
+			go func() { <-start; errs <- ensureOffsetsTable(ctx, c, tbl) }()
+		}
+		close(start)
+		for range sessions {
+			if err := <-errs; err != nil {
+				t.Fatalf("round %d: %v", r, err)
+			}
+		}
 	}
 }

@@ -246,6 +246,13 @@ func (t *Task) layoutAndValues(w *writer, r *plugin.SinkRecord) (*layout, []any,
 	for _, i := range rest {
 		allSchemas = append(allSchemas, schemas[i])
 	}
+	if vc := t.s.versionColumn; vc != "" {
+		if slices.Contains(names, vc) || slices.Contains(pkNames, vc) {
+			return nil, nil, fatalf("record %s/%d has a field %q, the name of upsert.version.column: choose another column for the version", r.TopicPartition(), r.Offset, vc)
+		}
+		out = append(out, r.Offset)
+		allSchemas = append(allSchemas, nil)
+	}
 	for i := range out {
 		v, err := pgcommon.SQLValue(allSchemas[i], out[i])
 		if err != nil {
@@ -261,6 +268,9 @@ func (t *Task) layoutAndValues(w *writer, r *plugin.SinkRecord) (*layout, []any,
 	cols := append(append([]string{}, pkNames...), make([]string, 0, len(rest))...)
 	for _, i := range rest {
 		cols = append(cols, names[i])
+	}
+	if vc := t.s.versionColumn; vc != "" {
+		cols = append(cols, vc)
 	}
 	lay := &layout{cols: cols, npk: len(pkNames), colsKey: strings.Join(cols, "\x00")}
 	if err := w.check(cols, r); err != nil {
@@ -309,6 +319,9 @@ func (t *Task) planRow(r *plugin.SinkRecord, lay *layout, schemas []*data.Schema
 					p.wholeKey, c.src = true, srcKey
 				}
 			}
+		}
+		if i == len(lay.cols)-1 && t.s.versionColumn != "" {
+			c.src = srcOffset // the version guard's column, the last
 		}
 		if c.src == srcValue {
 			c.idx = field(p.value, name)

@@ -49,6 +49,14 @@ const (
 	KeyAutoEvolve      = jdbc.KeyAutoEvolve
 	KeyDeleteEnabled   = jdbc.KeyDeleteEnabled
 	KeyBatchSize       = jdbc.KeyBatchSize
+	// KeyUpsertVersionColumn names a BIGINT column that holds the offset
+	// of the record a row was last written from; an upsert then changes a
+	// row only when its record's offset is above the stored one, so an
+	// older record delivered after a newer one (share mode, KIP-932) never
+	// overwrites it. Offsets order the records of one partition, so the
+	// records of one key must share a partition (Kafka's default
+	// partitioner keys them so).
+	KeyUpsertVersionColumn = "upsert.version.column"
 )
 
 // Insert modes.
@@ -98,6 +106,9 @@ func Plugin() plugin.Plugin {
 			DisplayName: "Auto-evolve tables", Doc: "Add to the table, as columns that allow NULL, the value fields it lacks (a source's schema gained a field); a required field without a default is refused. Columns are never dropped or changed."},
 		{Name: KeyDeleteEnabled, Type: plugin.TypeBoolean, Default: "false", Group: group, Importance: plugin.ImportanceMedium, Width: plugin.WidthShort,
 			DisplayName: "Delete on tombstones", Doc: "Delete the row of a record with a null value (a tombstone); needs pk.mode=record_key. When false, tombstones are skipped."},
+		{Name: KeyUpsertVersionColumn, Type: plugin.TypeString, Group: group, Importance: plugin.ImportanceMedium, Width: plugin.WidthMedium,
+			DisplayName: "Upsert version column",
+			Doc:         "insert.mode=upsert only: a BIGINT column (auto.create adds it) that stores the Kafka offset of the record each row was last written from; an upsert changes a row only when its record's offset is higher, so an older record delivered after a newer one (consumer.group.type=share) never overwrites it. The records of one key must share a partition (keyed records do)."},
 		{Name: KeyBatchSize, Type: plugin.TypeInt, Default: "3000", Group: group, Importance: plugin.ImportanceMedium, Width: plugin.WidthShort,
 			DisplayName: "Batch size", Validator: plugin.AtLeast(1), Max: 100_000,
 			Doc: "Most records one transaction writes. Records are written in the background as they come, one transaction at a time: while one commits, the next records are buffered, and the next transaction takes them all (up to batch.size), so batches grow with the load and a trickle of records is committed within about one transaction's time. Put waits while batch.size records are buffered."},
@@ -124,6 +135,7 @@ type settings struct {
 	autoEvolve    bool
 	deleteEnabled bool
 	batchSize     int
+	versionColumn string // upsert.version.column; "" without the guard
 	// exactly.once: offsets in offsetsTable, keyed by connector
 	exactlyOnce  bool
 	offsetsTable pgcommon.Table
@@ -148,6 +160,10 @@ func parse(config map[string]string) (*settings, error) {
 		batchSize:     ss.BatchSize,
 		exactlyOnce:   ss.ExactlyOnce,
 		connector:     ss.Connector,
+		versionColumn: strings.TrimSpace(cfg.String(KeyUpsertVersionColumn)),
+	}
+	if s.versionColumn != "" && s.insertMode != InsertModeUpsert {
+		errs = append(errs, plugin.FieldError{Name: KeyUpsertVersionColumn, Message: "upsert.version.column guards upserts: set insert.mode=upsert, or remove upsert.version.column"})
 	}
 	if s.exactlyOnce {
 		if s.offsetsTable, err = pgcommon.ParseTable(cfg.String(KeyExactlyOnceOffsets)); err != nil {
@@ -179,6 +195,33 @@ func (s *settings) table(topic string) (pgcommon.Table, error) {
 // each with the whole configuration; it also follows an operator's
 // changes of the offsets stored with exactly.once (AlterSinkOffsets).
 type Connector struct{ plugin.PartitionSinkConnector }
+
+// ToleratesShareGroup answers for the configuration: plain inserts without
+// a primary key (a record delivered again adds a row, as at-least-once
+// delivery can anyway), and upserts with upsert.version.column (an older
+// record never overwrites a newer one). Refused: inserts with a primary
+// key (a redelivered record fails on it), upserts without the guard,
+// delete.enabled (a delete leaves no version behind, so an older record
+// delivered after it would bring the row back) and exactly.once (it
+// stores one offset per partition, which a share group's
+// out-of-order acknowledgements have not).
+func (c *Connector) ToleratesShareGroup(config map[string]string) (bool, string) {
+	s, err := parse(config)
+	if err != nil {
+		return false, "fix the sink's other settings first: " + err.Error()
+	}
+	switch {
+	case s.exactlyOnce:
+		return false, "exactly.once=true stores one offset per partition, which share-group delivery has not; set exactly.once=false"
+	case s.insertMode == InsertModeInsert && s.pkMode != PKModeNone:
+		return false, "insert.mode=insert with a primary key fails on a record delivered again; use insert.mode=upsert with upsert.version.column, or pk.mode=none"
+	case s.insertMode == InsertModeUpsert && s.versionColumn == "":
+		return false, "insert.mode=upsert without upsert.version.column lets an older record delivered after a newer one overwrite it; set upsert.version.column"
+	case s.deleteEnabled:
+		return false, "delete.enabled=true: a deleted row keeps no version, so an older record delivered after the delete would bring it back; set delete.enabled=false"
+	}
+	return true, ""
+}
 
 func newConnector() plugin.Connector {
 	return &Connector{plugin.PartitionSinkConnector{Fallback: KeyInsertMode, Parse: func(c map[string]string) error { _, err := parse(c); return err }, Check: check}}

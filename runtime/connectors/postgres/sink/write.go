@@ -227,6 +227,11 @@ func (t *Task) writeTopic(ctx context.Context, tx pgx.Tx, topic string, recs []*
 		// commute, and ON CONFLICT never meets a key twice.
 		last := make(map[string]int, len(rows))
 		for i, rw := range rows {
+			// With the version guard the highest offset wins, not the
+			// last put: in share mode records come out of order.
+			if j, ok := last[rw.key]; ok && t.s.versionColumn != "" && rows[j].rec.Offset > rw.rec.Offset {
+				continue
+			}
 			last[rw.key] = i
 		}
 		kept := rows[:0]
@@ -275,7 +280,7 @@ func (t *Task) writeTopic(ctx context.Context, tx pgx.Tx, topic string, recs []*
 			if err := t.stageRows(ctx, tx, w, &staged, lay.cols, &rowSource{rows: run}); err != nil {
 				return err
 			}
-			if _, err := tx.Exec(ctx, upsertSQL(w, lay)); err != nil {
+			if _, err := tx.Exec(ctx, upsertSQL(w, lay, t.s.versionColumn)); err != nil {
 				return fmt.Errorf("upserting %d rows into %s: %w", len(run), w.table, err)
 			}
 		default:
@@ -361,10 +366,12 @@ func quoteAll(cols []string) string {
 	return strings.Join(q, ", ")
 }
 
-func upsertSQL(w *writer, lay *layout) string {
+// upsertSQL upserts the staged rows; with a version column a row changes
+// only when the staged version is higher than the stored one.
+func upsertSQL(w *writer, lay *layout, versionColumn string) string {
 	cols := quoteAll(lay.cols)
 	var b strings.Builder
-	fmt.Fprintf(&b, "INSERT INTO %s (%s) SELECT %s FROM %s ON CONFLICT (%s) DO ", w.table.Quoted(), cols, cols, pgcommon.QuoteIdent(w.stage), quoteAll(w.pk))
+	fmt.Fprintf(&b, "INSERT INTO %s AS conveyor_target (%s) SELECT %s FROM %s ON CONFLICT (%s) DO ", w.table.Quoted(), cols, cols, pgcommon.QuoteIdent(w.stage), quoteAll(w.pk))
 	var sets []string
 	for _, c := range lay.cols {
 		if !slices.Contains(w.pk, c) {
@@ -376,6 +383,10 @@ func upsertSQL(w *writer, lay *layout) string {
 		b.WriteString("NOTHING")
 	} else {
 		b.WriteString("UPDATE SET " + strings.Join(sets, ", "))
+		if versionColumn != "" {
+			q := pgcommon.QuoteIdent(versionColumn)
+			b.WriteString(" WHERE conveyor_target." + q + " < EXCLUDED." + q)
+		}
 	}
 	return b.String()
 }
@@ -485,6 +496,9 @@ func (t *Task) create(ctx context.Context, tx pgx.Tx, tbl pgcommon.Table, recs [
 	}
 	for _, f := range vs.Fields {
 		add(f.Name, f.Schema, t.s.pkMode == PKModeRecordValue && (len(t.s.pkFields) == 0 || slices.Contains(t.s.pkFields, f.Name)))
+	}
+	if t.s.versionColumn != "" {
+		add(t.s.versionColumn, data.Int64Schema, false)
 	}
 	defs := make([]string, 0, len(cols)+1)
 	for _, c := range cols {

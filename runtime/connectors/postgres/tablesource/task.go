@@ -65,24 +65,14 @@ type Task struct {
 	log    *slog.Logger
 	pool   *pgxpool.Pool
 	tables []*tableState
-	reader jdbc.Reader
-	now    func() time.Time
+	jdbc.SourceTask
+	now func() time.Time
 }
 
 var (
 	_ plugin.SourceTask          = (*Task)(nil)
 	_ plugin.RecordCommitSkipper = (*Task)(nil)
 )
-
-// SkipRecordCommits: the task needs no per-record acknowledgement; its
-// positions travel as source offsets.
-func (t *Task) SkipRecordCommits() bool { return true }
-
-// CommitRecord does nothing.
-func (t *Task) CommitRecord(*plugin.SourceRecord, *plugin.RecordMetadata) error { return nil }
-
-// Commit does nothing: the stored offsets are the task's positions.
-func (t *Task) Commit(context.Context) error { return nil }
 
 // Start reads the task's tables, their columns and stored offsets.
 func (t *Task) Start(ctx context.Context, tc plugin.SourceTaskContext, config map[string]string) error {
@@ -99,36 +89,22 @@ func (t *Task) Start(ctx context.Context, tc plugin.SourceTaskContext, config ma
 		return err
 	}
 	t.pool = pool
-	var tables []pgcommon.Table
-	pairs, err := jdbc.TaskTables(config)
+	tables, err := jdbc.TablesOf(config, func(schema, name string) pgcommon.Table { return pgcommon.Table{Schema: schema, Name: name} },
+		func() ([]TableInfo, error) { return ListTables(ctx, pool, s.Whitelist, s.Pattern) },
+		func(ti TableInfo) pgcommon.Table { return ti.Table })
 	if err != nil {
-		return fmt.Errorf("table source task: %w", err)
+		return err
 	}
-	for _, p := range pairs {
-		tables = append(tables, pgcommon.Table{Schema: p[0], Name: p[1]})
-	}
-	if pairs == nil { // standalone: every table of the connector
-		infos, err := ListTables(ctx, pool, s.Whitelist, s.Pattern)
-		if err != nil {
-			return fmt.Errorf("table source task: %w", err)
-		}
-		for _, ti := range infos {
-			tables = append(tables, ti.Table)
-		}
-	}
+	readers := make([]*jdbc.SourceTable, 0, len(tables))
 	for _, tb := range tables {
 		st, err := t.describe(ctx, tb)
 		if err != nil {
 			return err
 		}
 		t.tables = append(t.tables, st)
+		readers = append(readers, &st.SourceTable)
 	}
-	t.reader = jdbc.Reader{Dialect: dialect{}, Mode: s.Mode, BatchMaxRows: s.BatchMaxRows, PollInterval: s.PollInterval,
-		Delay: s.TsDelay, Log: t.log, Now: t.now}
-	for _, st := range t.tables {
-		t.reader.Tables = append(t.reader.Tables, &st.SourceTable)
-	}
-	return t.reader.Resume(ctx, tc.OffsetReader())
+	return t.StartReader(ctx, dialect{}, s.SourceSettings, t.log, t.now, readers, tc.OffsetReader())
 }
 
 // describe reads a table's columns and primary key and prepares its query.
@@ -197,7 +173,6 @@ func (dialect) OlderThan(col string, zoned bool, param string) string {
 }
 
 // Poll returns the next records of the task's tables (see jdbc.Reader).
-func (t *Task) Poll(ctx context.Context) ([]*plugin.SourceRecord, error) { return t.reader.Poll(ctx) }
 
 // open starts the ordered query of a table.
 func (t *Task) open(st *tableState, sql string, args []any) (jdbc.Stream, error) {
@@ -275,7 +250,7 @@ func (cs *stream) Record() (*plugin.SourceRecord, error) {
 
 // Stop closes the open query and the pool.
 func (t *Task) Stop() error {
-	t.reader.Close()
+	t.Reader.Close()
 	if t.pool != nil {
 		t.pool.Close()
 	}
