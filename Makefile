@@ -62,6 +62,7 @@ bench:
 	go run ./test/bench/elasticsearch
 	go run ./test/bench/share
 	KUBEBUILDER_ASSETS=$$(hack/build-test-binaries.sh all) go run ./test/bench/operator
+	KUBEBUILDER_ASSETS=$$(hack/build-test-binaries.sh all) go run ./test/bench/keda
 
 .PHONY: lint
 lint:

@@ -105,18 +105,17 @@ func runOperator(args []string, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("loading Kubernetes client configuration: %w", err)
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	mgrOpts := ctrl.Options{
 		Scheme: newScheme(),
 		Cache:  cacheOpts,
 		// Secret values are never cached: a typed Secret read goes to the API server, one
 		// GET at a time, so the operator needs no list or watch on every Secret.
-		Client:                  client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
-		Metrics:                 controllers.MetricsOptions(*metricsAddr, *metricsSecure),
-		HealthProbeBindAddress:  *probeAddr,
-		LeaderElection:          *leaderElect,
-		LeaderElectionID:        "conveyor-operator.connect.conveyor.dev",
-		LeaderElectionNamespace: os.Getenv("POD_NAMESPACE"),
-	})
+		Client:                 client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
+		Metrics:                controllers.MetricsOptions(*metricsAddr, *metricsSecure),
+		HealthProbeBindAddress: *probeAddr,
+	}
+	controllers.LeaderElection(&mgrOpts, *leaderElect, os.Getenv("POD_NAMESPACE"))
+	mgr, err := ctrl.NewManager(cfg, mgrOpts)
 	if err != nil {
 		return fmt.Errorf("creating the controller manager: %w", err)
 	}

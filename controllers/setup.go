@@ -174,15 +174,16 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}
 	kr := kafkaconnector.KafkaReads{Reader: mgr.GetAPIReader()}
 	kcr := &kafkaconnector.Reconciler{
-		Client:        mgr.GetClient(),
-		APIReader:     mgr.GetAPIReader(),
-		Resync:        opts.ConnectorResync,
-		Recorder:      mgr.GetEventRecorder("kafkaconnector"),
-		Resolver:      resolver,
-		ClientOptions: opts.WorkerClient,
-		Partitions:    kr.Partitions,
-		Lag:           kr.Lag,
-		DriftBackoff:  opts.DriftBackoff,
+		Client:         mgr.GetClient(),
+		APIReader:      mgr.GetAPIReader(),
+		SecretMetadata: mgr.GetCache(),
+		Resync:         opts.ConnectorResync,
+		Recorder:       mgr.GetEventRecorder("kafkaconnector"),
+		Resolver:       resolver,
+		ClientOptions:  opts.WorkerClient,
+		Partitions:     kr.Partitions,
+		Lag:            kr.Lag,
+		DriftBackoff:   opts.DriftBackoff,
 	}
 	if ccOpts.UnmanagedConnectors == nil {
 		ccOpts.UnmanagedConnectors = kcr.UnmanagedConnectors

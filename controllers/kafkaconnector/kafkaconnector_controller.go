@@ -20,7 +20,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -89,7 +88,11 @@ type Reconciler struct {
 	// APIReader reads Secrets past the cache (the manager's GetAPIReader):
 	// the operator caches Secrets' metadata only. Client when nil.
 	APIReader client.Reader
-	Recorder  events.EventRecorder
+	// SecretMetadata reads the watched metadata of Secrets (the manager's
+	// cache), so that a cluster's REST token is read again only when its
+	// Secret changed; nil reads it on every pass.
+	SecretMetadata client.Reader
+	Recorder       events.EventRecorder
 	// Resolver finds the Ready workers of a cluster (workerclient.PodResolver
 	// in production).
 	Resolver workerclient.Resolver
@@ -123,6 +126,8 @@ type Reconciler struct {
 
 	// views are the whole-cluster runtime reads the passes share.
 	views clusterViews
+	// tokens are the clusters' REST tokens (resttoken.go).
+	tokens keptTokens
 
 	// lastSent remembers the last state action sent per connector (see
 	// DecideStateAction). In memory only: after an operator restart at most
@@ -143,7 +148,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.KafkaConnector{}).
-		Watches(&v1alpha1.ConnectCluster{}, forgetOnDelete{handler.EnqueueRequestsFromMapFunc(r.connectorsOfCluster), r.views.forgetCluster}).
+		Watches(&v1alpha1.ConnectCluster{}, forgetOnDelete{handler.EnqueueRequestsFromMapFunc(r.connectorsOfCluster), r.forgetCluster}).
 		// Metadata only: the values never enter the operator's cache; the
 		// reconcile reads the referenced Secrets one GET at a time.
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(ConnectorsUsingSecret(r.Client)), builder.OnlyMetadata).
@@ -170,11 +175,19 @@ func (r *Reconciler) forget(connector string) {
 	r.lastSent.Delete(connector)
 }
 
+// forgetCluster drops what the reconciler keeps about a ConnectCluster that
+// is gone.
+func (r *Reconciler) forgetCluster(cluster string) {
+	r.views.forgetCluster(cluster)
+	r.tokens.forget(cluster)
+}
+
 // CacheEntries counts what the reconciler keeps in memory between passes,
 // by cache (the conveyor_operator_cache_entries metric).
 func (r *Reconciler) CacheEntries() map[string]int {
 	out := r.views.entries()
 	out["lastSent"] = statusmetrics.SyncMapLen(&r.lastSent)
+	out["restTokens"] = r.tokens.len()
 	return out
 }
 
@@ -298,16 +311,11 @@ func (r *Reconciler) cluster(ctx context.Context, kc *v1alpha1.KafkaConnector) (
 func (r *Reconciler) workerClient(ctx context.Context, cc *v1alpha1.ConnectCluster) (*workerclient.Client, error) {
 	opts := r.ClientOptions
 	if cc.RestAuthenticationEnabled() {
-		ref := cc.RestTokenSecret()
-		var s corev1.Secret
-		if err := r.apiReader().Get(ctx, types.NamespacedName{Namespace: cc.Namespace, Name: ref.Name}, &s); err != nil {
-			return nil, fmt.Errorf("reading the REST token Secret %s/%s: %w", cc.Namespace, ref.Name, err)
+		tok, err := r.restToken(ctx, cc)
+		if err != nil {
+			return nil, err
 		}
-		tok, ok := s.Data[ref.Key]
-		if !ok || len(tok) == 0 {
-			return nil, fmt.Errorf("REST token Secret %s/%s has no key %q", cc.Namespace, ref.Name, ref.Key)
-		}
-		opts.Token = strings.TrimSpace(string(tok)) // the workers trim the file too
+		opts.Token = tok
 	}
 	return workerclient.Connect(ctx, r.Resolver, cc, opts)
 }

@@ -47,6 +47,20 @@ type Curve struct {
 	Points []Point
 }
 
+// Sizes parses a curve's sizes, a comma-separated list of positive counts
+// ("250,1000,4000"), given as flag name.
+func Sizes(name, list string) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("%s: %q is not a positive count (give counts separated by commas, e.g. 1,100,500)", name, f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
 // Point is one measurement of a curve.
 type Point struct{ X, Y float64 }
 

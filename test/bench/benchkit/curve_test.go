@@ -21,6 +21,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -55,5 +56,17 @@ func TestCurveReportWritesAPNG(t *testing.T) {
 	}
 	if !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) {
 		t.Fatalf("%d bytes written, not a PNG", len(png))
+	}
+}
+
+func TestSizesParsesCountsAndNamesTheBadOne(t *testing.T) {
+	got, err := Sizes("-sizes", "250, 1000,4000")
+	if err != nil || len(got) != 3 || got[0] != 250 || got[1] != 1000 || got[2] != 4000 {
+		t.Fatalf("Sizes = %v, %v", got, err)
+	}
+	for _, bad := range []string{"", "1,,2", "1,0", "1,x"} {
+		if _, err := Sizes("-sizes", bad); err == nil || !strings.Contains(err.Error(), "-sizes") {
+			t.Errorf("Sizes(%q) error = %v, want one naming -sizes", bad, err)
+		}
 	}
 }

@@ -49,3 +49,52 @@ func VmRSSMB(pid int) (float64, error) {
 	}
 	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
 }
+
+// DescendantsNamed returns the ids of this process's descendants whose
+// command name (/proc/<pid>/comm, at most 15 characters) is comm: the
+// processes of a program this bench started, never another's on the same
+// machine.
+func DescendantsNamed(comm string) ([]int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	parent := map[int]int{}
+	var named []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+		i := bytes.LastIndexByte(stat, ')')
+		j := bytes.IndexByte(stat, '(')
+		if i < 0 || j < 0 {
+			continue
+		}
+		f := bytes.Fields(stat[i+1:])
+		if len(f) < 2 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(string(f[1]))
+		parent[pid] = ppid
+		if string(stat[j+1:i]) == comm {
+			named = append(named, pid)
+		}
+	}
+	self := os.Getpid()
+	var out []int
+	for _, pid := range named {
+		for p, hops := parent[pid], 0; p > 1 && hops < 64; p, hops = parent[p], hops+1 {
+			if p == self {
+				out = append(out, pid)
+				break
+			}
+		}
+	}
+	return out, nil
+}

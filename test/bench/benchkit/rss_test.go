@@ -17,8 +17,16 @@ limitations under the License.
 package benchkit
 
 import (
+	"context"
 	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
 func TestVmRSSMBReadsThisProcess(t *testing.T) {
@@ -31,5 +39,35 @@ func TestVmRSSMBReadsThisProcess(t *testing.T) {
 	}
 	if _, err := VmRSSMB(-1); err == nil {
 		t.Fatal("VmRSSMB(-1) gave no error")
+	}
+}
+
+// TestDescendantsNamedFindsOnlyThisProcesssChildren: a grandchild named
+// sleep (under a shell this test started) is found; a sleep whose parent
+// exited, so that it belongs to no process of this test, is not.
+func TestDescendantsNamedFindsOnlyThisProcesssChildren(t *testing.T) {
+	out, err := exec.Command("sh", "-c", "sleep 30 >/dev/null 2>&1 & echo $!").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphan, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(orphan, syscall.SIGKILL) })
+	child := exec.Command("sh", "-c", "sleep 30 & wait")
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = child.Process.Kill(); _ = child.Wait() })
+	var got []int
+	if err := testkit.Until(context.Background(), 10*time.Second, "the sleep under our shell", func(context.Context) (bool, error) {
+		got, err = DescendantsNamed("sleep")
+		return len(got) > 0, err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0] == orphan {
+		t.Fatalf("DescendantsNamed(sleep) = %v, want only the sleep under our shell (pid %d), not the orphan %d", got, child.Process.Pid, orphan)
 	}
 }

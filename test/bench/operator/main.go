@@ -15,56 +15,74 @@ limitations under the License.
 */
 
 // Command operator measures the operator at scale and prints one figure
-// per line, "conveyor-bench: NAME=VALUE":
+// per line, "conveyor-bench: NAME=VALUE", and its cost curves
+// (benchkit.Curve: the series, the fitted cost per 1000 KafkaConnectors, the
+// bend, and a PNG in the bench's output folder).
 //
-//   - operator_1000_ready_s: -connectors KafkaConnectors (default 1000,
-//     RangeSources of one task that write one record and idle) spread
-//     evenly over 5 ConnectClusters are created (16 at a time, as kubectl
-//     apply of a folder would) until every one is Ready=True;
-//   - operator_rss_mb: VmRSS of this process once everything is Ready and
-//     a garbage collection ran: the operator (manager, informer caches,
-//     both reconcilers) plus the in-process kfake broker and this
-//     program's own API client, so an upper bound of the operator's own;
-//   - operator_idle_writes_per_min: over -idle (default 60s, two
-//     connector resyncs) with nothing changing, the operator's API writes
-//     (every request of its manager's client that is not a GET, LIST or
-//     WATCH: creates, updates, patches, status patches, events) plus every
-//     REST call it makes to the workers (reads included), per minute;
-//     operator_idle_api_writes_per_min and operator_idle_rest_calls_per_min
-//     give the two parts;
-//   - operator_one_edit_latency_s: one KafkaConnector's config edited
-//     among the 1000, until its worker runs a task with the new config
-//     (GET /connectors/{c}/tasks shows it).
+// Each size of -sizes (default 250, 1000 and 4000 KafkaConnectors, spread
+// evenly over -clusters ConnectClusters, default 10) is measured in a fresh
+// process of this program (so that memory does not carry over from one size
+// to the next):
+//
+//   - ready: the KafkaConnectors (RangeSources of one task that write one
+//     record and idle) are created 16 at a time, as kubectl apply of a
+//     folder would, until every one is Ready=True;
+//   - rss: VmRSS of the measuring process once everything is Ready and the
+//     operator sat idle for -idle: the operator (manager, informer caches,
+//     both reconcilers) and this program's own API client. The Kafka broker
+//     (kfake) runs in a process of its own and is not counted; its RSS is
+//     reported beside (operator_broker_rss_mb), and operator_rss_with_broker_mb
+//     adds it, the figure the first wave measured with the broker in process;
+//   - at rest, over -idle (default 60s, two connector resyncs) with nothing
+//     changing: the operator's API requests (reads, watches and writes, by
+//     verb and resource), its API writes (every request that is not a GET,
+//     LIST or WATCH: creates, updates, patches, status patches, events, Lease
+//     renewals) and its REST calls to the workers (reads included), per
+//     minute;
+//   - one edit: one KafkaConnector's config edited among the others, until
+//     its worker runs a task with the new config.
+//
+// At 1000 KafkaConnectors the first wave's figures are printed under their
+// names: operator_1000_ready_s, operator_rss_mb (now without the broker),
+// operator_idle_writes_per_min (API writes plus REST calls),
+// operator_idle_api_writes_per_min, operator_idle_rest_calls_per_min,
+// operator_one_edit_latency_s. The curves: operator_ready_s_per_1000,
+// operator_rss_mb_per_1000, operator_idle_api_requests_per_min_per_1000,
+// operator_idle_writes_per_min_per_1000.
 //
 // The API server is envtest's (etcd and kube-apiserver, the repository's
-// CRDs); the operator runs in this process as the conveyor binary sets it
-// up (controllers.Setup, Secrets uncached, the production connector
-// resync of 30s) but for the worker resolver, which maps each
-// ConnectCluster to its worker (envtest has no kubelet, so there are no
-// worker pods). Each ConnectCluster has one real conveyor-worker process
-// (separate processes, so that this process's RSS is the operator's);
-// Kafka is kfake in this process. Run it with `make bench`
-// (KUBEBUILDER_ASSETS set by hack/build-test-binaries.sh). A missed target
-// does not fail the run.
+// CRDs); the operator runs in the measuring process as the conveyor binary
+// sets it up (controllers.Setup, Secrets uncached, leader election on as the
+// Helm chart has it, the production connector resync of 30s) but for the
+// worker resolver, which maps each ConnectCluster to its worker (envtest has
+// no kubelet, so there are no worker pods). Each ConnectCluster has one real
+// conveyor-worker process. Heap and CPU profiles of each size are written
+// into the output folder (operator_heap_N.pprof at rest,
+// operator_cpu_N.pprof while the connectors are created). Run it with
+// `make bench` (KUBEBUILDER_ASSETS set by hack/build-test-binaries.sh). A
+// missed target does not fail the run.
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
-
-	"github.com/conveyor-dev/conveyor/test/bench/benchkit"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -76,16 +94,18 @@ import (
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 	"github.com/conveyor-dev/conveyor/controllers"
 	"github.com/conveyor-dev/conveyor/controllers/workerclient"
+	"github.com/conveyor-dev/conveyor/test/bench/benchkit"
 	"github.com/conveyor-dev/conveyor/test/cluster/harness"
 	"github.com/conveyor-dev/conveyor/test/testkit/envkit"
 )
 
 var (
-	connectors = flag.Int("connectors", 1000, "KafkaConnectors in all")
-	clusters   = flag.Int("clusters", 5, "ConnectClusters (one worker process each)")
-	idle       = flag.Duration("idle", 60*time.Second, "how long idle writes are counted")
-	resync     = flag.Duration("connector-resync", 0, "the operator's --connector-resync (0: the default, 30s)")
-	verbose    = flag.Bool("v", false, "log progress to stderr")
+	sizes    = flag.String("sizes", "250,1000,4000", "KafkaConnector counts measured, each in a fresh process")
+	size     = flag.Int("size", 0, "measure this one size in this process (what the curve's run starts per size)")
+	clusters = flag.Int("clusters", 10, "ConnectClusters (one worker process each)")
+	idle     = flag.Duration("idle", 60*time.Second, "how long requests at rest are counted")
+	resync   = flag.Duration("connector-resync", 0, "the operator's --connector-resync (0: the default, 30s)")
+	verbose  = flag.Bool("v", false, "log progress to stderr")
 )
 
 const namespace = "bench"
@@ -98,25 +118,98 @@ func logf(format string, args ...any) {
 	}
 }
 
-func report(name string, value float64) {
-	fmt.Printf("conveyor-bench: %s=%s\n", name, strconv.FormatFloat(value, 'f', 3, 64))
-}
-
 func main() {
 	flag.Parse()
+	run := curves
+	if *size > 0 {
+		run = measure
+	}
 	if err := run(); err != nil {
 		fmt.Fprintf(os.Stderr, "bench operator: %v\n", err)
 		os.Exit(1)
 	}
 }
 
+// curves measures every size in a process of its own and reports the curves.
+func curves() error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	ns, err := benchkit.Sizes("-sizes", *sizes)
+	if err != nil {
+		return err
+	}
+	figures := map[int]map[string]float64{}
+	for _, n := range ns {
+		args := []string{"-size", strconv.Itoa(n), "-clusters", strconv.Itoa(*clusters), "-idle", idle.String(), "-connector-resync", resync.String()}
+		if *verbose {
+			args = append(args, "-v")
+		}
+		cmd := exec.Command(self, args...)
+		cmd.Stderr = os.Stderr
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			return err
+		}
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		figures[n] = map[string]float64{}
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			name, value, ok := strings.Cut(strings.TrimPrefix(sc.Text(), "conveyor-bench: "), "=")
+			if v, err := strconv.ParseFloat(value, 64); ok && err == nil {
+				figures[n][name] = v
+			}
+		}
+		if err := cmd.Wait(); err != nil {
+			// The curve is reported over the sizes that were measured.
+			fmt.Fprintf(os.Stderr, "bench operator: measuring %d KafkaConnectors: %v\n", n, err)
+			delete(figures, n)
+		}
+	}
+	measured := ns[:0]
+	for _, n := range ns {
+		if figures[n] != nil {
+			measured = append(measured, n)
+		}
+	}
+	if ns = measured; len(ns) == 0 {
+		return errors.New("no size was measured")
+	}
+	if f, ok := figures[1000]; ok {
+		for _, name := range []string{"ready_s", "rss_mb", "heap_mb", "broker_rss_mb", "rss_with_broker_mb", "idle_writes_per_min",
+			"idle_api_writes_per_min", "idle_rest_calls_per_min", "idle_api_requests_per_min", "idle_lease_writes_per_min", "one_edit_latency_s"} {
+			full := "operator_" + name
+			if name == "ready_s" {
+				full = "operator_1000_ready_s"
+			}
+			benchkit.Figure(full, f[name])
+		}
+	}
+	var errs []error
+	for _, c := range []struct{ name, y, figure string }{
+		{"operator_ready_s_per_1000", "seconds until every KafkaConnector is Ready", "ready_s"},
+		{"operator_rss_mb_per_1000", "operator RSS (MiB, broker not counted)", "rss_mb"},
+		{"operator_idle_api_requests_per_min_per_1000", "API requests per minute at rest", "idle_api_requests_per_min"},
+		{"operator_idle_writes_per_min_per_1000", "API writes + worker REST calls per minute at rest", "idle_writes_per_min"},
+	} {
+		cv := benchkit.Curve{Name: c.name, X: "KafkaConnectors", Y: c.y, Per: 1000}
+		for _, n := range ns {
+			cv.Add(float64(n), figures[n][c.figure])
+		}
+		errs = append(errs, cv.Report())
+	}
+	return errors.Join(errs...)
+}
+
 // counter counts requests by a key.
 type counter struct {
-	next  http.RoundTripper
-	key   func(*http.Request) string
-	mu    sync.Mutex
-	n     map[string]int
-	total atomic.Int64
+	next http.RoundTripper
+	key  func(*http.Request) string
+	mu   sync.Mutex
+	n    map[string]int
 }
 
 func (c *counter) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -137,7 +230,6 @@ func (t *counted) RoundTrip(req *http.Request) (*http.Response, error) {
 
 func (c *counter) count(req *http.Request) {
 	if k := c.key(req); k != "" {
-		c.total.Add(1)
 		c.mu.Lock()
 		c.n[k]++
 		c.mu.Unlock()
@@ -160,31 +252,44 @@ func newCounter(next http.RoundTripper, key func(*http.Request) string) *counter
 	return &counter{next: next, key: key, n: map[string]int{}}
 }
 
-// apiWrite keys the API requests that change something by method and
-// resource ("PATCH kafkaconnectors/status").
-func apiWrite(req *http.Request) string {
-	switch req.Method {
-	case http.MethodGet, http.MethodHead:
-		return ""
-	}
+// apiRequest keys an API request by verb and resource ("PATCH
+// kafkaconnectors/status", "LIST kafkaconnectors", "WATCH secrets").
+func apiRequest(req *http.Request) string {
 	p := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
-	res := ""
+	res, named := "", false
 	for i := range p {
 		if p[i] == "namespaces" && i+2 < len(p) {
-			res = strings.Join(p[i+2:], "/")
 			// kafkaconnectors/<name>/status -> kafkaconnectors/status
-			if parts := strings.Split(res, "/"); len(parts) >= 2 {
-				res = parts[0]
-				if len(parts) == 3 {
-					res += "/" + parts[2]
-				}
+			parts := p[i+2:]
+			res, named = parts[0], len(parts) >= 2
+			if len(parts) == 3 {
+				res += "/" + parts[2]
 			}
 		}
 	}
 	if res == "" && len(p) > 0 {
 		res = p[len(p)-1]
 	}
-	return req.Method + " " + res
+	verb := req.Method
+	if verb == http.MethodGet {
+		switch {
+		case req.URL.Query().Get("watch") == "true":
+			verb = "WATCH"
+		case !named:
+			verb = "LIST"
+		}
+	}
+	return verb + " " + res
+}
+
+// isWrite says whether a key of apiRequest is a write.
+func isWrite(key string) bool {
+	verb, _, _ := strings.Cut(key, " ")
+	switch verb {
+	case "GET", "LIST", "WATCH", http.MethodHead:
+		return false
+	}
+	return true
 }
 
 // restCall keys every REST call by method and path shape.
@@ -200,20 +305,29 @@ func restCall(req *http.Request) string {
 	return k
 }
 
-func run() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+// report prints one figure of a size, for the curve's run to read.
+func report(name string, value float64) { benchkit.Figure(name, value) }
+
+// measure measures -size KafkaConnectors.
+func measure() error {
+	n := *size
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute+time.Duration(n)*300*time.Millisecond)
 	defer cancel()
+	out, err := benchkit.OutDir()
+	if err != nil {
+		return err
+	}
 	dir, err := os.MkdirTemp("", "conveyor-bench-operator-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	logf("building conveyor-worker")
+	logf("%d KafkaConnectors: building conveyor-worker", n)
 	bin, err := harness.BuildWorker(ctx, dir)
 	if err != nil {
 		return err
 	}
-	broker, err := harness.StartBroker()
+	broker, err := harness.StartBrokerProcess(ctx, dir)
 	if err != nil {
 		return err
 	}
@@ -235,7 +349,7 @@ func run() error {
 	for i := range *clusters {
 		name := fmt.Sprintf("cc%d", i)
 		group := "bench-" + name
-		c, err := harness.NewCluster(harness.Options{Binary: bin, Dir: filepath.Join(dir, name), Bootstrap: broker.Addr, GroupID: group,
+		c, err := harness.NewCluster(harness.Options{Binary: bin, Dir: filepath.Join(dir, name), Bootstrap: broker.Addr, GroupID: group, AddressIDs: true,
 			Extra: []string{"config.storage.topic=" + group + v1alpha1.ConfigTopicSuffix, "offset.storage.topic=" + group + v1alpha1.OffsetTopicSuffix,
 				"status.storage.topic=" + group + v1alpha1.StatusTopicSuffix}})
 		if err != nil {
@@ -270,21 +384,23 @@ func run() error {
 	}
 	logf("%d worker processes up", *clusters)
 
-	// The operator, as main.go sets it up, with counted API writes and
+	// The operator, as main.go sets it up, with counted API requests and
 	// REST calls.
 	cfg := rest.CopyConfig(e.Config)
 	cfg.QPS = -1 // as ctrl.GetConfig sets it in production: no client-side rate limit (the API server has fair queuing)
-	// The manager builds several transports (cache, client, events): all
-	// count into one counter.
-	writes := newCounter(nil, apiWrite)
+	// The manager builds several transports (cache, client, events, leader
+	// election): all count into one counter.
+	requests := newCounter(nil, apiRequest)
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-		return &counted{next: rt, c: writes}
+		return &counted{next: rt, c: requests}
 	}
 	calls := newCounter(nil, restCall)
-	_, err = e.StartManager(cfg, ctrl.Options{
+	mgrOpts := ctrl.Options{
 		Cache:  controllers.CacheOptions(nil),
 		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
-	}, func(mgr ctrl.Manager) error {
+	}
+	controllers.LeaderElection(&mgrOpts, true, namespace)
+	_, err = e.StartManager(cfg, mgrOpts, func(mgr ctrl.Manager) error {
 		opts := envkit.OperatorOptions()
 		opts.ConnectorResync = *resync
 		opts.WorkerResolver = workerclient.ResolverFunc(func(_ context.Context, cc *v1alpha1.ConnectCluster) ([]string, error) {
@@ -300,14 +416,21 @@ func run() error {
 		return err
 	}
 
-	// 1000 KafkaConnectors, 16 creates at a time.
-	names := make([]string, *connectors)
+	// The KafkaConnectors, 16 creates at a time.
+	cpuProf, err := os.Create(filepath.Join(out, fmt.Sprintf("operator_cpu_%d.pprof", n)))
+	if err != nil {
+		return err
+	}
+	if err := pprof.StartCPUProfile(cpuProf); err != nil {
+		return err
+	}
+	names := make([]string, n)
 	start, cpu0 := time.Now(), cpuSeconds()
 	sem := make(chan struct{}, 16)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var errs []error
-	for i := range *connectors {
+	for i := range n {
 		names[i] = fmt.Sprintf("range-%04d", i)
 		cc := fmt.Sprintf("cc%d", i%*clusters)
 		kc := &v1alpha1.KafkaConnector{
@@ -332,48 +455,91 @@ func run() error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	logf("%d KafkaConnectors created in %s", *connectors, time.Since(start))
-	if err := waitReady(ctx, k8s, *connectors, 10*time.Minute); err != nil {
+	logf("%d KafkaConnectors created in %s", n, time.Since(start))
+	if err := waitReady(ctx, k8s, n, 10*time.Minute+time.Duration(n)*200*time.Millisecond); err != nil {
 		return err
 	}
 	ready := time.Since(start)
-	logf("all Ready in %s, %.1f CPU s in this process (operator and broker); API writes %v; REST calls %v", ready, cpuSeconds()-cpu0, writes.snapshot(), calls.snapshot())
-	report("operator_1000_ready_s", ready.Seconds())
+	pprof.StopCPUProfile()
+	cpuProf.Close()
+	logf("all Ready in %s, %.1f CPU s in this process; API requests %v; REST calls %v", ready, cpuSeconds()-cpu0, requests.snapshot(), calls.snapshot())
+	report("ready_s", ready.Seconds())
 
 	// At rest: let the creation's work drain, then count.
 	time.Sleep(5 * time.Second)
-	writes.snapshot()
+	requests.snapshot()
 	calls.snapshot()
 	runtime.GC()
 	idleStart := time.Now()
 	time.Sleep(*idle)
-	w, c := writes.snapshot(), calls.snapshot()
-	perMin := func(m map[string]int) float64 {
-		n := 0
-		for _, v := range m {
-			n += v
+	r, c := requests.snapshot(), calls.snapshot()
+	minutes := time.Since(idleStart).Minutes()
+	var all, writes, lease, rest int
+	for k, v := range r {
+		all += v
+		if isWrite(k) {
+			writes += v
+			if strings.HasSuffix(k, " leases") {
+				lease += v
+			}
 		}
-		return float64(n) / time.Since(idleStart).Minutes()
 	}
-	logf("idle %s: API writes %v, REST calls %v", *idle, w, c)
+	for _, v := range c {
+		rest += v
+	}
+	logf("at rest for %s: API requests %s; REST calls %s", *idle, sortedCounts(r), sortedCounts(c))
 	rss, err := benchkit.VmRSSMB(os.Getpid())
 	if err != nil {
 		return err
 	}
-	report("operator_rss_mb", rss)
-	report("operator_idle_writes_per_min", perMin(w)+perMin(c))
-	report("operator_idle_api_writes_per_min", perMin(w))
-	report("operator_idle_rest_calls_per_min", perMin(c))
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	brokerRSS, err := benchkit.VmRSSMB(broker.Pid())
+	if err != nil {
+		return err
+	}
+	heap, err := os.Create(filepath.Join(out, fmt.Sprintf("operator_heap_%d.pprof", n)))
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("heap").WriteTo(heap, 0); err != nil {
+		return err
+	}
+	heap.Close()
+	debug.FreeOSMemory()
+	floor, err := benchkit.VmRSSMB(os.Getpid())
+	if err != nil {
+		return err
+	}
+	logf("RSS %.1f MiB (%.1f MiB after returning free memory to the OS), heap in use %.1f MiB, broker %.1f MiB", rss, floor, float64(ms.HeapInuse)/(1<<20), brokerRSS)
+	report("rss_mb", rss)
+	report("heap_mb", float64(ms.HeapInuse)/(1<<20))
+	report("broker_rss_mb", brokerRSS)
+	report("rss_with_broker_mb", rss+brokerRSS)
+	report("idle_writes_per_min", float64(writes+rest)/minutes)
+	report("idle_api_writes_per_min", float64(writes)/minutes)
+	report("idle_lease_writes_per_min", float64(lease)/minutes)
+	report("idle_api_requests_per_min", float64(all)/minutes)
+	report("idle_rest_calls_per_min", float64(rest)/minutes)
 
-	// One edit among the 1000.
+	// One edit among the others.
 	edited := names[len(names)/2]
 	cc := fmt.Sprintf("cc%d", (len(names)/2)%*clusters)
 	lat, err := oneEdit(ctx, k8s, edited, urls[cc], tokenOf(ctx, k8s, cc))
 	if err != nil {
 		return err
 	}
-	report("operator_one_edit_latency_s", lat.Seconds())
+	report("one_edit_latency_s", lat.Seconds())
 	return nil
+}
+
+// sortedCounts prints counts by key, in key order.
+func sortedCounts(m map[string]int) string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		fmt.Fprintf(&b, "[%s: %d] ", k, m[k])
+	}
+	return b.String()
 }
 
 func tokenOf(ctx context.Context, k8s client.Client, cc string) string {
@@ -384,34 +550,46 @@ func tokenOf(ctx context.Context, k8s client.Client, cc string) string {
 	return string(s.Data["token"])
 }
 
-// waitReady waits until n KafkaConnectors are Ready=True.
+// waitReady waits until n KafkaConnectors are Ready=True, listing them in
+// pages of 500 every second plus a second per 1000 (the lists are the
+// bench's own load on the API server, and the figure's resolution). A list
+// that fails (an API server that is slow under load) is tried again.
 func waitReady(ctx context.Context, k8s client.Client, n int, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
+	interval := time.Second + time.Duration(n)*time.Millisecond
 	last := -1
 	for {
-		var list v1alpha1.KafkaConnectorList
-		if err := k8s.List(ctx, &list, client.InNamespace(namespace)); err != nil {
-			return err
-		}
 		ready := 0
 		reasons := map[string]int{}
-		for i := range list.Items {
-			c := meta.FindStatusCondition(list.Items[i].Status.Conditions, v1alpha1.KafkaConnectorReady)
-			switch {
-			case c != nil && c.Status == metav1.ConditionTrue:
-				ready++
-			case c != nil:
-				reasons[c.Reason]++
-			default:
-				reasons["none"]++
+		var listErr error
+		for cont := ""; ; {
+			var list v1alpha1.KafkaConnectorList
+			if listErr = k8s.List(ctx, &list, client.InNamespace(namespace), client.Limit(500), client.Continue(cont)); listErr != nil {
+				break
+			}
+			for i := range list.Items {
+				c := meta.FindStatusCondition(list.Items[i].Status.Conditions, v1alpha1.KafkaConnectorReady)
+				switch {
+				case c != nil && c.Status == metav1.ConditionTrue:
+					ready++
+				case c != nil:
+					reasons[c.Reason]++
+				default:
+					reasons["none"]++
+				}
+			}
+			if cont = list.Continue; cont == "" {
+				break
 			}
 		}
-		if ready != last {
+		switch {
+		case listErr != nil:
+			logf("listing the KafkaConnectors (tried again): %v", listErr)
+		case ready >= n:
+			return nil
+		case ready != last:
 			logf("%d of %d Ready (others: %v)", ready, n, reasons)
 			last = ready
-		}
-		if ready >= n {
-			return nil
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%d of %d KafkaConnectors Ready after %s (others: %v)", ready, n, timeout, reasons)
@@ -419,7 +597,7 @@ func waitReady(ctx context.Context, k8s client.Client, n int, timeout time.Durat
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
+		case <-time.After(interval):
 		}
 	}
 }

@@ -106,6 +106,10 @@ type Options struct {
 	// is a static member (group.instance.id = its name), as the operator
 	// sets it up (the pod name).
 	Dynamic bool
+	// AddressIDs makes each worker's worker.id its REST host:port, as the
+	// operator's workers have it (POD_IP:8083, what the operator's status
+	// reads take for a Ready worker); by default the id is the worker's name.
+	AddressIDs bool
 	// Extra are more "key=value" config lines, appended last (they win).
 	Extra []string
 	// PerWorker, when set, gives more "key=value" config lines for the
@@ -214,10 +218,14 @@ func (c *Cluster) addressLocked(name string) string {
 func (c *Cluster) WorkerConfig(name string) string {
 	host, port, _ := net.SplitHostPort(c.Address(name))
 	ms := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
+	id := name
+	if c.opts.AddressIDs {
+		id = net.JoinHostPort(host, port)
+	}
 	lines := []string{
 		"bootstrap.servers=" + c.opts.Bootstrap,
 		"group.id=" + c.opts.GroupID,
-		"worker.id=" + name,
+		"worker.id=" + id,
 		"internal.topics.create=true",
 		"offset.storage.partitions=5",
 		"status.storage.partitions=3",

@@ -58,6 +58,7 @@ func main() {
 	saslMechanism := flag.String("sasl-mechanism", "SCRAM-SHA-512", "PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (with --sasl-user)")
 	saslUser := flag.String("sasl-user", "", "accept only clients authenticated as this user (empty: no SASL)")
 	saslPasswordFile := flag.String("sasl-password-file", "", "file holding the password of --sasl-user")
+	minSession := flag.Duration("group-min-session-timeout", 0, "shortest session timeout a group member may ask for (Kafka's group.min.session.timeout.ms; 0: kfake's default)")
 	flag.Parse()
 
 	opts := []kfake.Opt{
@@ -72,6 +73,9 @@ func main() {
 			}
 			return net.Listen(network, net.JoinHostPort(*host, p))
 		}),
+	}
+	if *minSession > 0 {
+		opts = append(opts, kfake.GroupMinSessionTimeout(*minSession))
 	}
 	if *dataDir != "" {
 		opts = append(opts, kfake.DataDir(*dataDir))
