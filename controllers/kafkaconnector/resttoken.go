@@ -105,5 +105,21 @@ func (r *Reconciler) restToken(ctx context.Context, cc *v1alpha1.ConnectCluster)
 	}
 	value := strings.TrimSpace(string(tok)) // the workers trim the file too
 	r.tokens.put(cluster, keptToken{secret: name, key: ref.Key, resourceVersion: s.ResourceVersion, value: value})
+	// A pass that read cc before the cluster was deleted can get here after
+	// forgetCluster ran, and would keep the entry for good. The informer's
+	// cache is updated before its delete event is handled, so a cluster
+	// that is not in it now has been forgotten already or will be: the
+	// entry goes either way.
+	if !r.clusterCached(ctx, cc) {
+		r.tokens.forget(cluster)
+	}
 	return value, nil
+}
+
+// clusterCached says whether cc (the same object, by UID) is in the
+// reconciler's cache.
+func (r *Reconciler) clusterCached(ctx context.Context, cc *v1alpha1.ConnectCluster) bool {
+	var now v1alpha1.ConnectCluster
+	err := r.Client.Get(ctx, types.NamespacedName{Namespace: cc.Namespace, Name: cc.Name}, &now)
+	return err == nil && now.UID == cc.UID
 }

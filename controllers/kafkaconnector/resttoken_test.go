@@ -51,13 +51,14 @@ func TestRestTokenIsReadAgainOnlyWhenItsSecretChanged(t *testing.T) {
 	ctx := context.Background()
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
+	_ = v1alpha1.AddToScheme(scheme)
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "c1-rest", Namespace: "ns"}, Data: map[string][]byte{"token": []byte("one\n")}}
-	cl := fake.NewClientBuilder().WithScheme(scheme).WithObjects(secret).Build()
-	api := &countingReader{Reader: cl}
-	r := &Reconciler{Client: cl, APIReader: api, SecretMetadata: cl}
-	cc := &v1alpha1.ConnectCluster{ObjectMeta: metav1.ObjectMeta{Name: "c1", Namespace: "ns"},
+	cc := &v1alpha1.ConnectCluster{ObjectMeta: metav1.ObjectMeta{Name: "c1", Namespace: "ns", UID: "c1-uid"},
 		Spec: v1alpha1.ConnectClusterSpec{RestAPI: v1alpha1.RestAPISpec{Authentication: v1alpha1.RestAuthentication{
 			TokenSecret: &v1alpha1.SecretKeyRef{Name: "c1-rest", Key: "token"}}}}}
+	cl := fake.NewClientBuilder().WithScheme(scheme).WithObjects(secret, cc.DeepCopy()).Build()
+	api := &countingReader{Reader: cl}
+	r := &Reconciler{Client: cl, APIReader: api, SecretMetadata: cl}
 
 	for range 3 {
 		if tok, err := r.restToken(ctx, cc); err != nil || tok != "one" {
@@ -87,5 +88,20 @@ func TestRestTokenIsReadAgainOnlyWhenItsSecretChanged(t *testing.T) {
 	}
 	if r.tokens.len() != 0 {
 		t.Fatalf("a deleted Secret's token is still kept")
+	}
+
+	// A pass that read its cluster before the cluster was deleted, and gets
+	// its token after forgetCluster ran, keeps nothing: the cluster is not
+	// in the cache any more (or is another object of the same name).
+	if err := cl.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "c1-rest", Namespace: "ns"}, Data: map[string][]byte{"token": []byte("three")}}); err != nil {
+		t.Fatal(err)
+	}
+	gone := cc.DeepCopy()
+	gone.UID = "an-older-c1"
+	if tok, err := r.restToken(ctx, gone); err != nil || tok != "three" {
+		t.Fatalf("restToken of a deleted cluster = %q, %v; want three", tok, err)
+	}
+	if r.tokens.len() != 0 {
+		t.Fatalf("the token of a cluster no longer in the cache is kept")
 	}
 }
