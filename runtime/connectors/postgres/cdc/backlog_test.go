@@ -93,7 +93,9 @@ func TestSlotLagBacklogOtherDatabase(t *testing.T) {
 	if err := pg.Exec(ctx, dbName(other), "SELECT pg_create_logical_replication_slot('cdc_other', 'pgoutput')"); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = pg.Exec(context.Background(), dbName(other), "SELECT pg_drop_replication_slot('cdc_other')") })
+	t.Cleanup(func() {
+		_ = pg.Exec(context.Background(), dbName(other), "SELECT pg_drop_replication_slot('cdc_other')")
+	})
 	e.config[KeySlotName] = "cdc_other"
 	_, err := (&Connector{}).Backlog(ctx, e.config, nil)
 	if err == nil || !strings.HasPrefix(err.Error(), KeySlotName+": ") || !strings.Contains(err.Error(), "belongs to database") {
