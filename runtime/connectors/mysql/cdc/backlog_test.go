@@ -19,6 +19,7 @@ package cdc
 import (
 	"context"
 	"database/sql"
+	"strings"
 	"testing"
 	"time"
 
@@ -133,4 +134,13 @@ func TestBinlogBacklog(t *testing.T) {
 	cons.until("the 1001 rows written while stopped", func(evs []event) bool { return len(evs) >= 2+1001 })
 	testkit.EventuallyTrue(t, 20*time.Second, "the backlog below 2 KiB once the last insert is stored", func() bool { return backlog() < 2048 })
 	t.Logf("caught up: backlog %d", backlog())
+
+	// A stored file the server no longer has: an error saying what to do.
+	gone := plugintest.NewOffsetStore()
+	if err := gone.Put(part, map[string]any{OffsetFile: "binlog.999999", OffsetPos: int64(4)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Backlog(context.Background(), e.config, gone); err == nil || !strings.Contains(err.Error(), "no longer has the binlog binlog.999999") || !strings.Contains(err.Error(), "reset the connector's offsets") {
+		t.Fatalf("stored file not on the server: want an error naming it and the fix, got %v", err)
+	}
 }
