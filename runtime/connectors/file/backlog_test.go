@@ -44,17 +44,7 @@ func TestFileSourceBacklog(t *testing.T) {
 	if u := c.BacklogUnit(config); u != plugin.BacklogBytes {
 		t.Fatalf("unit %q, want %q", u, plugin.BacklogBytes)
 	}
-	backlog := func() int64 {
-		t.Helper()
-		got, err := c.Backlog(context.Background(), config, store)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got.Unit != plugin.BacklogBytes {
-			t.Fatalf("unit %q", got.Unit)
-		}
-		return got.Value
-	}
+	backlog := func() int64 { t.Helper(); return plugintest.Backlog(t, context.Background(), c, config, store) }
 	if got := backlog(); got != 150 {
 		t.Fatalf("nothing read: backlog %d, want 150", got)
 	}

@@ -80,14 +80,7 @@ func TestBinlogBacklog(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		b, err := c.Backlog(context.Background(), e.config, store)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if b.Unit != plugin.BacklogBytes {
-			t.Fatalf("unit %q", b.Unit)
-		}
-		return b.Value
+		return plugintest.Backlog(t, context.Background(), c, e.config, store)
 	}
 	if got := backlog(); got != 0 {
 		t.Fatalf("nothing stored: backlog %d, want 0", got)

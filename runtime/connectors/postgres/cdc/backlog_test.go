@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/conveyor-dev/conveyor/runtime/plugin"
+	"github.com/conveyor-dev/conveyor/runtime/plugin/plugintest"
 	"github.com/conveyor-dev/conveyor/test/testkit"
 )
 
@@ -47,17 +48,7 @@ func TestSlotLagBacklog(t *testing.T) {
 	if u := c.BacklogUnit(e.config); u != plugin.BacklogBytes {
 		t.Fatalf("unit %q, want %q", u, plugin.BacklogBytes)
 	}
-	backlog := func() int64 {
-		t.Helper()
-		b, err := c.Backlog(context.Background(), e.config, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if b.Unit != plugin.BacklogBytes {
-			t.Fatalf("unit %q", b.Unit)
-		}
-		return b.Value
-	}
+	backlog := func() int64 { t.Helper(); return plugintest.Backlog(t, context.Background(), c, e.config, nil) }
 	if got := backlog(); got != 0 {
 		t.Fatalf("no slot yet: backlog %d, want 0", got)
 	}
