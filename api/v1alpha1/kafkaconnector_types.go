@@ -256,10 +256,10 @@ type KafkaConnectorStatus struct {
 	TaskLimit *TaskLimit `json:"taskLimit,omitempty"`
 
 	// backlogUnit is the unit of the backlog figure the workers serve for
-	// the connector (rows for a table source, records for a share-mode
-	// sink), which autoscaling reads through a metrics-api trigger; absent
-	// when it has none (a classic sink's lag is read by KEDA's kafka
-	// scaler).
+	// the connector (rows for a table source, bytes for a CDC or file
+	// source, records for a share-mode sink), which autoscaling reads
+	// through a metrics-api trigger; absent when it has none (a classic
+	// sink's lag is read by KEDA's kafka scaler).
 	// +optional
 	BacklogUnit string `json:"backlogUnit,omitempty"`
 

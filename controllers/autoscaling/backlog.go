@@ -22,7 +22,10 @@ package autoscaling
 // scaler for a share group's backlog (KIP-932). The workers know both: any
 // worker answers GET /backlog/{connector} on its metrics port
 // (runtime/herder/backlog.go) with the rows a table source has not copied,
-// or the records a share-mode sink's share group has not delivered. Each
+// the bytes a CDC source or a file source has not read (targeted at
+// lagThreshold as they are: their term is at its cap as soon as the tasks
+// are about a KB behind each, docs/autoscaling.md), or the records a
+// share-mode sink's share group has not delivered. Each
 // such connector gets one KEDA metrics-api trigger that reads it, and a
 // term in the composite capped, like a sink's, at what the connector can
 // use: a source at effectiveTasks × lagThreshold, a share-mode sink at

@@ -85,3 +85,22 @@ func TestBacklogTriggersCapSourcesByTasksAndShareSinksByTasksMax(t *testing.T) {
 		t.Fatalf("unreadable %v", got)
 	}
 }
+
+// A bytes figure (a CDC slot's lag) is targeted at lagThreshold as it is,
+// and its term is capped at its one task's worth, as docs/autoscaling.md
+// says.
+func TestBacklogTriggerInBytesCappedAtItsTasks(t *testing.T) {
+	const RUNNING, running = v1alpha1.ConnectorStateRunning, v1alpha1.ConnectorTargetRunning
+	cdc := connector("orders-cdc", "PostgresCDCSource", 4, 1, RUNNING, running, map[string]string{"slot.name": "orders"})
+	cdc.Status.BacklogUnit = "bytes"
+	so, _ := BuildScaledObject(cluster(), ConnectorsFrom([]v1alpha1.KafkaConnector{cdc}), Totals{EffectiveTasks: 1}, target)
+	if so == nil || len(so.Spec.Triggers) != 1 || so.Spec.Triggers[0].Type != BacklogTriggerType {
+		t.Fatalf("want one metrics-api trigger, got %+v", so)
+	}
+	if got := so.Spec.Triggers[0].Metadata["targetValue"]; got != "1000" {
+		t.Fatalf("targetValue %q, want lagThreshold as it is (1000)", got)
+	}
+	if f, want := so.Spec.Advanced.ScalingModifiers.Formula, "min((backlog_orders_cdc ?? 0), 1000)"; f != want {
+		t.Fatalf("formula %q, want %q", f, want)
+	}
+}

@@ -58,7 +58,8 @@ type Connector struct {
 	// partitions, so the partition count does not bound them).
 	TasksMax int32
 	// BacklogUnit is status.backlogUnit: the workers serve a backlog figure
-	// for the connector (a table source's rows, a share group's records).
+	// for the connector (a table source's rows, a CDC slot's or a file
+	// source's bytes, a share group's records).
 	BacklogUnit string
 }
 

@@ -73,7 +73,7 @@ func (h *Herder) Backlog(ctx context.Context, name string) (plugin.Backlog, erro
 			return plugin.Backlog{}, fmt.Errorf("resolving config placeholders of connector %q: %w", name, err)
 		}
 	}
-	b, err := rep.Backlog(ctx, resolved, storeOffsetReader{h: h, connector: name})
+	b, err := rep.Backlog(h.opts.Grants.Context(ctx), resolved, storeOffsetReader{h: h, connector: name})
 	if errors.Is(err, plugin.ErrNoBacklog) {
 		return plugin.Backlog{}, connectapi.NotFoundf("Connector %s has no backlog figure: %v", name, err)
 	}

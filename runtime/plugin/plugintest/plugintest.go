@@ -427,3 +427,17 @@ func Drain(ctx context.Context, task plugin.SourceTask, store *OffsetStore, want
 	}
 	return out, nil
 }
+
+// Backlog is rep's backlog figure for config and offsets, failing t on an
+// error or on a unit other than rep.BacklogUnit(config).
+func Backlog(t testing.TB, ctx context.Context, rep plugin.BacklogReporter, config map[string]string, offsets plugin.OffsetReader) int64 {
+	t.Helper()
+	b, err := rep.Backlog(ctx, config, offsets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := rep.BacklogUnit(config); b.Unit != want || want == "" {
+		t.Fatalf("backlog unit %q, and BacklogUnit says %q", b.Unit, want)
+	}
+	return b.Value
+}

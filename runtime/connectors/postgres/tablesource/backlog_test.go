@@ -43,17 +43,10 @@ func TestBacklogAndARefusedQuery(t *testing.T) {
 	cfg := with(baseConfig(pg.URLAs("reader_"+db, "Reader-Pw-1", db)), KeyTableWhitelist, "a,b", KeyBatchMaxRows, "10")
 	ctx := context.Background()
 	store := plugintest.NewOffsetStore()
-	backlog := func() int64 {
-		t.Helper()
-		b, err := (&Connector{}).Backlog(ctx, cfg, store)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if b.Unit != plugin.BacklogRows {
-			t.Fatalf("unit %q", b.Unit)
-		}
-		return b.Value
+	if u := (&Connector{}).BacklogUnit(cfg); u != plugin.BacklogRows {
+		t.Fatalf("unit %q, want %q", u, plugin.BacklogRows)
 	}
+	backlog := func() int64 { t.Helper(); return plugintest.Backlog(t, ctx, &Connector{}, cfg, store) }
 	if n := backlog(); n != 130 {
 		t.Fatalf("no stored offsets: backlog %d, want 130", n)
 	}
