@@ -165,7 +165,7 @@ func TestAutoscaleUpAndDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	testkit.EventuallyNoError(t, 90*time.Second, fmt.Sprintf("the %d sink tasks to spread over the %d workers", tasksA+tasksB, wantPeak), func() error {
-		per, err := tasksPerWorker(ctx, pods[0].Status.PodIP, token)
+		per, err := tasksPerWorker(ctx, pods[0].Status.PodIP, token, "sink-a", "sink-b")
 		if err != nil {
 			return err
 		}
@@ -229,7 +229,7 @@ func TestAutoscaleUpAndDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	testkit.EventuallyNoError(t, 30*time.Second, fmt.Sprintf("the %d sink tasks to run on the %d workers left", tasksA+tasksB, minWorkers), func() error {
-		per, err := tasksPerWorker(ctx, live[0].Status.PodIP, token)
+		per, err := tasksPerWorker(ctx, live[0].Status.PodIP, token, "sink-a", "sink-b")
 		if err != nil {
 			return err
 		}
@@ -335,11 +335,11 @@ spec:
 `, name, cluster, tasksMax, strings.Join(topics, ","), dir, name)
 }
 
-// tasksPerWorker counts the RUNNING tasks of both sinks per worker id, as the worker at
-// podIP reports them.
-func tasksPerWorker(ctx context.Context, podIP, token string) (map[string]int, error) {
+// tasksPerWorker counts the RUNNING tasks of the named connectors per worker id, as the
+// worker at podIP reports them.
+func tasksPerWorker(ctx context.Context, podIP, token string, connectors ...string) (map[string]int, error) {
 	per := map[string]int{}
-	for _, name := range []string{"sink-a", "sink-b"} {
+	for _, name := range connectors {
 		var st struct {
 			Tasks []struct {
 				State    string `json:"state"`

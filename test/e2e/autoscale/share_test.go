@@ -119,6 +119,30 @@ func TestShareSinkBacklogScalesPastThePartitions(t *testing.T) {
 	backlog := backlogState(ctx, shareNS, shareCC, shareSink, pods)
 	t.Logf("%d workers %.1fs after the sink ran %d records behind; HPA %s; %s", shareTasks, scaleUp.Seconds(), shareRecords, hpaState(ctx, shareNS), backlog)
 
+	// The 6 tasks run one on each worker, all on the 2 partitions.
+	var cc v1alpha1.ConnectCluster
+	if err := cv.Client.Get(ctx, client.ObjectKey{Namespace: shareNS, Name: shareCC}, &cc); err != nil {
+		t.Fatal(err)
+	}
+	token, err := cv.RestToken(ctx, &cc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testkit.EventuallyNoError(t, time.Minute, fmt.Sprintf("the %d share tasks to spread over the %d workers", shareTasks, shareTasks), func() error {
+		per, err := tasksPerWorker(ctx, pods[0].Status.PodIP, token, shareSink)
+		if err != nil {
+			return err
+		}
+		n := 0
+		for _, c := range per {
+			n += c
+		}
+		if n != shareTasks || len(per) != shareTasks {
+			return fmt.Errorf("%d running tasks on %d workers: %v", n, len(per), per)
+		}
+		return nil
+	})
+
 	// 2. Drain at full speed: every record in the sink's file.
 	if _, err := cluster.RunKubectl(ctx, "", "patch", "-n", shareNS, "kafkaconnector/"+shareSink, "--type=merge", "-p", `{"spec":{"config":{"rate":"0"}}}`); err != nil {
 		t.Fatal(err)
