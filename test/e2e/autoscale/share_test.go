@@ -81,6 +81,7 @@ func TestShareSinkBacklogScalesPastThePartitions(t *testing.T) {
 		t.Fatal(err)
 	}
 	running := time.Now()
+	t.Logf("the share sink ran %.1fs after the test began", running.Sub(start).Seconds())
 	testkit.EventuallyNoError(t, time.Minute, fmt.Sprintf("the share sink's %d tasks on 2 partitions in status", shareTasks), func() error {
 		var k v1alpha1.KafkaConnector
 		if err := cv.Client.Get(ctx, client.ObjectKey{Namespace: shareNS, Name: shareSink}, &k); err != nil {
@@ -128,6 +129,7 @@ func TestShareSinkBacklogScalesPastThePartitions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	spreadFrom := time.Now()
 	testkit.EventuallyNoError(t, time.Minute, fmt.Sprintf("the %d share tasks to spread over the %d workers", shareTasks, shareTasks), func() error {
 		per, err := tasksPerWorker(ctx, pods[0].Status.PodIP, token, shareSink)
 		if err != nil {
@@ -142,6 +144,8 @@ func TestShareSinkBacklogScalesPastThePartitions(t *testing.T) {
 		}
 		return nil
 	})
+
+	spread := time.Since(spreadFrom)
 
 	// 2. Drain at full speed: every record in the sink's file.
 	if _, err := cluster.RunKubectl(ctx, "", "patch", "-n", shareNS, "kafkaconnector/"+shareSink, "--type=merge", "-p", `{"spec":{"config":{"rate":"0"}}}`); err != nil {
@@ -178,6 +182,7 @@ func TestShareSinkBacklogScalesPastThePartitions(t *testing.T) {
 	fmt.Printf("conveyor-e2e: autoscale_share_partitions=%d\n", 2)
 	fmt.Printf("conveyor-e2e: autoscale_share_backlog_records=%d\n", shareRecords)
 	fmt.Printf("conveyor-e2e: autoscale_share_scale_up_s=%.1f\n", scaleUp.Seconds())
+	fmt.Printf("conveyor-e2e: autoscale_share_spread_s=%.1f\n", spread.Seconds())
 	fmt.Printf("conveyor-e2e: autoscale_share_drain_s=%.1f\n", drained.Sub(drainFrom).Seconds())
 	fmt.Printf("conveyor-e2e: autoscale_share_scale_down_s=%.1f\n", scaleDown.Seconds())
 	fmt.Printf("conveyor-e2e: autoscale_share_missing=%d\n", shareRecords-len(ids))
