@@ -165,7 +165,7 @@ func TestAutoscaleUpAndDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	testkit.EventuallyNoError(t, 90*time.Second, fmt.Sprintf("the %d sink tasks to spread over the %d workers", tasksA+tasksB, wantPeak), func() error {
-		per, err := tasksPerWorker(ctx, pods[0].Status.PodIP, token)
+		per, err := tasksPerWorker(ctx, pods[0].Status.PodIP, token, "sink-a", "sink-b")
 		if err != nil {
 			return err
 		}
@@ -188,7 +188,7 @@ func TestAutoscaleUpAndDown(t *testing.T) {
 	waitDrained(t, adm, next)
 	drained := time.Now()
 	t.Logf("drained; HPA %s", hpaState(ctx, ns))
-	if ids := fileIDs(t); len(ids) != int(next) {
+	if ids := fileIDs(t, "sink-a", "sink-b"); len(ids) != int(next) {
 		t.Fatalf("the sinks wrote %d distinct records of %d", len(ids), next)
 	}
 
@@ -229,7 +229,7 @@ func TestAutoscaleUpAndDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	testkit.EventuallyNoError(t, 30*time.Second, fmt.Sprintf("the %d sink tasks to run on the %d workers left", tasksA+tasksB, minWorkers), func() error {
-		per, err := tasksPerWorker(ctx, live[0].Status.PodIP, token)
+		per, err := tasksPerWorker(ctx, live[0].Status.PodIP, token, "sink-a", "sink-b")
 		if err != nil {
 			return err
 		}
@@ -256,7 +256,7 @@ func TestAutoscaleUpAndDown(t *testing.T) {
 		return nil
 	})
 	waitDrained(t, adm, next)
-	ids := fileIDs(t)
+	ids := fileIDs(t, "sink-a", "sink-b")
 	if len(ids) != int(next) {
 		t.Fatalf("the sinks wrote %d distinct records of %d", len(ids), next)
 	}
@@ -265,7 +265,7 @@ func TestAutoscaleUpAndDown(t *testing.T) {
 			t.Fatalf("unexpected record id %d", id)
 		}
 	}
-	lines := fileLines(t)
+	lines := fileLines(t, "sink-a", "sink-b")
 	fmt.Printf("conveyor-e2e: autoscale_peak_workers=%d\n", peak)
 	fmt.Printf("conveyor-e2e: autoscale_scale_up_s=%.1f\n", scaleUp.Seconds())
 	fmt.Printf("conveyor-e2e: autoscale_scale_down_s=%.1f\n", scaleDown.Seconds())
@@ -335,11 +335,11 @@ spec:
 `, name, cluster, tasksMax, strings.Join(topics, ","), dir, name)
 }
 
-// tasksPerWorker counts the RUNNING tasks of both sinks per worker id, as the worker at
-// podIP reports them.
-func tasksPerWorker(ctx context.Context, podIP, token string) (map[string]int, error) {
+// tasksPerWorker counts the RUNNING tasks of the named connectors per worker id, as the
+// worker at podIP reports them.
+func tasksPerWorker(ctx context.Context, podIP, token string, connectors ...string) (map[string]int, error) {
 	per := map[string]int{}
-	for _, name := range []string{"sink-a", "sink-b"} {
+	for _, name := range connectors {
 		var st struct {
 			Tasks []struct {
 				State    string `json:"state"`
@@ -446,11 +446,11 @@ func waitDrained(t *testing.T, adm *kadm.Client, total int64) {
 	})
 }
 
-// fileIDs reads the sinks' files and returns the distinct record ids.
-func fileIDs(t *testing.T) map[int64]bool {
+// fileIDs reads the named file sinks' files and returns the distinct record ids.
+func fileIDs(t *testing.T, sinks ...string) map[int64]bool {
 	t.Helper()
 	ids := map[int64]bool{}
-	scanFiles(t, func(line []byte) {
+	scanFiles(t, sinks, func(line []byte) {
 		var rec struct {
 			ID int64 `json:"id"`
 		}
@@ -462,15 +462,16 @@ func fileIDs(t *testing.T) map[int64]bool {
 	return ids
 }
 
-func fileLines(t *testing.T) int {
+func fileLines(t *testing.T, sinks ...string) int {
 	n := 0
-	scanFiles(t, func([]byte) { n++ })
+	scanFiles(t, sinks, func([]byte) { n++ })
 	return n
 }
 
-func scanFiles(t *testing.T, fn func([]byte)) {
+// scanFiles calls fn with each line the named file sinks wrote (sinkDir/<name>.jsonl).
+func scanFiles(t *testing.T, sinks []string, fn func([]byte)) {
 	t.Helper()
-	for _, name := range []string{"sink-a", "sink-b"} {
+	for _, name := range sinks {
 		f, err := os.Open(filepath.Join(sinkDir, name+".jsonl"))
 		if err != nil {
 			t.Fatal(err)

@@ -54,6 +54,7 @@ const (
 // retriable failure: the tasks stay RUNNING and retry); rows arrive meanwhile. Granting
 // SELECT again lets it catch up.
 func TestTableSourceBacklogScalesTheWorkers(t *testing.T) {
+	t.Parallel() // beside TestShareSinkBacklogScalesPastThePartitions: its own namespace and HPA
 	ctx := t.Context()
 	start := time.Now()
 	dbURL := pg.CreateDatabase(t)
@@ -144,7 +145,7 @@ spec:
 			return err
 		}
 		if len(pods) != srcTasks {
-			return fmt.Errorf("%d Ready workers; HPA %s; %s; %s", len(pods), hpaState(ctx, srcNS), scaledObjectState(ctx, srcNS), backlogState(ctx, pods))
+			return fmt.Errorf("%d Ready workers; HPA %s; %s; %s", len(pods), hpaState(ctx, srcNS), scaledObjectState(ctx, srcNS), backlogState(ctx, srcNS, "ts", "tables", pods))
 		}
 		return nil
 	})
@@ -193,16 +194,16 @@ spec:
 	fmt.Printf("conveyor-e2e: autoscale_source_test_s=%.1f\n", time.Since(start).Seconds())
 }
 
-// backlogState is what each worker answers on GET /backlog/tables with the metrics token,
-// for failure messages.
-func backlogState(ctx context.Context, pods []corev1.Pod) string {
+// backlogState is what each worker of ConnectCluster ns/name answers on
+// GET /backlog/{connector} with the metrics token, for failure messages.
+func backlogState(ctx context.Context, ns, name, connector string, pods []corev1.Pod) string {
 	var sec corev1.Secret
-	if err := cv.Client.Get(ctx, client.ObjectKey{Namespace: srcNS, Name: "ts-metrics-token"}, &sec); err != nil {
+	if err := cv.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name + "-metrics-token"}, &sec); err != nil {
 		return err.Error()
 	}
 	var b strings.Builder
 	for _, p := range pods {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s:%d/backlog/tables", p.Status.PodIP, v1alpha1.DefaultMetricsPort), nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s:%d/backlog/%s", p.Status.PodIP, v1alpha1.DefaultMetricsPort, url.PathEscape(connector)), nil)
 		if err != nil {
 			return err.Error()
 		}
