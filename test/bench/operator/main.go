@@ -100,12 +100,13 @@ import (
 )
 
 var (
-	sizes    = flag.String("sizes", "250,1000,4000", "KafkaConnector counts measured, each in a fresh process")
-	size     = flag.Int("size", 0, "measure this one size in this process (what the curve's run starts per size)")
-	clusters = flag.Int("clusters", 10, "ConnectClusters (one worker process each)")
-	idle     = flag.Duration("idle", 60*time.Second, "how long requests at rest are counted")
-	resync   = flag.Duration("connector-resync", 0, "the operator's --connector-resync (0: the default, 30s)")
-	verbose  = flag.Bool("v", false, "log progress to stderr")
+	sizes     = flag.String("sizes", "250,1000,4000", "KafkaConnector counts measured, each in a fresh process")
+	size      = flag.Int("size", 0, "measure this one size in this process (what the curve's run starts per size)")
+	clusters  = flag.Int("clusters", 10, "ConnectClusters (one worker process each)")
+	idle      = flag.Duration("idle", 60*time.Second, "how long requests at rest are counted")
+	resync    = flag.Duration("connector-resync", 0, "the operator's --connector-resync (0: the default, 30s)")
+	workerCPU = flag.Bool("worker-cpuprofile", false, "write a CPU profile of the first ConnectCluster's worker (worker_cpu_N.pprof in the output folder, the whole run)")
+	verbose   = flag.Bool("v", false, "log progress to stderr")
 )
 
 const namespace = "bench"
@@ -142,7 +143,8 @@ func curves() error {
 	}
 	figures := map[int]map[string]float64{}
 	for _, n := range ns {
-		args := []string{"-size", strconv.Itoa(n), "-clusters", strconv.Itoa(*clusters), "-idle", idle.String(), "-connector-resync", resync.String()}
+		args := []string{"-size", strconv.Itoa(n), "-clusters", strconv.Itoa(*clusters), "-idle", idle.String(), "-connector-resync", resync.String(),
+			"-worker-cpuprofile=" + strconv.FormatBool(*workerCPU)}
 		if *verbose {
 			args = append(args, "-v")
 		}
@@ -349,7 +351,17 @@ func measure() error {
 	for i := range *clusters {
 		name := fmt.Sprintf("cc%d", i)
 		group := "bench-" + name
-		c, err := harness.NewCluster(harness.Options{Binary: bin, Dir: filepath.Join(dir, name), Bootstrap: broker.Addr, GroupID: group, AddressIDs: true,
+		workerBin := bin
+		if i == 0 && *workerCPU {
+			// The worker writes its profile when it stops cleanly: it is
+			// terminated, not killed, before the cluster closes.
+			workerBin = filepath.Join(dir, "worker-profiled")
+			script := fmt.Sprintf("#!/bin/sh\nexec %s --cpuprofile %s \"$@\"\n", bin, filepath.Join(out, fmt.Sprintf("worker_cpu_%d.pprof", n)))
+			if err := os.WriteFile(workerBin, []byte(script), 0o755); err != nil {
+				return err
+			}
+		}
+		c, err := harness.NewCluster(harness.Options{Binary: workerBin, Dir: filepath.Join(dir, name), Bootstrap: broker.Addr, GroupID: group, AddressIDs: true,
 			Extra: []string{"config.storage.topic=" + group + v1alpha1.ConfigTopicSuffix, "offset.storage.topic=" + group + v1alpha1.OffsetTopicSuffix,
 				"status.storage.topic=" + group + v1alpha1.StatusTopicSuffix}})
 		if err != nil {
@@ -357,6 +369,9 @@ func measure() error {
 		}
 		defer c.Close()
 		w, err := c.Start(ctx, "w1")
+		if i == 0 && *workerCPU && err == nil {
+			defer func() { _ = w.Terminate(); _ = w.Wait(30 * time.Second) }()
+		}
 		if err != nil {
 			return err
 		}
