@@ -573,6 +573,9 @@ func SQLValue(s *data.Schema, v any) (any, error) {
 				return pgtype.Date{Time: x.UTC(), Valid: true}, nil
 			}
 		}
+		if x.Location() == time.UTC {
+			return v, nil // as it is: a new time.Time in v would cost an allocation
+		}
 		return x.UTC(), nil
 	case int8:
 		return int16(x), nil

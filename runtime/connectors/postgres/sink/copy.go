@@ -28,6 +28,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/conveyor-dev/conveyor/runtime/connectors/postgres/pgcommon"
+	"github.com/conveyor-dev/conveyor/runtime/data"
 )
 
 // The sink's own binary COPY encoding. pgx's CopyFrom asks the server for
@@ -144,11 +145,16 @@ func colEncoderFor(oid uint32) colEncoder {
 		}
 	case pgtype.NumericOID:
 		return func(b []byte, v any) ([]byte, bool) {
-			x, ok := v.(pgtype.Numeric)
-			if !ok {
-				return b, false
+			switch x := v.(type) {
+			case pgtype.Numeric:
+				return appendSmallNumeric(b, x) // other numerics: pgx's own encoding
+			case data.Decimal:
+				if x.Unscaled == nil {
+					return b, false
+				}
+				return appendSmallNumeric(b, pgtype.Numeric{Int: x.Unscaled, Exp: -x.Scale, Valid: true})
 			}
-			return appendSmallNumeric(b, x) // other numerics: pgx's own encoding
+			return b, false
 		}
 	case pgtype.DateOID:
 		return func(b []byte, v any) ([]byte, bool) {
@@ -263,7 +269,7 @@ func (c *binaryCopy) fill() error {
 			c.done = true
 			return nil
 		}
-		vals, _ := c.src.Values()
+		vals := c.src.values()
 		if len(vals) != len(c.encs) {
 			c.src.err = fmt.Errorf("record %s/%d: %d values for %d columns", c.src.rows[c.src.next-1].rec.TopicPartition(), c.src.rows[c.src.next-1].rec.Offset, len(vals), len(c.encs))
 			return c.src.err
@@ -301,6 +307,12 @@ func (c *binaryCopy) fill() error {
 // cannot encode, by scanning its text form into the column type first.
 // It returns nil for a value pgx writes as NULL.
 func (c *binaryCopy) pgxValue(buf []byte, i int, v any) ([]byte, error) {
+	if d, ok := v.(data.Decimal); ok { // as rowSource.Values gives it to pgx
+		var err error
+		if v, err = pgcommon.SQLValue(nil, d); err != nil {
+			return nil, err
+		}
+	}
 	out, err := c.m.Encode(c.oids[i], pgx.BinaryFormatCode, v, buf)
 	if err == nil {
 		return out, nil

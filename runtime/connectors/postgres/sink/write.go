@@ -77,12 +77,35 @@ func (s *rowSource) Next() bool {
 	return true
 }
 
-func (s *rowSource) Values() ([]any, error) {
+// values returns the current row's values (sliced to cols), Decimals
+// as plans leave them (see rowPlan.values).
+func (s *rowSource) values() []any {
 	v := s.rows[s.next-1].vals
 	if s.cols > 0 {
 		v = v[:s.cols]
 	}
-	return v, nil
+	return v
+}
+
+// Values returns the current row's values for pgx: Decimals as numerics
+// (in a copy: the row keeps its values for a second COPY).
+func (s *rowSource) Values() ([]any, error) {
+	v := s.values()
+	var out []any
+	for i, x := range v {
+		if d, ok := x.(data.Decimal); ok {
+			if out == nil {
+				out = slices.Clone(v)
+			}
+			if out[i], s.err = pgcommon.SQLValue(nil, d); s.err != nil {
+				return nil, s.err
+			}
+		}
+	}
+	if out == nil {
+		return v, nil
+	}
+	return out, nil
 }
 
 func (s *rowSource) Err() error { return s.err }
