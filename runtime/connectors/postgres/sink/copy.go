@@ -19,7 +19,6 @@ package sink
 import (
 	"encoding/binary"
 	"encoding/hex"
-	"fmt"
 	"io"
 	"math"
 	"time"
@@ -269,9 +268,9 @@ func (c *binaryCopy) fill() error {
 			c.done = true
 			return nil
 		}
-		vals := c.src.values()
-		if len(vals) != len(c.encs) {
-			c.src.err = fmt.Errorf("record %s/%d: %d values for %d columns", c.src.rows[c.src.next-1].rec.TopicPartition(), c.src.rows[c.src.next-1].rec.Offset, len(vals), len(c.encs))
+		vals, r := c.src.values(), c.src.rows[c.src.next-1].rec
+		if len(vals) != len(c.encs) { // a bug of the sink's, not of the record
+			c.src.err = fatalf("record %s/%d: %d values for %d columns", r.TopicPartition(), r.Offset, len(vals), len(c.encs))
 			return c.src.err
 		}
 		c.buf = be.AppendUint16(c.buf, uint16(len(vals)))
@@ -286,7 +285,6 @@ func (c *binaryCopy) fill() error {
 			if !ok {
 				var err error
 				if b, err = c.pgxValue(c.buf, i, v); err != nil {
-					r := c.src.rows[c.src.next-1].rec
 					c.src.err = fatalf("record %s/%d: column %s: %w", r.TopicPartition(), r.Offset, c.cols[i], err)
 					return c.src.err
 				}
