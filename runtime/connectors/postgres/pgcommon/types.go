@@ -304,9 +304,9 @@ func genericDecoder(tm *pgtype.Map, m Mapped, oid uint32, format int16) Decoder 
 	return func([]byte) (any, error) { return nil, p.wrap(fmt.Errorf("no decoder for kind %d", m.Kind)) }
 }
 
-// pgEpochMicros is 2000-01-01 00:00:00 UTC, PostgreSQL's epoch, in
+// PGEpochMicros is 2000-01-01 00:00:00 UTC, PostgreSQL's epoch, in
 // microseconds since the Unix epoch.
-const pgEpochMicros = 946684800 * 1_000_000
+const PGEpochMicros = 946684800 * 1_000_000
 
 // binaryDecoder returns a decoder that reads the binary wire format of the
 // fixed-size types directly (the generic scan plans cost several times
@@ -351,7 +351,7 @@ func binaryDecoder(m Mapped, oid uint32) Decoder {
 			if us == math.MaxInt64 || us == math.MinInt64 {
 				return nil, errors.New("infinite timestamps have no Timestamp value")
 			}
-			return time.UnixMicro(us + pgEpochMicros).UTC(), nil
+			return time.UnixMicro(us + PGEpochMicros).UTC(), nil
 		})
 	case kind == KindDate && oid == pgtype.DateOID:
 		return fixed(4, func(b []byte) (any, error) {
@@ -572,6 +572,9 @@ func SQLValue(s *data.Schema, v any) (any, error) {
 			case data.DateName:
 				return pgtype.Date{Time: x.UTC(), Valid: true}, nil
 			}
+		}
+		if x.Location() == time.UTC {
+			return v, nil // as it is: a new time.Time in v would cost an allocation
 		}
 		return x.UTC(), nil
 	case int8:

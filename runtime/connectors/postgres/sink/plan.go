@@ -43,6 +43,7 @@ type layout struct {
 type rowPlan struct {
 	value, key *data.Schema // the planned structs' schemas (key nil: no struct key)
 	wholeKey   bool         // a column holds the record key itself
+	npk        int          // the leading key columns
 	cols       []planCol
 }
 
@@ -65,7 +66,8 @@ const (
 type row struct {
 	del bool
 	lay *layout
-	// vals are the row's SQL values; nil for a record that lay's plan
+	// vals are the row's SQL values (pgcommon.SQLValue's, but Decimals of
+	// columns outside the key as they are); nil for a record that lay's plan
 	// fills only as COPY streams it (see rowSource), so that PostgreSQL
 	// already works on the first rows while the later ones are filled.
 	vals []any
@@ -254,6 +256,9 @@ func (t *Task) layoutAndValues(w *writer, r *plugin.SinkRecord) (*layout, []any,
 		allSchemas = append(allSchemas, nil)
 	}
 	for i := range out {
+		if _, ok := out[i].(data.Decimal); ok && i >= len(pkVals) {
+			continue // as rowPlan.values leaves it
+		}
 		v, err := pgcommon.SQLValue(allSchemas[i], out[i])
 		if err != nil {
 			return nil, nil, fatalf("record %s/%d: %w", r.TopicPartition(), r.Offset, err)
@@ -296,7 +301,7 @@ func (t *Task) planRow(r *plugin.SinkRecord, lay *layout, schemas []*data.Schema
 	if !ok {
 		return nil
 	}
-	p := &rowPlan{value: v.Schema(), cols: make([]planCol, len(lay.cols))}
+	p := &rowPlan{value: v.Schema(), npk: lay.npk, cols: make([]planCol, len(lay.cols))}
 	field := func(s *data.Schema, name string) int {
 		if f := s.Field(name); f != nil {
 			return f.Index
@@ -380,6 +385,14 @@ func (p *rowPlan) values(r *plugin.SinkRecord, n int) ([]any, bool, error) {
 			x = r.Partition
 		case srcOffset:
 			x = r.Offset
+		}
+		if _, ok := x.(data.Decimal); ok && i >= p.npk {
+			// Kept as it is (a pgtype.Numeric would be a new allocation):
+			// the COPY encodes it, rowSource.Values converts it for pgx.
+			// Key columns convert, in both paths, so that encodeKey sees
+			// one form.
+			out[i] = x
+			continue
 		}
 		sv, err := pgcommon.SQLValue(c.schema, x)
 		if err != nil {

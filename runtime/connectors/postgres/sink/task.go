@@ -72,6 +72,9 @@ type Task struct {
 	conn    *pgx.Conn
 	writers map[string]*writer // by topic; valid for the current connection
 	stages  int
+	// pgxCopy sends every COPY through pgx's CopyFrom (tests compare it
+	// with the sink's own binary encoding)
+	pgxCopy bool
 
 	// Put, Flush and Close are the Writer's; nil before Start.
 	*sinkwriter.Writer[*plugin.SinkRecord]

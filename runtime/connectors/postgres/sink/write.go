@@ -44,6 +44,7 @@ type writer struct {
 	// insertNew's backoff after key conflicts: batches left to skip, and
 	// how many the next conflict skips
 	copySkip, copyBackoff int
+	copyBuf               []byte // the binary COPYs' buffer (copy.go)
 }
 
 // rowSource streams rows to COPY, filling each row's values by its
@@ -76,12 +77,35 @@ func (s *rowSource) Next() bool {
 	return true
 }
 
-func (s *rowSource) Values() ([]any, error) {
+// values returns the current row's values (sliced to cols), Decimals
+// as plans leave them (see rowPlan.values).
+func (s *rowSource) values() []any {
 	v := s.rows[s.next-1].vals
 	if s.cols > 0 {
 		v = v[:s.cols]
 	}
-	return v, nil
+	return v
+}
+
+// Values returns the current row's values for pgx: Decimals as numerics
+// (in a copy: the row keeps its values for a second COPY).
+func (s *rowSource) Values() ([]any, error) {
+	v := s.values()
+	var out []any
+	for i, x := range v {
+		if d, ok := x.(data.Decimal); ok {
+			if out == nil {
+				out = slices.Clone(v)
+			}
+			if out[i], s.err = pgcommon.SQLValue(nil, d); s.err != nil {
+				return nil, s.err
+			}
+		}
+	}
+	if out == nil {
+		return v, nil
+	}
+	return out, nil
 }
 
 func (s *rowSource) Err() error { return s.err }
@@ -91,14 +115,26 @@ func (s *rowSource) Err() error { return s.err }
 // encode for its column) as such, and non-retriable: PostgreSQL reports a
 // COPY ended by its client as cancelled, which would read as retriable
 // and be retried forever.
-func copyIn(ctx context.Context, tx pgx.Tx, table pgx.Identifier, cols []string, src *rowSource) (int64, error) {
-	n, err := tx.CopyFrom(ctx, table, cols, src)
+//
+// The rows go in the sink's own binary encoding (copy.go) when every
+// column has a type it encodes, else through pgx's CopyFrom.
+func (t *Task) copyIn(ctx context.Context, tx pgx.Tx, w *writer, table pgx.Identifier, cols []string, src *rowSource) (int64, error) {
+	var n int64
+	var err error
+	if bc := binaryCopyFor(w, tx.Conn().TypeMap(), cols, src); bc != nil && !t.pgxCopy {
+		var tag pgconn.CommandTag
+		tag, err = tx.Conn().PgConn().CopyFrom(ctx, bc, copySQL(table, cols))
+		n = tag.RowsAffected()
+		w.copyBuf = bc.buf[:0] // reused by the next COPY
+	} else {
+		n, err = tx.CopyFrom(ctx, table, cols, src)
+	}
 	if serr := src.Err(); serr != nil {
 		return n, serr
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "57014" && strings.HasPrefix(pgErr.Message, "COPY from stdin failed") {
-		// pgx stopped at the row it was encoding: the last one handed out.
+		// The encoding stopped at the row it was encoding: the last one handed out.
 		at := ""
 		if src.next > 0 {
 			if r := src.rows[src.next-1].rec; r != nil {
@@ -271,7 +307,7 @@ func (t *Task) writeTopic(ctx context.Context, tx pgx.Tx, topic string, recs []*
 				return fmt.Errorf("deleting %d rows from %s: %w", len(run), w.table, err)
 			}
 		case upsert:
-			if done, err := w.insertNew(ctx, tx, lay, &rowSource{rows: run}); done || err != nil {
+			if done, err := t.insertNew(ctx, tx, w, lay, &rowSource{rows: run}); done || err != nil {
 				if err != nil {
 					return fmt.Errorf("inserting %d rows into %s: %w", len(run), w.table, err)
 				}
@@ -284,7 +320,7 @@ func (t *Task) writeTopic(ctx context.Context, tx pgx.Tx, topic string, recs []*
 				return fmt.Errorf("upserting %d rows into %s: %w", len(run), w.table, err)
 			}
 		default:
-			if _, err := copyIn(ctx, tx, identifier(w.table), lay.cols, &rowSource{rows: run}); err != nil {
+			if _, err := t.copyIn(ctx, tx, w, identifier(w.table), lay.cols, &rowSource{rows: run}); err != nil {
 				return fmt.Errorf("inserting %d rows into %s: %w", len(run), w.table, err)
 			}
 		}
@@ -301,7 +337,7 @@ func (t *Task) writeTopic(ctx context.Context, tx pgx.Tx, topic string, recs []*
 // the attempt, 1, 2, 4 ... up to 64 of them while conflicts go on.
 // Triggers and constraints apply as for the upsert's inserts (COPY does
 // not apply rules).
-func (w *writer) insertNew(ctx context.Context, tx pgx.Tx, lay *layout, src *rowSource) (done bool, err error) {
+func (t *Task) insertNew(ctx context.Context, tx pgx.Tx, w *writer, lay *layout, src *rowSource) (done bool, err error) {
 	if w.copySkip > 0 {
 		w.copySkip--
 		return false, nil
@@ -310,7 +346,7 @@ func (w *writer) insertNew(ctx context.Context, tx pgx.Tx, lay *layout, src *row
 	if err != nil {
 		return false, err
 	}
-	if _, err := copyIn(ctx, sp, identifier(w.table), lay.cols, src); err != nil {
+	if _, err := t.copyIn(ctx, sp, w, identifier(w.table), lay.cols, src); err != nil {
 		var pgErr *pgconn.PgError
 		if !errors.As(err, &pgErr) || pgErr.Code != "23505" { // unique_violation
 			return false, err
@@ -345,7 +381,7 @@ func (t *Task) stageRows(ctx context.Context, tx pgx.Tx, w *writer, staged *bool
 		}
 	}
 	*staged = true
-	if _, err := copyIn(ctx, tx, pgx.Identifier{w.stage}, cols, src); err != nil {
+	if _, err := t.copyIn(ctx, tx, w, pgx.Identifier{w.stage}, cols, src); err != nil {
 		return fmt.Errorf("staging %d rows for %s: %w", len(src.rows), w.table, err)
 	}
 	return nil
