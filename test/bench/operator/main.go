@@ -441,6 +441,7 @@ func measure() error {
 	}
 	names := make([]string, n)
 	start, cpu0 := time.Now(), cpuSeconds()
+	others0 := processCPU()
 	sem := make(chan struct{}, 16)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -478,6 +479,12 @@ func measure() error {
 	pprof.StopCPUProfile()
 	cpuProf.Close()
 	logf("all Ready in %s, %.1f CPU s in this process; API requests %v; REST calls %v", ready, cpuSeconds()-cpu0, requests.snapshot(), calls.snapshot())
+	// Where the machine's CPU went while the connectors were created: a
+	// curve that bends because the machine ran out of CPU shows here.
+	for comm, s := range processCPU() {
+		logf("CPU while creating: %s %.1f s", comm, s-others0[comm])
+		benchkit.Figure(fmt.Sprintf("operator_ready_cpu_s_%s_%d", strings.ReplaceAll(comm, "-", "_"), n), s-others0[comm])
+	}
 	report("ready_s", ready.Seconds())
 
 	// At rest: let the creation's work drain, then count.
@@ -657,3 +664,22 @@ func cpuSeconds() float64 {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// processCPU is the CPU time (user and system, seconds) of this bench's
+// other processes by name: the API server, etcd, the workers and the
+// broker.
+func processCPU() map[string]float64 {
+	out := map[string]float64{}
+	for _, comm := range []string{"kube-apiserver", "etcd", "conveyor-worker", "kafka"} {
+		pids, err := benchkit.DescendantsNamed(comm)
+		if err != nil {
+			continue
+		}
+		for _, pid := range pids {
+			if s, err := benchkit.CPUSeconds(pid); err == nil {
+				out[comm] += s
+			}
+		}
+	}
+	return out
+}
