@@ -161,20 +161,14 @@ func (w *connWorker) reconcile(ctx context.Context, k kickKind) (idle bool) {
 	h := w.h
 	cfg, exists := h.opts.Configs.Connector(w.name)
 	target := h.opts.Configs.TargetState(w.name)
-	a, seq := h.assignmentAndSeq()
+	committed := h.opts.Configs.TaskConfigs(w.name)
+	connAssigned, assignedTasks, generation, seq := h.shareOf(w.name, len(committed))
 	defer func() {
 		w.mu.Lock()
 		w.appliedSeq = max(w.appliedSeq, seq)
 		w.mu.Unlock()
 	}()
-	connAssigned := exists && slices.Contains(a.Connectors, w.name)
-	assignedTasks := map[int]bool{}
-	for _, t := range a.Tasks {
-		if t.Connector == w.name {
-			assignedTasks[t.Task] = true
-		}
-	}
-	committed := h.opts.Configs.TaskConfigs(w.name)
+	connAssigned = connAssigned && exists
 	hash := hashConfig(cfg)
 
 	w.mu.Lock()
@@ -300,7 +294,7 @@ func (w *connWorker) reconcile(ctx context.Context, k kickKind) (idle bool) {
 				w.setTaskState(i, connectapi.StatePaused, "")
 				continue
 			}
-			w.startTask(ctx, i, cfg, desired[i], a.Generation)
+			w.startTask(ctx, i, cfg, desired[i], generation)
 			continue
 		}
 		if p, ok := tr.run.(Pauser); ok && !tr.failed {

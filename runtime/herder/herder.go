@@ -174,6 +174,11 @@ type Herder struct {
 
 	mu         sync.Mutex
 	assignment Assignment
+	// assigned indexes assignment by connector: each connector loop looks
+	// up its own share at once instead of scanning the whole assignment
+	// (every loop runs after each rebalance: a scan made a rebalance cost
+	// grow with the square of the connectors here).
+	assigned map[string]assignedShare
 	// members are the worker ids of the group's last rebalance (nil: all
 	// count as present); see liveness.go.
 	members map[string]bool
@@ -282,6 +287,7 @@ func (h *Herder) SetAssignment(a Assignment) { h.setAssignment(a) }
 func (h *Herder) setAssignment(a Assignment) uint64 {
 	h.mu.Lock()
 	h.assignment = Assignment{Generation: a.Generation, Connectors: slices.Clone(a.Connectors), Tasks: slices.Clone(a.Tasks)}
+	h.assigned = indexAssignment(a)
 	h.assignSeq++
 	seq := h.assignSeq
 	h.mu.Unlock()
@@ -381,6 +387,54 @@ func (h *Herder) Assignment() Assignment {
 func (h *Herder) currentAssignment() Assignment {
 	a, _ := h.assignmentAndSeq()
 	return a
+}
+
+// assignedShare is one connector's part of an assignment: its connector
+// instance, and the numbers of its tasks.
+type assignedShare struct {
+	connector bool
+	tasks     map[int]bool
+}
+
+func indexAssignment(a Assignment) map[string]assignedShare {
+	idx := make(map[string]assignedShare, len(a.Connectors))
+	for _, c := range a.Connectors {
+		s := idx[c]
+		s.connector = true
+		idx[c] = s
+	}
+	for _, t := range a.Tasks {
+		s := idx[t.Connector]
+		if s.tasks == nil {
+			s.tasks = map[int]bool{}
+		}
+		s.tasks[t.Task] = true
+		idx[t.Connector] = s
+	}
+	return idx
+}
+
+// shareOf returns what the assignment in force gives this worker of
+// connector name (of a connector that exists), the assignment's
+// generation and its sequence number. With AssignAll a connector is
+// wholly here: its instance and tasks 0..committed-1 (the task configs
+// committed for it).
+func (h *Herder) shareOf(name string, committed int) (conn bool, tasks map[int]bool, generation int, seq uint64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.opts.AssignAll {
+		tasks = make(map[int]bool, committed)
+		for i := range committed {
+			tasks[i] = true
+		}
+		return true, tasks, 1, h.assignSeq
+	}
+	s := h.assigned[name]
+	tasks = maps.Clone(s.tasks)
+	if tasks == nil {
+		tasks = map[int]bool{}
+	}
+	return s.connector, tasks, h.assignment.Generation, h.assignSeq
 }
 
 // assignmentAndSeq returns the assignment in force and its sequence number.

@@ -62,11 +62,12 @@ func (h *Herder) present(st store.Status, connector string, task int) bool {
 		if h.opts.AssignAll {
 			return true // a standalone worker runs everything
 		}
-		a := h.currentAssignment()
+		h.mu.Lock()
+		defer h.mu.Unlock()
 		if task < 0 {
-			return slices.Contains(a.Connectors, connector)
+			return h.assigned[connector].connector
 		}
-		return slices.Contains(a.Tasks, store.TaskID{Connector: connector, Task: task})
+		return h.assigned[connector].tasks[task]
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
