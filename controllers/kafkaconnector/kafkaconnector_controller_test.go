@@ -595,6 +595,46 @@ func TestReconcileLeavesForeignConnectorsAlone(t *testing.T) {
 	}
 }
 
+// staleCache serves KafkaConnectors as a cache that has not seen the
+// finalizer yet: a pass reading it right after the pass that added the
+// finalizer and created the connector.
+type staleCache struct{ client.Client }
+
+func (s staleCache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if err := s.Client.Get(ctx, key, obj, opts...); err != nil {
+		return err
+	}
+	if kc, ok := obj.(*v1alpha1.KafkaConnector); ok {
+		controllerutil.RemoveFinalizer(kc, Finalizer)
+	}
+	return nil
+}
+
+func TestReconcileOwnConnectorThroughAStaleCache(t *testing.T) {
+	e := newEnv(t)
+	e.apply("mine", func(*v1alpha1.KafkaConnector) {})
+	e.reconcile("mine")
+	if c := e.ready("mine"); c == nil || c.Reason == ReasonConnectorNotManaged {
+		t.Fatalf("after creation: Ready = %+v", c)
+	}
+	// The next pass reads the KafkaConnector from a cache that trails the
+	// finalizer patch; the API server has it.
+	e.r.Client, e.r.APIReader = staleCache{e.k8s}, e.k8s
+	e.reconcile("mine")
+	if c := e.ready("mine"); c == nil || c.Reason == ReasonConnectorNotManaged {
+		t.Fatalf("a pass reading a stale cache took its own connector for a foreign one: Ready = %+v", c)
+	}
+	// A connector nobody created through a KafkaConnector is still refused.
+	if _, err := e.herder.CreateConnector(e.ctx, connectapi.CreateConnectorRequest{Name: "theirs", Config: map[string]string{"connector.class": "FileSink", "topics": "t", "file": "/x"}}); err != nil {
+		t.Fatal(err)
+	}
+	e.apply("theirs", func(*v1alpha1.KafkaConnector) {})
+	e.reconcile("theirs")
+	if c := e.ready("theirs"); c == nil || c.Reason != ReasonConnectorNotManaged {
+		t.Fatalf("Ready = %+v, want %s", c, ReasonConnectorNotManaged)
+	}
+}
+
 func TestReconcileWithoutClusterOrWorkers(t *testing.T) {
 	e := newEnv(t)
 	e.apply("lost", func(kc *v1alpha1.KafkaConnector) { kc.Spec.ClusterRef.Name = "nope" })

@@ -241,12 +241,26 @@ func (r *Reconciler) observeRuntime(ctx context.Context, kc *v1alpha1.KafkaConne
 		l.missing = true
 	case err != nil:
 		l.fail(v1alpha1.ReasonClusterNotReady, "reading the connector status from the workers: %v", err)
-	case !controllerutil.ContainsFinalizer(kc, Finalizer):
+	case !controllerutil.ContainsFinalizer(kc, Finalizer) && !r.finalizerAdded(ctx, kc):
 		l.fail(ReasonConnectorNotManaged, "a connector named %q already exists in ConnectCluster %s and was not created by this KafkaConnector; Conveyor leaves it alone: delete it through the REST API or rename this KafkaConnector", kc.Name, l.cluster.Name)
 	default:
 		l.runtime = &st
 	}
 	return nil
+}
+
+// finalizerAdded reports whether the API server's copy of kc holds the
+// finalizer that kc, read from the cache, lacks: a pass adds the finalizer
+// and creates the connector, and the next pass may still read the cached
+// object from before the finalizer (with thousands of connectors created
+// at once the cache trails by seconds), which took the connector just
+// created for one made by someone else and warned ConnectorNotManaged.
+func (r *Reconciler) finalizerAdded(ctx context.Context, kc *v1alpha1.KafkaConnector) bool {
+	live := &v1alpha1.KafkaConnector{}
+	if err := r.apiReader().Get(ctx, client.ObjectKeyFromObject(kc), live); err != nil {
+		return false
+	}
+	return live.UID == kc.UID && controllerutil.ContainsFinalizer(live, Finalizer)
 }
 
 // createConnector validates and creates a missing connector, adding the
