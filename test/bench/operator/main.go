@@ -87,6 +87,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -481,6 +482,7 @@ func measure() error {
 	logf("all Ready in %s, %.1f CPU s in this process; API requests %v; REST calls %v", ready, cpuSeconds()-cpu0, requests.snapshot(), calls.snapshot())
 	// Where the machine's CPU went while the connectors were created: a
 	// curve that bends because the machine ran out of CPU shows here.
+	apiserverFigures(ctx, e.Config, n)
 	for comm, s := range processCPU() {
 		logf("CPU while creating: %s %.1f s", comm, s-others0[comm])
 		benchkit.Figure(fmt.Sprintf("operator_ready_cpu_s_%s_%d", strings.ReplaceAll(comm, "-", "_"), n), s-others0[comm])
@@ -682,4 +684,68 @@ func processCPU() map[string]float64 {
 		}
 	}
 	return out
+}
+
+// apiserverFigures reads the API server's own metrics after the creations
+// and logs what tells where its CPU went: watchers it closed (a watcher
+// that falls behind is closed and comes back), the watch events it sent,
+// and the seconds its requests took, by verb and resource (the largest).
+func apiserverFigures(ctx context.Context, cfg *rest.Config, n int) {
+	rc, err := rest.RESTClientFor(withDefaults(cfg))
+	if err != nil {
+		logf("API server metrics: %v", err)
+		return
+	}
+	raw, err := rc.Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		logf("API server metrics: %v", err)
+		return
+	}
+	terminated, events := 0.0, map[string]float64{}
+	took := map[string]float64{}
+	for line := range strings.SplitSeq(string(raw), "\n") {
+		name, rest, ok := strings.Cut(line, "{")
+		if !ok {
+			continue
+		}
+		labels, value, ok := strings.Cut(rest, "} ")
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil {
+			continue
+		}
+		label := func(k string) string {
+			_, after, ok := strings.Cut(labels, k+`="`)
+			if !ok {
+				return ""
+			}
+			val, _, _ := strings.Cut(after, `"`)
+			return val
+		}
+		switch name {
+		case "apiserver_terminated_watchers_total":
+			terminated += v
+		case "apiserver_watch_events_total":
+			events[label("resource")] += v
+		case "apiserver_request_duration_seconds_sum":
+			took[label("verb")+" "+label("resource")] += v
+		}
+	}
+	benchkit.Figure(fmt.Sprintf("operator_apiserver_terminated_watchers_%d", n), terminated)
+	keys := slices.SortedFunc(maps.Keys(took), func(a, b string) int { return int(took[b]*1000 - took[a]*1000) })
+	var top []string
+	for _, k := range keys[:min(8, len(keys))] {
+		top = append(top, fmt.Sprintf("%s %.1fs", k, took[k]))
+	}
+	logf("API server: %v watchers terminated, watch events %v; request seconds (largest) %s", terminated, events, strings.Join(top, ", "))
+}
+
+func withDefaults(cfg *rest.Config) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	c.GroupVersion = &corev1.SchemeGroupVersion
+	c.APIPath = "/api"
+	c.NegotiatedSerializer = clientgoscheme.Codecs.WithoutConversion()
+	return c
 }
