@@ -63,6 +63,10 @@ type Options struct {
 	// again when nothing in the API server changed (default
 	// kafkaconnector.DefaultResync, 30s; conveyor operator --connector-resync).
 	ConnectorResync time.Duration
+	// ConnectorResyncMax is how far the reads of a cluster whose workers
+	// answer the same, read after read, are spread out (default
+	// kafkaconnector.DefaultResyncMax, 2m; --connector-resync-max).
+	ConnectorResyncMax time.Duration
 	// DriftBackoff is the revert schedule of driftPolicy enforce (default
 	// kafkaconnector.DefaultDriftBackoff); tests shorten it.
 	DriftBackoff kafkaconnector.Backoff
@@ -178,6 +182,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		APIReader:      mgr.GetAPIReader(),
 		SecretMetadata: mgr.GetCache(),
 		Resync:         opts.ConnectorResync,
+		ResyncMax:      opts.ConnectorResyncMax,
 		Recorder:       mgr.GetEventRecorder("kafkaconnector"),
 		Resolver:       resolver,
 		ClientOptions:  opts.WorkerClient,

@@ -32,8 +32,10 @@ import (
 // KafkaConnector manages appear on the workers.
 const EventUnmanagedConnectors = "UnmanagedConnectors"
 
-// DefaultConnectorScanInterval is how often a cluster's workers are asked
-// for connectors that no KafkaConnector manages.
+// DefaultConnectorScanInterval is how often a cluster is looked at for
+// connectors that no KafkaConnector manages. The look costs no REST call
+// of its own while the cluster's KafkaConnectors keep a recent whole read
+// of its workers (the KafkaConnector reconciler's views).
 const DefaultConnectorScanInterval = time.Minute
 
 // maxUnmanaged bounds status.unmanagedConnectors.
@@ -45,8 +47,8 @@ const scanTimeout = 5 * time.Second
 
 // UnmanagedConnectorsFunc lists the connectors on cc's workers that none of
 // kcs (the KafkaConnectors naming cc) manages. The KafkaConnector
-// reconciler implements it: it holds the worker clients and knows what
-// "manages" means (its finalizer).
+// reconciler implements it: it holds the worker clients and the cluster's
+// latest read, and knows what "manages" means (its finalizer).
 type UnmanagedConnectorsFunc func(ctx context.Context, cc *v1alpha1.ConnectCluster, kcs []v1alpha1.KafkaConnector) ([]string, error)
 
 func (r *Reconciler) scanInterval() time.Duration {
