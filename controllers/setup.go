@@ -65,7 +65,8 @@ type Options struct {
 	ConnectorResync time.Duration
 	// ConnectorResyncMax is how far the reads of a cluster whose workers
 	// answer the same, read after read, are spread out (default
-	// kafkaconnector.DefaultResyncMax, 2m; --connector-resync-max).
+	// kafkaconnector.DefaultResyncStretch x ConnectorResync, 2m;
+	// --connector-resync-max).
 	ConnectorResyncMax time.Duration
 	// DriftBackoff is the revert schedule of driftPolicy enforce (default
 	// kafkaconnector.DefaultDriftBackoff); tests shorten it.
