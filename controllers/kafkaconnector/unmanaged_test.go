@@ -98,16 +98,17 @@ func TestUnmanagedScanSharesTheReadAndSkipsDeletedConnectors(t *testing.T) {
 	}
 }
 
-// TestViewsStretchWhileTheWorkersStayUnchanged: a read that finds the
-// workers as the one before lives twice as long, up to quietMax; a change
-// brings it back to one resync.
+// TestViewsStretchWhileTheWorkersStayUnchanged: a read lives as long as the
+// workers had stayed unchanged when it was made, from one resync up to
+// quietMax; a burst of reads does not stretch it, and a change brings it
+// back to one resync.
 func TestViewsStretchWhileTheWorkersStayUnchanged(t *testing.T) {
 	var v clusterViews
 	age := viewAge{resync: 30 * time.Second, quietMax: 2 * time.Minute}
 	w := &fakeWorkers{connectors: map[string]string{"a": "RUNNING"}, managed: map[string]bool{"a": true}}
 	now := time.Unix(1000, 0)
 	// pass looks at the view as a resync pass of "a" does (not a quick retry).
-	pass := func(after time.Duration) {
+	pass := func(after time.Duration, age viewAge) {
 		t.Helper()
 		now = now.Add(after)
 		v.passed.Delete("ns/a")
@@ -115,44 +116,54 @@ func TestViewsStretchWhileTheWorkersStayUnchanged(t *testing.T) {
 			t.Fatal("no entry for a")
 		}
 	}
-	for i, step := range []struct {
+	steps := func(name string, steps []struct {
 		after time.Duration
 		reads int
-	}{
-		{0, 1},                 // first read
-		{29 * time.Second, 1},  // within the resync
-		{2 * time.Second, 2},   // 31s: read again, unchanged: lives 60s
-		{59 * time.Second, 2},  // served
-		{2 * time.Second, 3},   // 61s: read again, unchanged twice: lives 120s
-		{119 * time.Second, 3}, // served
-		{2 * time.Second, 4},   // 121s: read again: still 120s (quietMax)
-		{119 * time.Second, 4},
-	} {
-		pass(step.after)
-		if w.reads != step.reads {
-			t.Fatalf("step %d: %d reads, want %d", i, w.reads, step.reads)
+	}) {
+		t.Helper()
+		for i, step := range steps {
+			pass(step.after, age)
+			if w.reads != step.reads {
+				t.Fatalf("%s, step %d: %d reads, want %d", name, i, w.reads, step.reads)
+			}
 		}
 	}
-	// A task fails: the read at 121s finds a change and lives one resync.
+	type step = struct {
+		after time.Duration
+		reads int
+	}
+	steps("unchanged", []step{
+		{0, 1},                 // t=0: unchanged since 0, lives 30s
+		{29 * time.Second, 1},  // served
+		{2 * time.Second, 2},   // t=31: unchanged for 31s, lives 31s
+		{30 * time.Second, 2},  // served
+		{2 * time.Second, 3},   // t=63: lives 63s
+		{62 * time.Second, 3},  // served
+		{2 * time.Second, 4},   // t=127: lives 120s (quietMax)
+		{119 * time.Second, 4}, // served
+		{2 * time.Second, 5},
+	})
+	// A task fails: the next read finds a change and lives one resync.
 	w.connectors["a"] = "FAILED"
-	pass(2 * time.Second)
-	pass(29 * time.Second)
-	if w.reads != 5 {
-		t.Fatalf("%d reads, want 5", w.reads)
+	steps("changed", []step{
+		{2 * time.Minute, 6},  // the change is read after at most quietMax
+		{29 * time.Second, 6}, // served
+		{2 * time.Second, 7},  // lives one resync: read again
+	})
+	// A burst of reads (actions force them) does not stretch the view.
+	w.connectors["a"] = "RUNNING"
+	for range 4 {
+		now = now.Add(time.Second)
+		v.markActed("ns/a")
+		pass(0, age)
 	}
-	pass(2 * time.Second)
-	if w.reads != 6 {
-		t.Fatalf("%d reads after the change, want 6: a changed read lives one resync", w.reads)
-	}
+	steps("burst", []step{{31 * time.Second, 12}})
 	// quietMax at the resync turns stretching off.
 	off := viewAge{resync: 30 * time.Second, quietMax: 30 * time.Second}
-	now = now.Add(31 * time.Second)
-	v.passed.Delete("ns/a")
-	v.entry(context.Background(), viewCluster, w.read, "ns/a", "a", off, now) // read 7, unchanged
-	now = now.Add(31 * time.Second)
-	v.passed.Delete("ns/a")
-	v.entry(context.Background(), viewCluster, w.read, "ns/a", "a", off, now)
-	if w.reads != 8 {
-		t.Fatalf("%d reads, want 8 with quietMax = resync", w.reads)
+	for i := range 3 {
+		pass(31*time.Second, off)
+		if w.reads != 13+i {
+			t.Fatalf("%d reads, want %d with quietMax = resync", w.reads, 13+i)
+		}
 	}
 }

@@ -111,10 +111,11 @@ type clusterView struct {
 	// sent: the KafkaConnectors of the cluster that manage their connector
 	// (unmanaged.go). nil when the cache could not be listed.
 	managed map[string]bool
-	// quiet counts the reads in a row before this one that found the
-	// workers exactly as this one did; it stretches the view's life
+	// since is when the reads in a row that found the workers exactly as
+	// this one did began (this read's start when the one before differed):
+	// how long the workers stayed unchanged stretches the view's life
 	// (maxAge).
-	quiet int
+	since time.Time
 	err   error
 }
 
@@ -122,34 +123,33 @@ type clusterView struct {
 // just before it was sent (nil when unknown).
 type viewRead func(ctx context.Context) (entries map[string]connectapi.ConnectorExpansion, managed map[string]bool, err error)
 
-// maxAge is how long a view serves: the resync, doubled for each read in
-// a row that found nothing changed, up to quietMax. Any change on the
+// maxAge is how long a view serves: as long as the workers had stayed
+// unchanged when it was read, at least the resync and at most quietMax.
+// With reads one resync apart that doubles the interval from one read to
+// the next (30s, 30s, 60s, 120s at the defaults). Any change on the
 // workers (a task failing, a worker leaving, a connector made through
 // REST) makes the next read's view live one resync again, and any action
-// of the operator forces a new read (the marks above).
+// of the operator forces a new read (the marks above). A burst of reads
+// (passes retrying soon) does not stretch it: only time does.
 func (cv *clusterView) maxAge(resync, quietMax time.Duration) time.Duration {
-	age := resync
-	for i := 0; i < cv.quiet && age < quietMax; i++ {
-		age *= 2
-	}
-	return max(resync, min(age, quietMax))
+	return max(resync, min(cv.at.Sub(cv.since), quietMax))
 }
 
-// quietAfter says how many reads in a row, ending with cv, found the
-// workers unchanged, given the read before it.
-func quietAfter(prev, cv *clusterView) int {
+// sinceAfter says since when the workers were as cv found them, given the
+// read before it.
+func sinceAfter(prev, cv *clusterView) time.Time {
 	if prev == nil || prev.of != cv.of || cv.err != nil {
-		return 0
+		return cv.at
 	}
 	select {
 	case <-prev.done:
 	default:
-		return 0
+		return cv.at
 	}
 	if prev.err != nil || !reflect.DeepEqual(prev.entries, cv.entries) {
-		return 0
+		return cv.at
 	}
-	return prev.quiet + 1
+	return prev.since
 }
 
 // viewOf says which cluster a view read: a change of the cluster's spec
@@ -222,7 +222,7 @@ func (v *clusterViews) view(ctx context.Context, cc *v1alpha1.ConnectCluster, re
 		v.views[key] = cv
 		v.mu.Unlock()
 		cv.entries, cv.managed, cv.err = read(ctx)
-		cv.quiet = quietAfter(prev, cv)
+		cv.since = sinceAfter(prev, cv)
 		close(cv.done)
 		return cv
 	}
