@@ -33,7 +33,8 @@ limitations under the License.
 //     (kfake) runs in a process of its own and is not counted; its RSS is
 //     reported beside (operator_broker_rss_mb), and operator_rss_with_broker_mb
 //     adds it, the figure the first wave measured with the broker in process;
-//   - at rest, over -idle (default 60s, two connector resyncs) with nothing
+//   - at rest, over -idle (default 60s, two connector resyncs; logged minute
+//     by minute) with nothing
 //     changing: the operator's API requests (reads, watches and writes, by
 //     verb and resource), its API writes (every request that is not a GET,
 //     LIST or WATCH: creates, updates, patches, status patches, events, Lease
@@ -493,8 +494,26 @@ func measure() error {
 	calls.snapshot()
 	runtime.GC()
 	idleStart := time.Now()
-	time.Sleep(*idle)
-	r, c := requests.snapshot(), calls.snapshot()
+	// Minute by minute (logged), so that a window longer than a minute
+	// shows when the cluster reads settle at their longest interval
+	// (--connector-resync-max).
+	r, c := map[string]int{}, map[string]int{}
+	for left := *idle; left > 0; left -= time.Minute {
+		time.Sleep(min(left, time.Minute))
+		rm, cm := requests.snapshot(), calls.snapshot()
+		writes, rest := 0, 0
+		for k, v := range rm {
+			r[k] += v
+			if isWrite(k) {
+				writes += v
+			}
+		}
+		for k, v := range cm {
+			c[k] += v
+			rest += v
+		}
+		logf("at rest, minute %.0f: %d API writes, %d REST calls %s", time.Since(idleStart).Minutes(), writes, rest, sortedCounts(cm))
+	}
 	minutes := time.Since(idleStart).Minutes()
 	var all, writes, lease, rest int
 	for k, v := range r {
