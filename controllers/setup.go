@@ -192,7 +192,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		DriftBackoff:   opts.DriftBackoff,
 	}
 	if ccOpts.UnmanagedConnectors == nil {
-		ccOpts.UnmanagedConnectors = kcr.UnmanagedConnectors
+		ccOpts.UnmanagedConnectors = kcr
 	}
 	if err := connectcluster.NewReconciler(mgr, ccOpts).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the ConnectCluster reconciler: %w", err)

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -77,7 +78,7 @@ func managedNames(kcs []v1alpha1.KafkaConnector) map[string]bool {
 }
 
 // UnmanagedConnectors lists the connectors on cc's workers that none of
-// kcs manages. It implements connectcluster.UnmanagedConnectorsFunc with
+// kcs manages. It implements connectcluster.UnmanagedScanner with
 // the cluster's shared view (no REST call of its own while the connectors'
 // passes keep the view young); nothing is ever deleted.
 func (r *Reconciler) UnmanagedConnectors(ctx context.Context, cc *v1alpha1.ConnectCluster, kcs []v1alpha1.KafkaConnector) ([]string, error) {
@@ -86,6 +87,14 @@ func (r *Reconciler) UnmanagedConnectors(ctx context.Context, cc *v1alpha1.Conne
 		return nil, err
 	}
 	return r.views.unmanaged(ctx, cc, r.viewRead(cc, workers), r.viewAge(), r.now(), kcs)
+}
+
+// ForgetCluster drops what the reconciler keeps about a ConnectCluster
+// that is gone (connectcluster.UnmanagedScanner): a scan that ran while the
+// cluster was being deleted may have kept a view after the KafkaConnector
+// reconciler's own watch forgot it.
+func (r *Reconciler) ForgetCluster(key types.NamespacedName) {
+	r.forgetCluster(key.String())
 }
 
 // unmanaged lists the connectors in a view of cc (young enough for age)
