@@ -105,6 +105,7 @@ var (
 	size      = flag.Int("size", 0, "measure this one size in this process (what the curve's run starts per size)")
 	clusters  = flag.Int("clusters", 10, "ConnectClusters (one worker process each)")
 	idle      = flag.Duration("idle", 60*time.Second, "how long requests at rest are counted")
+	settle    = flag.Duration("settle", 5*time.Second, "how long after all are Ready the count at rest begins")
 	resync    = flag.Duration("connector-resync", 0, "the operator's --connector-resync (0: the default, 30s)")
 	workerCPU = flag.Bool("worker-cpuprofile", false, "write a CPU profile of the first ConnectCluster's worker (worker_cpu_N.pprof in the output folder, the whole run)")
 	verbose   = flag.Bool("v", false, "log progress to stderr")
@@ -144,7 +145,7 @@ func curves() error {
 	}
 	figures := map[int]map[string]float64{}
 	for _, n := range ns {
-		args := []string{"-size", strconv.Itoa(n), "-clusters", strconv.Itoa(*clusters), "-idle", idle.String(), "-connector-resync", resync.String(),
+		args := []string{"-size", strconv.Itoa(n), "-clusters", strconv.Itoa(*clusters), "-idle", idle.String(), "-settle", settle.String(), "-connector-resync", resync.String(),
 			"-worker-cpuprofile=" + strconv.FormatBool(*workerCPU)}
 		if *verbose {
 			args = append(args, "-v")
@@ -489,7 +490,7 @@ func measure() error {
 	report("ready_s", ready.Seconds())
 
 	// At rest: let the creation's work drain, then count.
-	time.Sleep(5 * time.Second)
+	time.Sleep(*settle)
 	requests.snapshot()
 	calls.snapshot()
 	runtime.GC()
