@@ -93,6 +93,7 @@ func runOperator(args []string, stderr io.Writer) error {
 	watchNamespaces := fs.String("watch-namespaces", "", "comma-separated namespaces to watch; empty watches all")
 	workerImage := fs.String("worker-image", os.Getenv("CONVEYOR_IMAGE"), "image for worker pods of clusters that name none (default: $CONVEYOR_IMAGE, the operator's own image)")
 	connectorResync := fs.Duration("connector-resync", kafkaconnector.DefaultResync, "how often a connector's runtime status (state, tasks, limits, lag) is read again from the workers when nothing changed in the API server")
+	connectorResyncMax := fs.Duration("connector-resync-max", 0, "how far apart a cluster's runtime status is read while its workers keep answering the same: the interval doubles from --connector-resync up to this after each unchanged read, and falls back at the first change or action (0: 4 x --connector-resync, 2m; at most --connector-resync turns this off)")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -120,9 +121,10 @@ func runOperator(args []string, stderr io.Writer) error {
 		return fmt.Errorf("creating the controller manager: %w", err)
 	}
 	if err := controllers.Setup(mgr, controllers.Options{
-		WorkerImage:       *workerImage,
-		OperatorNamespace: os.Getenv("POD_NAMESPACE"),
-		ConnectorResync:   *connectorResync,
+		WorkerImage:        *workerImage,
+		OperatorNamespace:  os.Getenv("POD_NAMESPACE"),
+		ConnectorResync:    *connectorResync,
+		ConnectorResyncMax: *connectorResyncMax,
 	}); err != nil {
 		return fmt.Errorf("setting up reconcilers: %w", err)
 	}

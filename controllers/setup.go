@@ -63,6 +63,11 @@ type Options struct {
 	// again when nothing in the API server changed (default
 	// kafkaconnector.DefaultResync, 30s; conveyor operator --connector-resync).
 	ConnectorResync time.Duration
+	// ConnectorResyncMax is how far the reads of a cluster whose workers
+	// answer the same, read after read, are spread out (default
+	// kafkaconnector.DefaultResyncStretch x ConnectorResync, 2m;
+	// --connector-resync-max).
+	ConnectorResyncMax time.Duration
 	// DriftBackoff is the revert schedule of driftPolicy enforce (default
 	// kafkaconnector.DefaultDriftBackoff); tests shorten it.
 	DriftBackoff kafkaconnector.Backoff
@@ -178,6 +183,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		APIReader:      mgr.GetAPIReader(),
 		SecretMetadata: mgr.GetCache(),
 		Resync:         opts.ConnectorResync,
+		ResyncMax:      opts.ConnectorResyncMax,
 		Recorder:       mgr.GetEventRecorder("kafkaconnector"),
 		Resolver:       resolver,
 		ClientOptions:  opts.WorkerClient,
@@ -186,7 +192,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		DriftBackoff:   opts.DriftBackoff,
 	}
 	if ccOpts.UnmanagedConnectors == nil {
-		ccOpts.UnmanagedConnectors = kcr.UnmanagedConnectors
+		ccOpts.UnmanagedConnectors = kcr
 	}
 	if err := connectcluster.NewReconciler(mgr, ccOpts).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the ConnectCluster reconciler: %w", err)

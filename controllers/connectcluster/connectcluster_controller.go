@@ -104,7 +104,7 @@ type Options struct {
 	// workers that no KafkaConnector manages, for
 	// status.unmanagedConnectors; ConnectorScanInterval is how often a
 	// healthy cluster is scanned (default DefaultConnectorScanInterval).
-	UnmanagedConnectors   UnmanagedConnectorsFunc
+	UnmanagedConnectors   UnmanagedScanner
 	ConnectorScanInterval time.Duration
 	// MaxConcurrentReconciles defaults to 4: a cluster whose Kafka is down
 	// must not hold up the others for KafkaTimeout each.
@@ -360,6 +360,9 @@ func (r *Reconciler) forget(key types.NamespacedName) {
 	delete(r.departed, key)
 	delete(r.failures, key)
 	r.applied.Forget(key.String())
+	if r.opts.UnmanagedConnectors != nil {
+		r.opts.UnmanagedConnectors.ForgetCluster(key)
+	}
 	if f, ok := r.opts.Autoscaler.(interface{ Forget(types.NamespacedName) }); ok {
 		f.Forget(key)
 	}

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
@@ -32,8 +33,10 @@ import (
 // KafkaConnector manages appear on the workers.
 const EventUnmanagedConnectors = "UnmanagedConnectors"
 
-// DefaultConnectorScanInterval is how often a cluster's workers are asked
-// for connectors that no KafkaConnector manages.
+// DefaultConnectorScanInterval is how often a cluster is looked at for
+// connectors that no KafkaConnector manages. The look costs no REST call
+// of its own while the cluster's KafkaConnectors keep a recent whole read
+// of its workers (the KafkaConnector reconciler's views).
 const DefaultConnectorScanInterval = time.Minute
 
 // maxUnmanaged bounds status.unmanagedConnectors.
@@ -43,11 +46,17 @@ const maxUnmanaged = 100
 // reconcile up.
 const scanTimeout = 5 * time.Second
 
-// UnmanagedConnectorsFunc lists the connectors on cc's workers that none of
-// kcs (the KafkaConnectors naming cc) manages. The KafkaConnector
-// reconciler implements it: it holds the worker clients and knows what
-// "manages" means (its finalizer).
-type UnmanagedConnectorsFunc func(ctx context.Context, cc *v1alpha1.ConnectCluster, kcs []v1alpha1.KafkaConnector) ([]string, error)
+// UnmanagedScanner lists the connectors on cc's workers that none of kcs
+// (the KafkaConnectors naming cc) manages. The KafkaConnector reconciler
+// implements it: it holds the worker clients and the cluster's latest
+// read, and knows what "manages" means (its finalizer).
+type UnmanagedScanner interface {
+	UnmanagedConnectors(ctx context.Context, cc *v1alpha1.ConnectCluster, kcs []v1alpha1.KafkaConnector) ([]string, error)
+	// ForgetCluster drops what a scan kept about a ConnectCluster that is
+	// gone. The ConnectCluster reconciler calls it when it finds the
+	// cluster gone: after any scan of it, which the same reconciler ran.
+	ForgetCluster(key types.NamespacedName)
+}
 
 func (r *Reconciler) scanInterval() time.Duration {
 	if r.opts.ConnectorScanInterval > 0 {
@@ -70,7 +79,7 @@ func (r *Reconciler) scanUnmanaged(ctx context.Context, cc *v1alpha1.ConnectClus
 	}
 	sctx, cancel := context.WithTimeout(ctx, scanTimeout)
 	defer cancel()
-	names, err := r.opts.UnmanagedConnectors(sctx, cc, kcs)
+	names, err := r.opts.UnmanagedConnectors.UnmanagedConnectors(sctx, cc, kcs)
 	if err != nil {
 		logf.FromContext(ctx).V(1).Info("listing the connectors on the workers failed; status.unmanagedConnectors keeps its value", "error", err.Error())
 		return

@@ -70,6 +70,11 @@ const (
 	// DefaultResync is how often a connector's runtime status is read again
 	// when nothing in the API server changed (the worker does not notify us).
 	DefaultResync = 30 * time.Second
+	// DefaultResyncStretch is how far, by default, the reads of a cluster
+	// whose workers answer the same read after read are spread out, in
+	// resyncs: 4 x 30s = 2m, Strimzi's default reconciliation interval
+	// (clusterView.maxAge).
+	DefaultResyncStretch = 4
 	// maxNotReadyRetry bounds the retry period while the cluster has no
 	// Ready worker.
 	maxNotReadyRetry = 15 * time.Second
@@ -115,6 +120,10 @@ type Reconciler struct {
 	// nothing in the API server changed (DefaultResync when zero); tests
 	// shorten it.
 	Resync time.Duration
+	// ResyncMax is how long a cluster's whole read serves while read after
+	// read found its workers unchanged (DefaultResyncStretch resyncs when
+	// zero; at most Resync turns the stretching off).
+	ResyncMax time.Duration
 
 	// MaxConcurrentReconciles is how many KafkaConnectors are reconciled at
 	// once (DefaultConcurrency when zero): a pass mostly waits on the
@@ -224,6 +233,14 @@ func (r *Reconciler) resync() time.Duration {
 		return r.Resync
 	}
 	return DefaultResync
+}
+
+func (r *Reconciler) viewAge() viewAge {
+	quietMax := r.ResyncMax
+	if quietMax <= 0 {
+		quietMax = DefaultResyncStretch * r.resync()
+	}
+	return viewAge{resync: r.resync(), quietMax: max(quietMax, r.resync())}
 }
 
 func (r *Reconciler) notReadyRetry() time.Duration { return min(r.resync(), maxNotReadyRetry) }

@@ -28,7 +28,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 )
@@ -293,32 +292,4 @@ func (r *Reconciler) emitDriftEvents(kc *v1alpha1.KafkaConnector, s *v1alpha1.Ka
 			r.event(kc, corev1.EventTypeWarning, v1alpha1.KafkaConnectorConfigDrift, "Drift", "connector %s: %s", kc.Name, c.Message)
 		}
 	}
-}
-
-// UnmanagedConnectors lists the connectors on cc's workers that none of
-// kcs manages (carries the finalizer: a KafkaConnector that found a
-// connector of its name already there does not manage it). It implements
-// connectcluster.UnmanagedConnectorsFunc; nothing is ever deleted.
-func (r *Reconciler) UnmanagedConnectors(ctx context.Context, cc *v1alpha1.ConnectCluster, kcs []v1alpha1.KafkaConnector) ([]string, error) {
-	workers, err := r.workerClient(ctx, cc)
-	if err != nil {
-		return nil, err
-	}
-	names, err := workers.ListConnectors(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("listing the connectors of ConnectCluster %s/%s: %w", cc.Namespace, cc.Name, err)
-	}
-	managed := map[string]bool{}
-	for i := range kcs {
-		if controllerutil.ContainsFinalizer(&kcs[i], Finalizer) {
-			managed[kcs[i].Name] = true
-		}
-	}
-	var out []string
-	for _, n := range names {
-		if !managed[n] {
-			out = append(out, n)
-		}
-	}
-	return out, nil
 }

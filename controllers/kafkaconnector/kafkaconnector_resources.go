@@ -231,7 +231,7 @@ func (r *Reconciler) observeRuntime(ctx context.Context, kc *v1alpha1.KafkaConne
 	key := kc.Namespace + "/" + kc.Name
 	if !r.views.unchanged(key, kc.ResourceVersion) {
 		st, err = l.workers.Status(ctx, kc.Name)
-	} else if e, ok := r.views.entry(ctx, l.cluster, l.workers, key, kc.Name, r.resync(), r.now()); ok {
+	} else if e, ok := r.views.entry(ctx, l.cluster, r.viewRead(l.cluster, l.workers), key, kc.Name, r.viewAge(), r.now()); ok {
 		l.view, st = &e, *e.Status
 	} else {
 		st, err = l.workers.Status(ctx, kc.Name)

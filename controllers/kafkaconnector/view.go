@@ -19,30 +19,32 @@ package kafkaconnector
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 	"github.com/conveyor-dev/conveyor/controllers/statusmetrics"
-	"github.com/conveyor-dev/conveyor/controllers/workerclient"
 	"github.com/conveyor-dev/conveyor/runtime/connectapi"
 )
 
 // clusterViews keeps, per ConnectCluster, the last whole-cluster read of
 // the runtime (GET /connectors?expand=status,info,limits,topics), shared by
-// the passes of the cluster's connectors: at rest a cluster of N
-// connectors costs one REST call per resync instead of four per connector.
+// the passes of the cluster's connectors and the ConnectCluster's scan for
+// unmanaged connectors (unmanaged.go): at rest a cluster of N connectors
+// costs one REST call per resync instead of four per connector, and one
+// per quietMax (--connector-resync-max) once its reads stop changing.
 //
 // A pass may use a view only when the KafkaConnector is as the connector's
 // last pass left it (the same resourceVersion: only time passed, so a spec
 // edit, an annotation or anyone's change is read fresh from the workers),
-// and the view is younger than the resync and was started after the
+// and the view is younger than its maxAge and was started after the
 // connector's last action (create, config write, restart, state change)
 // finished and, for a pass that follows its previous one quickly, after
 // that one looked: what a pass acts on is never older than what it did or
-// saw. Reads are
-// numbered from one counter, so "after" does not depend on clocks.
+// saw. Reads are numbered from one counter, so "after" does not depend on
+// clocks.
 //
 // Everything here is forgotten with what it is about: a cluster's view when
 // the cluster is deleted (forgetCluster) or its spec changes (the next read
@@ -105,7 +107,49 @@ type clusterView struct {
 	at      time.Time
 	done    chan struct{} // closed when the read ended
 	entries map[string]connectapi.ConnectorExpansion
-	err     error
+	// managed is what the operator's cache held just before the read was
+	// sent: the KafkaConnectors of the cluster that manage their connector
+	// (unmanaged.go). nil when the cache could not be listed.
+	managed map[string]bool
+	// since is when the reads in a row that found the workers exactly as
+	// this one did began (this read's start when the one before differed):
+	// how long the workers stayed unchanged stretches the view's life
+	// (maxAge).
+	since time.Time
+	err   error
+}
+
+// viewRead sends one whole-cluster read; managed is what the cache held
+// just before it was sent (nil when unknown).
+type viewRead func(ctx context.Context) (entries map[string]connectapi.ConnectorExpansion, managed map[string]bool, err error)
+
+// maxAge is how long a view serves: as long as the workers had stayed
+// unchanged when it was read, at least the resync and at most quietMax.
+// With reads one resync apart that doubles the interval from one read to
+// the next (30s, 30s, 60s, 120s at the defaults). Any change on the
+// workers (a task failing, a worker leaving, a connector made through
+// REST) makes the next read's view live one resync again, and any action
+// of the operator forces a new read (the marks above). A burst of reads
+// (passes retrying soon) does not stretch it: only time does.
+func (cv *clusterView) maxAge(resync, quietMax time.Duration) time.Duration {
+	return max(resync, min(cv.at.Sub(cv.since), quietMax))
+}
+
+// sinceAfter says since when the workers were as cv found them, given the
+// read before it.
+func sinceAfter(prev, cv *clusterView) time.Time {
+	if prev == nil || prev.of != cv.of || cv.err != nil {
+		return cv.at
+	}
+	select {
+	case <-prev.done:
+	default:
+		return cv.at
+	}
+	if prev.err != nil || !reflect.DeepEqual(prev.entries, cv.entries) {
+		return cv.at
+	}
+	return prev.since
 }
 
 // viewOf says which cluster a view read: a change of the cluster's spec
@@ -120,12 +164,16 @@ func (v *clusterViews) markActed(connector string) {
 	v.acted.Store(connector, v.seq.Add(1))
 }
 
+// viewAge bounds how old a view may be when it serves: resync stretched up
+// to quietMax while the workers stay unchanged (clusterView.maxAge).
+type viewAge struct{ resync, quietMax time.Duration }
+
 // entry returns the connector's entry in a view of its cluster that the
 // pass may use, reading the cluster again when the kept view is too old
 // or older than the connector's last action (concurrent passes share one
 // read). ok is false when there is no usable view or the connector is not
 // in it (the caller then asks the workers directly).
-func (v *clusterViews) entry(ctx context.Context, cc *v1alpha1.ConnectCluster, workers *workerclient.Client, connector, name string, maxAge time.Duration, now time.Time) (connectapi.ConnectorExpansion, bool) {
+func (v *clusterViews) entry(ctx context.Context, cc *v1alpha1.ConnectCluster, read viewRead, connector, name string, age viewAge, now time.Time) (connectapi.ConnectorExpansion, bool) {
 	// Newer than the connector's last action, and than its previous pass
 	// when that was less than a quarter resync ago: a pass that retries soon
 	// (tasks still starting) sees a new read, not the one its previous
@@ -135,10 +183,22 @@ func (v *clusterViews) entry(ctx context.Context, cc *v1alpha1.ConnectCluster, w
 		after = a.(uint64)
 	}
 	if p, ok := v.passed.Swap(connector, passMark{seq: v.seq.Add(1), at: now}); ok {
-		if pm := p.(passMark); now.Sub(pm.at) < maxAge/4 {
+		if pm := p.(passMark); now.Sub(pm.at) < age.resync/4 {
 			after = max(after, pm.seq)
 		}
 	}
+	cv := v.view(ctx, cc, read, after, age, now)
+	if cv == nil || cv.err != nil {
+		return connectapi.ConnectorExpansion{}, false
+	}
+	e, ok := cv.entries[name]
+	return e, ok && e.Status != nil
+}
+
+// view returns a view of cc started after the counter value after and
+// young enough for age, waiting for one in flight or sending a new read
+// (which replaces the kept one). nil when ctx ended while waiting.
+func (v *clusterViews) view(ctx context.Context, cc *v1alpha1.ConnectCluster, read viewRead, after uint64, age viewAge, now time.Time) *clusterView {
 	key, of := cc.Namespace+"/"+cc.Name, viewOf(cc)
 	v.mu.Lock()
 	if v.views == nil {
@@ -151,30 +211,28 @@ func (v *clusterViews) entry(ctx context.Context, cc *v1alpha1.ConnectCluster, w
 		}
 		select {
 		case <-cv.done:
-			return cv.err == nil && now.Sub(cv.at) < maxAge
+			return cv.err == nil && now.Sub(cv.at) < cv.maxAge(age.resync, age.quietMax)
 		default:
 			return true // in flight, started after the action: wait for it
 		}
 	}
 	if !usable(cv) {
+		prev := cv
 		cv = &clusterView{of: of, seq: v.seq.Add(1), at: now, done: make(chan struct{})}
 		v.views[key] = cv
 		v.mu.Unlock()
-		cv.entries, cv.err = workers.Expanded(ctx)
+		cv.entries, cv.managed, cv.err = read(ctx)
+		cv.since = sinceAfter(prev, cv)
 		close(cv.done)
-	} else {
-		v.mu.Unlock()
-		select {
-		case <-cv.done:
-		case <-ctx.Done():
-			return connectapi.ConnectorExpansion{}, false
-		}
+		return cv
 	}
-	if cv.err != nil {
-		return connectapi.ConnectorExpansion{}, false
+	v.mu.Unlock()
+	select {
+	case <-cv.done:
+		return cv
+	case <-ctx.Done():
+		return nil
 	}
-	e, ok := cv.entries[name]
-	return e, ok && e.Status != nil
 }
 
 // entries counts what is kept, by cache.

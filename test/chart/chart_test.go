@@ -99,6 +99,7 @@ func TestTemplateRefusesBadValues(t *testing.T) {
 		{"unknown top-level value", []string{"--set", "replicas=2"}, "replicas"},
 		{"bad pull policy", []string{"--set", "image.pullPolicy=Sometimes"}, "/image/pullPolicy"},
 		{"connector resync without a unit", []string{"--set", "connectorResync=30"}, "/connectorResync"},
+		{"connector resync max without a unit", []string{"--set", "connectorResyncMax=120"}, "/connectorResyncMax"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -33,7 +33,8 @@ limitations under the License.
 //     (kfake) runs in a process of its own and is not counted; its RSS is
 //     reported beside (operator_broker_rss_mb), and operator_rss_with_broker_mb
 //     adds it, the figure the first wave measured with the broker in process;
-//   - at rest, over -idle (default 60s, two connector resyncs) with nothing
+//   - at rest, over -idle (default 60s, two connector resyncs; logged minute
+//     by minute) with nothing
 //     changing: the operator's API requests (reads, watches and writes, by
 //     verb and resource), its API writes (every request that is not a GET,
 //     LIST or WATCH: creates, updates, patches, status patches, events, Lease
@@ -105,6 +106,7 @@ var (
 	size      = flag.Int("size", 0, "measure this one size in this process (what the curve's run starts per size)")
 	clusters  = flag.Int("clusters", 10, "ConnectClusters (one worker process each)")
 	idle      = flag.Duration("idle", 60*time.Second, "how long requests at rest are counted")
+	settle    = flag.Duration("settle", 5*time.Second, "how long after all are Ready the count at rest begins")
 	resync    = flag.Duration("connector-resync", 0, "the operator's --connector-resync (0: the default, 30s)")
 	workerCPU = flag.Bool("worker-cpuprofile", false, "write a CPU profile of the first ConnectCluster's worker (worker_cpu_N.pprof in the output folder, the whole run)")
 	verbose   = flag.Bool("v", false, "log progress to stderr")
@@ -144,7 +146,7 @@ func curves() error {
 	}
 	figures := map[int]map[string]float64{}
 	for _, n := range ns {
-		args := []string{"-size", strconv.Itoa(n), "-clusters", strconv.Itoa(*clusters), "-idle", idle.String(), "-connector-resync", resync.String(),
+		args := []string{"-size", strconv.Itoa(n), "-clusters", strconv.Itoa(*clusters), "-idle", idle.String(), "-settle", settle.String(), "-connector-resync", resync.String(),
 			"-worker-cpuprofile=" + strconv.FormatBool(*workerCPU)}
 		if *verbose {
 			args = append(args, "-v")
@@ -490,13 +492,31 @@ func measure() error {
 	report("ready_s", ready.Seconds())
 
 	// At rest: let the creation's work drain, then count.
-	time.Sleep(5 * time.Second)
+	time.Sleep(*settle)
 	requests.snapshot()
 	calls.snapshot()
 	runtime.GC()
 	idleStart := time.Now()
-	time.Sleep(*idle)
-	r, c := requests.snapshot(), calls.snapshot()
+	// Minute by minute (logged), so that a window longer than a minute
+	// shows when the cluster reads settle at their longest interval
+	// (--connector-resync-max).
+	r, c := map[string]int{}, map[string]int{}
+	for left := *idle; left > 0; left -= time.Minute {
+		time.Sleep(min(left, time.Minute))
+		rm, cm := requests.snapshot(), calls.snapshot()
+		writes, rest := 0, 0
+		for k, v := range rm {
+			r[k] += v
+			if isWrite(k) {
+				writes += v
+			}
+		}
+		for k, v := range cm {
+			c[k] += v
+			rest += v
+		}
+		logf("at rest, minute %.0f: %d API writes, %d REST calls %s", time.Since(idleStart).Minutes(), writes, rest, sortedCounts(cm))
+	}
 	minutes := time.Since(idleStart).Minutes()
 	var all, writes, lease, rest int
 	for k, v := range r {
