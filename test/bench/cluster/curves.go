@@ -26,6 +26,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/conveyor-dev/conveyor/test/bench/benchkit"
@@ -40,8 +41,10 @@ import (
 // them, nothing flows. Under load: the sources are reconfigured to write
 // -worker-rate records per second each, without end, and the sinks follow.
 // In each state, after -settle, the worker's CPU time over -window and its
-// VmRSS at the window's end. Four curves: RSS and CPU (millicores), idle
-// and under load, each with its cost per task.
+// VmRSS at the window's end, then its heap profile (the live heap after a
+// collection) into the output folder as worker_heap_{idle,load}_N.pprof.
+// Four curves: RSS and CPU (millicores), idle and under load, each with its
+// cost per task.
 func workerCurve(ctx context.Context, bin, dir string) error {
 	sizes, err := parseSizes(*workerSizes)
 	if err != nil {
@@ -77,11 +80,18 @@ type workerFigures struct {
 
 func measureWorker(ctx context.Context, bin, dir string, n int) (workerFigures, error) {
 	var f workerFigures
-	b, c, err := newCluster(bin, dir)
+	b, err := harness.StartBroker()
 	if err != nil {
 		return f, err
 	}
 	defer b.Close()
+	profile := filepath.Join(dir, "worker.heap")
+	c, err := harness.NewCluster(harness.Options{Binary: bin, Dir: dir, Bootstrap: b.Addr,
+		SessionTimeout: *session, HeartbeatInterval: *heartbeat, LostWorkerDelay: *lostDelay,
+		Args: func(string) []string { return []string{"--heapprofile", profile} }})
+	if err != nil {
+		return f, err
+	}
 	defer c.Close()
 	w, err := c.Start(ctx, "w1")
 	if err != nil {
@@ -121,6 +131,9 @@ func measureWorker(ctx context.Context, bin, dir string, n int) (workerFigures, 
 	if f.idleRSS, f.idleCPU, err = window(w.Pid()); err != nil {
 		return f, err
 	}
+	if err := heapProfile(ctx, w.Pid(), profile, fmt.Sprintf("worker_heap_idle_%d.pprof", n)); err != nil {
+		return f, err
+	}
 
 	// Under load: the same sources, writing without end.
 	err = forEach(ctx, pairs, func(i int) error {
@@ -145,7 +158,32 @@ func measureWorker(ctx context.Context, bin, dir string, n int) (workerFigures, 
 		return f, err
 	}
 	f.loadRecords = float64(count()-before) / time.Since(at).Seconds()
-	return f, nil
+	return f, heapProfile(ctx, w.Pid(), profile, fmt.Sprintf("worker_heap_load_%d.pprof", n))
+}
+
+// heapProfile has the worker (started with --heapprofile path) write its
+// heap profile and moves it into the output folder under name.
+func heapProfile(ctx context.Context, pid int, path, name string) error {
+	out, err := benchkit.OutDir()
+	if err != nil {
+		return err
+	}
+	os.Remove(path)
+	if err := syscall.Kill(pid, syscall.SIGUSR1); err != nil {
+		return fmt.Errorf("asking the worker for its heap profile: %w", err)
+	}
+	err = testkit.Until(ctx, time.Minute, "the worker wrote its heap profile "+path, func(context.Context) (bool, error) {
+		_, err := os.Stat(path)
+		return err == nil, nil
+	})
+	if err != nil {
+		return err
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(out, name), b, 0o644)
 }
 
 // window waits -settle, then returns the process's CPU use over -window
