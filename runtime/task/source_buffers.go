@@ -50,9 +50,10 @@ func (b *sendBuffers) popped() {
 // batches in flight at MaxInFlight; more would only keep memory.
 const sendPoolSets = 4
 
-// sendPoolFloor is the batch size (records) below which a set is never
-// too large to keep: small sets cost little, and dropping them would
-// allocate again for batches that merely vary.
+// sendPoolFloor is the set size (records) up to which a set is never too
+// large to keep: small sets cost little, and dropping them would allocate
+// again for batches that merely vary. New sets are sized to the recent
+// batches, however small.
 const sendPoolFloor = 64
 
 // sendPool keeps the buffers of finished batches for the next ones, sized
@@ -72,9 +73,7 @@ type sendPool struct {
 }
 
 func newSendPool() *sendPool {
-	p := &sendPool{free: make(chan *sendBuffers, sendPoolSets), arenaHint: 256}
-	p.recent.Store(sendPoolFloor)
-	return p
+	return &sendPool{free: make(chan *sendBuffers, sendPoolSets), arenaHint: 256}
 }
 
 // limit is the most records a kept set may hold.

@@ -97,3 +97,16 @@ func TestSendPoolReusesSetsForSimilarBatches(t *testing.T) {
 		t.Fatalf("%.1f allocations per cycle of %d batches of 60 to 120 records, want 0", allocs, len(sizes))
 	}
 }
+
+// A source of small batches gets small sets: a set is sized to recent
+// batches, not to the floor under which sets are kept.
+func TestSendPoolSizesSetsToSmallBatches(t *testing.T) {
+	p := newSendPool()
+	for range 10 {
+		b := p.get(context.Background(), 2)
+		if cap(b.krs) > 2 || cap(b.arena) > 2*p.arenaHint {
+			t.Fatalf("a set of %d records and %d arena bytes for batches of 2", cap(b.krs), cap(b.arena))
+		}
+		p.put(b)
+	}
+}
