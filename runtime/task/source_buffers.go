@@ -18,6 +18,7 @@ package task
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -52,20 +53,29 @@ const sendPoolSets = 4
 
 // sendPoolFloor is the set size (records) up to which a set is never too
 // large to keep: small sets cost little, and dropping them would allocate
-// again for batches that merely vary. New sets are sized to the recent
-// batches, however small.
+// again for batches that merely vary.
 const sendPoolFloor = 64
 
-// sendPool keeps the buffers of finished batches for the next ones, sized
-// to recent batches rather than to the largest ever seen: a source that
-// polled a large catch-up batch once (its worker short of CPU, say) and
-// small ones since does not keep sendPoolSets sets of that size per task.
-// recent is a decaying estimate of the batch size: it rises at once to a
-// larger batch and falls an eighth of the way to each smaller one, so
-// after a handful of small batches a set of more than twice the estimate
-// is let go (when it comes back, or when it is taken) instead of kept.
+// sendPool keeps the buffers of finished batches for the next ones. What a
+// runner holds follows its recent batches, not the largest it ever saw,
+// and a batch's set is about the batch's size, not the size of a larger
+// one before it:
+//   - a new set holds n records rounded up to a power of two (within 2× of
+//     the batch, and batches that vary a little share sets);
+//   - get takes the smallest free set that fits the batch, and none more
+//     than 4 times its size (a source whose worker waits for CPU has many
+//     small batches in flight: each in a set of a large one multiplied its
+//     memory); put, with every place taken, keeps a set in place of a
+//     larger one;
+//   - recent is a decaying estimate of the batch size: it rises at once to
+//     a larger batch and falls an eighth of the way to each smaller one. A
+//     set of more than twice the estimate (and more than the floor) is let
+//     go, when it comes back or when get finds it free, so a source that
+//     polled a large catch-up batch once and small ones since does not keep
+//     sets of that size.
 type sendPool struct {
-	free   chan *sendBuffers
+	mu     sync.Mutex // put runs under the tracker's lock (acknowledgements), get on the sender
+	free   []*sendBuffers
 	recent atomic.Int64 // records; written by the sender, read by put
 	// arenaHint sizes a batch's serialisation buffer per record (sender
 	// goroutine only).
@@ -73,7 +83,7 @@ type sendPool struct {
 }
 
 func newSendPool() *sendPool {
-	return &sendPool{free: make(chan *sendBuffers, sendPoolSets), arenaHint: 256}
+	return &sendPool{free: make([]*sendBuffers, 0, sendPoolSets), arenaHint: 256}
 }
 
 // limit is the most records a kept set may hold.
@@ -81,11 +91,10 @@ func (p *sendPool) limit() int {
 	return 2 * max(int(p.recent.Load()), sendPoolFloor)
 }
 
-// get returns buffers for a batch of n records: a free set that fits and
-// is not oversized, or a new one sized to the recent estimate. The
-// records' contexts are set up here, once: kgo may still read a context
-// (its Done) after the record's promise ran, so a reused context keeps its
-// Context and only its tracker entry changes.
+// get returns buffers for a batch of n records: the smallest free set that
+// fits, or a new one. The records' contexts are set up here, once: kgo may
+// still read a context (its Done) after the record's promise ran, so a
+// reused context keeps its Context and only its tracker entry changes.
 func (p *sendPool) get(ctx context.Context, n int) *sendBuffers {
 	recent := int(p.recent.Load())
 	if n >= recent {
@@ -94,20 +103,45 @@ func (p *sendPool) get(ctx context.Context, n int) *sendBuffers {
 		recent -= (recent - n + 7) / 8
 	}
 	p.recent.Store(int64(recent))
-	arena := p.arenaHint * n
-	select {
-	case b := <-p.free:
-		if cap(b.krs) >= n && cap(b.krs) <= p.limit() {
-			if cap(b.arena) < arena || cap(b.arena) > 2*p.arenaHint*p.limit() {
-				b.arena = make([]byte, 0, p.arenaHint*recent)
-			}
-			return b
+	limit := p.limit()
+	var b *sendBuffers
+	p.mu.Lock()
+	for i := 0; i < len(p.free); {
+		f := p.free[i]
+		if cap(f.krs) > limit { // larger than recent batches: let it go
+			p.free[i] = p.free[len(p.free)-1]
+			p.free[len(p.free)-1] = nil
+			p.free = p.free[:len(p.free)-1]
+			continue
 		}
-		// Too small for this batch or too large for recent ones: let it go.
-	default:
+		if cap(f.krs) >= n && cap(f.krs) <= max(4*n, 16) && (b == nil || cap(f.krs) < cap(b.krs)) {
+			b = f
+		}
+		i++
 	}
-	b := &sendBuffers{krs: make([]kgo.Record, 0, recent), pend: make([]pendingRecord, 0, recent),
-		rctxs: make([]recordContext, recent), arena: make([]byte, 0, p.arenaHint*recent), pool: p}
+	if b != nil {
+		for i, f := range p.free {
+			if f == b {
+				p.free[i] = p.free[len(p.free)-1]
+				p.free[len(p.free)-1] = nil
+				p.free = p.free[:len(p.free)-1]
+				break
+			}
+		}
+	}
+	p.mu.Unlock()
+	if b != nil {
+		if cap(b.arena) < p.arenaHint*n || cap(b.arena) > 2*p.arenaHint*cap(b.krs) {
+			b.arena = make([]byte, 0, p.arenaHint*cap(b.krs))
+		}
+		return b
+	}
+	size := 1
+	for size < n {
+		size *= 2
+	}
+	b = &sendBuffers{krs: make([]kgo.Record, 0, size), pend: make([]pendingRecord, 0, size),
+		rctxs: make([]recordContext, size), arena: make([]byte, 0, p.arenaHint*size), pool: p}
 	for i := range b.rctxs {
 		b.rctxs[i].Context = ctx
 	}
@@ -120,8 +154,19 @@ func (p *sendPool) put(b *sendBuffers) {
 	if cap(b.krs) > p.limit() {
 		return
 	}
-	select {
-	case p.free <- b:
-	default: // enough spare buffers; let this set go
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.free) < sendPoolSets {
+		p.free = append(p.free, b)
+		return
+	}
+	largest := 0
+	for i, f := range p.free {
+		if cap(f.krs) > cap(p.free[largest].krs) {
+			largest = i
+		}
+	}
+	if cap(p.free[largest].krs) > cap(b.krs) {
+		p.free[largest] = b
 	}
 }

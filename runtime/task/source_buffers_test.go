@@ -24,16 +24,12 @@ import (
 // drainPool empties p's free sets and returns their capacities (records,
 // arena bytes).
 func drainPool(p *sendPool) (sets []*sendBuffers, records, arena int) {
-	for {
-		select {
-		case b := <-p.free:
-			sets = append(sets, b)
-			records += cap(b.krs)
-			arena += cap(b.arena)
-		default:
-			return sets, records, arena
-		}
+	sets, p.free = p.free, nil
+	for _, b := range sets {
+		records += cap(b.krs)
+		arena += cap(b.arena)
 	}
+	return sets, records, arena
 }
 
 // A source that polled a few large catch-up batches and small ones since
@@ -108,5 +104,24 @@ func TestSendPoolSizesSetsToSmallBatches(t *testing.T) {
 			t.Fatalf("a set of %d records and %d arena bytes for batches of 2", cap(b.krs), cap(b.arena))
 		}
 		p.put(b)
+	}
+}
+
+// Small batches in flight next to a large one get small sets: a batch is
+// not carried in a free set many times its size.
+func TestSendPoolFitsSetsToTheBatch(t *testing.T) {
+	p := newSendPool()
+	ctx := context.Background()
+	big := p.get(ctx, 1000)
+	p.put(big)
+	for i := range 3 { // few enough that 1000 is still a recent size
+		b := p.get(ctx, 5)
+		if b == big || cap(b.krs) > 4*5 {
+			t.Fatalf("batch %d of 5 records got a set of %d", i, cap(b.krs))
+		}
+		p.put(b)
+	}
+	if b := p.get(ctx, 900); b != big {
+		t.Fatalf("a batch of 900 got a new set of %d, not the free one of %d", cap(b.krs), cap(big.krs))
 	}
 }
