@@ -111,12 +111,10 @@ type SourceRunner struct {
 	lastKey  string
 
 	// keyApp and valueApp are the converters as converter.Appender, nil
-	// when they are not; arenaHint sizes a batch's serialisation buffer
-	// per record (sender goroutine only).
+	// when they are not.
 	keyApp, valueApp converter.Appender
-	arenaHint        int
 	promise          func(*kgo.Record, error)
-	freeBufs         chan *sendBuffers // buffers of finished batches, for the next ones
+	bufs             *sendPool // buffers of finished batches, for the next ones
 
 	producerOpts []kgo.Opt // the transactional producer's, after the settings
 
@@ -160,11 +158,8 @@ func NewSourceRunner(cfg SourceConfig) (*SourceRunner, error) {
 	r.subs.skipAcked = plugin.SkipsRecordCommits(cfg.Task)
 	r.keyApp, _ = cfg.KeyConverter.(converter.Appender)
 	r.valueApp, _ = cfg.ValueConverter.(converter.Appender)
-	r.arenaHint = 256
 	r.promise = r.produced
-	// A few sets cover the batches in flight at MaxInFlight; more would
-	// only keep memory.
-	r.freeBufs = make(chan *sendBuffers, 4)
+	r.bufs = newSendPool()
 	r.lifecycle = newLifecycle(&r.cfg.Common)
 	r.errs = newErrorHandler(&r.cfg.Common, r.sleep)
 	if cfg.TopicCreation != nil {

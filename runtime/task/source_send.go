@@ -20,7 +20,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -61,7 +60,7 @@ func (r *SourceRunner) sender(ctx context.Context) {
 // and these buffers serve a later batch once every record of this one left
 // the tracker (see sendBuffers).
 func (r *SourceRunner) sendBatch(ctx context.Context, recs []*plugin.SourceRecord) error {
-	bufs := r.buffers(ctx, len(recs))
+	bufs := r.bufs.get(ctx, len(recs))
 	krs, pend, arena := bufs.krs[:0], bufs.pend[:0], bufs.arena[:0]
 	var convErr error
 	// Records without a timestamp get the batch's (kgo would read the
@@ -125,19 +124,19 @@ func (r *SourceRunner) sendBatch(ctx context.Context, recs []*plugin.SourceRecor
 	}
 	bufs.arena = arena // keep the grown buffer, if it grew
 	if len(pend) == 0 {
-		r.putBuffers(bufs)
+		r.bufs.put(bufs)
 		return convErr
 	}
 	// Size the next batch's buffer for records like these (with a little
 	// room, so one slightly larger record does not double it).
-	r.arenaHint = len(arena)/len(pend) + 16
+	r.bufs.arenaHint = len(arena)/len(pend) + 16
 	if r.topics != nil {
 		// Topics are created before their first record is sent.
 		for i := range krs {
 			if t := krs[i].Topic; t != "" {
 				if err := r.topics.ensure(ctx, t); err != nil {
 					clear(pend)
-					r.putBuffers(bufs)
+					r.bufs.put(bufs)
 					return err
 				}
 			}
@@ -160,63 +159,6 @@ func (r *SourceRunner) sendBatch(ctx context.Context, recs []*plugin.SourceRecor
 		r.client.Produce(ctx, &krs[i], r.promise)
 	}
 	return convErr
-}
-
-// sendBuffers are the buffers of one batch in flight: the kgo records,
-// their serialised keys and values, and the records' contexts, which hold
-// their tracker entries. Once every record of the batch left the tracker (acknowledged,
-// so kgo is done with it, and popped as committable), they go back to the
-// runner and serve a later batch, which keeps the sender from allocating
-// about half a kilobyte per record.
-type sendBuffers struct {
-	krs   []kgo.Record
-	pend  []pendingRecord
-	rctxs []recordContext
-	arena []byte
-	left  atomic.Int64 // records of the batch still in the tracker
-	free  chan *sendBuffers
-}
-
-// popped is called (under the tracker's lock) when a record of the batch
-// left the tracker; after the last one the buffers are free.
-func (b *sendBuffers) popped() {
-	if b.left.Add(-1) == 0 {
-		select {
-		case b.free <- b:
-		default: // enough spare buffers; let this set go
-		}
-	}
-}
-
-// buffers returns free buffers for a batch of n records, or new ones. The
-// records' contexts are set up here, once: kgo may still read a context
-// (its Done) after the record's promise ran, so a reused context keeps its
-// Context and only its tracker entry changes.
-func (r *SourceRunner) buffers(ctx context.Context, n int) *sendBuffers {
-	select {
-	case b := <-r.freeBufs:
-		if cap(b.krs) >= n {
-			if cap(b.arena) < r.arenaHint*n {
-				b.arena = make([]byte, 0, r.arenaHint*n)
-			}
-			return b
-		}
-	default:
-	}
-	b := &sendBuffers{krs: make([]kgo.Record, 0, n), pend: make([]pendingRecord, 0, n),
-		rctxs: make([]recordContext, n), arena: make([]byte, 0, r.arenaHint*n), free: r.freeBufs}
-	for i := range b.rctxs {
-		b.rctxs[i].Context = ctx
-	}
-	return b
-}
-
-// putBuffers returns buffers no record of which went to the tracker.
-func (r *SourceRunner) putBuffers(b *sendBuffers) {
-	select {
-	case r.freeBufs <- b:
-	default:
-	}
 }
 
 // recordContext is the Context of a produced record: the runner's context

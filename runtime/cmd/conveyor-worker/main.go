@@ -74,6 +74,8 @@ Flags:
   --kafka-port N        standalone: the in-process broker's port (default 9092; 0 = any free port)
   --kafka-data-dir DIR  standalone: keep the broker's data in DIR across restarts (default: in memory)
   --cpuprofile FILE     write a Go CPU profile of the whole run to FILE (for go tool pprof)
+  --heapprofile FILE    write a Go heap profile (the live heap after a collection) to FILE
+                        each time the worker gets SIGUSR1 (for go tool pprof)
   -h, --help            this help
 
 Signals: SIGTERM or SIGINT stops the worker gracefully: tasks stop polling,
@@ -111,6 +113,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	kafkaPort := fs.Int("kafka-port", 9092, "")
 	kafkaDir := fs.String("kafka-data-dir", "", "")
 	cpuProfile := fs.String("cpuprofile", "", "")
+	heapProfile := fs.String("heapprofile", "", "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			usage(stdout)
@@ -139,6 +142,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
+	if *heapProfile != "" {
+		defer heapProfileOnSignal(*heapProfile, stderr)()
 	}
 	if !standalone {
 		if fs.NArg() > 0 {

@@ -609,4 +609,14 @@ func TestSinkLetsABacklogsBufferGo(t *testing.T) {
 	if c := cap(task.buf); c > quietBuf {
 		t.Fatalf("buffer of %d bytes kept after a 2 KB Put, want at most %d", c, quietBuf)
 	}
+	// Puts that shrink but stay above an eighth of the buffer: after a
+	// handful, the buffer follows them down.
+	put(1300) // 260 KB, a chunk written within the Put
+	big = cap(task.buf)
+	for range 20 {
+		put(200) // 40 KB
+	}
+	if c := cap(task.buf); c >= big || c > 128<<10 {
+		t.Fatalf("buffer of %d bytes (%d after the 260 KB Put) kept after 20 Puts of 40 KB, want at most 128 KiB", c, big)
+	}
 }

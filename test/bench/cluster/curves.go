@@ -26,6 +26,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/conveyor-dev/conveyor/test/bench/benchkit"
@@ -40,8 +41,10 @@ import (
 // them, nothing flows. Under load: the sources are reconfigured to write
 // -worker-rate records per second each, without end, and the sinks follow.
 // In each state, after -settle, the worker's CPU time over -window and its
-// VmRSS at the window's end. Four curves: RSS and CPU (millicores), idle
-// and under load, each with its cost per task.
+// VmRSS at the window's end, then its heap profile (the live heap after a
+// collection) into the output folder as worker_heap_{idle,load}_N.pprof.
+// Four curves: RSS and CPU (millicores), idle and under load, each with its
+// cost per task.
 func workerCurve(ctx context.Context, bin, dir string) error {
 	sizes, err := parseSizes(*workerSizes)
 	if err != nil {
@@ -56,8 +59,8 @@ func workerCurve(ctx context.Context, bin, dir string) error {
 		if err != nil {
 			return fmt.Errorf("worker curve at %d tasks: %w", n, err)
 		}
-		logf("worker curve, %d tasks: idle %.1f MiB %.0f millicores; load %.1f MiB %.0f millicores, %.0f records/s into the sinks' files",
-			n, m.idleRSS, m.idleCPU, m.loadRSS, m.loadCPU, m.loadRecords)
+		logf("worker curve, %d tasks: idle %.1f MiB %.0f millicores; load %.1f MiB %.0f millicores, %.0f records/s into the sinks' files; under load %.1f records per source poll, %.0f source records in flight at the end",
+			n, m.idleRSS, m.idleCPU, m.loadRSS, m.loadCPU, m.loadRecords, m.loadBatch, m.loadInFlight)
 		rss.Add(float64(n), m.idleRSS)
 		cpu.Add(float64(n), m.idleCPU)
 		loadRSS.Add(float64(n), m.loadRSS)
@@ -73,15 +76,27 @@ func workerCurve(ctx context.Context, bin, dir string) error {
 type workerFigures struct {
 	idleRSS, idleCPU, loadRSS, loadCPU float64
 	loadRecords                        float64 // lines the sinks wrote per second over -settle and -window
+	// loadBatch is the sources' mean poll batch over -window (records);
+	// loadInFlight the source records polled and not yet committable at
+	// its end, summed over the sources: what the worker holds grows with
+	// them when it waits for CPU.
+	loadBatch, loadInFlight float64
 }
 
 func measureWorker(ctx context.Context, bin, dir string, n int) (workerFigures, error) {
 	var f workerFigures
-	b, c, err := newCluster(bin, dir)
+	b, err := harness.StartBroker()
 	if err != nil {
 		return f, err
 	}
 	defer b.Close()
+	profile := filepath.Join(dir, "worker.heap")
+	c, err := harness.NewCluster(harness.Options{Binary: bin, Dir: dir, Bootstrap: b.Addr,
+		SessionTimeout: *session, HeartbeatInterval: *heartbeat, LostWorkerDelay: *lostDelay,
+		Args: func(string) []string { return []string{"--heapprofile", profile} }})
+	if err != nil {
+		return f, err
+	}
 	defer c.Close()
 	w, err := c.Start(ctx, "w1")
 	if err != nil {
@@ -121,6 +136,9 @@ func measureWorker(ctx context.Context, bin, dir string, n int) (workerFigures, 
 	if f.idleRSS, f.idleCPU, err = window(w.Pid()); err != nil {
 		return f, err
 	}
+	if err := heapProfile(ctx, w.Pid(), profile, fmt.Sprintf("worker_heap_idle_%d.pprof", n)); err != nil {
+		return f, err
+	}
 
 	// Under load: the same sources, writing without end.
 	err = forEach(ctx, pairs, func(i int) error {
@@ -141,17 +159,59 @@ func measureWorker(ctx context.Context, bin, dir string, n int) (workerFigures, 
 	}
 	before := count()
 	at := time.Now()
-	if f.loadRSS, f.loadCPU, err = window(w.Pid()); err != nil {
+	var polls0, polled0 float64
+	if f.loadRSS, f.loadCPU, err = windowThen(w.Pid(), func() {
+		if m, err := w.REST.Metrics(ctx); err == nil {
+			polls0, polled0 = sourceSum(m, "kafka_connect_batch_size_count"), sourceSum(m, "kafka_connect_batch_size_sum")
+		}
+	}); err != nil {
 		return f, err
 	}
 	f.loadRecords = float64(count()-before) / time.Since(at).Seconds()
-	return f, nil
+	if m, err := w.REST.Metrics(ctx); err == nil {
+		if polls := sourceSum(m, "kafka_connect_batch_size_count") - polls0; polls > 0 {
+			f.loadBatch = (sourceSum(m, "kafka_connect_batch_size_sum") - polled0) / polls
+		}
+		f.loadInFlight = sourceSum(m, "kafka_connect_source_record_active_count")
+	}
+	return f, heapProfile(ctx, w.Pid(), profile, fmt.Sprintf("worker_heap_load_%d.pprof", n))
+}
+
+// heapProfile has the worker (started with --heapprofile path) write its
+// heap profile and moves it into the output folder under name.
+func heapProfile(ctx context.Context, pid int, path, name string) error {
+	out, err := benchkit.OutDir()
+	if err != nil {
+		return err
+	}
+	os.Remove(path)
+	if err := syscall.Kill(pid, syscall.SIGUSR1); err != nil {
+		return fmt.Errorf("asking the worker for its heap profile: %w", err)
+	}
+	err = testkit.Until(ctx, time.Minute, "the worker wrote its heap profile "+path, func(context.Context) (bool, error) {
+		_, err := os.Stat(path)
+		return err == nil, nil
+	})
+	if err != nil {
+		return err
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(out, name), b, 0o644)
 }
 
 // window waits -settle, then returns the process's CPU use over -window
 // (millicores) and its VmRSS (MiB) at the end.
 func window(pid int) (rssMB, millicores float64, err error) {
+	return windowThen(pid, func() {})
+}
+
+// windowThen is window, calling atStart as the window begins.
+func windowThen(pid int, atStart func()) (rssMB, millicores float64, err error) {
 	time.Sleep(*settle)
+	atStart()
 	cpu0, err := benchkit.CPUSeconds(pid)
 	if err != nil {
 		return 0, 0, err
@@ -165,6 +225,21 @@ func window(pid int) (rssMB, millicores float64, err error) {
 	millicores = (cpu1 - cpu0) / time.Since(t0).Seconds() * 1000
 	rssMB, err = benchkit.VmRSSMB(pid)
 	return rssMB, millicores, err
+}
+
+// sourceSum sums a metric's samples of the source connectors (src-...) in
+// a Prometheus exposition.
+func sourceSum(exposition, metric string) float64 {
+	total := 0.0
+	for l := range strings.SplitSeq(exposition, "\n") {
+		if rest, ok := strings.CutPrefix(l, metric+`{connector="src-`); ok {
+			if i := strings.LastIndexByte(rest, ' '); i >= 0 {
+				v, _ := strconv.ParseFloat(rest[i+1:], 64)
+				total += v
+			}
+		}
+	}
+	return total
 }
 
 // lines counts the newlines of a file (0 when it does not exist yet).

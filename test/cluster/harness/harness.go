@@ -116,6 +116,9 @@ type Options struct {
 	// named worker, appended after Extra (worker.revision for a rolling
 	// update, say).
 	PerWorker func(name string) []string
+	// Args, when set, gives more command-line arguments for the named
+	// worker (--heapprofile FILE, say).
+	Args func(name string) []string
 }
 
 func (o *Options) defaults() error {
@@ -328,7 +331,11 @@ func (c *Cluster) Launch(name string) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(c.opts.Binary, "--config", cfgPath)
+	args := []string{"--config", cfgPath}
+	if c.opts.Args != nil {
+		args = append(args, c.opts.Args(name)...)
+	}
+	cmd := exec.Command(c.opts.Binary, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	w := &Worker{Name: name, URL: "http://" + addr, LogPath: logPath}
 	w.REST = NewClient(w.URL, c.token)
