@@ -354,17 +354,14 @@ func measure() error {
 	for i := range *clusters {
 		name := fmt.Sprintf("cc%d", i)
 		group := "bench-" + name
-		workerBin := bin
+		var args func(string) []string
 		if i == 0 && *workerCPU {
 			// The worker writes its profile when it stops cleanly: it is
 			// terminated, not killed, before the cluster closes.
-			workerBin = filepath.Join(dir, "worker-profiled")
-			script := fmt.Sprintf("#!/bin/sh\nexec %s --cpuprofile %s \"$@\"\n", bin, filepath.Join(out, fmt.Sprintf("worker_cpu_%d.pprof", n)))
-			if err := os.WriteFile(workerBin, []byte(script), 0o755); err != nil {
-				return err
-			}
+			prof := filepath.Join(out, fmt.Sprintf("worker_cpu_%d.pprof", n))
+			args = func(string) []string { return []string{"--cpuprofile", prof} }
 		}
-		c, err := harness.NewCluster(harness.Options{Binary: workerBin, Dir: filepath.Join(dir, name), Bootstrap: broker.Addr, GroupID: group, AddressIDs: true,
+		c, err := harness.NewCluster(harness.Options{Binary: bin, Args: args, Dir: filepath.Join(dir, name), Bootstrap: broker.Addr, GroupID: group, AddressIDs: true,
 			Extra: []string{"config.storage.topic=" + group + v1alpha1.ConfigTopicSuffix, "offset.storage.topic=" + group + v1alpha1.OffsetTopicSuffix,
 				"status.storage.topic=" + group + v1alpha1.StatusTopicSuffix}})
 		if err != nil {
