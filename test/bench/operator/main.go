@@ -95,6 +95,7 @@ import (
 
 	"github.com/conveyor-dev/conveyor/api/v1alpha1"
 	"github.com/conveyor-dev/conveyor/controllers"
+	"github.com/conveyor-dev/conveyor/controllers/clusterkit"
 	"github.com/conveyor-dev/conveyor/controllers/workerclient"
 	"github.com/conveyor-dev/conveyor/test/bench/benchkit"
 	"github.com/conveyor-dev/conveyor/test/cluster/harness"
@@ -368,7 +369,13 @@ func measure() error {
 			return err
 		}
 		defer c.Close()
-		w, err := c.Start(ctx, "w1")
+		// The worker's group.instance.id is its pod's name, and a Pod of
+		// that name stands for it (envtest runs no kubelet: it stays
+		// Pending): the operator removes the group members of pods that
+		// are gone, and without pods it removed every bench worker from
+		// its group each departed check.
+		podName := name + "-w1"
+		w, err := c.Start(ctx, podName)
 		if i == 0 && *workerCPU && err == nil {
 			defer func() { _ = w.Terminate(); _ = w.Wait(30 * time.Second) }()
 		}
@@ -391,6 +398,10 @@ func measure() error {
 				},
 			},
 		}
+		objs = append(objs, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: podName, Namespace: namespace, Labels: clusterkit.SelectorLabels(objs[1].(*v1alpha1.ConnectCluster))},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "worker", Image: "bench.invalid/worker:none"}}},
+		})
 		for _, o := range objs {
 			if err := k8s.Create(ctx, o); err != nil {
 				return fmt.Errorf("creating %T %s: %w", o, o.GetName(), err)
