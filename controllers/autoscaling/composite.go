@@ -116,21 +116,23 @@ package autoscaling
 // stays (issue 31; test/bench/keda with real KEDA 2.21, its HPA reading the
 // metric; docs/benchmarks.md#cost-curves). Each trigger is a scaler of its
 // own in KEDA's operator, with its own Kafka client, and each read of the
-// composite reads every trigger's lag. Measured on 2 shared cores under
-// heavy load, at 1, 100 and 500 sink triggers, fullMetadata "false":
-//   - KEDA's operator: 116, 137 and 220 MiB, 0.21 MiB a trigger, linear
-//     (bend 0.97); its metrics server stays at 108-110 MiB;
-//   - the composite metric: 0.02, 0.9 and 1.9 s a read, no faster than
-//     linear;
-//   - the first metric after the ScaledObject appeared: 0.5, 25 and 450 s.
-//     KEDA builds the scalers (and their Kafka clients) of a new generation
-//     one after another, so a change of the trigger set (a sink added) costs
-//     that once, twice where settle.go keeps a second generation; the HPA
-//     holds meanwhile.
+// composite reads every trigger's lag. Measured on 2 shared cores, at 1, 100
+// and 500 sink triggers, fullMetadata "false":
+//   - KEDA's operator: 117, 138 and 198 MiB, 0.16 MiB a trigger, linear
+//     (bend 0.70); its metrics server stays at 107-109 MiB;
+//   - the composite metric: 0.008, 0.06 and 0.87 s a read (bend 3.6: KEDA
+//     runs every scaler for a read, three Kafka requests each, and scans
+//     the list of all metric names once per trigger);
+//   - the first metric after the ScaledObject appeared: 0.2, 5 and 90 s
+//     (450 s on a machine at load 30). KEDA builds the scalers (and their
+//     Kafka clients) of a new generation one after another, so a change of
+//     the trigger set (a sink added) costs that once, twice where settle.go
+//     keeps a second generation; the HPA holds meanwhile.
 // With KEDA's default fullMetadata "true" every client also keeps the
 // metadata of every topic on the brokers, so KEDA's memory grows with
-// triggers × topics (the curve keda_rss_mb_per_trigger_fullmetadata); the
-// derived "false" keeps it linear.
+// triggers × topics (the curve keda_rss_mb_per_trigger_fullmetadata: 507 MiB
+// for the operator at 500); the derived "false" keeps it at 0.16 MiB a
+// trigger.
 //
 // Serving the composite from one place (a single metrics-api trigger whose
 // figure a worker computes, as backlog.go serves sources' backlogs) would
@@ -140,11 +142,12 @@ package autoscaling
 // (checked with KEDA's code in test/kedascale), per-trigger health (a sink
 // whose lag cannot be read counts 0 and is named by UnreadableTriggers
 // while the others still scale the cluster), and the credentials staying
-// in the derived TriggerAuthentication. At 0.21 MiB and a few milliseconds
-// a trigger, 500 sink topics cost KEDA about 100 MiB and a 2 s read, within
-// the HPA's 15 s period, so the triggers stay. Revisit when clusters of
-// thousands of sink topics appear: then the building time above, not the
-// memory, is what hurts, and the served figure is the way.
+// in the derived TriggerAuthentication. At 0.16 MiB and under 2 ms a
+// trigger, 500 sink topics cost KEDA about 80 MiB and a 0.9 s read, within
+// the HPA's 15 s period, so the triggers stay. Revisit past a few hundred
+// sink topics per ConnectCluster: there KEDA's rebuild after each change
+// (a minute and more), not the memory, is what hurts, and the served
+// figure is the way.
 
 // Trigger names are identifiers the formula can use: KEDA's formula compiler
 // reads "archive.orders" as a field access and refuses it, so names are
