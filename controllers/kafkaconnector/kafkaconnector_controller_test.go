@@ -574,16 +574,23 @@ func TestReconcileBadInputLeavesOthersAlone(t *testing.T) {
 	}
 }
 
+// foreignConnectorRefused creates connector name through the REST API, then
+// a KafkaConnector of the same name, and checks that the pass refuses it.
+func (e *env) foreignConnectorRefused(name string) {
+	e.t.Helper()
+	if _, err := e.herder.CreateConnector(e.ctx, connectapi.CreateConnectorRequest{Name: name, Config: map[string]string{"connector.class": "FileSink", "topics": "t", "file": "/x"}}); err != nil {
+		e.t.Fatal(err)
+	}
+	e.apply(name, func(*v1alpha1.KafkaConnector) {})
+	e.reconcile(name)
+	if c := e.ready(name); c == nil || c.Reason != ReasonConnectorNotManaged {
+		e.t.Fatalf("Ready = %+v, want %s", c, ReasonConnectorNotManaged)
+	}
+}
+
 func TestReconcileLeavesForeignConnectorsAlone(t *testing.T) {
 	e := newEnv(t)
-	if _, err := e.herder.CreateConnector(e.ctx, connectapi.CreateConnectorRequest{Name: "theirs", Config: map[string]string{"connector.class": "FileSink", "topics": "t", "file": "/x"}}); err != nil {
-		t.Fatal(err)
-	}
-	e.apply("theirs", func(*v1alpha1.KafkaConnector) {})
-	e.reconcile("theirs")
-	if c := e.ready("theirs"); c == nil || c.Reason != ReasonConnectorNotManaged {
-		t.Fatalf("Ready = %+v, want %s", c, ReasonConnectorNotManaged)
-	}
+	e.foreignConnectorRefused("theirs")
 	if cfg, _ := e.herder.ConnectorConfig(e.ctx, "theirs"); cfg["file"] != "/x" {
 		t.Fatal("the foreign connector's config was changed")
 	}
@@ -625,14 +632,7 @@ func TestReconcileOwnConnectorThroughAStaleCache(t *testing.T) {
 		t.Fatalf("a pass reading a stale cache took its own connector for a foreign one: Ready = %+v", c)
 	}
 	// A connector nobody created through a KafkaConnector is still refused.
-	if _, err := e.herder.CreateConnector(e.ctx, connectapi.CreateConnectorRequest{Name: "theirs", Config: map[string]string{"connector.class": "FileSink", "topics": "t", "file": "/x"}}); err != nil {
-		t.Fatal(err)
-	}
-	e.apply("theirs", func(*v1alpha1.KafkaConnector) {})
-	e.reconcile("theirs")
-	if c := e.ready("theirs"); c == nil || c.Reason != ReasonConnectorNotManaged {
-		t.Fatalf("Ready = %+v, want %s", c, ReasonConnectorNotManaged)
-	}
+	e.foreignConnectorRefused("theirs")
 }
 
 func TestReconcileWithoutClusterOrWorkers(t *testing.T) {
