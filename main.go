@@ -90,6 +90,10 @@ func runOperator(args []string, stderr io.Writer) error {
 	metricsSecure := fs.Bool("metrics-secure", true, "serve metrics over HTTPS, only to callers that the API server authenticates (TokenReview) and authorizes for GET /metrics (SubjectAccessReview); false serves plain, open HTTP")
 	probeAddr := fs.String("health-probe-bind-address", ":8081", "address the /healthz and /readyz probes bind to")
 	leaderElect := fs.Bool("leader-elect", false, "elect a leader so that only one operator replica reconciles")
+	leader := controllers.DefaultLeaderTimings
+	fs.DurationVar(&leader.LeaseDuration, "leader-elect-lease-duration", leader.LeaseDuration, "how long a leader's Lease lasts after its last renewal: after a crash, a standby waits up to this plus the retry period")
+	fs.DurationVar(&leader.RenewDeadline, "leader-elect-renew-deadline", leader.RenewDeadline, "how long the leader keeps trying to renew its Lease before it gives up leading (the operator then exits)")
+	fs.DurationVar(&leader.RetryPeriod, "leader-elect-retry-period", leader.RetryPeriod, "how often the leader renews its Lease and a standby tries to take it: one API write each time")
 	watchNamespaces := fs.String("watch-namespaces", "", "comma-separated namespaces to watch; empty watches all")
 	workerImage := fs.String("worker-image", os.Getenv("CONVEYOR_IMAGE"), "image for worker pods of clusters that name none (default: $CONVEYOR_IMAGE, the operator's own image)")
 	connectorResync := fs.Duration("connector-resync", kafkaconnector.DefaultResync, "how often a connector's runtime status (state, tasks, limits, lag) is read again from the workers when nothing changed in the API server")
@@ -97,6 +101,9 @@ func runOperator(args []string, stderr io.Writer) error {
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := leader.Validate(); err != nil {
 		return err
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
@@ -115,7 +122,7 @@ func runOperator(args []string, stderr io.Writer) error {
 		Metrics:                controllers.MetricsOptions(*metricsAddr, *metricsSecure),
 		HealthProbeBindAddress: *probeAddr,
 	}
-	controllers.LeaderElection(&mgrOpts, *leaderElect, os.Getenv("POD_NAMESPACE"))
+	controllers.LeaderElection(&mgrOpts, *leaderElect, os.Getenv("POD_NAMESPACE"), leader)
 	mgr, err := ctrl.NewManager(cfg, mgrOpts)
 	if err != nil {
 		return fmt.Errorf("creating the controller manager: %w", err)

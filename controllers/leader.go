@@ -17,8 +17,10 @@ limitations under the License.
 package controllers
 
 import (
+	"fmt"
 	"time"
 
+	"k8s.io/client-go/tools/leaderelection"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
@@ -35,17 +37,44 @@ const LeaderElectionID = "conveyor-operator.connect.conveyor.dev"
 // their connectors without it), so only reconciles wait. A leader that stops
 // on purpose (a rolling update) releases the Lease at once
 // (LeaderElectionReleaseOnCancel), and the standby takes it within
-// RetryPeriod.
+// RetryPeriod. Flags change them (LeaderTimings): the chaos tier, which kills
+// the operator, takes client-go's defaults.
 const (
 	LeaseDuration = 60 * time.Second
 	RenewDeadline = 40 * time.Second
 	RetryPeriod   = 15 * time.Second
 )
 
+// LeaderTimings are the leader's Lease timings (the operator's flags
+// --leader-elect-lease-duration, --leader-elect-renew-deadline and
+// --leader-elect-retry-period; the chart's leaderElection values).
+type LeaderTimings struct {
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+}
+
+// DefaultLeaderTimings are the operator's defaults (see the constants above).
+var DefaultLeaderTimings = LeaderTimings{LeaseDuration, RenewDeadline, RetryPeriod}
+
+// Validate checks what client-go's leader elector requires, naming the flags.
+func (t LeaderTimings) Validate() error {
+	switch {
+	case t.LeaseDuration <= 0 || t.RenewDeadline <= 0 || t.RetryPeriod <= 0:
+		return fmt.Errorf("--leader-elect-lease-duration (%s), --leader-elect-renew-deadline (%s) and --leader-elect-retry-period (%s) must be positive durations",
+			t.LeaseDuration, t.RenewDeadline, t.RetryPeriod)
+	case t.LeaseDuration <= t.RenewDeadline:
+		return fmt.Errorf("--leader-elect-lease-duration (%s) must be longer than --leader-elect-renew-deadline (%s)", t.LeaseDuration, t.RenewDeadline)
+	case t.RenewDeadline <= time.Duration(leaderelection.JitterFactor*float64(t.RetryPeriod)):
+		return fmt.Errorf("--leader-elect-renew-deadline (%s) must be longer than %.1f times --leader-elect-retry-period (%s)",
+			t.RenewDeadline, leaderelection.JitterFactor, t.RetryPeriod)
+	}
+	return nil
+}
+
 // LeaderElection sets the manager options of leader election in namespace
-// (the operator's own; empty: the in-cluster namespace), on when enabled.
-func LeaderElection(opts *ctrl.Options, enabled bool, namespace string) {
-	lease, renew, retry := LeaseDuration, RenewDeadline, RetryPeriod
+// (the operator's own; empty: the in-cluster namespace), on when enabled,
+// with timings t (validated by the caller).
+func LeaderElection(opts *ctrl.Options, enabled bool, namespace string, t LeaderTimings) {
+	lease, renew, retry := t.LeaseDuration, t.RenewDeadline, t.RetryPeriod
 	opts.LeaderElection = enabled
 	opts.LeaderElectionID = LeaderElectionID
 	opts.LeaderElectionNamespace = namespace

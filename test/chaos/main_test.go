@@ -59,6 +59,14 @@ func TestMain(m *testing.M) {
 	os.Exit(localcluster.Main(m, localcluster.Suite{
 		Name:    "chaos",
 		Install: true,
+		// client-go's Lease timings instead of the operator's 60s/40s/15s
+		// (controllers/leader.go): a SIGKILLed operator (operator-sigkill) or
+		// one that gave up leading while kube-apiserver was down
+		// (apiserver-restart) has its successor lead within 17s instead of
+		// 75s, and every scenario after those needs a leader to create its
+		// connectors. The faults and the counts are the same.
+		HelmArgs: []string{"--set", "leaderElection.leaseDuration=15s", "--set", "leaderElection.renewDeadline=10s",
+			"--set", "leaderElection.retryPeriod=2s"},
 		Prepare: localcluster.PrepareAll(localcluster.StartPostgres(&pg), localcluster.StartMariaDB(&my)),
 		Ready:   func(c *localcluster.Cluster, v *localcluster.Conveyor) { cluster, cv = c, v },
 	}))

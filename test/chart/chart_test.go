@@ -73,6 +73,8 @@ func TestTemplateGolden(t *testing.T) {
 		{"servicemonitor", []string{"--set", "metrics.serviceMonitor.enabled=true", "--set", "image.tag=v9.9.9", "--set", "leaderElection.enabled=false"}},
 		{"no-metrics", []string{"--set", "metrics.enabled=false", "--set", "serviceAccount.create=false", "--set", "serviceAccount.name=existing"}},
 		{"listen-on-pod-ip", []string{"--set", "listenOnPodIP=true"}},
+		{"leader-timings", []string{"--set", "leaderElection.leaseDuration=15s", "--set", "leaderElection.renewDeadline=10s",
+			"--set", "leaderElection.retryPeriod=2s"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -100,6 +102,7 @@ func TestTemplateRefusesBadValues(t *testing.T) {
 		{"bad pull policy", []string{"--set", "image.pullPolicy=Sometimes"}, "/image/pullPolicy"},
 		{"connector resync without a unit", []string{"--set", "connectorResync=30"}, "/connectorResync"},
 		{"connector resync max without a unit", []string{"--set", "connectorResyncMax=120"}, "/connectorResyncMax"},
+		{"lease duration without a unit", []string{"--set", "leaderElection.leaseDuration=15"}, "/leaderElection/leaseDuration"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

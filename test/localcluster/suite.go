@@ -46,6 +46,8 @@ type Suite struct {
 	// Install installs Conveyor by its Helm chart once the cluster is up. The
 	// Conveyor image (DefaultConveyorImage) is built in any case.
 	Install bool
+	// HelmArgs are more helm flags for that install ("--set", "key=value"...).
+	HelmArgs []string
 	// WorkerTags are build tags of the image's conveyor-worker (conveyor_attack: the
 	// connectors of test/attackconnector).
 	WorkerTags []string
@@ -159,7 +161,7 @@ func Main(m *testing.M, s Suite) (code int) {
 	fmt.Printf("%s: local cluster up in %s (kubeconfig %s, kafka %s)\n", s.Name, time.Since(start).Round(time.Millisecond), cluster.Kubeconfig, cluster.KafkaAddr)
 	var cv *Conveyor
 	if s.Install {
-		if cv, err = install(ctx, cluster); err != nil {
+		if cv, err = install(ctx, cluster, s.HelmArgs...); err != nil {
 			_ = cluster.Stop()
 			return fail("installing Conveyor", err)
 		}
@@ -184,8 +186,8 @@ func Main(m *testing.M, s Suite) (code int) {
 	return code
 }
 
-// install installs Conveyor by its Helm chart.
-func install(ctx context.Context, cluster *Cluster) (*Conveyor, error) {
+// install installs Conveyor by its Helm chart; extra are more helm flags.
+func install(ctx context.Context, cluster *Cluster, extra ...string) (*Conveyor, error) {
 	root, err := ModuleRoot(ctx)
 	if err != nil {
 		return nil, err
@@ -198,7 +200,7 @@ func install(ctx context.Context, cluster *Cluster) (*Conveyor, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := cv.HelmInstall(ctx); err != nil {
+	if _, err := cv.HelmInstall(ctx, extra...); err != nil {
 		return nil, err
 	}
 	return cv, nil

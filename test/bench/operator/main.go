@@ -425,7 +425,7 @@ func measure() error {
 		Cache:  controllers.CacheOptions(nil),
 		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
 	}
-	controllers.LeaderElection(&mgrOpts, true, namespace)
+	controllers.LeaderElection(&mgrOpts, true, namespace, controllers.DefaultLeaderTimings)
 	_, err = e.StartManager(cfg, mgrOpts, func(mgr ctrl.Manager) error {
 		opts := envkit.OperatorOptions()
 		opts.ConnectorResync = *resync
