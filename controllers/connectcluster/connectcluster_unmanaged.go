@@ -18,6 +18,7 @@ package connectcluster
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -106,6 +107,19 @@ func (r *Reconciler) emitUnmanagedEvents(cc *v1alpha1.ConnectCluster, s *v1alpha
 	if len(added) > 0 {
 		r.recorder.Eventf(cc, nil, corev1.EventTypeWarning, EventUnmanagedConnectors, "Scan",
 			"connector(s) %s run on the workers but no KafkaConnector manages them; the operator leaves them alone (delete them through the REST API, or adopt one by deleting it and creating a KafkaConnector of that name)",
-			strings.Join(added, ", "))
+			namesForEvent(added))
 	}
+}
+
+// eventNames is how many connector names an event lists: the API server
+// refuses an event message over 1024 characters.
+const eventNames = 10
+
+// namesForEvent lists up to eventNames names, then how many more there
+// are and where they all are.
+func namesForEvent(names []string) string {
+	if len(names) <= eventNames {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more (status.unmanagedConnectors lists them)", strings.Join(names[:eventNames], ", "), len(names)-eventNames)
 }

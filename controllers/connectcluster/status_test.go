@@ -17,6 +17,7 @@ limitations under the License.
 package connectcluster
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -187,5 +188,19 @@ func TestComputeStatusCutsLongMessagesOnRunes(t *testing.T) {
 		if len(c.Message) > condition.MaxMessage || !utf8.ValidString(c.Message) || !strings.HasSuffix(c.Message, " ...") {
 			t.Fatalf("%s: %d bytes, valid UTF-8 %v", typ, len(c.Message), utf8.ValidString(c.Message))
 		}
+	}
+}
+
+func TestUnmanagedEventListsAFewNames(t *testing.T) {
+	var names []string
+	for i := range 300 {
+		names = append(names, fmt.Sprintf("connector-with-a-long-name-%04d", i))
+	}
+	got := namesForEvent(names)
+	if len(got) > 700 || !strings.Contains(got, "connector-with-a-long-name-0009") || strings.Contains(got, "-0010") || !strings.Contains(got, "and 290 more") {
+		t.Fatalf("namesForEvent = %q (%d characters)", got, len(got))
+	}
+	if got := namesForEvent(names[:3]); got != strings.Join(names[:3], ", ") {
+		t.Fatalf("namesForEvent of 3 = %q", got)
 	}
 }

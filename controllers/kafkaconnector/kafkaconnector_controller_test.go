@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -839,5 +840,22 @@ func TestAccessRefusals(t *testing.T) {
 		if _, err := e.herder.ConnectorConfig(e.ctx, name); err == nil {
 			t.Fatalf("%s: the connector was created", name)
 		}
+	}
+}
+
+func TestUnmanagedScanSkipsOwnConnectorThroughAStaleCache(t *testing.T) {
+	e := newEnv(t)
+	e.apply("mine", func(*v1alpha1.KafkaConnector) {})
+	e.reconcile("mine")
+	// The scan lists the KafkaConnectors from a cache that has not seen the
+	// finalizer yet (the view's read then finds "mine" and "by-hand"
+	// unmanaged); the API server has it.
+	e.r.Client, e.r.APIReader = staleCache{e.k8s}, e.k8s
+	stale := *e.get("mine")
+	controllerutil.RemoveFinalizer(&stale, Finalizer)
+	foreign := v1alpha1.KafkaConnector{ObjectMeta: metav1.ObjectMeta{Name: "theirs", Namespace: "ns", UID: "other"}}
+	got := e.r.withoutOwnInFlight(e.ctx, []string{"by-hand", "mine", "theirs"}, []v1alpha1.KafkaConnector{stale, foreign})
+	if !slices.Equal(got, []string{"by-hand", "theirs"}) {
+		t.Fatalf("unmanaged = %v, want [by-hand theirs]: a connector its KafkaConnector just created is not someone else's", got)
 	}
 }

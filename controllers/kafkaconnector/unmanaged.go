@@ -86,7 +86,31 @@ func (r *Reconciler) UnmanagedConnectors(ctx context.Context, cc *v1alpha1.Conne
 	if err != nil {
 		return nil, err
 	}
-	return r.views.unmanaged(ctx, cc, r.viewRead(cc, workers), r.viewAge(), r.now(), kcs)
+	names, err := r.views.unmanaged(ctx, cc, r.viewRead(cc, workers), r.viewAge(), r.now(), kcs)
+	if err != nil {
+		return nil, err
+	}
+	return r.withoutOwnInFlight(ctx, names, kcs), nil
+}
+
+// withoutOwnInFlight drops from names the connectors whose KafkaConnector
+// holds the finalizer in the API server though not yet in the cache: a
+// connector a pass has just created (finalizer first, then the connector)
+// is not someone else's. Only names with a same-named KafkaConnector are
+// read again, one GET each.
+func (r *Reconciler) withoutOwnInFlight(ctx context.Context, names []string, kcs []v1alpha1.KafkaConnector) []string {
+	byName := make(map[string]*v1alpha1.KafkaConnector, len(kcs))
+	for i := range kcs {
+		byName[kcs[i].Name] = &kcs[i]
+	}
+	out := names[:0]
+	for _, n := range names {
+		if kc := byName[n]; kc != nil && r.finalizerAdded(ctx, kc) {
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 // ForgetCluster drops what the reconciler keeps about a ConnectCluster
