@@ -439,7 +439,7 @@ func (r *SinkRunner) loop(ctx context.Context) error {
 		r.idlePoll = fetches.NumRecords() == 0
 		err := r.deliverLocked(ctx, fetches, &batch)
 		if err == nil {
-			err = r.applyResetsLocked()
+			r.applyResetsLocked(nil) // asked for in the last Put
 		}
 		if err == nil && (time.Since(r.lastCommit) >= r.cfg.OffsetFlushInterval || r.tc.takeCommitRequest()) {
 			r.lastCommit = time.Now()
@@ -531,6 +531,17 @@ func (r *SinkRunner) deliverLocked(ctx context.Context, fetches kgo.Fetches, bat
 		read  int  // records taken from the fetch since the last Put
 		cut   bool // delivery stopped early; the rest is fetched again
 	)
+	// Offsets the task asked for (ResetOffsets: Open seeking to offsets
+	// the task keeps itself, as exactly-once sinks do) take effect before
+	// any more records of their partitions are delivered, as Kafka
+	// Connect's rewind before each poll: the fetched records of a reset
+	// partition were read from the old position, and delivering them as
+	// well as those fetched again from the new one would hand the task
+	// records it skipped, or the same record twice (two rows for one
+	// record in the batch of an exactly-once sink). They are dropped; the
+	// consumer reads on from the reset offset.
+	reset := map[data.TopicPartition]bool{}
+	r.applyResetsLocked(reset)
 	b := (*batch)[:0]
 	put := func() error {
 		if len(b) == 0 {
@@ -574,6 +585,9 @@ func (r *SinkRunner) deliverLocked(ctx context.Context, fetches kgo.Fetches, bat
 		tp := data.TopicPartition{Topic: p.Topic, Partition: p.Partition}
 		if !r.assigned[tp] {
 			return // revoked meanwhile; the new owner reads it
+		}
+		if reset[tp] {
+			return // read from before the task's reset
 		}
 		if _, ok := r.committed[tp]; !ok {
 			// No committed offset in the group yet: the first record read
@@ -631,6 +645,9 @@ func (r *SinkRunner) deliverLocked(ctx context.Context, fetches kgo.Fetches, bat
 				last[tp], pending = consumed, false
 				if first = put(); first != nil {
 					break
+				}
+				if r.applyResetsLocked(reset); reset[tp] {
+					break // the rest of this partition's records too
 				}
 				if n < left {
 					if cut = r.betweenPutsLocked(ctx); cut {

@@ -164,11 +164,14 @@ func (r *SinkRunner) rewindLocked(offsets map[data.TopicPartition]int64) {
 	}
 }
 
-// applyResetsLocked applies offsets the task asked for with ResetOffsets.
-func (r *SinkRunner) applyResetsLocked() error {
+// applyResetsLocked applies offsets the task asked for with ResetOffsets
+// and adds the partitions it moved to reset (when not nil): records of
+// theirs already fetched were read from the old position, and must not be
+// delivered (see deliverLocked).
+func (r *SinkRunner) applyResetsLocked(reset map[data.TopicPartition]bool) {
 	resets := r.tc.takeResets()
 	if len(resets) == 0 {
-		return nil
+		return
 	}
 	seek := map[string]map[int32]kgo.EpochOffset{}
 	for tp, o := range resets {
@@ -180,7 +183,9 @@ func (r *SinkRunner) applyResetsLocked() error {
 		}
 		seek[tp.Topic][tp.Partition] = kgo.EpochOffset{Epoch: -1, Offset: o}
 		r.current[tp] = kgo.EpochOffset{Epoch: -1, Offset: o}
+		if reset != nil {
+			reset[tp] = true
+		}
 	}
 	r.client.SetOffsets(seek)
-	return nil
 }

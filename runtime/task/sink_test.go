@@ -403,3 +403,63 @@ type openFailSink struct{ *recordingSink }
 func (s *openFailSink) Open(context.Context, []plugin.TopicPartition) error {
 	return errors.New("table missing")
 }
+
+// An offset the task asks for in Open (an exactly-once sink seeking to the
+// offset it stored itself, ahead of the group's) takes effect before any
+// record of the partition is delivered: no record below it is put, and no
+// record twice, although the consumer had fetched from the group's offset.
+func TestSinkOpenResetTakesEffectBeforeDelivery(t *testing.T) {
+	c := cluster(t, map[string]int32{"in": 2})
+	produce(t, c, "in", "r", 400) // 200 a partition
+	st := newStatuses()
+	s := &seekingSink{recordingSink: newRecordingSink(), to: 150}
+	r := newSink(t, SinkConfig{Common: common(c, st, ID{"seek", 0}, map[string]string{"topics": "in"}), Task: s})
+	testkit.EventuallyTrue(t, 10*time.Second, "offsets 150-199 of both partitions put", func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		n := 0
+		for _, rec := range s.puts {
+			if rec.Offset >= 150 {
+				n++
+			}
+		}
+		return n >= 100
+	})
+	stop(t, r, 5*time.Second)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seen := map[string]int{}
+	for _, rec := range s.puts {
+		at := fmt.Sprintf("%d@%d", rec.Partition, rec.Offset)
+		if rec.Offset < 150 {
+			t.Fatalf("put %s, below the offset 150 the task asked for in Open", at)
+		}
+		if seen[at]++; seen[at] > 1 {
+			t.Fatalf("put %s twice", at)
+		}
+	}
+	if len(seen) != 100 {
+		t.Fatalf("put %d distinct records, want 100", len(seen))
+	}
+}
+
+// seekingSink asks in Open for every partition to start at offset to.
+type seekingSink struct {
+	*recordingSink
+	tc plugin.SinkTaskContext
+	to int64
+}
+
+func (s *seekingSink) Start(_ context.Context, tc plugin.SinkTaskContext, _ map[string]string) error {
+	s.tc = tc
+	return nil
+}
+
+func (s *seekingSink) Open(ctx context.Context, tps []plugin.TopicPartition) error {
+	seek := map[plugin.TopicPartition]int64{}
+	for _, tp := range tps {
+		seek[tp] = s.to
+	}
+	s.tc.ResetOffsets(seek)
+	return s.recordingSink.Open(ctx, tps)
+}

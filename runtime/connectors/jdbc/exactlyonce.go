@@ -77,13 +77,20 @@ func BatchOffsets(recs []*plugin.SinkRecord) (map[plugin.TopicPartition]int64, [
 }
 
 // Claim drops the records below their partition's stored offset (already
-// written) and raises next to the stored offsets where they are ahead, so
-// that an offset never moves back. It returns the records to write.
+// written) and any record a batch holds twice (records of a partition come
+// in offset order, so one at or below an offset already kept is a copy,
+// delivered again after a seek back), and raises next to the stored
+// offsets where they are ahead, so that an offset never moves back. It
+// returns the records to write.
 func Claim(recs []*plugin.SinkRecord, next, stored map[plugin.TopicPartition]int64) []*plugin.SinkRecord {
 	keep := recs[:0:0]
+	from := make(map[plugin.TopicPartition]int64, len(stored)) // a partition's lowest offset still to write
+	maps.Copy(from, stored)
 	for _, r := range recs {
-		if o, ok := stored[r.TopicPartition()]; !ok || r.Offset >= o {
+		tp := r.TopicPartition()
+		if o, ok := from[tp]; !ok || r.Offset >= o {
 			keep = append(keep, r)
+			from[tp] = r.Offset + 1
 		}
 	}
 	for tp, o := range stored {
