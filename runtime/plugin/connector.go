@@ -232,7 +232,10 @@ type SinkTaskContext interface {
 	RequestCommit()
 	// ResetOffsets makes the consumer continue from the given offsets (for
 	// sinks that keep their own offsets in the destination). Call it from
-	// Open or Put.
+	// Open or Put. It takes effect before the next record of those
+	// partitions is delivered: after Open, the first record Put receives
+	// is the one at the offset given; after a Put, records of those
+	// partitions fetched from the old position are not delivered.
 	ResetOffsets(offsets map[TopicPartition]int64)
 	// ErrantRecordReporter returns the reporter of records the task cannot
 	// write, or nil when the connector has neither a dead letter queue
